@@ -1,0 +1,1 @@
+"""The project document: dataclasses, YAML reading/writing with migrations, validation."""

@@ -1,0 +1,141 @@
+"""Read and write project YAML files: versions, migrations, located errors and atomic saves."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from typing import Any, Dict, List, Optional
+
+import yaml
+
+from .codec import project_from_dict, project_to_dict
+from .errors import Problem, ProjectError, UnsupportedVersionError
+from .migrations import MIGRATIONS, migrate
+from .model import FORMAT_VERSION, Project
+from .yamlpos import format_path, parse_with_lines
+
+BACKUP_SUFFIX = ".bak"
+
+
+def _parent(path: str) -> str:
+    """"a.b[2].c" -> "a.b[2]" -> "a.b" -> "a" -> ""."""
+    return re.sub(r"(\.[^.\[]*|\[\d+\])$", "", path) if re.search(r"[.\[]", path) else ""
+
+
+def _locate(problems: List[Problem], file: Optional[str], lines: Dict[Any, int]) -> List[Problem]:
+    """Fill in file and line of each problem from its YAML path (or the nearest ancestor's line)."""
+    by_text = {format_path(k): v for k, v in lines.items()}
+    for p in problems:
+        p.file = p.file or file
+        path = p.path
+        while p.line is None and path:
+            p.line = by_text.get(path)
+            path = _parent(path)
+    return problems
+
+
+def loads_project(text: str, file: Optional[str] = None, validate: bool = True,
+                  check_datasets: bool = True) -> Project:
+    """Parse project YAML text. ``file`` is used for messages and to resolve dataset paths."""
+    try:
+        data, lines = parse_with_lines(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ProjectError([Problem("", f"not valid YAML: {problem}", file=file,
+                                    line=mark.line + 1 if mark else None,
+                                    fix="check indentation and quoting around this line")]) from None
+    if not isinstance(data, dict):
+        raise UnsupportedVersionError([Problem("", "not an nnconsole project (the file is not a YAML mapping)",
+                                               file=file, line=1, fix="open a project.yaml or import an .nntxt")])
+    version = data.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise UnsupportedVersionError([Problem(
+            "format_version", f"missing or invalid format_version ({version!r})", file=file,
+            line=lines.get(("format_version",), 1), fix=f"add 'format_version: {FORMAT_VERSION}' at the top")])
+    if version > FORMAT_VERSION:
+        raise UnsupportedVersionError([Problem(
+            "format_version", f"written by a newer nnconsole (format {version}; this one reads up to "
+            f"{FORMAT_VERSION})", file=file, line=lines.get(("format_version",)), fix="upgrade nnconsole")])
+    if version < 1 or (version < FORMAT_VERSION and version not in MIGRATIONS):
+        raise UnsupportedVersionError([Problem("format_version", f"unknown format_version {version}", file=file,
+                                               line=lines.get(("format_version",)))])
+    if version < FORMAT_VERSION:
+        data = migrate(data, version, FORMAT_VERSION)
+        # Line numbers of the old layout still help for unchanged keys.
+    problems: List[Problem] = []
+    project = project_from_dict(data, problems)
+    project.path = os.path.abspath(file) if file else None
+    if validate and not problems:
+        from .validate import validate as semantic_validate
+        problems += semantic_validate(project, datasets=check_datasets)
+    errors = [p for p in problems if p.severity == "error"]
+    if errors:
+        raise ProjectError(_locate(problems, file, lines))
+    return project
+
+
+def load_project(path: str, validate: bool = True, check_datasets: bool = True) -> Project:
+    """Load and validate a project file; raises ProjectError naming file, YAML path and line."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        raise ProjectError([Problem("", "project file not found", file=path,
+                                    fix="check the path, or create one with 'nnconsole new'")]) from None
+    except OSError as exc:
+        raise ProjectError([Problem("", f"cannot read project file: {exc.strerror}", file=path)]) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ProjectError([Problem("", "the file is not UTF-8 text", file=path, line=line,
+                                    fix="save it as UTF-8")]) from None
+    return loads_project(text, file=path, validate=validate, check_datasets=check_datasets)
+
+
+def dumps_project(project: Project) -> str:
+    """The YAML text of a project (the same text the GUI and the CLI write)."""
+    return yaml.safe_dump(project_to_dict(project), sort_keys=False, default_flow_style=None,
+                          allow_unicode=True, width=100)
+
+
+def atomic_write(path: str, data: bytes, backup: bool = False) -> None:
+    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, rename.
+
+    With ``backup`` the previous file is kept as ``path + '.bak'``. A failure leaves the old file intact.
+    """
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if backup and os.path.exists(path):
+            shutil.copy2(path, path + BACKUP_SUFFIX)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    try:
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:
+        pass
+
+
+def save_project(project: Project, path: Optional[str] = None, backup: bool = True) -> str:
+    """Save atomically (keeping the previous version as ``.bak``) and return the absolute path."""
+    target = os.path.abspath(path or project.path or "")
+    if not target:
+        raise ValueError("save_project needs a path for a project that was never saved")
+    atomic_write(target, dumps_project(project).encode("utf-8"), backup=backup)
+    project.path = target
+    return target
