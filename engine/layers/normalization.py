@@ -1,0 +1,94 @@
+"""Normalisation layers: BatchNormalization and LayerNormalization.
+
+nnabla parameter names: ``<name>/bn/beta``, ``<name>/bn/gamma`` (learned) and ``<name>/bn/mean``,
+``<name>/bn/var`` (running statistics, not learned); ``<name>/layer_normalization/beta`` and
+``.../gamma``. Parameter shapes include a leading batch axis of size 1, as nnabla stores them.
+MACs count one multiply-add per output element (the scale-and-shift).
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping
+
+from engine.project.model import Initializer
+
+from .registry import LayerSpec, ParamSpec, Shape, ShapeError, fmt_shape, prod, register
+
+_ZERO = Initializer("Constant", 1.0, 0.0)
+_ONE = Initializer("Constant", 1.0, 1.0)
+
+
+def _bn_axes(x: Shape, p: Mapping[str, Any]) -> List[int]:
+    axes = list(p["axes"])
+    if len(set(axes)) != len(axes):
+        raise ShapeError(f"BatchNormalization axes {axes} repeat an axis")
+    for a in axes:
+        if a >= len(x):
+            raise ShapeError(f"BatchNormalization axis {a} is out of range for input {fmt_shape(x)}; "
+                             f"axes count without the batch axis, so use 0..{len(x) - 1} (0 = channels)")
+    return axes
+
+
+def _bn_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
+    _bn_axes(ins[0], p)
+    return tuple(ins[0])
+
+
+def _bn_weights(ins: List[Shape], p: Mapping[str, Any]) -> Dict[str, Shape]:
+    x = ins[0]
+    axes = _bn_axes(x, p)
+    stat = (1,) + tuple(x[i] if i in axes else 1 for i in range(len(x)))
+    return {"beta": stat, "gamma": stat, "mean": stat, "var": stat}
+
+
+def _bn_build(ctx, inputs, layer):
+    import nnabla.parametric_functions as PF
+
+    p = ctx.params(layer)
+    x = inputs[0]
+    axes = [a + 1 for a in p["axes"]]
+    n = prod([x.shape[a] for a in axes])
+    init = {k: ctx.initializer(layer, k, n, n) for k in ("beta", "gamma")}
+    return PF.batch_normalization(x, axes=axes, decay_rate=p["decay_rate"], eps=p["eps"],
+                                  batch_stat=ctx.batch_stat, param_init=init)
+
+
+register(LayerSpec(
+    type="BatchNormalization", group="Normalization",
+    doc="Normalises each channel with batch statistics while training and running averages otherwise.",
+    params=[
+        ParamSpec("axes", "ints", (0,), "Axes kept (without the batch axis); [0] = per channel.", min=0),
+        ParamSpec("decay_rate", "float", 0.9, "Decay of the running mean and variance.", min=0.0, max=1.0),
+        ParamSpec("eps", "float", 1e-5, "Added to the variance to avoid division by zero.", min=0.0),
+    ],
+    n_inputs=(1, 1),
+    output_shape=_bn_shape,
+    weight_shapes=_bn_weights,
+    macs=lambda ins, out, p: prod(out),
+    build=_bn_build,
+    weights={"beta": _ZERO, "gamma": _ONE},
+    non_trainable=("mean", "var"),
+    inference_differs=True,
+))
+
+
+def _ln_build(ctx, inputs, layer):
+    import nnabla.parametric_functions as PF
+
+    p = ctx.params(layer)
+    x = inputs[0]
+    n = prod(x.shape[1:])
+    init = {k: ctx.initializer(layer, k, n, n) for k in ("beta", "gamma")}
+    return PF.layer_normalization(x, batch_axis=0, eps=p["eps"], param_init=init)
+
+
+register(LayerSpec(
+    type="LayerNormalization", group="Normalization",
+    doc="Normalises each sample over all its elements, with a learned per-element scale and shift.",
+    params=[ParamSpec("eps", "float", 1e-5, "Added to the variance to avoid division by zero.", min=0.0)],
+    n_inputs=(1, 1),
+    output_shape=lambda ins, p: tuple(ins[0]),
+    weight_shapes=lambda ins, p: {"beta": (1,) + tuple(ins[0]), "gamma": (1,) + tuple(ins[0])},
+    macs=lambda ins, out, p: prod(out),
+    build=_ln_build,
+    weights={"beta": _ZERO, "gamma": _ONE},
+))

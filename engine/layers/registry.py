@@ -1,0 +1,364 @@
+"""The layer registry: what each layer type is called, which parameters it takes, and its rules.
+
+A ``LayerSpec`` bundles everything the rest of nnconsole needs to know about one layer type:
+parameter specs (with checking), the number of inputs, default weight initializers, a shape rule,
+weight shapes, a multiply-add count and an nnabla ``build`` function. Shape rules and parameter
+checks are pure Python so that the GUI can call them on every edit without importing nnabla;
+only ``build`` functions import nnabla, lazily.
+
+Shapes here always EXCLUDE the batch dimension, NNC style (an 8x8 grey image is ``(1, 8, 8)``).
+"""
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from engine.project.model import Initializer
+
+Shape = Tuple[int, ...]
+
+GROUPS = ("IO", "Basic", "Pooling", "Activation", "Normalization", "Arithmetic", "Loss", "Other")
+PARAM_KINDS = ("int", "float", "bool", "ints", "enum", "str")
+
+
+class ShapeError(ValueError):
+    """A layer's shape rule failed; the message says what was expected and what was found."""
+
+
+class UnknownLayerType(KeyError):
+    """No layer type of that name; ``str()`` gives the readable message (not KeyError's repr)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else "unknown layer type"
+
+
+def fmt_shape(shape: Sequence[int]) -> str:
+    """(16, 4, 4) -> '(16, 4, 4)', (10,) -> '(10,)'."""
+    return str(tuple(int(s) for s in shape))
+
+
+def prod(values: Sequence[int]) -> int:
+    return int(math.prod(values)) if values else 1
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _to_int(value: Any) -> Optional[int]:
+    """An int from an int, an integral float or a numeric string; None if it is not one."""
+    if _is_int(value):
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            try:
+                f = float(value.strip())
+            except ValueError:
+                return None
+            return int(f) if f.is_integer() else None
+    # numpy integers and the like
+    if hasattr(value, "__index__") and not isinstance(value, bool):
+        try:
+            return int(value.__index__())
+        except Exception:  # pragma: no cover - exotic types
+            return None
+    return None
+
+
+def _bound_words(lo: Optional[float]) -> str:
+    if lo is None:
+        return ""
+    if lo == 1:
+        return "positive "
+    if lo == 0:
+        return "non-negative "
+    return ""
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One layer parameter: name, kind, default and the rule that checks a value.
+
+    kind is one of 'int', 'float', 'bool', 'ints' (a list of ints), 'enum' (one of ``choices``)
+    or 'str'. ``min``/``max`` bound numbers (and every element of 'ints'); ``min_len``/``max_len``
+    bound the length of 'ints' (min_len 0 allows an empty list, which the layer documents).
+    """
+
+    name: str
+    kind: str
+    default: Any
+    doc: str = ""
+    choices: Tuple[Any, ...] = ()
+    min: Optional[float] = None
+    max: Optional[float] = None
+    exclusive_max: bool = False
+    min_len: int = 1
+    max_len: Optional[int] = None
+    example: Optional[Sequence[int]] = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in PARAM_KINDS:
+            raise ValueError(f"ParamSpec {self.name}: kind must be one of {PARAM_KINDS}, got {self.kind!r}")
+
+    # -- messages -------------------------------------------------------------------------
+    def _number_rule(self, noun: str) -> str:
+        parts = []
+        if self.min is not None:
+            parts.append(f">= {self.min:g}")
+        if self.max is not None:
+            parts.append(f"{'<' if self.exclusive_max else '<='} {self.max:g}")
+        return f"{noun} {' and '.join(parts)}" if parts else noun
+
+    def _ints_rule(self) -> str:
+        if self.max_len is not None and self.max_len == self.min_len:
+            count = f"{self.min_len} "
+        elif self.max_len is not None:
+            count = f"{max(self.min_len, 1)} to {self.max_len} "
+        else:
+            count = ""
+        words = _bound_words(self.min)
+        extra = ""
+        if self.min is not None and not words:
+            extra = f" >= {self.min:g}"
+        example = self.example if self.example is not None else (self.default or [1])
+        empty = " (or empty)" if self.min_len == 0 else ""
+        return (f"{self.name} must be a list of {count}{words}integers{extra}{empty} "
+                f"like {list(example)}")
+
+    def _in_range(self, v: float) -> bool:
+        if self.min is not None and v < self.min:
+            return False
+        if self.max is not None and (v >= self.max if self.exclusive_max else v > self.max):
+            return False
+        return True
+
+    # -- checking ---------------------------------------------------------------------------
+    def check(self, value: Any) -> Any:
+        """Coerce ``value`` to this parameter's canonical type or raise ValueError saying why.
+
+        ints -> tuple of int; int -> int; float -> float; bool -> bool; enum/str -> str.
+        Numeric strings ("3", "0.5", "3,3") are accepted because GUI fields are text.
+        """
+        kind = self.kind
+        if kind == "int":
+            v = _to_int(value)
+            if v is None or not self._in_range(v):
+                raise ValueError(f"{self.name} must be {self._number_rule('an integer')}, got {value!r}")
+            return v
+        if kind == "float":
+            try:
+                if isinstance(value, bool):
+                    raise TypeError
+                v = float(value.strip() if isinstance(value, str) else value)
+            except (TypeError, ValueError):
+                raise ValueError(f"{self.name} must be {self._number_rule('a number')}, got {value!r}") from None
+            if math.isnan(v) or not self._in_range(v):
+                raise ValueError(f"{self.name} must be {self._number_rule('a number')}, got {value!r}")
+            return v
+        if kind == "bool":
+            if isinstance(value, bool):
+                return value
+            if _is_int(value) and value in (0, 1):
+                return bool(value)
+            if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no", "1", "0"):
+                return value.strip().lower() in ("true", "yes", "1")
+            raise ValueError(f"{self.name} must be true or false, got {value!r}")
+        if kind == "ints":
+            items: Any = value
+            if isinstance(value, str):
+                text = value.strip().strip("[]()")
+                items = [s for s in text.replace(";", ",").replace(" ", ",").split(",") if s != ""]
+            elif _to_int(value) is not None and not isinstance(value, (list, tuple)):
+                items = [value]
+            if not isinstance(items, (list, tuple)):
+                raise ValueError(f"{self._ints_rule()}, got {value!r}")
+            out = []
+            for item in items:
+                v = _to_int(item)
+                if v is None or not self._in_range(v):
+                    raise ValueError(f"{self._ints_rule()}, got {value!r}")
+                out.append(v)
+            if len(out) < self.min_len or (self.max_len is not None and len(out) > self.max_len):
+                raise ValueError(f"{self._ints_rule()}, got {value!r}")
+            return tuple(out)
+        if kind == "enum":
+            if value in self.choices:
+                return value
+            if isinstance(value, str):
+                for c in self.choices:
+                    if isinstance(c, str) and c.lower() == value.strip().lower():
+                        return c
+            raise ValueError(f"{self.name} must be one of {', '.join(map(str, self.choices))}; got {value!r}")
+        # str
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            raise ValueError(f"{self.name} must be text, got {value!r}")
+        return value
+
+
+def _no_weights(in_shapes: List[Shape], params: Mapping[str, Any]) -> Dict[str, Shape]:
+    return {}
+
+
+def _no_macs(in_shapes: List[Shape], out_shape: Shape, params: Mapping[str, Any]) -> int:
+    return 0
+
+
+def _no_build(ctx: Any, inputs: list, layer: Any) -> Any:  # pragma: no cover - Input layers
+    raise NotImplementedError("this layer has no build function (Input layers are created by build_graph)")
+
+
+@dataclass
+class LayerSpec:
+    """Everything nnconsole knows about one layer type.
+
+    ``output_shape``, ``weight_shapes`` and ``macs`` receive input shapes without the batch axis
+    and the parameters as returned by ``resolve_params`` (checked, defaults filled in).
+    ``weight_shapes`` returns the exact nnabla parameter shapes keyed by weight name (W, b, beta,
+    gamma, mean, var); names listed in ``non_trainable`` (BatchNormalization's running mean/var)
+    are stored but not learned, and are not counted in n_params.
+    ``build(ctx, inputs, layer)`` runs under ``nn.parameter_scope(layer.name)`` and returns the
+    output nn.Variable (with the batch axis); see engine.graph.BuildContext for ``ctx``.
+    """
+
+    type: str
+    group: str
+    doc: str
+    params: List[ParamSpec]
+    n_inputs: Tuple[int, Optional[int]]
+    output_shape: Callable[[List[Shape], Mapping[str, Any]], Shape]
+    build: Callable[[Any, list, Any], Any] = _no_build
+    weight_shapes: Callable[[List[Shape], Mapping[str, Any]], Dict[str, Shape]] = _no_weights
+    macs: Callable[[List[Shape], Shape, Mapping[str, Any]], int] = _no_macs
+    weights: Dict[str, Initializer] = field(default_factory=dict)
+    non_trainable: Tuple[str, ...] = ()
+    input_names: Tuple[str, ...] = ()
+    is_input: bool = False
+    is_loss: bool = False
+    inference_differs: bool = False
+    # Losses only: 'classification' or 'regression', and how build_graph computes the error:
+    # error(prediction, target, params, loss_output) -> nn.Variable with the batch axis first
+    # (per-element errors; build_graph averages them over the non-batch axes).
+    task: Optional[str] = None
+    error: Optional[Callable[[Any, Any, Mapping[str, Any], Any], Any]] = None
+
+    def __post_init__(self) -> None:
+        if self.group not in GROUPS:
+            raise ValueError(f"LayerSpec {self.type}: group must be one of {GROUPS}, got {self.group!r}")
+
+    def param(self, name: str) -> ParamSpec:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def defaults(self) -> Dict[str, Any]:
+        return {p.name: p.default for p in self.params}
+
+    def inputs_message(self, got: int) -> Optional[str]:
+        """None when ``got`` inputs are acceptable, else a message such as 'Affine expects 1 input, got 2'."""
+        lo, hi = self.n_inputs
+        if got >= lo and (hi is None or got <= hi):
+            return None
+        names = f" ({', '.join(self.input_names)})" if self.input_names else ""
+        if hi is None:
+            want = f"at least {lo} input{'s' if lo != 1 else ''}"
+        elif lo == hi == 0:
+            want = "no inputs"
+        elif lo == hi:
+            want = f"{lo} input{'s' if lo != 1 else ''}{names}"
+        else:
+            want = f"{lo} to {hi} inputs"
+        return f"{self.type} expects {want}, got {got}"
+
+
+_REGISTRY: Dict[str, LayerSpec] = {}
+
+
+def register(spec: LayerSpec) -> LayerSpec:
+    """Add a spec to the registry (layer modules call this at import time)."""
+    if spec.type in _REGISTRY:
+        raise ValueError(f"layer type {spec.type} registered twice")
+    for p in spec.params:  # a spec whose defaults fail its own checks is a programming error
+        p.check(p.default)
+    _REGISTRY[spec.type] = spec
+    return spec
+
+
+def get_spec(type_name: str) -> LayerSpec:
+    """The spec for a layer type; UnknownLayerType (a KeyError) suggests close names."""
+    spec = _REGISTRY.get(type_name)
+    if spec is not None:
+        return spec
+    names = list(_REGISTRY)
+    lowered = {n.lower(): n for n in names}
+    guesses: List[str] = []
+    if isinstance(type_name, str):
+        if type_name.lower() in lowered:
+            guesses.append(lowered[type_name.lower()])
+        else:
+            guesses = [lowered[g] for g in difflib.get_close_matches(type_name.lower(), list(lowered), n=3,
+                                                                     cutoff=0.6)]
+    hint = f"; did you mean {' or '.join(repr(g) for g in guesses)}?" if guesses else \
+        f"; known types: {', '.join(sorted(names))}"
+    raise UnknownLayerType(f"unknown layer type {type_name!r}{hint}")
+
+
+def all_specs() -> List[LayerSpec]:
+    """Every registered spec, in palette order (group order, then registration order)."""
+    order = {g: i for i, g in enumerate(GROUPS)}
+    return sorted(_REGISTRY.values(), key=lambda s: order[s.group])
+
+
+def groups() -> Dict[str, List[LayerSpec]]:
+    """Palette: group name -> specs, groups in GROUPS order (empty groups omitted)."""
+    out: Dict[str, List[LayerSpec]] = {}
+    for spec in all_specs():
+        out.setdefault(spec.group, []).append(spec)
+    return out
+
+
+def defaults(type_name: str) -> Dict[str, Any]:
+    """Default parameter values of a layer type (as a fresh dict, safe to store in a Layer)."""
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in get_spec(type_name).defaults().items()}
+
+
+def resolve_params(type_name: str, params: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    """Checked parameters with defaults filled in; ValueError lists every bad or unknown one."""
+    spec = get_spec(type_name)
+    if params is not None and not isinstance(params, Mapping):
+        raise ValueError(f"params must be a mapping of name: value, got {type(params).__name__}")
+    params = dict(params or {})
+    out: Dict[str, Any] = {}
+    problems: List[str] = []
+    for p in spec.params:
+        value = params.pop(p.name, p.default)
+        try:
+            out[p.name] = p.check(value)
+        except ValueError as exc:
+            problems.append(str(exc))
+    known = [p.name for p in spec.params]
+    for name in params:
+        close = difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        problems.append(f"unknown parameter '{name}' for {spec.type}; {hint}"
+                        f"known: {', '.join(known) if known else 'none'}")
+    if problems:
+        raise ValueError("; ".join(problems))
+    return out
+
+
+def norm_axis(axis: int, ndim: int, what: str = "axis") -> int:
+    """A non-negative axis in shape-without-batch terms; negative counts from the end."""
+    a = axis + ndim if axis < 0 else axis
+    if not 0 <= a < ndim:
+        raise ShapeError(f"{what} {axis} is out of range for an input with {ndim} dimension"
+                         f"{'s' if ndim != 1 else ''}; use 0..{ndim - 1} or -1 for the last")
+    return a
