@@ -1,0 +1,100 @@
+"""Bundled templates: their CSVs load with the shapes their project.yaml Input layers declare."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+
+import project_templates
+from engine.data import class_histogram, load_dataset
+
+# name -> (total samples, number of classes or None for regression, input shape of x)
+EXPECTED = {
+    "digits_cnn": (1797, 10, [1, 8, 8]),
+    "wine_mlp": (178, 3, [13]),
+    "iris_mlp": (150, 3, [4]),
+    "diabetes_regression": (442, None, [10]),
+}
+TEMPLATES = {t.name: t for t in project_templates.list_templates()}
+
+
+def input_shapes(project: dict) -> dict:
+    shapes = {}
+    for layer in project["network"]["layers"]:
+        if layer["type"] == "Input":
+            params = layer.get("params", {})
+            shapes[params.get("variable", layer["name"])] = tuple(params["shape"])
+    return shapes
+
+
+def test_template_list_and_default():
+    assert set(TEMPLATES) == set(EXPECTED)
+    assert project_templates.list_templates()[0].name == project_templates.DEFAULT_TEMPLATE == "digits_cnn"
+    for t in TEMPLATES.values():
+        assert t.title and len(t.description) > 40 and t.path == project_templates.template_path(t.name)
+        assert t.project_file.is_file()
+    with pytest.raises(KeyError, match="digits_cnn"):
+        project_templates.template_path("no_such_template")
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_template_datasets_match_network(name, tmp_path):
+    total, classes, x_shape = EXPECTED[name]
+    folder = project_templates.template_path(name)
+    project = yaml.safe_load((folder / "project.yaml").read_text(encoding="utf-8"))
+    assert project["format_version"] == 2 and project["name"] == name
+    assert project["multi_gpu"] == {"workers": 1, "scaling": "linear"}
+    assert project["optimizer"]["schedule"]["type"] == "exponential"
+    shapes = input_shapes(project)
+    assert shapes == {"x": tuple(x_shape), "y": (1,)}
+    layers = {layer["name"]: layer for layer in project["network"]["layers"]}
+    assert layers["loss"]["inputs"] == ["fc2", "y"]
+    for i, layer in enumerate(project["network"]["layers"]):
+        assert layer["position"] == [0, 80 * i]
+        for src in layer["inputs"]:
+            assert src in layers
+    sets = {}
+    for role in ("training", "validation"):
+        csv_path = folder / project["datasets"][role]
+        ds = load_dataset(csv_path, shapes, normalize=project["datasets"]["normalize"], cache_dir=tmp_path)
+        assert ds.variables == ["x", "y"]
+        assert ds.arrays["x"].shape == (ds.size,) + tuple(x_shape)
+        assert ds.arrays["y"].shape == (ds.size, 1)
+        assert np.isfinite(ds.arrays["x"]).all()
+        sets[role] = ds
+    train, val = sets["training"], sets["validation"]
+    assert train.size + val.size == total
+    assert abs(val.size / total - 0.2) < 0.01  # ~80/20 split
+    if classes is None:  # standardised with training statistics
+        np.testing.assert_allclose(train.arrays["x"].mean(0), 0, atol=1e-4)
+        np.testing.assert_allclose(train.arrays["x"].std(0), 1, atol=1e-3)
+        np.testing.assert_allclose(train.arrays["y"].mean(), 0, atol=1e-4)
+        return
+    h_train, h_val = class_histogram(train, "y"), class_histogram(val, "y")
+    assert sorted(h_train) == sorted(h_val) == list(range(classes))
+    assert sum(h_train.values()) + sum(h_val.values()) == total
+    for c in range(classes):  # stratified: every class split ~80/20
+        share = h_val[c] / (h_train[c] + h_val[c])
+        assert abs(share - 0.2) < 0.05, (c, share)
+    if name == "digits_cnn":
+        x = train.arrays["x"]
+        assert 0.0 <= x.min() and x.max() <= 1.0 and x.max() == 1.0
+        # 8-bit pixels holding the 17 levels of the 0..16 counts, round(v * 255 / 16)
+        np.testing.assert_allclose(x * 255, np.round(x * 255), atol=1e-3)
+        levels = np.unique(np.round(x * 255))
+        assert len(levels) == 17
+        np.testing.assert_array_equal(levels, np.round(np.arange(17) * 255 / 16))
+    else:
+        np.testing.assert_allclose(train.arrays["x"].mean(0), 0, atol=1e-4)
+        np.testing.assert_allclose(train.arrays["x"].std(0), 1, atol=1e-3)
+
+
+def test_digits_images_are_small_8bit_pngs():
+    folder = project_templates.template_path("digits_cnn") / "data" / "images"
+    files = sorted(folder.glob("*.png"))
+    assert len(files) == 1797 and files[0].name == "00000.png"
+    total = sum(f.stat().st_size for f in files)
+    assert total < 1_000_000, total
+    from PIL import Image
+    with Image.open(files[0]) as img:
+        assert img.mode == "L" and img.size == (8, 8)
