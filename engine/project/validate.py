@@ -9,7 +9,7 @@ import os
 from typing import Callable, Iterable, List, Optional
 
 from .errors import Problem
-from .model import (DEVICES, INITIALIZERS, PRECISIONS, SCALING_POLICIES, SCHEDULES, SOLVERS, Project)
+from .model import (DEVICES, PRECISIONS, SCALING_POLICIES, SCHEDULES, SOLVERS, Project)
 
 
 def _choice(path: str, value: str, choices: Iterable[str], what: str) -> Optional[Problem]:
@@ -70,22 +70,11 @@ def check_network(project: Project) -> List[Problem]:
 
     problems: List[Problem] = []
     layers = project.network.layers
-    index = {}
+    index: dict = {}
     for i, layer in enumerate(layers):
-        base = f"network.layers[{i}]"
-        if not layer.name:
-            problems.append(Problem(f"{base}.name", "layer has no name", fix="give every layer a unique name"))
-        elif layer.name in index:
-            problems.append(Problem(f"{base}.name", f"duplicate layer name '{layer.name}'",
-                                    fix=f"rename it; network.layers[{index[layer.name]}] has that name"))
-        else:
-            index[layer.name] = i
-        for key, init in layer.initializers.items():
-            p = _choice(f"{base}.initializers.{key}.type", init.type, INITIALIZERS, "initializer")
-            if p:
-                problems.append(p)
+        index.setdefault(layer.name, i)  # duplicates are reported by infer_network
         for key, mult in layer.lr_multipliers.items():
-            p = _at_least(f"{base}.lr_multipliers.{key}", mult, 0, fix="0 freezes the parameter")
+            p = _at_least(f"network.layers[{i}].lr_multipliers.{key}", mult, 0, fix="0 freezes the parameter")
             if p:
                 problems.append(p)
     if not layers:

@@ -1,0 +1,277 @@
+"""``nnconsole``: the command line every user has, and the one the GUI drives through QProcess."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Callable, Dict, List, Optional
+
+from engine.project.errors import ProjectError
+
+EXIT_BAD_INPUT = 2
+
+
+def _int_list(text: str) -> List[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or a comma-separated list like 1,2,4, got '{text}'")
+    if not values or any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"worker counts must be >= 1, got '{text}'")
+    return values
+
+
+def _positive_int(text: str) -> int:
+    value = _int_list(text)
+    if len(value) != 1:
+        raise argparse.ArgumentTypeError(f"expected one number, got '{text}'")
+    return value[0]
+
+
+# ---- commands -------------------------------------------------------------------------------------
+def cmd_train(args: argparse.Namespace) -> int:
+    from engine.launch import LaunchRequest, launch
+    from engine.progress import ProgressPrinter
+
+    if not args.project and not args.resume:
+        print("nnconsole train: give a PROJECT file, or --resume RUN_DIR", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    request = LaunchRequest(project_path=args.project or "", output=args.output, workers=args.gpus,
+                            epochs=args.epochs, device=args.device, hosts=args.hosts or [],
+                            hostfile=args.hostfile or "", launcher=args.launcher,
+                            mpiexec_args=args.mpiexec_arg or [], resume_dir=args.resume,
+                            fail_at_iteration=args.fail_at_iteration, fail_rank=args.fail_rank)
+    printer = ProgressPrinter(live=False if args.quiet else None)
+    if args.quiet:
+        printer = lambda record: None  # noqa: E731
+
+    def started(run_dir: str) -> None:
+        print(f"run directory: {run_dir}", flush=True)
+        _print_plan_summary(run_dir, request)
+
+    result = launch(request, report=printer, on_started=started)
+    if hasattr(printer, "close"):
+        printer.close()
+    return _print_result(result)
+
+
+def _print_plan_summary(run_dir: str, request) -> None:
+    from engine import runs
+    from engine.plan import make_plan
+    from engine.project.io import load_project
+
+    project = load_project(os.path.join(run_dir, runs.RESOLVED_FILE), check_datasets=False)
+    workers = request.workers or project.multi_gpu.workers
+    plan = make_plan(project, workers=workers)
+    print(f"plan: {workers} worker(s), batch {plan.per_worker_batch} per worker, logical batch "
+          f"{plan.logical_batch}, learning rate {plan.effective_lr:g}", flush=True)
+    for note in plan.notes:
+        print(f"  note: {note}")
+    for warning in plan.warnings:
+        print(f"  warning: {getattr(warning, 'message', warning)}")
+
+
+def _print_result(result) -> int:
+    from engine import runs
+
+    status = runs.read_status(result.run_dir)
+    if result.status == "finished":
+        last = [r for r in runs.iter_metrics(result.run_dir, "validation")]
+        if last:
+            final = last[-1]
+            best = status.best_validation_error if status else None
+            print(f"finished: validation loss {final['loss']:.4f}, error {final['error']:.4f} "
+                  f"(accuracy {1 - final['error']:.2%} for classifiers); best error {best:.4f} "
+                  f"at epoch {status.best_epoch}")
+        print(f"results: {result.run_dir}")
+        return 0
+    if result.status == "stopped":
+        print(result.message)
+        return result.exit_code
+    print(f"training failed: {result.message}", file=sys.stderr)
+    print(f"logs: {os.path.join(result.run_dir, 'logs')}", file=sys.stderr)
+    return 1
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from engine.replay import replay
+
+    return replay(args.run_dir, quiet=args.quiet)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from engine.project.io import load_project
+    from engine.shapes import infer_network
+
+    project = load_project(args.project)
+    info = infer_network(project.network)
+    print(f"{args.project}: OK ({len(project.network.layers)} layers, {info.total_params:,} parameters, "
+          f"{info.total_macs:,} multiply-adds per sample)")
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    from engine.project.io import load_project
+    from engine.shapes import infer_network
+
+    project = load_project(args.project, check_datasets=False)
+    info = infer_network(project.network)
+    rows = [("layer", "type", "output shape", "parameters", "multiply-adds")]
+    for name in info.order:
+        li = info.layers[name]
+        shape = "x".join(str(d) for d in li.out_shape) if li.out_shape else "-"
+        rows.append((name, li.type, shape, f"{li.n_params:,}", f"{li.macs:,}"))
+    rows.append(("total", "", "", f"{info.total_params:,}", f"{info.total_macs:,}"))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    for i, row in enumerate(rows):
+        print("  ".join(c.ljust(w) if j < 3 else c.rjust(w) for j, (c, w) in enumerate(zip(row, widths))))
+        if i == 0 or i == len(rows) - 2:
+            print("  ".join("-" * w for w in widths))
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from engine.data import peek_csv
+    from engine.device import gpu_count
+    from engine.plan import format_plan_table, make_plan
+    from engine.project.io import load_project
+    from engine.project.validate import dataset_path
+
+    project = load_project(args.project, check_datasets=False)
+    size = None
+    if project.datasets.training:
+        try:
+            size = peek_csv(dataset_path(project, project.datasets.training), 0).row_count
+        except (OSError, ValueError):
+            size = None
+    device = args.device or project.config.device
+    gpus = gpu_count() if device in ("cuda", "auto") else None
+    plans = [make_plan(project, workers=n, policy=args.policy, dataset_size=size, gpus_available=gpus,
+                       device="cuda" if device == "cuda" else "cpu") for n in (args.gpus or [project.multi_gpu.workers])]
+    if args.json:
+        print(json.dumps([p.to_dict() for p in plans], indent=2))
+    else:
+        print(format_plan_table(plans))
+    return 0
+
+
+def cmd_templates(args: argparse.Namespace) -> int:
+    from project_templates import list_templates
+
+    for t in list_templates():
+        print(f"{t.name:22s} {t.title}")
+    return 0
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from engine.templates import create_from_template
+
+    path = create_from_template(args.template, args.destination)
+    print(f"created {path}")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from engine.doctor import run_doctor
+
+    return run_doctor(workers=args.gpus, hosts=args.hosts or [])
+
+
+def _add_train_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--output", "-o", metavar="DIR", help="results root (default: <project folder>/results/<name>)")
+    p.add_argument("--epochs", type=_positive_int, metavar="N", help="override config.max_epoch")
+    p.add_argument("--gpus", "--workers", dest="gpus", type=_positive_int, metavar="N",
+                   help="number of workers (GPUs, or CPU processes); default multi_gpu.workers")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="override config.device")
+    p.add_argument("--hosts", type=lambda s: [h for h in s.split(",") if h], metavar="H1,H2",
+                   help="hosts for mpiexec (host or host:slots)")
+    p.add_argument("--hostfile", metavar="FILE", help="mpiexec hostfile")
+    p.add_argument("--launcher", choices=("auto", "mpiexec", "srun"), help="default: srun inside Slurm")
+    p.add_argument("--mpiexec-arg", action="append", metavar="ARG", help="extra argument for mpiexec/srun "
+                   "(repeatable), e.g. --mpiexec-arg=--mca --mpiexec-arg=btl_tcp_if_include=eth0")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    p.add_argument("--fail-at-iteration", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--fail-rank", type=int, help=argparse.SUPPRESS)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="nnconsole", description="Train nnabla networks from project files, "
+                                     "on one process or N workers under MPI.")
+    parser.add_argument("--version", action="version", version="nnconsole 0.1.0")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands: Dict[str, Callable] = {}
+
+    def add(name: str, fn: Callable, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(func=fn)
+        commands[name] = fn
+        return p
+
+    p = add("train", cmd_train, "Train a project (one process, or N workers with --gpus N).")
+    p.add_argument("project", nargs="?", help="project YAML file")
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue a stopped or failed run from its last checkpoint")
+    _add_train_options(p)
+    p = add("replay", cmd_replay, "Re-run a saved run from its snapshot with the same seed and compare metrics.")
+    p.add_argument("run_dir")
+    p.add_argument("--quiet", "-q", action="store_true")
+    p = add("validate", cmd_validate, "Check a project file and its datasets; print every problem found.")
+    p.add_argument("project")
+    p = add("info", cmd_info, "Print the network's layer table: output shapes, parameters, multiply-adds.")
+    p.add_argument("project")
+    p = add("plan", cmd_plan, "Show what N workers change: batch, learning rate, intervals, warnings.")
+    p.add_argument("project")
+    p.add_argument("--gpus", "--workers", dest="gpus", type=_int_list, metavar="N[,N...]",
+                   help="worker counts, e.g. 1,2,4,8")
+    p.add_argument("--policy", choices=("linear", "keep-logical-batch", "sqrt", "none"),
+                   help="override multi_gpu.scaling")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--json", action="store_true", help="machine-readable output (used by the GUI)")
+    p = add("templates", cmd_templates, "List the bundled project templates.")
+    p = add("new", cmd_new, "Create a new project folder from a template.")
+    p.add_argument("destination", help="folder to create")
+    p.add_argument("--template", "-t", default="digits_cnn", help="template name (see 'nnconsole templates')")
+    p = add("doctor", cmd_doctor, "Check Python, nnabla, GPUs, NCCL, MPI and run an all-reduce smoke test.")
+    p.add_argument("--gpus", "--workers", dest="gpus", type=_positive_int, default=2, metavar="N")
+    p.add_argument("--hosts", type=lambda s: [h for h in s.split(",") if h], metavar="H1,H2")
+    for extension in _extensions():
+        extension(add)
+    return parser
+
+
+def _extensions() -> List[Callable]:
+    """Subcommands contributed by other modules (evaluate, export, import, gui) when present."""
+    found = []
+    for module_name in ("engine.evaluate_cli", "engine.interop.cli", "console_app.cli"):
+        try:
+            module = __import__(module_name, fromlist=["register"])
+        except ImportError:
+            continue
+        found.append(module.register)
+    return found
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    try:
+        return int(args.func(args) or 0)
+    except ProjectError as exc:
+        print(f"nnconsole {args.command}: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # typed engine errors carry their own advice
+        from engine.errors import USER_ERRORS
+        if isinstance(exc, USER_ERRORS):
+            print(f"nnconsole {args.command}: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        raise
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,22 @@
+"""The engine's user-facing error types in one place, so the CLI prints them without a traceback."""
+from __future__ import annotations
+
+from engine.checkpoint import CheckpointError
+from engine.comm import CommError
+from engine.device import DeviceError
+from engine.launch import LaunchError
+from engine.plan import PlanError
+from engine.project.errors import ProjectError
+from engine.train import TrainingError
+
+
+def _dataset_error() -> tuple:
+    try:
+        from engine.data import DatasetError
+        return (DatasetError,)
+    except ImportError:
+        return ()
+
+
+USER_ERRORS = (ProjectError, PlanError, LaunchError, DeviceError, CommError, CheckpointError,
+               TrainingError) + _dataset_error()

@@ -1,0 +1,64 @@
+"""``nnconsole replay RUN_DIR``: train again from a run's snapshot and check the metrics match."""
+from __future__ import annotations
+
+import math
+import os
+import shutil
+from typing import Dict, List, Tuple
+
+from engine import runs
+from engine.train import WorkerOptions
+
+TOLERANCE = 1e-6
+
+
+def metric_differences(a_dir: str, b_dir: str) -> Tuple[float, List[str]]:
+    """Largest absolute difference of loss/error between two runs' records, and the mismatches found."""
+    def keyed(run_dir: str) -> Dict[tuple, dict]:
+        return {(r["type"], r["iteration"]): r for r in runs.iter_metrics(run_dir)
+                if r.get("type") in ("train", "validation")}
+
+    a, b = keyed(a_dir), keyed(b_dir)
+    problems = [f"record {k} only in {a_dir if k in a else b_dir}" for k in sorted(set(a) ^ set(b))]
+    worst = 0.0
+    for key in sorted(set(a) & set(b)):
+        for field in ("loss", "error"):
+            diff = abs(a[key][field] - b[key][field])
+            if math.isnan(diff):
+                diff = math.inf
+            worst = max(worst, diff)
+            if diff > TOLERANCE:
+                problems.append(f"{key[0]} iteration {key[1]} {field}: {a[key][field]!r} vs {b[key][field]!r}")
+    return worst, problems
+
+
+def replay(run_dir: str, quiet: bool = False) -> int:
+    """Re-run ``run_dir`` with its snapshot, seed, worker count and epochs; 0 when metrics match."""
+    from engine.launch import LaunchRequest, launch
+    from engine.progress import ProgressPrinter
+
+    resolved = os.path.join(run_dir, runs.RESOLVED_FILE)
+    if not os.path.isfile(resolved):
+        print(f"{run_dir}: not a run directory (no {runs.RESOLVED_FILE})")
+        return 2
+    options = WorkerOptions.read(run_dir)
+    request = LaunchRequest(project_path=resolved, output=os.path.dirname(os.path.abspath(run_dir)),
+                            workers=options.workers, epochs=options.max_epoch, device=options.device)
+    printer = (lambda r: None) if quiet else ProgressPrinter()
+
+    def started(new_dir: str) -> None:
+        shutil.copyfile(os.path.join(run_dir, runs.SNAPSHOT_FILE), os.path.join(new_dir, runs.SNAPSHOT_FILE))
+        print(f"replaying {run_dir} into {new_dir}", flush=True)
+
+    result = launch(request, report=printer, on_started=started)
+    if result.status != "finished":
+        print(f"replay did not finish: {result.message}")
+        return 1
+    worst, problems = metric_differences(run_dir, result.run_dir)
+    if problems:
+        print(f"metrics differ (largest difference {worst:.3g}):")
+        for line in problems[:20]:
+            print(f"  {line}")
+        return 1
+    print(f"metrics reproduced: every loss and error record matches (largest difference {worst:.3g})")
+    return 0

@@ -1,0 +1,195 @@
+"""Run directories: where each training run keeps its snapshot, plan, metrics, logs and models.
+
+The CLI and the GUI both read runs only through these files, so a run started headless shows up
+in the GUI's history and vice versa. Layout of one run directory::
+
+    snapshot.yaml     exact copy (bytes) of the project file that was trained
+    project.yaml      the resolved project the workers load (dataset paths made absolute)
+    launch.json       launcher options every worker reads (workers, epochs, device, resume)
+    plan.json         the resolved N-worker plan (batch, LR, intervals, notes, warnings)
+    status.json       running | finished | failed | stopped, pid, best figures, resumable
+    metrics.jsonl     one JSON record per line, flushed as written (readable while running)
+    train.log         the human log of rank 0; logs/rank<N>.log for every rank
+    checkpoints/      ckpt-<iteration>.h5 (+ .json, .solver.h5) written atomically
+    parameters_final.h5 / parameters_best.h5, model_final.nnp / model_best.nnp
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Dict, Iterator, List, Optional
+
+from engine.project.io import atomic_write
+
+STATUS_FILE = "status.json"
+METRICS_FILE = "metrics.jsonl"
+PLAN_FILE = "plan.json"
+SNAPSHOT_FILE = "snapshot.yaml"
+RESOLVED_FILE = "project.yaml"
+LOG_FILE = "train.log"
+CHECKPOINT_DIR = "checkpoints"
+
+
+def results_root(project_path: str) -> str:
+    """Default results folder: ``<project folder>/results/<project file stem>``."""
+    folder = os.path.dirname(os.path.abspath(project_path))
+    stem = os.path.splitext(os.path.basename(project_path))[0]
+    return os.path.join(folder, "results", stem)
+
+
+def new_run_dir(root: str, now: Optional[float] = None) -> str:
+    """Create and return a fresh run directory under ``root`` named by local time."""
+    stamp = time.strftime("%Y%m%d_%H%M%S", time.localtime(now or time.time()))
+    os.makedirs(root, exist_ok=True)
+    candidate = os.path.join(root, stamp)
+    n = 1
+    while True:
+        try:
+            os.makedirs(candidate)
+            return candidate
+        except FileExistsError:
+            n += 1
+            candidate = os.path.join(root, f"{stamp}_{n}")
+
+
+@dataclass
+class RunStatus:
+    """The state of a run as a person reads it in the history list."""
+
+    status: str = "running"  # running | finished | failed | stopped
+    started: float = field(default_factory=time.time)
+    finished: Optional[float] = None
+    pid: Optional[int] = None
+    workers: int = 1
+    logical_batch: int = 0
+    epoch: int = 0
+    iteration: int = 0
+    best_validation_error: Optional[float] = None
+    best_epoch: Optional[int] = None
+    final_validation_error: Optional[float] = None
+    message: str = ""
+    failed_rank: Optional[int] = None
+    resumable: bool = False
+    total_macs: Optional[int] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+
+def write_status(run_dir: str, status: RunStatus) -> None:
+    atomic_write(os.path.join(run_dir, STATUS_FILE), json.dumps(status.to_dict(), indent=2).encode())
+
+
+def read_status(run_dir: str) -> Optional[RunStatus]:
+    """The run's status, or None when the file is missing or unreadable."""
+    try:
+        with open(os.path.join(run_dir, STATUS_FILE)) as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    known = RunStatus.__dataclass_fields__
+    return RunStatus(**{k: v for k, v in data.items() if k in known})
+
+
+def update_status(run_dir: str, **changes: Any) -> RunStatus:
+    status = read_status(run_dir) or RunStatus()
+    for key, value in changes.items():
+        setattr(status, key, value)
+    write_status(run_dir, status)
+    return status
+
+
+class MetricsWriter:
+    """Appends one JSON object per line and flushes it, so readers can tail the file live."""
+
+    def __init__(self, run_dir: str):
+        self.path = os.path.join(run_dir, METRICS_FILE)
+        self._fh = open(self.path, "a", buffering=1)
+
+    def write(self, record: Dict[str, Any]) -> None:
+        self._fh.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        self._fh.close()
+
+
+def read_metrics(run_dir: str, offset: int = 0) -> tuple:
+    """Records from byte ``offset`` on, and the offset to continue from.
+
+    A half-written last line (the run is still writing it) is left for the next call.
+    """
+    path = os.path.join(run_dir, METRICS_FILE)
+    records: List[Dict[str, Any]] = []
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            data = fh.read()
+    except OSError:
+        return records, offset
+    end = data.rfind(b"\n") + 1
+    for line in data[:end].splitlines():
+        if line.strip():
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                continue
+    return records, offset + end
+
+
+def iter_metrics(run_dir: str, kind: Optional[str] = None) -> Iterator[Dict[str, Any]]:
+    records, _ = read_metrics(run_dir)
+    for record in records:
+        if kind is None or record.get("type") == kind:
+            yield record
+
+
+def list_runs(root: str) -> List[str]:
+    """Run directories under a results root, oldest first."""
+    if not os.path.isdir(root):
+        return []
+    runs = [os.path.join(root, d) for d in os.listdir(root)
+            if os.path.isfile(os.path.join(root, d, STATUS_FILE))]
+    return sorted(runs)
+
+
+def pid_alive(pid: Optional[int]) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def effective_status(run_dir: str) -> Optional[RunStatus]:
+    """Status with dead 'running' runs reported as failed (their process is gone)."""
+    status = read_status(run_dir)
+    if status and status.status == "running" and not pid_alive(status.pid):
+        status.status = "failed"
+        status.message = status.message or "the training process ended without finishing (killed?)"
+        status.resumable = bool(latest_checkpoint(run_dir))
+    return status
+
+
+def checkpoint_dir(run_dir: str) -> str:
+    return os.path.join(run_dir, CHECKPOINT_DIR)
+
+
+def list_checkpoints(run_dir: str) -> List[str]:
+    """Checkpoint metadata files (``ckpt-<iteration>.json``), oldest first."""
+    folder = checkpoint_dir(run_dir)
+    if not os.path.isdir(folder):
+        return []
+    names = [n for n in os.listdir(folder) if n.startswith("ckpt-") and n.endswith(".json")]
+    return [os.path.join(folder, n) for n in sorted(names, key=lambda n: int(n[5:-5]))]
+
+
+def latest_checkpoint(run_dir: str) -> Optional[str]:
+    found = list_checkpoints(run_dir)
+    return found[-1] if found else None

@@ -1,0 +1,461 @@
+"""The worker loop: one process = one rank. Builds the graph, reads its shard, trains, all-reduces.
+
+Rank 0 alone writes metrics, checkpoints and models; every rank logs to ``logs/rank<r>.log``.
+The same function runs a single-process job and each rank of an ``mpiexec -n N`` job.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+from engine import runs
+from engine.checkpoint import CheckpointState, find_usable_checkpoint, load_checkpoint, save_checkpoint
+from engine.project.io import atomic_write, load_project
+from engine.project.model import Project
+from engine.project.validate import dataset_path
+
+STOP_FILE = "STOP"
+COMM_WARN_SHARE = 0.30
+
+
+class TrainingError(RuntimeError):
+    """Training cannot go on (NaN loss, bad data...); the message says why and what was kept."""
+
+
+@dataclass
+class WorkerOptions:
+    """What the launcher asks of every worker (written to ``launch.json`` in the run directory)."""
+
+    max_epoch: Optional[int] = None  # override of config.max_epoch
+    device: Optional[str] = None  # override of config.device
+    resume: bool = False
+    workers: int = 1
+    fail_at_iteration: Optional[int] = None  # tests: raise on this rank at this iteration
+    fail_rank: Optional[int] = None
+    checkpoint_every_epoch: bool = True
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, run_dir: str) -> "WorkerOptions":
+        path = os.path.join(run_dir, "launch.json")
+        if not os.path.isfile(path):
+            return cls()
+        with open(path) as fh:
+            data = json.load(fh)
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+    def write(self, run_dir: str) -> None:
+        atomic_write(os.path.join(run_dir, "launch.json"), json.dumps(self.__dict__, indent=2).encode())
+
+
+class StopRequest:
+    """Set by SIGINT/SIGTERM or a STOP file in the run directory; honoured at an update boundary."""
+
+    def __init__(self, run_dir: str) -> None:
+        self.path = os.path.join(run_dir, STOP_FILE)
+        self.flag = False
+
+    def install(self) -> None:
+        def handler(signum, frame):  # noqa: ARG001
+            self.flag = True
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                signal.signal(sig, handler)
+            except ValueError:  # not the main thread (tests)
+                pass
+
+    def requested(self) -> bool:
+        return self.flag or os.path.exists(self.path)
+
+
+def _rank_logger(run_dir: str, rank: int) -> logging.Logger:
+    os.makedirs(os.path.join(run_dir, "logs"), exist_ok=True)
+    logger = logging.getLogger(f"nnconsole.rank{rank}.{run_dir}")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    fmt = logging.Formatter("%(asctime)s rank%(rank)s %(levelname)s %(message)s".replace("%(rank)s", str(rank)))
+    handler = logging.FileHandler(os.path.join(run_dir, "logs", f"rank{rank}.log"))
+    handler.setFormatter(fmt)
+    logger.addHandler(handler)
+    if rank == 0:
+        human = logging.FileHandler(os.path.join(run_dir, runs.LOG_FILE))
+        human.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        logger.addHandler(human)
+    return logger
+
+
+def _close_logger(logger: logging.Logger) -> None:
+    for handler in list(logger.handlers):
+        handler.close()
+        logger.removeHandler(handler)
+
+
+def _expected_shapes(project: Project) -> Dict[str, tuple]:
+    from engine.shapes import infer_network
+    return {k: tuple(v) for k, v in infer_network(project.network).input_variables.items()}
+
+
+def load_datasets(project: Project) -> tuple:
+    """Training and validation datasets with the shapes the Input layers declare."""
+    from engine.data import load_dataset
+
+    shapes = _expected_shapes(project)
+    ds = project.datasets
+    train = load_dataset(dataset_path(project, ds.training), expected_shapes=shapes,
+                         normalize=ds.normalize, cache=ds.cache)
+    valid = load_dataset(dataset_path(project, ds.validation), expected_shapes=shapes,
+                         normalize=ds.normalize, cache=ds.cache)
+    return train, valid
+
+
+def _save_parameters_atomic(path: str, params: Optional[Dict[str, Any]] = None) -> None:
+    import nnabla as nn
+
+    tmp = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".tmp.h5")
+    nn.save_parameters(tmp, params=params, extension=".h5")
+    os.replace(tmp, path)
+
+
+class Trainer:
+    """State and steps of one rank's training run."""
+
+    def __init__(self, run_dir: str, comm: Any, options: WorkerOptions) -> None:
+        self.run_dir = run_dir
+        self.comm = comm
+        self.options = options
+        self.rank = comm.rank
+        self.log = _rank_logger(run_dir, comm.rank)
+        self.metrics = runs.MetricsWriter(run_dir) if self.rank == 0 else None
+        self.stop = StopRequest(run_dir)
+
+    # ---- set-up -------------------------------------------------------------------------------
+    def setup(self, device_choice: Any = None) -> None:
+        import nnabla as nn
+
+        from engine.device import select_device
+        from engine.graph import build_graph, lr_multipliers
+        from engine.plan import make_plan
+        from engine.shapes import infer_network
+        from engine.solvers import group_parameters, make_solver
+
+        self.project = load_project(os.path.join(self.run_dir, runs.RESOLVED_FILE), check_datasets=False)
+        cfg = self.project.config
+        if self.options.max_epoch:
+            cfg.max_epoch = int(self.options.max_epoch)
+        self.device = device_choice or select_device(self.options.device or cfg.device, cfg.precision,
+                                                     self.comm.local_rank)
+        self.log.info("device: %s; rank %d of %d (local rank %d); communicator %s", self.device.description,
+                      self.rank, self.comm.size, self.comm.local_rank, self.comm.name)
+        self.train_set, self.valid_set = load_datasets(self.project)
+        self.plan = make_plan(self.project, workers=self.comm.size, dataset_size=self.train_set.size,
+                              device=self.device.backend)
+        self.info = infer_network(self.project.network)
+        np.random.seed(cfg.seed)
+        nn.seed(cfg.seed)
+        nn.clear_parameters()
+        B = self.plan.per_worker_batch
+        self.train_graph = build_graph(self.project.network, B, "train")
+        self.valid_graph = build_graph(self.project.network, B, "validation")
+        self.params = nn.get_parameters(grad_only=False)
+        self.comm.broadcast_parameters(self.params)
+        multipliers = lr_multipliers(self.project.network, self.train_graph)
+        self.groups = group_parameters(nn.get_parameters(grad_only=True), multipliers)
+        self.solvers = []
+        for mult, group in self.groups:
+            solver = make_solver(self.project.optimizer, self.plan.effective_lr * mult)
+            solver.set_parameters(group)
+            self.solvers.append(solver)
+        self.trainable = [p for _, group in self.groups for p in group.values()]
+        self.schedule = self.plan.schedule_params()
+        self.iteration = 0
+        self.samples_seen = 0
+        self.start_epoch = 0
+        self.samples_into_epoch = 0
+        self.elapsed_before = 0.0
+        self.best_error: Optional[float] = None
+        self.best_epoch: Optional[int] = None
+        if self.options.resume:
+            self._resume()
+        if self.rank == 0:
+            atomic_write(os.path.join(self.run_dir, runs.PLAN_FILE),
+                         json.dumps(self.plan.to_dict(), indent=2).encode())
+            for note in self.plan.notes:
+                self.log.info("plan: %s", note)
+            for warning in self.plan.warnings:
+                self.log.warning("plan: %s", getattr(warning, "message", warning))
+
+    def _resume(self) -> None:
+        meta = find_usable_checkpoint(self.run_dir, warn=self.log.warning)
+        if meta is None:
+            raise TrainingError(f"{self.run_dir}: no usable checkpoint to resume from")
+        state = load_checkpoint(meta, self.solvers)
+        self.comm.broadcast_parameters(self.params)
+        B, N = self.plan.per_worker_batch, self.comm.size
+        self.start_epoch = state.epoch
+        self.samples_into_epoch = state.samples_into_epoch
+        self.samples_seen = state.samples_seen
+        self.iteration = state.iteration if state.workers == N else int(round(state.samples_seen / (B * N)))
+        self.elapsed_before = state.elapsed
+        self.best_error, self.best_epoch = state.best_validation_error, state.best_epoch
+        self.log.info("resumed from %s: epoch %d, iteration %d (was %d workers, now %d)", meta, state.epoch,
+                      self.iteration, state.workers, N)
+
+    # ---- steps --------------------------------------------------------------------------------
+    def _feed(self, graph: Any, dataset: Any, indices: np.ndarray) -> None:
+        for name, var in graph.inputs.items():
+            var.d = dataset.arrays[name][indices]
+
+    def _learning_rate(self) -> float:
+        from engine.schedule import learning_rate
+        return learning_rate(self.schedule, self.iteration)
+
+    def _update(self, lr: float) -> None:
+        from engine.solvers import applies_weight_decay_itself
+
+        self.comm.all_reduce_gradients(self.trainable)
+        wd = self.project.optimizer.weight_decay
+        for (mult, _), solver in zip(self.groups, self.solvers):
+            solver.set_learning_rate(lr * mult)
+            if wd and not applies_weight_decay_itself(self.project.optimizer):
+                solver.weight_decay(wd)
+            solver.update()
+
+    def validate(self) -> Dict[str, float]:
+        """Exact validation loss and error over the whole set: sums and counts reduced over ranks."""
+        from engine.data import validation_batches
+
+        g = self.valid_graph
+        B = self.plan.per_worker_batch
+        loss_sum = err_sum = count = 0.0
+        for indices, valid in validation_batches(self.valid_set.size, B, self.rank, self.comm.size):
+            self._feed(g, self.valid_set, indices)
+            outputs = [g.sample_loss] + ([g.sample_error] if g.sample_error is not None else [])
+            import nnabla as nn
+            nn.forward_all(outputs, clear_no_need_grad=True)
+            loss_sum += float(np.sum(g.sample_loss.d[:valid]))
+            if g.sample_error is not None:
+                err_sum += float(np.sum(g.sample_error.d[:valid]))
+            count += valid
+        total = self.comm.sum([loss_sum, err_sum, count])
+        n = max(total[2], 1.0)
+        return {"loss": float(total[0] / n), "error": float(total[1] / n), "count": int(total[2])}
+
+    def _checkpoint(self, epoch: int, samples_into_epoch: int, elapsed: float) -> None:
+        if self.rank != 0:
+            return
+        state = CheckpointState(iteration=self.iteration, epoch=epoch, samples_into_epoch=samples_into_epoch,
+                                samples_seen=self.samples_seen, workers=self.comm.size, elapsed=elapsed,
+                                best_validation_error=self.best_error, best_epoch=self.best_epoch)
+        save_checkpoint(self.run_dir, state, self.solvers)
+
+    # ---- the loop -----------------------------------------------------------------------------
+    def run(self) -> str:
+        """Train to the end or to a stop request; returns 'finished' or 'stopped'."""
+        from engine.data import epoch_order, worker_batches
+
+        cfg = self.project.config
+        U = self.plan.update_interval
+        B, N = self.plan.per_worker_batch, self.comm.size
+        g = self.train_graph
+        iters_per_epoch = self.plan.iterations_per_epoch
+        total_iters = iters_per_epoch * cfg.max_epoch
+        started = time.perf_counter()
+        start_iteration = self.iteration
+        accumulated = 0
+        window = {"loss": 0.0, "error": 0.0, "n": 0, "t": time.perf_counter(), "comm": self.comm.allreduce_seconds,
+                  "iters": 0}
+        warned_comm = False
+        self.stop.install()
+        for epoch in range(self.start_epoch, cfg.max_epoch):
+            order = epoch_order(self.train_set.size, cfg.seed, epoch, self.project.datasets.shuffle)
+            batches = worker_batches(order, B, self.rank, N)
+            first = self.samples_into_epoch // (B * N) if epoch == self.start_epoch else 0
+            seen: List[np.ndarray] = []
+            for k in range(first, len(batches)):
+                if first == 0:
+                    seen.append(batches[k])
+                if self.options.fail_at_iteration is not None and self.iteration == self.options.fail_at_iteration \
+                        and self.rank == (self.options.fail_rank or 0):
+                    raise RuntimeError(f"deliberate failure at iteration {self.iteration} (test option)")
+                self._feed(g, self.train_set, batches[k])
+                if accumulated == 0:
+                    for solver in self.solvers:
+                        solver.zero_grad()
+                g.loss.forward(clear_no_need_grad=True)
+                g.loss.backward(1.0 / U, clear_buffer=True)
+                loss_value = float(g.loss.d)
+                if not math.isfinite(loss_value):
+                    raise TrainingError(
+                        f"training loss became {loss_value} at epoch {epoch + 1}, iteration {self.iteration}; "
+                        "lower optimizer.learning_rate or check the data. The last good checkpoint is kept.")
+                window["loss"] += loss_value
+                window["error"] += float(np.mean(g.sample_error.d)) if g.sample_error is not None else 0.0
+                window["n"] += 1
+                window["iters"] += 1
+                accumulated += 1
+                self.iteration += 1
+                self.samples_seen += B * N
+                boundary = accumulated == U
+                if boundary:
+                    self._update(self._learning_rate())
+                    accumulated = 0
+                if self.iteration % cfg.monitor_interval == 0 or k == len(batches) - 1:
+                    warned_comm = self._record_training(window, epoch, k + 1, len(batches), started,
+                                                        start_iteration, total_iters, warned_comm)
+                if boundary and (self.comm.any(self.stop.requested()) if N > 1 else self.stop.requested()):
+                    done = (k + 1) * B * N
+                    self._checkpoint(epoch, done, self._elapsed(started))
+                    self.log.info("stopped at epoch %d, iteration %d; checkpoint written", epoch + 1,
+                                  self.iteration)
+                    return "stopped"
+            self.samples_into_epoch = 0
+            self._end_epoch(epoch, started, self._coverage(seen) if first == 0 else None)
+        self._finish()
+        return "finished"
+
+    def _elapsed(self, started: float) -> float:
+        return self.elapsed_before + time.perf_counter() - started
+
+    def _record_training(self, window: Dict[str, float], epoch: int, k: int, n_batches: int, started: float,
+                         start_iteration: int, total_iters: int, warned_comm: bool) -> bool:
+        sums = self.comm.sum([window["loss"], window["error"], window["n"]])
+        now = time.perf_counter()
+        span = max(now - window["t"], 1e-9)
+        comm_time = self.comm.allreduce_seconds - window["comm"]
+        share = comm_time / span
+        done_here = self.iteration - start_iteration
+        elapsed = self._elapsed(started)
+        eta = (now - started) / max(done_here, 1) * max(total_iters - self.iteration, 0)
+        record = {
+            "type": "train", "iteration": self.iteration, "epoch": epoch + k / n_batches,
+            "samples": self.samples_seen, "loss": float(sums[0] / max(sums[2], 1)),
+            "error": float(sums[1] / max(sums[2], 1)),
+            "lr": self._learning_rate(), "samples_per_s": window["iters"] * self.plan.per_worker_batch
+            * self.comm.size / span, "time_per_iter": span / max(window["iters"], 1),
+            "allreduce_share": share, "elapsed": elapsed, "eta": eta, "total_iterations": total_iters,
+        }
+        if self.metrics:
+            self.metrics.write(record)
+        if self.comm.size > 1 and share > COMM_WARN_SHARE and not warned_comm and self.iteration > 2 * (
+                self.project.config.monitor_interval):
+            message = (f"all-reduce takes {share:.0%} of each iteration: communication dominates. Use a larger "
+                       "batch per worker, fewer workers, or a faster interconnect.")
+            self.log.warning(message)
+            if self.metrics:
+                self.metrics.write({"type": "warning", "iteration": self.iteration, "message": message})
+            warned_comm = True
+        window.update(loss=0.0, error=0.0, n=0, t=now, comm=self.comm.allreduce_seconds, iters=0)
+        return warned_comm
+
+    def _end_epoch(self, epoch: int, started: float, coverage: Optional[Dict[str, int]] = None) -> None:
+        result = self.validate()
+        improved = self.best_error is None or result["error"] < self.best_error
+        if improved:
+            self.best_error, self.best_epoch = result["error"], epoch + 1
+        elapsed = self._elapsed(started)
+        if self.rank == 0:
+            if improved and self.project.config.save_best:
+                _save_parameters_atomic(os.path.join(self.run_dir, "parameters_best.h5"))
+            self.metrics.write({"type": "validation", "epoch": epoch + 1, "iteration": self.iteration,
+                                "loss": result["loss"], "error": result["error"], "count": result["count"],
+                                "best": improved, "elapsed": elapsed, **(coverage or {})})
+            self.log.info("epoch %d/%d: validation loss %.5f error %.4f%s", epoch + 1,
+                          self.project.config.max_epoch, result["loss"], result["error"],
+                          " (best)" if improved else "")
+            runs.update_status(self.run_dir, epoch=epoch + 1, iteration=self.iteration,
+                               best_validation_error=self.best_error, best_epoch=self.best_epoch,
+                               final_validation_error=result["error"])
+        if self.options.checkpoint_every_epoch:
+            self._checkpoint(epoch + 1, 0, elapsed)
+
+    def parameters_crc(self) -> int:
+        """CRC-32 of every parameter's bytes in name order: equal on all ranks when they agree."""
+        import zlib
+
+        crc = 0
+        for name in sorted(self.params):
+            crc = zlib.crc32(np.ascontiguousarray(self.params[name].d, dtype=np.float32).tobytes(), crc)
+        return crc
+
+    def _sync_check(self) -> bool:
+        """Check that every rank ends with bit-identical parameters, and record it."""
+        crc = float(self.parameters_crc())
+        high = self.comm.max([crc])[0]
+        low = -self.comm.max([-crc])[0]
+        identical = bool(high == low)
+        if self.metrics:
+            self.metrics.write({"type": "sync_check", "iteration": self.iteration, "workers": self.comm.size,
+                                "identical": identical, "crc32_min": int(low), "crc32_max": int(high)})
+        if not identical:
+            self.log.error("parameters differ between ranks at the end of training (CRC %d vs %d)", low, high)
+        return identical
+
+    def _coverage(self, indices: List[np.ndarray]) -> Optional[Dict[str, int]]:
+        """How often each training sample was used this epoch, over all ranks (min and max)."""
+        if not indices:
+            return None
+        counts = np.bincount(np.concatenate(indices), minlength=self.train_set.size).astype(np.float64)
+        total = self.comm.sum(counts)
+        return {"samples_min_count": int(total.min()), "samples_max_count": int(total.max())}
+
+    def _finish(self) -> None:
+        self._sync_check()
+        if self.rank != 0:
+            return
+        from engine.export import export_nnp
+
+        _save_parameters_atomic(os.path.join(self.run_dir, "parameters_final.h5"))
+        export_nnp(self.project, os.path.join(self.run_dir, "parameters_final.h5"),
+                   os.path.join(self.run_dir, "model_final.nnp"))
+        best = os.path.join(self.run_dir, "parameters_best.h5")
+        if os.path.isfile(best):
+            export_nnp(self.project, best, os.path.join(self.run_dir, "model_best.nnp"))
+
+    def close(self) -> None:
+        if self.metrics:
+            self.metrics.close()
+        _close_logger(self.log)
+
+
+def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> str:
+    """Entry of every rank: returns the outcome ('finished' or 'stopped'); raises on failure."""
+    from engine.comm import create_communicator
+    from engine.device import select_device
+
+    options = WorkerOptions.read(run_dir)
+    if comm is None:
+        project = load_project(os.path.join(run_dir, runs.RESOLVED_FILE), check_datasets=False)
+        device = options.device or project.config.device
+        # Select the device first: the GPU communicator needs the context and parameters, which
+        # Trainer.setup creates; on CPU the communicator is independent of them.
+        comm = create_communicator("cpu", bucket_mb=project.multi_gpu.bucket_mb,
+                                   require_mpi=options.workers > 1)
+        if device_choice is None:
+            device_choice = select_device(device, project.config.precision, comm.local_rank)
+        if device_choice.backend == "cuda" and comm.size > 1:
+            comm = None  # replaced below once parameters exist
+    trainer = Trainer(run_dir, comm or _pending_comm(), options)
+    try:
+        trainer.setup(device_choice)
+        if comm is None:
+            from engine.comm import NcclGpuComm, mpi_world
+            import nnabla as nn
+            trainer.comm = NcclGpuComm(mpi_world(), device_choice.context, nn.get_parameters(grad_only=True))
+            trainer.comm.broadcast_parameters(trainer.params)
+        return trainer.run()
+    finally:
+        trainer.close()
+
+
+def _pending_comm() -> Any:
+    """Rank information before the GPU communicator exists (from MPI directly)."""
+    from engine.comm import _MpiBase, mpi_world
+    return _MpiBase(mpi_world())

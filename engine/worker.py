@@ -1,0 +1,61 @@
+"""``python -m engine.worker RUN_DIR``: the process every rank runs (alone, or under mpiexec/srun).
+
+A rank that fails writes its traceback to ``logs/rank<r>.error.json`` and aborts the whole MPI job,
+so the launcher can name the failing rank within seconds and no rank is left waiting.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+
+EXIT_STOPPED = 3
+
+
+def error_file(run_dir: str, rank: int) -> str:
+    return os.path.join(run_dir, "logs", f"rank{rank}.error.json")
+
+
+def _rank_and_size() -> tuple:
+    try:
+        from mpi4py import MPI
+        return MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size()
+    except Exception:
+        return 0, 1
+
+
+def _report_failure(run_dir: str, rank: int, exc: BaseException) -> None:
+    os.makedirs(os.path.join(run_dir, "logs"), exist_ok=True)
+    record = {"rank": rank, "type": type(exc).__name__, "message": str(exc),
+              "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))}
+    tmp = error_file(run_dir, rank) + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump(record, fh, indent=2)
+    os.replace(tmp, error_file(run_dir, rank))
+    sys.stderr.write(f"[rank {rank}] {record['traceback']}")
+    sys.stderr.flush()
+
+
+def main(argv: list | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) != 1:
+        sys.stderr.write("usage: python -m engine.worker RUN_DIR\n")
+        return 2
+    run_dir = argv[0]
+    os.environ.setdefault("NNABLA_LOG_LEVEL", "WARNING")
+    rank, size = _rank_and_size()
+    try:
+        from engine.train import run_worker
+        outcome = run_worker(run_dir)
+    except BaseException as exc:  # noqa: BLE001 - every failure must reach the launcher
+        _report_failure(run_dir, rank, exc)
+        if size > 1:
+            from mpi4py import MPI
+            MPI.COMM_WORLD.Abort(1)
+        return 1
+    return EXIT_STOPPED if outcome == "stopped" else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
