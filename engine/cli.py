@@ -58,12 +58,12 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def _print_plan_summary(run_dir: str, request) -> None:
     from engine import runs
-    from engine.plan import make_plan
+    from engine.launch import plan_for
     from engine.project.io import load_project
 
     project = load_project(os.path.join(run_dir, runs.RESOLVED_FILE), check_datasets=False)
     workers = request.workers or project.multi_gpu.workers
-    plan = make_plan(project, workers=workers)
+    plan = plan_for(project, workers, request.device)
     print(f"plan: {workers} worker(s), batch {plan.per_worker_batch} per worker, logical batch "
           f"{plan.logical_batch}, learning rate {plan.effective_lr:g}", flush=True)
     for note in plan.notes:

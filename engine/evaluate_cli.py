@@ -1,0 +1,40 @@
+"""``nnconsole evaluate RUN_DIR [--model best|final] [--output DIR]``: the EVALUATION tab from the terminal.
+
+Registered by ``engine.cli._extensions``. Exit codes: 0 written, 2 bad input (not a run, missing
+parameters, labels out of range, dataset problems), 1 anything unexpected.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Callable
+
+EXIT_BAD_INPUT = 2
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from engine.data import DatasetError
+    from engine.evaluate import EvaluationError, evaluate_run, summary_text, write_evaluation
+
+    try:
+        result = evaluate_run(args.run_dir, model=args.model, batch_size=args.batch_size)
+    except (EvaluationError, DatasetError) as exc:
+        print(f"nnconsole evaluate: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    folder = write_evaluation(result, args.output)
+    print(summary_text(result.metrics))
+    print(f"evaluation: {os.path.abspath(folder)}", flush=True)
+    return 0
+
+
+def register(add: Callable) -> None:
+    """Add the ``evaluate`` subcommand through engine.cli's ``add(name, fn, help)``."""
+    p = add("evaluate", cmd_evaluate, "Evaluate a run's best or final model on its validation set: per-sample "
+            "outputs, confusion matrix, precision/recall/F-measure (or MAE/RMSE/R^2 for regression).")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (<project folder>/results/<name>/<date>)")
+    p.add_argument("--model", choices=("best", "final"), default="best",
+                   help="parameters_best.h5 (lowest validation error, default) or parameters_final.h5")
+    p.add_argument("--output", "-o", metavar="DIR", help="where to write samples.csv and metrics.json "
+                   "(default: RUN_DIR/evaluation/<model>)")
+    p.add_argument("--batch-size", type=int, default=None, metavar="B", help="samples per forward pass")

@@ -1,0 +1,61 @@
+"""What an import or an export produced, and what it could not carry over.
+
+Nothing is dropped silently: every setting, layer or parameter a format cannot hold is named in
+``unsupported`` (what was lost or replaced), while ``notes`` explains choices that keep the meaning
+(an expanded repeat, an automatic layout, a derived network that was not imported).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+from engine.project.model import Project
+
+
+class InteropError(ValueError):
+    """A file cannot be imported or exported at all; the message names the file, the place and a fix."""
+
+
+@dataclass
+class ImportResult:
+    """A project read from an NNC/nnabla file.
+
+    ``project.path`` is None (the caller decides where to save it); dataset paths are absolute.
+    ``initial_parameters_path`` is an nnabla ``.h5`` file with the weights a ``.nnp`` carried, renamed
+    to the project's parameter names (``<layer>/affine/W`` ...), or None when the file had none.
+    """
+
+    project: Project
+    unsupported: List[str] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+    initial_parameters_path: Optional[str] = None
+    source: str = ""
+
+    def report(self) -> str:
+        return format_report(f"imported {self.source}", self.unsupported, self.notes)
+
+
+@dataclass
+class ExportResult:
+    """Files written by an export, and what the target format could not hold."""
+
+    path: str
+    extra_files: List[str] = field(default_factory=list)
+    unsupported: List[str] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+
+    def report(self) -> str:
+        head = f"wrote {self.path}" + "".join(f"\nwrote {p}" for p in self.extra_files)
+        return format_report(head, self.unsupported, self.notes)
+
+
+def format_report(head: str, unsupported: List[str], notes: List[str]) -> str:
+    """Readable text: a headline, then 'not carried over' and 'notes' as bullet lists."""
+    lines = [head]
+    if unsupported:
+        lines.append(f"not carried over ({len(unsupported)}):")
+        lines += [f"  - {item}" for item in unsupported]
+    if notes:
+        lines.append("notes:")
+        lines += [f"  - {item}" for item in notes]
+    return "\n".join(lines)

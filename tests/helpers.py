@@ -1,0 +1,86 @@
+"""Small projects built in a temp folder, and a way to run the real CLI as a user would."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import List, Optional
+
+import numpy as np
+
+from engine.project.io import save_project
+from engine.project.model import Datasets, Initializer, Layer, Network, Optimizer, Project, TrainingConfig
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def write_tabular_csv(path: str, n: int = 64, features: int = 4, classes: int = 3, seed: int = 0) -> None:
+    """A separable-ish classification set in NNC's numeric-column format."""
+    rng = np.random.RandomState(seed)
+    centers = rng.randn(classes, features) * 2
+    labels = rng.randint(0, classes, size=n)
+    x = centers[labels] + rng.randn(n, features) * 0.5
+    header = ",".join([f"x__{i}" for i in range(features)] + ["y"])
+    rows = [",".join([f"{v:.6f}" for v in x[i]] + [str(labels[i])]) for i in range(n)]
+    with open(path, "w") as fh:
+        fh.write(header + "\n" + "\n".join(rows) + "\n")
+
+
+def tabular_project(folder: str, n: int = 64, batch: int = 8, epochs: int = 3, solver: str = "Sgd",
+                    lr: float = 0.1, workers: int = 1, scaling: str = "linear", shuffle: bool = True,
+                    hidden: int = 8, name: str = "project.yaml", monitor: int = 2) -> str:
+    """An MLP classifier (no dropout, no batch-norm) on a generated CSV; returns the project path."""
+    os.makedirs(folder, exist_ok=True)
+    write_tabular_csv(os.path.join(folder, "train.csv"), n=n)
+    write_tabular_csv(os.path.join(folder, "valid.csv"), n=max(n // 2, 8), seed=1)
+    glorot = {"W": Initializer("NormalAffineGlorot"), "b": Initializer("Constant", value=0.0)}
+    layers = [
+        Layer("x", "Input", params={"shape": [4]}),
+        Layer("fc1", "Affine", ["x"], {"out_shape": hidden}, initializers=dict(glorot)),
+        Layer("act1", "Tanh", ["fc1"]),
+        Layer("fc2", "Affine", ["act1"], {"out_shape": 3}, initializers=dict(glorot)),
+        Layer("y", "Input", params={"shape": [1]}),
+        Layer("loss", "SoftmaxCrossEntropy", ["fc2", "y"]),
+    ]
+    project = Project(name="tabular", network=Network(layers),
+                      datasets=Datasets(training="train.csv", validation="valid.csv", shuffle=shuffle),
+                      config=TrainingConfig(max_epoch=epochs, batch_size=batch, monitor_interval=monitor, seed=3,
+                                            device="cpu"),
+                      optimizer=Optimizer(solver=solver, learning_rate=lr))
+    project.multi_gpu.workers = workers
+    project.multi_gpu.scaling = scaling
+    path = os.path.join(folder, name)
+    save_project(project, path, backup=False)
+    return path
+
+
+def nnconsole(args: List[str], timeout: float = 300, check: bool = True,
+              env: Optional[dict] = None) -> subprocess.CompletedProcess:
+    """Run the real CLI in a subprocess (as the user and the GUI do)."""
+    full_env = dict(os.environ, **(env or {}))
+    full_env["PYTHONPATH"] = ROOT + os.pathsep + full_env.get("PYTHONPATH", "")
+    result = subprocess.run([sys.executable, "-m", "engine.cli", *args], capture_output=True, text=True,
+                            timeout=timeout, env=full_env, cwd=ROOT)
+    if check and result.returncode != 0:
+        raise AssertionError(f"nnconsole {' '.join(args)} exited {result.returncode}\n"
+                             f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}")
+    return result
+
+
+def run_dir_from(output: str) -> str:
+    """The run directory printed by ``nnconsole train``."""
+    for line in output.splitlines():
+        if line.startswith("run directory: "):
+            return line.split(": ", 1)[1].strip()
+    raise AssertionError(f"no run directory in output:\n{output}")
+
+
+def load_h5(path: str) -> dict:
+    """Parameters of an .h5 file as numpy arrays (read with nnabla's own loader)."""
+    import nnabla as nn
+
+    with nn.parameter_scope("__probe__"):
+        nn.load_parameters(path)
+        params = {k: v.d.copy() for k, v in nn.get_parameters(grad_only=False).items()}
+    nn.clear_parameters()
+    return params
