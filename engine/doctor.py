@@ -138,7 +138,9 @@ def _smoke(workers: int, hosts: List[str]) -> Check:
         cmd = worker_command("unused", workers, "mpiexec", hosts)
     except LaunchError as exc:
         return Check(f"all-reduce smoke test ({workers} processes)", "fail", str(exc))
-    cmd = cmd[: cmd.index(sys.executable)] + [sys.executable, "-m", "engine.doctor", "--smoke"]
+    from engine.runtime_paths import python_module_command
+
+    cmd = cmd[: cmd.index(sys.executable)] + python_module_command("engine.doctor") + ["--smoke"]
     start = time.monotonic()
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=mpi_environment())

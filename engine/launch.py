@@ -21,6 +21,7 @@ from engine import runs
 from engine.project.io import atomic_write, dumps_project, load_project
 from engine.project.model import Project
 from engine.project.validate import dataset_path
+from engine.runtime_paths import bundled_mpiexec, python_module_command
 from engine.train import STOP_FILE, WorkerOptions
 from engine.worker import EXIT_STOPPED, error_file
 
@@ -94,6 +95,9 @@ def _write_options(run_dir: str, request: LaunchRequest, workers: int, resume: b
 # ---- commands -------------------------------------------------------------------------------------
 def find_mpiexec() -> str:
     """The venv's mpiexec (Open MPI from PyPI) first, then PATH."""
+    bundled = bundled_mpiexec()
+    if bundled:
+        return bundled
     local = os.path.join(os.path.dirname(sys.executable), "mpiexec")
     if os.access(local, os.X_OK):
         return local
@@ -124,7 +128,7 @@ def mpi_environment() -> dict:
 def worker_command(run_dir: str, workers: int, launcher: str = "mpiexec", hosts: Optional[List[str]] = None,
                    hostfile: str = "", extra: Optional[List[str]] = None, cpu: bool = True) -> List[str]:
     """The command line that starts all ranks of a run."""
-    python = [sys.executable, "-m", "engine.worker", run_dir]
+    python = python_module_command("engine.worker") + [run_dir]
     if workers <= 1 and not hosts and not hostfile and launcher != "srun":
         return python
     if launcher == "srun":
