@@ -5,6 +5,7 @@ A requested GPU that cannot be used is an error with a diagnosis, never a silent
 from __future__ import annotations
 
 import ctypes.util
+import functools
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -22,8 +23,38 @@ class DeviceChoice:
     description: str
 
 
+@functools.lru_cache(maxsize=None)
+def preload_nvidia_libraries() -> tuple:
+    """Load the CUDA/cuDNN/NCCL libraries of NVIDIA's PyPI wheels (the 'cuda' extra) globally.
+
+    Those wheels put their .so files under site-packages/nvidia/*/lib, which the dynamic loader
+    does not search; loading them first with RTLD_GLOBAL lets nnabla-ext-cuda resolve them.
+    Returns the paths loaded (none when the wheels are absent, e.g. with a system CUDA).
+    """
+    import ctypes
+    import glob
+    import os
+
+    try:
+        import nvidia  # type: ignore
+    except ImportError:
+        return ()
+    loaded = []
+    order = ("cuda_runtime", "cublas", "curand", "cufft", "cudnn", "nccl")
+    for package in order:
+        for folder in getattr(nvidia, "__path__", []):
+            for path in sorted(glob.glob(os.path.join(folder, package, "lib", "lib*.so*"))):
+                try:
+                    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+                    loaded.append(path)
+                except OSError:
+                    continue
+    return tuple(loaded)
+
+
 def cuda_diagnosis() -> Optional[str]:
     """None when nnabla's CUDA extension imports and sees a GPU, else the reason in one sentence."""
+    preload_nvidia_libraries()
     try:
         import nnabla_ext.cuda  # noqa: F401
     except ImportError as exc:
