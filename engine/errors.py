@@ -10,13 +10,8 @@ from engine.project.errors import ProjectError
 from engine.train import TrainingError
 
 
-def _dataset_error() -> tuple:
-    try:
-        from engine.data import DatasetError
-        return (DatasetError,)
-    except ImportError:
-        return ()
-
+from engine.data import DatasetError
+from engine.interop import InteropError
 
 USER_ERRORS = (ProjectError, PlanError, LaunchError, DeviceError, CommError, CheckpointError,
-               TrainingError) + _dataset_error()
+               TrainingError, DatasetError, InteropError)

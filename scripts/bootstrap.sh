@@ -53,5 +53,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "nnconsole: installing into .venv (extra: $extra)" >&2
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >&2
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$root[$extra]" >&2
+    # ONNX export uses nnabla's converter; its declared TensorFlow dependencies are not needed.
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps nnabla-converter==1.39.0 >&2
     echo "$want" > "$stamp"
 fi

@@ -87,8 +87,6 @@ IGNORED_PROPERTIES = {
     "Times", "ID",
 }
 IGNORED_PROPERTY_PREFIXES = ("Cost",)
-# Property values NNC's editor writes that equal nnconsole's behaviour and need no parameter.
-DEFAULT_PROPERTY_VALUES = {"Generator": "None", "T.Generator": "None", "BatchStat": None, "InPlace": None}
 
 
 def camel_to_snake(name: str) -> str:

@@ -129,7 +129,9 @@ def _slice_build(ctx, inputs, layer):
     import nnabla.functions as F
     x = inputs[0]
     start, stop, step = _slice_ranges(tuple(x.shape[1:]), ctx.params(layer))
-    return F.slice(x, [0] + start, [x.shape[0]] + stop, [1] + step)
+    # Only the non-batch axes: nnabla applies shorter lists to the trailing axes, so an exported
+    # .nnp with variable batch size slices correctly at any batch size.
+    return F.slice(x, start, stop, step)
 
 
 register(LayerSpec(

@@ -123,6 +123,7 @@ class TrainingConfig:
     save_best: bool = True
     seed: int = 0
     device: str = "auto"
+    initial_parameters: str = ""  # .h5 of starting weights, relative to the project file ("" = initializers)
 
 
 @dataclass

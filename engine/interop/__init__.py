@@ -1,0 +1,55 @@
+"""Interoperability with nnabla and Neural Network Console files (GitHub issue 6).
+
+- ``import_file(path)``: an NNC/nnabla ``.nntxt``/``.prototxt``/``.protobuf``/``.nnp`` or an NNC desktop
+  ``.sdcproj`` as an ``ImportResult`` (project, unsupported, notes, initial_parameters_path).
+- ``export_nntxt(project, path)``: a project as an ``.nntxt`` that ``nnabla_cli train`` accepts.
+- ``export_run(run_dir, fmt, output)``: a trained run's model as ``.nnp``, ``.nntxt`` (+ ``.h5``) or ONNX.
+
+Nothing here imports nnabla or Qt at import time; the heavy modules load on first use.
+"""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+from .report import ExportResult, ImportResult, InteropError
+
+NNTXT_EXTENSIONS = (".nntxt", ".prototxt", ".protobuf", ".pb", ".nnp")
+SDCPROJ_EXTENSIONS = (".sdcproj",)
+IMPORT_EXTENSIONS = NNTXT_EXTENSIONS + SDCPROJ_EXTENSIONS
+# For the GUI's open dialog.
+IMPORT_FILTER = "NNC / nnabla files (*.sdcproj *.nntxt *.nnp *.prototxt *.protobuf)"
+
+
+def import_file(path: str, workdir: Optional[str] = None) -> ImportResult:
+    """Import an NNC / nnabla file as a project (not saved; dataset paths absolute).
+
+    ``workdir`` is where a ``.nnp``'s parameters are written as ``<name>_initial.h5`` (default: a new
+    temporary folder). Raises InteropError naming the file, the place and a fix.
+    """
+    ext = os.path.splitext(path)[1].lower()
+    if ext in SDCPROJ_EXTENSIONS:
+        from .sdcproj import import_sdcproj
+        return import_sdcproj(path)
+    if ext in NNTXT_EXTENSIONS:
+        from .nntxt_import import import_nntxt
+        return import_nntxt(path, workdir=workdir)
+    raise InteropError(f"{path}: cannot import '{ext or 'a file without extension'}' files; nnconsole imports "
+                       f"{', '.join(IMPORT_EXTENSIONS)}")
+
+
+def export_nntxt(project, path: str, with_extras: bool = True) -> ExportResult:
+    """Write ``project`` as an ``.nntxt`` for ``nnabla_cli train -c PATH -o OUTDIR``."""
+    from .nntxt_export import export_nntxt as _export
+    return _export(project, path, with_extras=with_extras)
+
+
+def export_run(run_dir: str, fmt: str, output: Optional[str] = None, which: str = "final",
+               opset: Optional[int] = None) -> ExportResult:
+    """Export a run's trained model as 'nnp', 'nntxt' or 'onnx' (see run_export.export_run)."""
+    from .run_export import export_run as _export
+    return _export(run_dir, fmt, output, which=which, opset=opset)
+
+
+__all__ = ["ExportResult", "ImportResult", "InteropError", "IMPORT_EXTENSIONS", "IMPORT_FILTER", "export_nntxt",
+           "export_run", "import_file"]

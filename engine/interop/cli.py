@@ -1,0 +1,105 @@
+"""``nnconsole import`` and ``nnconsole export``: subcommands contributed through ``register(add)``.
+
+    nnconsole import FILE.(sdcproj|nntxt|nnp) -o PROJECT.yaml [--force]
+    nnconsole export RUN_DIR --format nnp|nntxt|onnx [-o FILE] [--best] [--opset N]
+    nnconsole export PROJECT.yaml --format nntxt [-o FILE]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from typing import Callable
+
+EXIT_BAD_INPUT = 2
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from engine.project.io import save_project
+
+    from . import InteropError, import_file
+    from .common import relocate_datasets
+
+    out = os.path.abspath(args.output)
+    if os.path.exists(out) and not args.force:
+        print(f"nnconsole import: {out} exists; choose another -o or add --force", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    folder = os.path.dirname(out)
+    try:
+        result = import_file(args.file, workdir=folder)
+    except InteropError as exc:
+        print(f"nnconsole import: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    project = result.project
+    relocate_datasets(project, out)
+    wanted = None
+    if result.initial_parameters_path:
+        wanted = os.path.join(folder, os.path.splitext(os.path.basename(out))[0] + "_initial.h5")
+        if os.path.abspath(result.initial_parameters_path) != wanted:
+            shutil.move(result.initial_parameters_path, wanted)
+        project.config.initial_parameters = os.path.basename(wanted)  # training starts from them
+    save_project(project, out, backup=args.force)
+    print(result.report())
+    if wanted:
+        print(f"initial parameters (the weights the file carried, used as the starting point): {wanted}")
+    outside = _datasets_outside(project)
+    if outside:
+        print(f"note: the datasets lie outside the project folder ({', '.join(outside)}); copy them next to "
+              f"{os.path.basename(out)} and use relative paths, or train with the flag that allows outside data")
+    print(f"project: {out}")
+    return 0
+
+
+def _datasets_outside(project) -> list:
+    """Dataset paths outside the project's folder (which nnconsole refuses to read unless allowed)."""
+    try:
+        from engine.project.validate import outside_project
+    except ImportError:  # an engine without that rule
+        return []
+    found = []
+    for key in ("training", "validation"):
+        value = getattr(project.datasets, key)
+        if value and outside_project(project, value):
+            found.append(value)
+    return sorted(set(found))
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from . import InteropError, export_run
+
+    source = args.source
+    try:
+        if os.path.isdir(source):
+            result = export_run(source, args.format, args.output, which="best" if args.best else "final",
+                                opset=args.opset)
+        else:
+            if args.format != "nntxt":
+                print(f"nnconsole export: a project file exports to nntxt only; for {args.format} give a run "
+                      "directory of a trained run", file=sys.stderr)
+                return EXIT_BAD_INPUT
+            from engine.project.io import load_project
+
+            from .nntxt_export import export_nntxt
+            project = load_project(source, check_datasets=False)
+            output = args.output or os.path.splitext(source)[0] + ".nntxt"
+            result = export_nntxt(project, output)
+    except InteropError as exc:
+        print(f"nnconsole export: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(result.report())
+    return 0
+
+
+def register(add: Callable) -> None:
+    """Add the ``import`` and ``export`` subcommands (called by engine.cli.build_parser)."""
+    p = add("import", cmd_import, "Import an NNC project (.sdcproj) or an nnabla/NNC .nntxt/.nnp as a project file.")
+    p.add_argument("file", help=".sdcproj, .nntxt, .prototxt, .protobuf or .nnp file")
+    p.add_argument("--output", "-o", required=True, metavar="PROJECT.yaml", help="project file to write")
+    p.add_argument("--force", action="store_true", help="overwrite an existing project file (keeps a .bak)")
+    p = add("export", cmd_export, "Export a trained run (nnp, nntxt, onnx) or a project (nntxt) for nnabla tools.")
+    p.add_argument("source", help="run directory, or a project YAML for --format nntxt")
+    p.add_argument("--format", "-f", required=True, choices=("nnp", "nntxt", "onnx"))
+    p.add_argument("--output", "-o", metavar="FILE", help="output file (default: next to the source)")
+    p.add_argument("--best", action="store_true", help="export the best model instead of the final one")
+    p.add_argument("--opset", type=int, help="ONNX opset (default 13)")

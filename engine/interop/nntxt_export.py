@@ -1,0 +1,458 @@
+"""Write a project as an nnabla ``.nntxt`` that ``nnabla_cli train`` accepts, the way NNC writes one.
+
+The file holds ``global_config``, ``training_config`` (with ``iter_per_epoch`` from the training CSV),
+three networks (``Main`` for training with its losses, ``MainValidation`` with dropout off and
+batch-norm on running statistics, ``MainRuntime`` for inference, ending in a Softmax/Sigmoid where the
+engine's runtime graph does), the two datasets pointing at the CSVs (absolute paths), the optimizer
+with its solver, learning-rate schedule, per-parameter learning-rate multipliers and initializers,
+the ``train_error``/``valid_error`` monitors and a runtime executor. It is built with nnabla's own
+protobuf classes (``nnabla.utils.nnabla_pb2``) and written with ``google.protobuf.text_format``.
+Function and variable names are the layer names, parameters are ``<layer>/<scope>/<weight>``: the
+names NNC uses and the engine's parameter files use, so trained ``.h5`` files load as they are.
+
+nnconsole settings nnabla has no field for (project name, seed, device, multi-GPU, canvas positions,
+Flatten layers, a constant schedule) go into one ``# nnconsole-project: {json}`` comment at the top,
+which nnabla ignores and nnconsole's importer reads back.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from engine.project.model import Layer, Project
+
+from . import mapping
+from .common import csv_rows, iterations_per_epoch
+from .report import ExportResult, InteropError
+
+MAIN, VALIDATION, RUNTIME = "Main", "MainValidation", "MainRuntime"
+OUTPUT_DATA_NAME = "y'"
+
+
+def _expand(values: Sequence[int], n: int, fill: int) -> List[int]:
+    values = [int(v) for v in values]
+    if not values:
+        return [fill] * n
+    if len(values) != n and len(set(values)) == 1:
+        return [values[0]] * n
+    return values
+
+
+def _axis(a: int) -> int:
+    """An axis without the batch axis (nnconsole) -> with it (nnabla); negative axes count from the end."""
+    return int(a) + 1 if a >= 0 else int(a)
+
+
+def _set_shape(msg: Any, dims: Sequence[int]) -> None:
+    msg.ClearField("dim")
+    msg.dim.extend(int(d) for d in dims)
+
+
+def _fill_params(f: Any, layer: Layer, p: Dict[str, Any], in_shapes: List[Tuple[int, ...]],
+                 out_shape: Tuple[int, ...], mode: str) -> None:
+    """Set the function's *_param message from the layer's checked parameters."""
+    t = layer.type
+    if t == "Affine":
+        f.affine_param.base_axis = 1
+    elif t in ("Convolution", "Deconvolution"):
+        q = f.convolution_param if t == "Convolution" else f.deconvolution_param
+        n = len(p["kernel"])
+        _set_shape(q.pad, _expand(p["pad"], n, 0))
+        _set_shape(q.stride, _expand(p["stride"], n, 1))
+        _set_shape(q.dilation, _expand(p["dilation"], n, 1))
+        q.group = int(p["group"])
+        q.base_axis = 1
+        if t == "Deconvolution":
+            _set_shape(q.output_padding, [0] * n)
+    elif t in ("MaxPooling", "AveragePooling"):
+        q = f.max_pooling_param if t == "MaxPooling" else f.average_pooling_param
+        kernel = list(p["kernel"])
+        _set_shape(q.kernel, kernel)
+        _set_shape(q.stride, _expand(p["stride"] or kernel, len(kernel), 1))
+        _set_shape(q.pad, _expand(p["pad"], len(kernel), 0))
+        q.ignore_border = bool(p["ignore_border"])
+        if t == "AveragePooling":
+            q.including_pad = bool(p["including_pad"])
+    elif t == "Unpooling":
+        _set_shape(f.unpooling_param.kernel, p["kernel"])
+    elif t == "LeakyReLU":
+        f.leaky_relu_param.alpha = float(p["alpha"])
+    elif t == "ELU":
+        f.elu_param.alpha = float(p["alpha"])
+    elif t == "SELU":
+        f.selu_param.scale = 1.05070098735548
+        f.selu_param.alpha = 1.673263242354377
+    elif t == "Softmax":
+        f.softmax_param.axis = _axis(p["axis"])
+    elif t == "BatchNormalization":
+        q = f.batch_normalization_param
+        q.axes.extend(_axis(a) for a in p["axes"])
+        q.decay_rate = float(p["decay_rate"])
+        q.eps = float(p["eps"])
+        q.batch_stat = mode == "train"
+    elif t == "LayerNormalization":
+        f.layer_normalization_param.batch_axis.append(0)
+        f.layer_normalization_param.eps = float(p["eps"])
+    elif t == "Dropout":
+        f.dropout_param.p = float(p["p"])
+        f.dropout_param.seed = -1
+    elif t in ("Reshape", "Flatten"):
+        _set_shape(f.reshape_param.shape, [-1] + list(out_shape))
+    elif t == "Concatenate":
+        f.concatenate_param.axis = _axis(p["axis"])
+    elif t == "Slice":
+        from engine.layers.other import _slice_ranges
+        start, stop, step = _slice_ranges(tuple(in_shapes[0]), p)
+        f.slice_param.start.extend(start)
+        f.slice_param.stop.extend(stop)
+        f.slice_param.step.extend(step)
+    elif t == "SoftmaxCrossEntropy":
+        f.softmax_cross_entropy_param.axis = _axis(p["axis"])
+    elif t == "CategoricalCrossEntropy":
+        f.categorical_cross_entropy_param.axis = _axis(p["axis"])
+    elif t == "HuberLoss":
+        f.huber_loss_param.delta = float(p["delta"])
+
+
+def _initializer_message(msg: Any, init: Any) -> None:
+    msg.type = init.type
+    msg.multiplier = float(init.value) if init.type == "Constant" else float(init.multiplier)
+
+
+class _NetworkWriter:
+    """Adds one network (variables + functions) of the project to the protobuf."""
+
+    def __init__(self, proto: Any, project: Project, info: Any):
+        self.proto = proto
+        self.project = project
+        self.info = info
+        self.layers = {layer.name: layer for layer in project.network.layers}
+
+    def write(self, name: str, layer_names: Sequence[str], mode: str, batch: int,
+              post: Optional[Tuple[str, str, str]] = None) -> Dict[str, Any]:
+        """Write network ``name`` with the given layers; ``post`` = (function type, name, input) appends a
+        Softmax/Sigmoid. Returns {'inputs': [var names], 'params': [param names], 'output': var name}."""
+        from engine.layers import get_spec
+
+        net = self.proto.network.add()
+        net.name = name
+        net.batch_size = batch
+        params: List[str] = []
+        inputs: List[str] = []
+        last = None
+        for lname in [n for n in self.info.order if n in set(layer_names)]:
+            layer = self.layers[lname]
+            li = self.info.layers[lname]
+            spec = get_spec(layer.type)
+            if spec.is_input:
+                v = net.variable.add()
+                v.name, v.type = lname, "Buffer"
+                _set_shape(v.shape, [-1] + list(li.out_shape))
+                inputs.append(lname)
+                continue
+            f = net.function.add()
+            f.name = lname
+            f.type = mapping.EXPORT_AS.get(layer.type, layer.type)
+            if layer.type == "Dropout" and mode != "train":
+                f.type = "Identity"
+            f.input.extend(layer.inputs)
+            scope = mapping.WEIGHT_SCOPES.get(layer.type)
+            for key in mapping.WEIGHT_ORDER.get(layer.type, ()):
+                if key not in li.weight_shapes:
+                    continue
+                pname = f"{lname}/{scope}/{key}"
+                pv = net.variable.add()
+                pv.name, pv.type = pname, "Parameter"
+                _set_shape(pv.shape, li.weight_shapes[key])
+                init = (layer.initializers or {}).get(key) or spec.weights.get(key)
+                if init is None and key in mapping.RUNNING_STAT_INIT:
+                    from engine.project.model import Initializer
+                    init = Initializer("Constant", 1.0, mapping.RUNNING_STAT_INIT[key])
+                if init is not None:
+                    _initializer_message(pv.initializer, init)
+                f.input.append(pname)
+                params.append(pname)
+            f.output.append(lname)
+            if f.type != "Identity":
+                _fill_params(f, layer, li.params, li.in_shapes, li.out_shape, mode)
+            ov = net.variable.add()
+            ov.name, ov.type = lname, "Buffer"
+            _set_shape(ov.shape, [-1] + list(li.out_shape))
+            last = lname
+        output = last
+        if post is not None:
+            ftype, fname, src = post
+            f = net.function.add()
+            f.name, f.type = fname, ftype
+            f.input.append(src)
+            f.output.append(fname)
+            if ftype == "Softmax":
+                f.softmax_param.axis = 1
+            ov = net.variable.add()
+            ov.name, ov.type = fname, "Buffer"
+            _set_shape(ov.shape, [-1] + list(self.info.layers[src].out_shape))
+            output = fname
+        return {"inputs": inputs, "params": params, "output": output}
+
+
+def _solver(proto_solver: Any, project: Project, ipe: Optional[int], unsupported: List[str],
+            notes: List[str]) -> None:
+    from engine.solvers import SOLVER_PARAMS
+
+    opt = project.optimizer
+    s = proto_solver
+    s.type = opt.solver
+    field_name = mapping.SOLVER_PARAM_FIELDS[opt.solver]
+    p = getattr(s, field_name)
+    setattr(p, mapping.LR_FIELD[opt.solver], float(opt.learning_rate))
+    for key, value in dict(SOLVER_PARAMS[opt.solver], **opt.solver_params).items():
+        setattr(p, key, float(value))
+    if opt.solver == "AdamW":
+        p.wd = float(opt.weight_decay)
+    else:
+        s.weight_decay = float(opt.weight_decay)
+    sched = opt.schedule
+    total = ipe * project.config.max_epoch if ipe else None
+    if sched.type in ("exponential", "constant"):
+        s.lr_scheduler_type = "Exponential"
+        gamma = float(opt.lr_multiplier) if sched.type == "exponential" else 1.0
+        interval = int(opt.lr_update_interval) if sched.type == "exponential" else 0
+        if interval <= 0 and gamma != 1.0:
+            notes.append(f"lr_multiplier {gamma:g} with lr_update_interval 0 never changes the rate; written as a "
+                         "constant rate")
+            gamma = 1.0
+        s.exponential_scheduler_param.gamma = gamma
+        s.exponential_scheduler_param.iter_interval = interval
+    elif sched.type == "step":
+        s.lr_scheduler_type = "Step"
+        s.step_scheduler_param.gamma = float(sched.gamma)
+        s.step_scheduler_param.iter_steps.extend(int(v) for v in sched.steps)
+    else:
+        max_iter = int(sched.max_iter) or (total or 0)
+        if not max_iter:
+            unsupported.append(f"{sched.type} schedule over the whole run: the run length is unknown (training "
+                               "CSV not found), so max_iter is 1; set optimizer.schedule.max_iter")
+            max_iter = 1
+        if sched.type == "cosine":
+            s.lr_scheduler_type = "Cosine"
+            s.cosine_scheduler_param.max_iter = float(max_iter)
+        else:
+            s.lr_scheduler_type = "Polynomial"
+            s.polynomial_scheduler_param.max_iter = float(max_iter)
+            s.polynomial_scheduler_param.power = float(sched.power)
+    if opt.warmup_iterations:
+        s.lr_warmup_scheduler_type = "Linear"
+        s.linear_warmup_scheduler_param.warmup_iter = int(opt.warmup_iterations)
+        notes.append("nnabla's linear warm-up reaches the full rate one iteration earlier than nnconsole's")
+
+
+def extras_of(project: Project) -> Dict[str, Any]:
+    """nnconsole settings the nntxt format has no field for (see the module docstring)."""
+    import dataclasses
+
+    layers: Dict[str, Any] = {}
+    for layer in project.network.layers:
+        entry: Dict[str, Any] = {}
+        if layer.position is not None:
+            entry["position"] = [float(layer.position[0]), float(layer.position[1])]
+        if layer.type in mapping.EXPORT_AS:
+            entry["type"] = layer.type
+        layers[layer.name] = entry
+    opt = project.optimizer
+    return {
+        "name": project.name, "description": project.description,
+        "config": {"seed": project.config.seed, "device": project.config.device},
+        "multi_gpu": dataclasses.asdict(project.multi_gpu),
+        "datasets": {"cache": project.datasets.cache},
+        "layers": layers,
+        "schedule": {"type": opt.schedule.type, "max_iter": opt.schedule.max_iter},
+        "optimizer": {"lr_multiplier": opt.lr_multiplier, "lr_update_interval": opt.lr_update_interval},
+    }
+
+
+def _numeric_multidim_inputs(info: Any, csv_path: str) -> List[str]:
+    """Inputs with several dimensions fed from numeric columns (x__0, x__1, ...): the engine reshapes them,
+    nnabla's CSV reader gives a vector and nnabla_cli cannot feed it (NNC keeps such samples in files)."""
+    if not csv_path or not os.path.isfile(csv_path):
+        return []
+    try:
+        from engine.data import peek_csv
+        columns = peek_csv(csv_path, 0).columns
+    except Exception:
+        return []
+    out = []
+    for var, shape in info.input_variables.items():
+        numeric = [c for c in columns if c.split(":", 1)[0].startswith(var + "__")]
+        if len(shape) > 1 and numeric:
+            out.append(f"input '{var}' has shape {list(shape)} but the CSV gives it as {len(numeric)} numeric columns; "
+                       "nnabla_cli reads those as a vector and cannot feed this input (store each sample as an "
+                       "image or a CSV file, as NNC does)")
+    return out
+
+
+def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tuple[Any, List[str], List[str]]:
+    """The NNablaProtoBuf for a project, plus (unsupported, notes). Raises InteropError for a broken network."""
+    from nnabla.utils import nnabla_pb2
+
+    from engine.export import PROBABILITY_LOSSES, SIGMOID_LOSSES
+    from engine.layers import get_spec
+    from engine.project.validate import dataset_path
+    from engine.shapes import infer_network, runtime_layer_names
+
+    unsupported: List[str] = []
+    notes: List[str] = []
+    info = infer_network(project.network)
+    if info.errors:
+        raise InteropError("the network has problems, fix them before exporting:\n" + info.error_text())
+    for lname in info.order:
+        t = project.network.layer(lname).type
+        if t not in mapping.LAYER_TYPES and t not in mapping.EXPORT_AS:
+            raise InteropError(f"layer '{lname}' has type {t}, which nnabla files cannot hold")
+    cfg = project.config
+    batch = int(cfg.batch_size)
+    proto = nnabla_pb2.NNablaProtoBuf()
+    ctx = proto.global_config.default_context
+    if cfg.device == "cuda":
+        ctx.backends.extend([f"cudnn:{cfg.precision}", f"cuda:{cfg.precision}", "cpu:float"])
+        ctx.array_class = "CudaCachedArray"
+    else:
+        ctx.backends.append("cpu:float")
+        ctx.array_class = "CpuCachedArray"
+        if cfg.precision == "half":
+            unsupported.append("precision half: written as cpu:float (nnabla's CPU backend computes in float); "
+                               "set config.device: cuda to write a half-precision GPU context")
+    if cfg.device == "auto":
+        notes.append("device auto is written as a CPU context; nnabla_cli train -c ... --context cudnn uses a GPU")
+
+    def ds_path(rel: str) -> str:
+        if not rel:
+            return ""
+        if dataset_dir is not None and not os.path.isabs(rel):
+            return os.path.normpath(os.path.join(dataset_dir, rel))
+        return dataset_path(project, rel)
+
+    train_csv, valid_csv = ds_path(project.datasets.training), ds_path(project.datasets.validation)
+    ipe = iterations_per_epoch(csv_rows(train_csv), batch)
+    t = proto.training_config
+    t.max_epoch = int(cfg.max_epoch)
+    t.iter_per_epoch = int(ipe or 0)
+    t.save_best = bool(cfg.save_best)
+    t.monitor_interval = int(cfg.monitor_interval)
+    if not ipe:
+        unsupported.append(f"iter_per_epoch: the training CSV '{train_csv or '(none)'}' could not be read, so it "
+                           "is 0 (nnabla_cli would not train); set training_config.iter_per_epoch by hand")
+    unsupported += _numeric_multidim_inputs(info, train_csv)
+    if cfg.seed:
+        notes.append(f"seed {cfg.seed}: nnabla_cli has no seed setting (kept in the nnconsole comment)")
+
+    writer = _NetworkWriter(proto, project, info)
+    all_names = list(info.order)
+    main = writer.write(MAIN, all_names, "train", batch)
+    writer.write(VALIDATION, all_names, "validation", batch)
+    runtime_names = runtime_layer_names(project.network)
+    loss = info.loss_layers[0] if info.loss_layers else None
+    post = None
+    if loss is not None:
+        loss_layer = project.network.layer(loss)
+        pred = loss_layer.inputs[0]
+        taken = set(all_names)
+        if loss_layer.type in PROBABILITY_LOSSES or loss_layer.type in SIGMOID_LOSSES:
+            ftype = "Softmax" if loss_layer.type in PROBABILITY_LOSSES else "Sigmoid"
+            fname = f"{pred}_{ftype}"
+            while fname in taken:
+                fname += "_"
+            post = (ftype, fname, pred)
+    runtime = writer.write(RUNTIME, runtime_names, "runtime", batch, post=post)
+    if post is None and loss is not None:
+        pred = project.network.layer(loss).inputs[0]
+        if pred in runtime_names:
+            runtime["output"] = pred
+
+    for name, uri, shuffle in (("Training", train_csv, project.datasets.shuffle), ("Validation", valid_csv, False)):
+        d = proto.dataset.add()
+        d.name, d.type, d.uri = name, "Dataset", uri
+        d.batch_size = batch
+        d.shuffle = bool(shuffle)
+        d.no_image_normalization = not project.datasets.normalize
+        d.variable.extend(sorted(info.input_variables))
+
+    var_of = {}
+    for layer in project.network.layers:
+        spec = get_spec(layer.type)
+        if spec.is_input:
+            var_of[layer.name] = layer.params.get("variable") or layer.name
+
+    o = proto.optimizer.add()
+    o.name, o.network_name = "Optimizer", MAIN
+    o.dataset_name.append("Training")
+    o.update_interval = int(project.optimizer.update_interval)
+    _solver(o.solver, project, ipe, unsupported, notes)
+    for v in main["inputs"]:
+        dv = o.data_variable.add()
+        dv.variable_name, dv.data_name = v, var_of[v]
+    for lname in info.loss_layers:
+        o.loss_variable.add().variable_name = lname
+    layers = {layer.name: layer for layer in project.network.layers}
+    for pname in main["params"]:
+        lname, _, key = pname.split("/")
+        pv = o.parameter_variable.add()
+        pv.variable_name = pname
+        layer = layers[lname]
+        if key in mapping.NON_TRAINABLE.get(layer.type, ()):
+            pv.learning_rate_multiplier = 0.0
+        else:
+            pv.learning_rate_multiplier = float((layer.lr_multipliers or {}).get(key, 1.0))
+
+    if loss is not None:
+        for mname, dname in (("train_error", "Training"), ("valid_error", "Validation")):
+            m = proto.monitor.add()
+            m.name, m.network_name = mname, VALIDATION
+            m.dataset_name.append(dname)
+            for v in main["inputs"]:
+                dv = m.data_variable.add()
+                dv.variable_name, dv.data_name = v, var_of[v]
+            mv = m.monitor_variable.add()
+            mv.type, mv.variable_name = "Error", loss
+    else:
+        unsupported.append("monitors: the network has no loss layer, so nnabla_cli has nothing to train or monitor")
+
+    e = proto.executor.add()
+    e.name, e.network_name = "Executor", RUNTIME
+    e.num_evaluations = 1
+    e.repeat_evaluation_type = "mean"
+    e.need_back_propagation = False
+    for v in runtime["inputs"]:
+        dv = e.data_variable.add()
+        dv.variable_name, dv.data_name = v, var_of[v]
+    ov = e.output_variable.add()
+    ov.variable_name, ov.data_name = runtime["output"], OUTPUT_DATA_NAME
+    for pname in runtime["params"]:
+        e.parameter_variable.add().variable_name = pname
+    return proto, unsupported, notes
+
+
+def proto_text(proto: Any, extras: Optional[Dict[str, Any]] = None) -> str:
+    """The protobuf text, with the nnconsole settings comment first when ``extras`` is given."""
+    from google.protobuf import text_format
+
+    from .nntxt_import import EXTRAS_PREFIX
+
+    text = text_format.MessageToString(proto)
+    if extras is not None:
+        text = f"{EXTRAS_PREFIX} {json.dumps(extras, separators=(',', ':'))}\n" + text
+    return text
+
+
+def export_nntxt(project: Project, path: str, with_extras: bool = True,
+                 dataset_dir: Optional[str] = None) -> ExportResult:
+    """Write ``project`` to ``path`` (.nntxt) for ``nnabla_cli train -c PATH -o OUTDIR``."""
+    from engine.project.io import atomic_write
+
+    proto, unsupported, notes = project_to_proto(project, dataset_dir=dataset_dir)
+    text = proto_text(proto, extras_of(project) if with_extras else None)
+    atomic_write(path, text.encode("utf-8"))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)  # an export is for other tools: ordinary file permissions
+    return ExportResult(path=os.path.abspath(path), unsupported=unsupported, notes=notes)

@@ -1,0 +1,79 @@
+"""Export a training run's model: ``.nnp`` (as training wrote it), ``.nntxt`` (+ parameters) or ONNX."""
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Optional
+
+from .report import ExportResult, InteropError
+
+FORMATS = ("nnp", "nntxt", "onnx")
+
+
+def _run_files(run_dir: str, which: str):
+    from engine import runs
+
+    if not os.path.isdir(run_dir):
+        raise InteropError(f"{run_dir}: not a directory; give a run directory (results/<project>/<date>)")
+    project_file = os.path.join(run_dir, runs.RESOLVED_FILE)
+    if not os.path.isfile(project_file):
+        raise InteropError(f"{run_dir}: not a run directory (no {runs.RESOLVED_FILE}); give the folder "
+                           "'nnconsole train' printed as 'run directory'")
+    params = os.path.join(run_dir, f"parameters_{which}.h5")
+    nnp = os.path.join(run_dir, f"model_{which}.nnp")
+    if not os.path.isfile(params) and not os.path.isfile(nnp):
+        hint = " (the run kept no best model; use the final one)" if which == "best" else \
+            " (the run has not finished; wait for it or resume it)"
+        raise InteropError(f"{run_dir}: no trained model '{which}'{hint}")
+    return project_file, params, nnp
+
+
+def _ensure_nnp(project_file: str, params: str, nnp: str) -> str:
+    if os.path.isfile(nnp):
+        return nnp
+    from engine.export import export_nnp
+    from engine.project.io import load_project
+
+    project = load_project(project_file, validate=False, check_datasets=False)
+    return export_nnp(project, params, nnp)
+
+
+def export_run(run_dir: str, fmt: str, output: Optional[str] = None, which: str = "final",
+               opset: Optional[int] = None) -> ExportResult:
+    """Export run ``run_dir``'s ``which`` ('final' or 'best') model as ``fmt`` to ``output``.
+
+    Default output: ``<run_dir>/model_<which>.<fmt>``. ``nntxt`` writes the whole training setup (for
+    ``nnabla_cli train``) and copies the trained parameters next to it as ``<output stem>.h5``
+    (``nnabla_cli forward -c X.nntxt -p X.h5 ...``).
+    """
+    if fmt not in FORMATS:
+        raise InteropError(f"unknown format '{fmt}'; choose one of {', '.join(FORMATS)}")
+    if which not in ("final", "best"):
+        raise InteropError(f"unknown model '{which}'; choose final or best")
+    project_file, params, nnp = _run_files(run_dir, which)
+    output = output or os.path.join(run_dir, f"model_{which}.{fmt}")
+    os.makedirs(os.path.dirname(os.path.abspath(output)) or ".", exist_ok=True)
+    if fmt == "nnp":
+        source = _ensure_nnp(project_file, params, nnp)
+        if os.path.abspath(source) != os.path.abspath(output):
+            shutil.copyfile(source, output)
+        return ExportResult(path=os.path.abspath(output), unsupported=[
+            "training network, losses, optimizer, datasets and CONFIG: the .nnp holds the runtime network and its "
+            "parameters (use --format nntxt for the training setup)"])
+    if fmt == "onnx":
+        from .onnx_export import DEFAULT_OPSET, export_onnx
+
+        source = _ensure_nnp(project_file, params, nnp)
+        return export_onnx(source, output, opset=opset or DEFAULT_OPSET)
+    from engine.project.io import load_project
+
+    from .nntxt_export import export_nntxt
+
+    project = load_project(project_file, validate=False, check_datasets=False)
+    result = export_nntxt(project, output)
+    if os.path.isfile(params):
+        target = os.path.splitext(output)[0] + ".h5"
+        shutil.copyfile(params, target)
+        result.extra_files.append(os.path.abspath(target))
+        result.notes.append(f"trained parameters: nnabla_cli forward -c {output} -p {target} -d DATA.csv -o OUTDIR")
+    return result
