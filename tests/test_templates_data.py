@@ -49,10 +49,14 @@ def test_template_datasets_match_network(name, tmp_path):
     assert shapes == {"x": tuple(x_shape), "y": (1,)}
     layers = {layer["name"]: layer for layer in project["network"]["layers"]}
     assert layers["loss"]["inputs"] == ["fc2", "y"]
-    for i, layer in enumerate(project["network"]["layers"]):
-        assert layer["position"] == [0, 80 * i]
+    boxes = [tuple(layer["position"]) for layer in project["network"]["layers"]]
+    for i, a in enumerate(boxes):  # nodes (about 220 x 52 on the canvas) never overlap
+        for b in boxes[i + 1:]:
+            assert abs(a[0] - b[0]) >= 240 or abs(a[1] - b[1]) >= 80, (a, b)
+    for layer in project["network"]["layers"]:
         for src in layer["inputs"]:
             assert src in layers
+            assert layers[src]["position"][1] < layer["position"][1]  # data flows top to bottom
     sets = {}
     for role in ("training", "validation"):
         csv_path = folder / project["datasets"][role]

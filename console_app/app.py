@@ -1,0 +1,45 @@
+"""Starting the desktop console: the QApplication and ``main`` (the ``nnconsole-gui`` launcher)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import List, Optional
+
+
+def create_application(argv: Optional[List[str]] = None):
+    """The one QApplication, named so settings and autosaves land in nnconsole's folders."""
+    from PySide6.QtWidgets import QApplication
+
+    from console_app.settings import APPLICATION, ORGANIZATION
+
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(argv if argv is not None else [sys.argv[0]])
+    app.setOrganizationName(ORGANIZATION)
+    app.setApplicationName(APPLICATION)
+    app.setApplicationDisplayName("nnconsole")
+    app.setStyle("Fusion")
+    return app
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Open the main window (with PROJECT when given) and run until it closes."""
+    parser = argparse.ArgumentParser(prog="nnconsole-gui", description="The nnconsole desktop console.")
+    parser.add_argument("project", nargs="?", help="project YAML file to open")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    from console_app.cli import EXIT_NO_DISPLAY, NO_DISPLAY_MESSAGE, has_display
+
+    if not has_display():
+        print(NO_DISPLAY_MESSAGE, file=sys.stderr)
+        return EXIT_NO_DISPLAY
+    app = create_application()
+    from console_app.main_window import MainWindow
+
+    window = MainWindow()
+    window.show()
+    window.start(args.project)
+    return int(app.exec())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

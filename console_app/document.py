@@ -1,0 +1,118 @@
+"""The open project as the GUI sees it: the engine's Project dataclasses plus an undo stack and signals.
+
+Views never change the Project directly: they push QUndoCommands (``console_app/commands.py`` for
+the network, ``console_app/config/commands.py`` for settings) whose redo/undo call the small
+mutation methods here, which announce what changed through past-tense signals.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Optional
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoStack
+
+from engine.project.io import load_project, save_project
+from engine.project.model import Layer, Project
+
+
+class ProjectDocument(QObject):
+    """One open project: model, file path, undo stack and change notifications."""
+
+    network_changed = Signal()  # any layer added, removed, connected or edited
+    layer_changed = Signal(str)  # one layer's params/initializers/multipliers/position changed (its name)
+    settings_changed = Signal(str)  # a dotted settings path changed, e.g. "config.batch_size"
+    path_changed = Signal(str)
+    modified_changed = Signal(bool)
+    reloaded = Signal()  # a different project was loaded into this document
+
+    def __init__(self, project: Optional[Project] = None, parent: Optional[QObject] = None) -> None:
+        super().__init__(parent)
+        self.project = project or Project()
+        self.undo_stack = QUndoStack(self)
+        # a bound method (not a lambda), so Qt drops the connection when the document is destroyed
+        self.undo_stack.cleanChanged.connect(self._clean_changed)
+
+    # ---- files --------------------------------------------------------------------------------
+    @property
+    def path(self) -> Optional[str]:
+        return self.project.path
+
+    @property
+    def modified(self) -> bool:
+        return not self.undo_stack.isClean()
+
+    def load(self, path: str, check_datasets: bool = False) -> None:
+        """Replace the document with the project at ``path`` (raises ProjectError)."""
+        self.project = load_project(path, check_datasets=check_datasets)
+        self.undo_stack.clear()
+        self.reloaded.emit()
+        self.network_changed.emit()
+        self.path_changed.emit(self.project.path or "")
+
+    def save(self, path: Optional[str] = None) -> str:
+        """Save atomically (with a .bak of the previous file) and mark the stack clean."""
+        target = save_project(self.project, path or self.project.path)
+        self.undo_stack.setClean()
+        self.path_changed.emit(target)
+        return target
+
+    def display_name(self) -> str:
+        if self.project.path:
+            return os.path.basename(os.path.dirname(self.project.path)) + "/" + os.path.basename(self.project.path)
+        return self.project.name or "untitled"
+
+    # ---- mutations (called only from undo commands) ------------------------------------------
+    def insert_layer(self, index: int, layer: Layer) -> None:
+        self.project.network.layers.insert(index, layer)
+        self.network_changed.emit()
+
+    def remove_layer(self, name: str) -> tuple:
+        """Remove a layer; returns (index, layer) so undo can put it back."""
+        layers = self.project.network.layers
+        for i, layer in enumerate(layers):
+            if layer.name == name:
+                del layers[i]
+                self.network_changed.emit()
+                return i, layer
+        raise KeyError(name)
+
+    def set_layer_field(self, name: str, field: str, value: Any) -> None:
+        """Set one field of a layer (inputs, params, initializers, lr_multipliers, position, name, type)."""
+        layer = self.project.network.layer(name)
+        setattr(layer, field, value)
+        self.layer_changed.emit(layer.name)
+        if field in ("inputs", "params", "name", "type"):
+            self.network_changed.emit()
+
+    def set_setting(self, dotted: str, value: Any) -> None:
+        """Set a settings value by dotted path, e.g. ``optimizer.schedule.type``."""
+        target: Any = self.project
+        parts = dotted.split(".")
+        for part in parts[:-1]:
+            target = getattr(target, part)
+        setattr(target, parts[-1], value)
+        self.settings_changed.emit(dotted)
+
+    def get_setting(self, dotted: str) -> Any:
+        target: Any = self.project
+        for part in dotted.split("."):
+            target = getattr(target, part)
+        return target
+
+    def replace_project(self, project: Project, modified: bool = False) -> None:
+        """Show ``project`` (already loaded, e.g. leniently or from an autosave) instead of the current one.
+
+        The undo history is cleared; with ``modified`` the document starts unsaved (a recovered
+        autosave differs from the file on disk).
+        """
+        self.project = project
+        self.undo_stack.clear()
+        if modified:
+            self.undo_stack.resetClean()
+        self.reloaded.emit()
+        self.network_changed.emit()
+        self.path_changed.emit(self.project.path or "")
+
+    def _clean_changed(self, clean: bool) -> None:
+        self.modified_changed.emit(not clean)

@@ -1,0 +1,1 @@
+"""The EDIT tab: layer palette, network canvas, property panel, issues and statistics."""

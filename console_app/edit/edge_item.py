@@ -1,0 +1,88 @@
+"""A connection on the canvas: a curve with an arrow from a layer's output pin to an input pin.
+
+``target``/``index`` identify the edge in the model (``target.inputs[index] == source``), which
+is what deleting it needs.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QPainter, QPainterPath, QPainterPathStroker, QPen, QPolygonF
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem, QWidget
+
+from console_app.edit import style
+from console_app.edit.node_item import PORT_RADIUS
+
+ARROW = 7.0
+
+
+def curve(start: QPointF, end: QPointF) -> QPainterPath:
+    """A vertical S-curve from ``start`` (an output pin) down to ``end`` (an input pin)."""
+    path = QPainterPath(start)
+    dy = end.y() - start.y()
+    bend = max(20.0, abs(dy) * 0.45) if dy > 0 else max(60.0, abs(dy) * 0.3 + 40)
+    path.cubicTo(QPointF(start.x(), start.y() + bend), QPointF(end.x(), end.y() - bend - ARROW),
+                 QPointF(end.x(), end.y() - ARROW))
+    path.lineTo(end)
+    return path
+
+
+class EdgeItem(QGraphicsPathItem):
+    """The connection ``source`` -> ``target`` at input pin ``index``."""
+
+    def __init__(self, source: Any, target: Any, index: int) -> None:
+        super().__init__()
+        self.source = source  # NodeItem
+        self.target = target  # NodeItem
+        self.index = index
+        self.setFlag(QGraphicsItem.ItemIsSelectable)
+        self.setAcceptHoverEvents(True)
+        self.setZValue(0)
+        self._hover = False
+        self.update_path()
+
+    @property
+    def key(self) -> tuple:
+        return (self.target.name, self.index)
+
+    def update_path(self) -> None:
+        end = self.target.input_anchor(self.index) if self.index < len(self.target.in_ports) else \
+            self.target.input_anchor(0)
+        start = self.source.output_anchor()
+        self.setPath(curve(QPointF(start.x(), start.y() + PORT_RADIUS),
+                           QPointF(end.x(), end.y() - PORT_RADIUS)))
+
+    def shape(self) -> QPainterPath:
+        stroker = QPainterPathStroker()
+        stroker.setWidth(10)
+        return stroker.createStroke(self.path())
+
+    def hoverEnterEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        self._hover = True
+        self.update()
+
+    def hoverLeaveEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        self._hover = False
+        self.update()
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: Optional[QWidget] = None) -> None:
+        painter.setRenderHint(QPainter.Antialiasing)
+        color = style.SELECTED_COLOR if self.isSelected() else style.EDGE_COLOR
+        width = 2.4 if self.isSelected() or self._hover else 1.5
+        painter.setPen(QPen(color, width, Qt.SolidLine, Qt.RoundCap, Qt.RoundJoin))
+        painter.setBrush(Qt.NoBrush)
+        path = self.path()
+        painter.drawPath(path)
+        end = path.pointAtPercent(1.0)
+        before = path.pointAtPercent(0.97)
+        angle = math.atan2(end.y() - before.y(), end.x() - before.x())
+        left = QPointF(end.x() - ARROW * math.cos(angle - 0.45), end.y() - ARROW * math.sin(angle - 0.45))
+        right = QPointF(end.x() - ARROW * math.cos(angle + 0.45), end.y() - ARROW * math.sin(angle + 0.45))
+        painter.setPen(Qt.NoPen)
+        painter.setBrush(color)
+        painter.drawPolygon(QPolygonF([end, left, right]))
+
+    def boundingRect(self):  # noqa: N802 - Qt override
+        return super().boundingRect().adjusted(-ARROW, -ARROW, ARROW, ARROW)

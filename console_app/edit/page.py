@@ -1,0 +1,372 @@
+"""The EDIT tab: palette | canvas (with totals and issues below) | layer properties and statistics.
+
+The page wires the widgets to one ``NetworkEditor`` and re-runs shape inference whenever the
+document changes (coalesced to one refresh per event-loop turn; ``flush`` refreshes at once).
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from PySide6.QtCore import QByteArray, QMimeData, QPointF, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (QApplication, QLabel, QMenu, QSplitter, QTabWidget, QToolBar, QVBoxLayout,
+                               QWidget)
+
+from console_app.edit.canvas import NetworkScene
+from console_app.edit.clipboard import MIME_TYPE
+from console_app.edit.editor import NetworkEditor
+from console_app.edit.issues import IssuesPanel, collect_issues
+from console_app.edit.palette import LayerPalette
+from console_app.edit.properties import PropertyPanel
+from console_app.edit.statistics import StatisticsView
+from console_app.edit.view import NetworkView
+from console_app import settings as app_settings
+from engine.layers import groups
+from engine.shapes import NetworkInfo, infer_network
+
+PROPERTIES_TAB, STATISTICS_TAB = 0, 1
+
+
+class EditPage(QWidget):
+    """The network editor page; ``edit_actions`` holds its QActions by short name for the menus."""
+
+    def __init__(self, document: Any, window: Optional[Any] = None, parent: Optional[QWidget] = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("edit_page")
+        self.document = document
+        self.window_ = window
+        self.editor = NetworkEditor(document, self)
+        self.info: NetworkInfo = NetworkInfo()
+        self.last_message = ""
+        self._context_pos: Optional[QPointF] = None
+        self.edit_actions: Dict[str, QAction] = {}
+
+        self.palette = LayerPalette()
+        self.scene = NetworkScene(self)
+        self.view = NetworkView(self.scene)
+        self.properties = PropertyPanel(self.editor)
+        self.statistics = StatisticsView()
+        self.issues = IssuesPanel()
+        self.totals = QLabel()
+        self.totals.setObjectName("totals_label")
+        self.totals.setStyleSheet("padding: 3px 6px; background: #eef1f5; border-top: 1px solid #d5d9e0;")
+        self.zoom_label = QLabel("100%")
+        self.zoom_label.setObjectName("zoom_label")
+        self.zoom_label.setMinimumWidth(48)
+
+        self._refresh_timer = QTimer(self)  # coalesces the document's change signals into one refresh
+        self._refresh_timer.setSingleShot(True)
+        self._refresh_timer.setInterval(0)
+        self._refresh_timer.timeout.connect(self.refresh)
+        self._make_actions()
+        self._build_layout()
+        self._connect()
+        self.refresh()
+
+    # ---- construction ------------------------------------------------------------------------------
+    def _action(self, key: str, text: str, slot: Any, shortcut: Any = None, tip: str = "") -> QAction:
+        action = QAction(text, self)
+        action.setObjectName(f"action_{key}")
+        if shortcut is not None:
+            shortcuts = shortcut if isinstance(shortcut, list) else [shortcut]
+            action.setShortcuts([QKeySequence(s) for s in shortcuts])
+        if tip:
+            action.setToolTip(tip)
+            action.setStatusTip(tip)
+        action.triggered.connect(lambda _checked=False: slot())
+        self.edit_actions[key] = action
+        self.addAction(action)
+        return action
+
+    def _make_actions(self) -> None:
+        a = self._action
+        a("delete", "&Delete", self.delete_selected, [QKeySequence.Delete, "Backspace"],
+          "Delete the selected layers and connections")
+        a("cut", "Cu&t", self.cut_selected, QKeySequence.Cut, "Cut the selected layers")
+        a("copy", "&Copy", self.copy_selected, QKeySequence.Copy, "Copy the selected layers")
+        a("paste", "&Paste", self.paste, QKeySequence.Paste, "Paste layers")
+        a("select_all", "Select &All", self.select_all, QKeySequence.SelectAll, "Select every layer")
+        a("rename", "&Rename Layer", self.focus_rename, "F2", "Rename the selected layer")
+        a("find_layer", "&Find Layer Type", self.focus_palette_search, QKeySequence.Find,
+          "Search the layer palette")
+        a("auto_layout", "Auto &Layout", self.auto_layout, "Ctrl+L", "Arrange the network top to bottom")
+        a("zoom_in", "Zoom &In", self.view.zoom_in, [QKeySequence.ZoomIn, "Ctrl+="], "Zoom in (Ctrl+wheel)")
+        a("zoom_out", "Zoom &Out", self.view.zoom_out, QKeySequence.ZoomOut, "Zoom out (Ctrl+wheel)")
+        a("zoom_reset", "&Actual Size", self.view.zoom_reset, "Ctrl+0", "Zoom to 100%")
+        a("fit", "&Fit Network", self.view.fit, "Ctrl+Shift+F", "Show the whole network")
+        a("show_statistics", "Network &Statistics", self.show_statistics, "Ctrl+Shift+I",
+          "Per-layer output size, parameters and multiply-adds")
+        for key in ("delete", "cut", "copy", "paste", "select_all"):
+            # only while the canvas has focus: Delete in the palette or Ctrl+C in a list must not edit
+            action = self.edit_actions[key]
+            action.setShortcutContext(Qt.WidgetWithChildrenShortcut)
+            self.removeAction(action)
+            self.view.addAction(action)
+        self.add_menu = QMenu("Add &Layer", self)
+        self.add_menu.setObjectName("menu_add_layer")
+        for group, specs in groups().items():
+            sub = self.add_menu.addMenu(group)
+            for spec in specs:
+                action = QAction(spec.type, self)
+                action.setObjectName(f"action_add_{spec.type}")
+                action.setStatusTip(spec.doc)
+                action.triggered.connect(lambda _c=False, t=spec.type: self._add_from_menu(t))
+                sub.addAction(action)
+                self.edit_actions[f"add_{spec.type}"] = action
+
+    def _build_layout(self) -> None:
+        stack = self.document.undo_stack
+        undo, redo = QAction("Undo", self), QAction("Redo", self)  # fixed texts keep the toolbar still
+        undo.setObjectName("edit_undo")
+        redo.setObjectName("edit_redo")
+        undo.triggered.connect(stack.undo)
+        redo.triggered.connect(stack.redo)
+        self._undo_buttons = (undo, redo)
+        for signal in (stack.canUndoChanged, stack.canRedoChanged, stack.undoTextChanged, stack.redoTextChanged):
+            signal.connect(self._update_undo_buttons)
+        self._update_undo_buttons()
+        toolbar = QToolBar("Edit")
+        toolbar.setObjectName("edit_toolbar")
+        toolbar.setToolButtonStyle(Qt.ToolButtonTextOnly)
+        for item in (undo, redo, None, self.edit_actions["delete"], self.edit_actions["auto_layout"], None,
+                     self.edit_actions["zoom_out"], self.edit_actions["zoom_in"], self.edit_actions["zoom_reset"],
+                     self.edit_actions["fit"]):
+            toolbar.addSeparator() if item is None else toolbar.addAction(item)
+        toolbar.addWidget(self.zoom_label)
+        center = QWidget()
+        center_box = QVBoxLayout(center)
+        center_box.setContentsMargins(0, 0, 0, 0)
+        center_box.setSpacing(0)
+        center_box.addWidget(toolbar)
+        center_box.addWidget(self.view, 1)
+        center_box.addWidget(self.totals)
+        self.v_split = QSplitter(Qt.Vertical)
+        self.v_split.setObjectName("edit_vertical_splitter")
+        self.v_split.addWidget(center)
+        self.v_split.addWidget(self.issues)
+        self.v_split.setStretchFactor(0, 1)
+        self.v_split.setSizes([720, 110])
+        self.side_tabs = QTabWidget()
+        self.side_tabs.setObjectName("edit_side_tabs")
+        self.side_tabs.addTab(self.properties, "Layer Property")
+        self.side_tabs.addTab(self.statistics, "Statistics")
+        self.h_split = QSplitter(Qt.Horizontal)
+        self.h_split.setObjectName("edit_horizontal_splitter")
+        self.h_split.addWidget(self.palette)
+        self.h_split.addWidget(self.v_split)
+        self.h_split.addWidget(self.side_tabs)
+        self.h_split.setStretchFactor(1, 1)
+        self.h_split.setSizes([205, 735, 460])
+        box = QVBoxLayout(self)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.addWidget(self.h_split)
+        self.view.setContextMenuPolicy(Qt.CustomContextMenu)
+
+    def _connect(self) -> None:
+        doc = self.document
+        doc.network_changed.connect(self._schedule)
+        doc.layer_changed.connect(self._schedule)
+        doc.settings_changed.connect(self._schedule)
+        doc.reloaded.connect(self._reloaded)
+        self.palette.layer_activated.connect(self.add_layer)
+        self.view.layer_dropped.connect(lambda t, pos: self.add_layer(t, (pos.x(), pos.y())))
+        self.view.zoom_changed.connect(lambda z: self.zoom_label.setText(f"{z * 100:.0f}%"))
+        self.view.customContextMenuRequested.connect(self._context_menu)
+        self.scene.connection_requested.connect(self._connection_requested)
+        self.scene.nodes_moved.connect(self._nodes_moved)
+        self.scene.selectionChanged.connect(self._selection_changed)
+        self.scene.node_activated.connect(lambda _n: self.side_tabs.setCurrentIndex(PROPERTIES_TAB))
+        self.properties.edited.connect(self._panel_edited)
+        self.issues.layer_activated.connect(self.reveal_layer)
+        self.statistics.layer_activated.connect(self.reveal_layer)
+        self.editor.message_posted.connect(self.show_message)
+
+    def _update_undo_buttons(self, *_args: Any) -> None:
+        stack = self.document.undo_stack
+        undo, redo = self._undo_buttons
+        try:
+            can_undo, can_redo = stack.canUndo(), stack.canRedo()
+            undo_text, redo_text = stack.undoText(), stack.redoText()
+        except RuntimeError:  # the stack is being destroyed with its window
+            return
+        undo.setEnabled(can_undo)
+        redo.setEnabled(can_redo)
+        undo.setToolTip(f"Undo {undo_text}" if can_undo else "Nothing to undo")
+        redo.setToolTip(f"Redo {redo_text}" if can_redo else "Nothing to redo")
+
+    # ---- refresh -----------------------------------------------------------------------------------
+    def _schedule(self, *_args: Any) -> None:
+        self._refresh_timer.start()
+
+    def flush(self) -> None:
+        """Bring every view up to date with the document now."""
+        self._refresh_timer.stop()
+        self.refresh()
+
+    def refresh(self) -> None:
+        project = self.document.project
+        self.info = infer_network(project.network)
+        self.scene.sync(project.network, self.info)
+        self.statistics.set_info(self.info)
+        self.issues.set_issues(collect_issues(project, self.info))
+        n_err = len(self.info.errors)
+        text = (f"{len(self.info.order)} layers  ·  {self.info.total_params:,} parameters  ·  "
+                f"{self.info.total_macs:,} multiply-adds per sample")
+        if n_err:
+            text += f"  ·  <span style='color:#c62828'><b>{n_err} error{'s' if n_err != 1 else ''}</b></span>"
+        self.totals.setText(text)
+        self._selection_changed()
+
+    def _reloaded(self) -> None:
+        self.scene.select_names([])
+        self.flush()
+        self.view.show_top()
+
+    # ---- selection ---------------------------------------------------------------------------------
+    def selected_layers(self) -> List[str]:
+        order = {name: i for i, name in enumerate(self.document.project.network.names())}
+        return sorted(self.scene.selected_names(), key=lambda n: order.get(n, 0))
+
+    def select_layers(self, names: List[str]) -> None:
+        self.scene.select_names(names)
+
+    def reveal_layer(self, name: str) -> None:
+        node = self.scene.node(name)
+        if node is None:
+            return
+        self.scene.select_names([name])
+        self.view.ensureVisible(node.sceneBoundingRect(), 40, 40)
+
+    def _selection_changed(self) -> None:
+        names = self.selected_layers()
+        if len(names) == 1:
+            self.properties.show_layer(names[0], self.info)
+        else:
+            hint = (f"{len(names)} layers selected. Select one to edit its properties." if names else "")
+            self.properties.show_layer(None, hint=hint)
+        self.statistics.set_selected(names[0] if len(names) == 1 else None)
+
+    # ---- edits ---------------------------------------------------------------------------------------
+    def add_layer(self, type_name: str, position: Optional[tuple] = None) -> str:
+        """Add a layer as the palette does: after the one selected layer, else at ``position``/below."""
+        selected = self.selected_layers()
+        after = selected[0] if len(selected) == 1 and position is None else None
+        name = self.editor.add_layer(type_name, position=position, after=after)
+        self.flush()
+        self.reveal_layer(name)
+        self.view.setFocus()  # so Delete, Ctrl+C ... act on the new layer
+        return name
+
+    def _add_from_menu(self, type_name: str) -> None:
+        position = None
+        if self._context_pos is not None and not self.selected_layers():
+            position = (self._context_pos.x(), self._context_pos.y())
+        self._context_pos = None
+        self.add_layer(type_name, position)
+
+    def delete_selected(self) -> None:
+        self.editor.remove(self.scene.selected_names(), self.scene.selected_edges())
+        self.flush()
+
+    def copy_selected(self) -> bool:
+        names = self.selected_layers()
+        if not names:
+            return False
+        text = self.editor.copy_text(names)
+        mime = QMimeData()
+        mime.setData(MIME_TYPE, QByteArray(text.encode("utf-8")))
+        mime.setText(text)
+        QApplication.clipboard().setMimeData(mime)
+        self.show_message(f"copied {len(names)} layer{'s' if len(names) != 1 else ''}")
+        return True
+
+    def cut_selected(self) -> None:
+        if self.copy_selected():
+            self.delete_selected()
+
+    def paste(self) -> List[str]:
+        mime = QApplication.clipboard().mimeData()
+        if mime is None:
+            return []
+        text = bytes(mime.data(MIME_TYPE)).decode("utf-8") if mime.hasFormat(MIME_TYPE) else mime.text()
+        if not text:
+            return []
+        names = self.editor.paste_text(text)
+        self.flush()
+        if names:
+            self.scene.select_names(names)
+        return names
+
+    def select_all(self) -> None:
+        self.scene.select_names(list(self.scene.nodes()))
+
+    def auto_layout(self) -> None:
+        self.editor.auto_layout()
+        self.flush()
+
+    def focus_rename(self) -> None:
+        if self.properties.layer_name is None:
+            return
+        self.side_tabs.setCurrentIndex(PROPERTIES_TAB)
+        edit = self.properties.field("name").edit
+        edit.setFocus()
+        edit.selectAll()
+
+    def focus_palette_search(self) -> None:
+        self.palette.search.setFocus()
+        self.palette.search.selectAll()
+
+    def show_statistics(self) -> None:
+        self.side_tabs.setCurrentIndex(STATISTICS_TAB)
+
+    def _connection_requested(self, source: str, target: str, pin: int) -> None:
+        self.editor.connect_layers(source, target, None if pin < 0 else pin)
+        self.flush()
+
+    def _nodes_moved(self, moves: Dict[str, tuple]) -> None:
+        self.editor.move(moves)
+        self.flush()
+
+    def _panel_edited(self) -> None:
+        name = self.properties.layer_name  # after a rename: the new name, whose node is new
+        self.flush()
+        if name and self.selected_layers() != [name]:
+            self.scene.select_names([name])
+
+    def _context_menu(self, pos: Any) -> None:
+        self._context_pos = self.view.mapToScene(pos)
+        menu = QMenu(self)
+        menu.addMenu(self.add_menu)
+        menu.addSeparator()
+        for key in ("cut", "copy", "paste", "delete", "rename", None, "auto_layout", "fit"):
+            menu.addSeparator() if key is None else menu.addAction(self.edit_actions[key])
+        menu.exec(self.view.viewport().mapToGlobal(pos))
+        menu.deleteLater()
+
+    def show_message(self, text: str) -> None:
+        self.last_message = text
+        window = self.window_
+        if window is not None and hasattr(window, "statusBar"):
+            window.statusBar().showMessage(text, 8000)
+
+    # ---- window integration ------------------------------------------------------------------------
+    def set_active(self, active: bool) -> None:
+        """Enable the page's shortcuts only while the EDIT tab is shown."""
+        for action in self.edit_actions.values():
+            action.setEnabled(active)
+
+    def save_layout(self, settings: Any) -> None:
+        settings.set(app_settings.EDIT_SPLITTERS, [self.h_split.saveState(), self.v_split.saveState()])
+        settings.set(app_settings.RIGHT_PANEL_TAB, self.side_tabs.currentIndex())
+
+    def restore_layout(self, settings: Any) -> None:
+        states = settings.get(app_settings.EDIT_SPLITTERS)
+        if len(states) == 2:
+            self.h_split.restoreState(QByteArray(states[0]))
+            self.v_split.restoreState(QByteArray(states[1]))
+        self.side_tabs.setCurrentIndex(settings.get(app_settings.RIGHT_PANEL_TAB))
+
+
+def create_page(document: Any, window: Any) -> EditPage:
+    """The EDIT tab for ``document`` inside main window ``window``."""
+    return EditPage(document, window)

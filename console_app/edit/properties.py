@@ -1,0 +1,300 @@
+"""The property panel: typed editors for the selected layer's name, parameters, initializers and
+learning-rate multipliers, plus what shape inference says about it.
+
+Editors are built when the selection (or the layer's type) changes and only refilled afterwards,
+so focus stays where the user is typing. Every change goes through ``NetworkEditor``; a refused
+value is explained under its field and the old value stays.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGridLayout, QGroupBox, QLabel, QScrollArea,
+                               QStackedWidget, QVBoxLayout, QWidget)
+
+from console_app.edit import style
+from console_app.widgets.field import ERROR_STYLE, CheckedField
+from engine.layers import get_spec
+from engine.project.model import INITIALIZERS
+
+DEFAULT_HINT = ("Select a layer on the canvas to see and edit its properties.\n\n"
+                "Double-click a layer in the palette to add it below the selected one, or drag it "
+                "onto the canvas. Drag from a layer's bottom pin to another layer to connect them.")
+
+
+def value_text(value: Any) -> str:
+    """How a parameter value is shown in a text field: [3, 3] -> '3, 3', 1e-05 -> '1e-05'."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, float):
+        return repr(value)
+    return "" if value is None else str(value)
+
+
+class PropertyPanel(QScrollArea):
+    """Shows and edits one layer; ``show_layer(None)`` shows a hint instead."""
+
+    edited = Signal()  # an edit was accepted and pushed on the undo stack
+
+    def __init__(self, editor: Any, parent: Optional[QWidget] = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("property_panel")
+        self.setWidgetResizable(True)
+        self.setFrameShape(QScrollArea.NoFrame)
+        self.editor = editor
+        self.layer_name: Optional[str] = None
+        self._built_for: Optional[tuple] = None
+        self.fields: Dict[str, CheckedField] = {}
+        self.widgets: Dict[str, QWidget] = {}
+        self.weights_error: Optional[QLabel] = None
+        self._stack = QStackedWidget()
+        self.hint = QLabel(DEFAULT_HINT)
+        self.hint.setObjectName("property_hint")
+        self.hint.setWordWrap(True)
+        self.hint.setAlignment(Qt.AlignTop | Qt.AlignLeft)
+        self.hint.setStyleSheet("color: #56606b; padding: 12px;")
+        self._stack.addWidget(self.hint)
+        self._form_host = QWidget()
+        self._stack.addWidget(self._form_host)
+        self.setWidget(self._stack)
+
+    # ---- public --------------------------------------------------------------------------------
+    def show_layer(self, name: Optional[str], info: Any = None, hint: str = "") -> None:
+        network = self.editor.network
+        if name is None or name not in network.names():
+            self.layer_name = None
+            self._built_for = None
+            self.hint.setText(hint or DEFAULT_HINT)
+            self._stack.setCurrentWidget(self.hint)
+            return
+        layer = network.layer(name)
+        key = (name, layer.type)
+        if key != self._built_for:
+            self._build(name, layer.type)
+            self._built_for = key
+        self.layer_name = name
+        self._fill(info)
+        self._stack.setCurrentWidget(self._form_host)
+
+    def field(self, name: str) -> CheckedField:
+        return self.fields[name]
+
+    # ---- building --------------------------------------------------------------------------------
+    def _build(self, name: str, type_name: str) -> None:
+        old = self._form_host
+        self._form_host = QWidget()
+        self.fields, self.widgets = {}, {}
+        self.weights_error: Optional[QLabel] = None
+        outer = QVBoxLayout(self._form_host)
+        outer.setContentsMargins(10, 10, 10, 10)
+        outer.setSpacing(10)
+        try:
+            spec = get_spec(type_name)
+        except KeyError:
+            spec = None
+        fill, accent = style.group_colors(spec.group if spec else None)
+        header = QLabel()
+        header.setObjectName("prop_header")
+        header.setTextFormat(Qt.RichText)
+        header.setWordWrap(True)
+        header.setStyleSheet(f"background: {fill.name()}; border-left: 5px solid {accent.name()}; "
+                             "border-radius: 4px; padding: 6px 8px;")
+        doc = spec.doc if spec else "unknown layer type"
+        header.setText(f"<b>{type_name}</b> <span style='color:#56606b'>· {spec.group if spec else '?'}</span>"
+                       f"<br><span style='color:#3b4652'>{doc}</span>")
+        outer.addWidget(header)
+        general = QFormLayout()
+        general.setLabelAlignment(Qt.AlignRight | Qt.AlignTop)
+        self.fields["name"] = CheckedField("prop_name", lambda text: self._apply_rename(text))
+        general.addRow("Name", self.fields["name"])
+        outer.addLayout(general)
+        if spec is not None and spec.params:
+            outer.addWidget(self._params_box(spec))
+        if spec is not None and spec.weights:
+            outer.addWidget(self._weights_box(spec))
+        outer.addWidget(self._shapes_box())
+        outer.addStretch(1)
+        self._stack.insertWidget(1, self._form_host)
+        self._stack.removeWidget(old)
+        old.deleteLater()
+
+    def _params_box(self, spec: Any) -> QGroupBox:
+        box = QGroupBox("Parameters")
+        form = QFormLayout(box)
+        form.setLabelAlignment(Qt.AlignRight | Qt.AlignVCenter)
+        for p in spec.params:
+            label = QLabel(p.name)
+            label.setToolTip(p.doc)
+            if p.kind == "enum":
+                combo = QComboBox()
+                combo.setObjectName(f"param_{p.name}")
+                combo.addItems([str(c) for c in p.choices])
+                combo.activated.connect(lambda _i, k=p.name, c=combo: self._apply_param(k, c.currentText()))
+                combo.setToolTip(p.doc)
+                self.widgets[p.name] = combo
+                form.addRow(label, combo)
+            elif p.kind == "bool":
+                check = QCheckBox()
+                check.setObjectName(f"param_{p.name}")
+                check.setToolTip(p.doc)
+                check.clicked.connect(lambda on, k=p.name: self._apply_param(k, bool(on)))
+                self.widgets[p.name] = check
+                form.addRow(label, check)
+            else:
+                field = CheckedField(f"param_{p.name}", lambda text, k=p.name: self._apply_param(k, text))
+                field.edit.setToolTip(p.doc + (" (comma-separated integers)" if p.kind == "ints" else ""))
+                self.fields[f"param:{p.name}"] = field
+                form.addRow(label, field)
+        return box
+
+    def _weights_box(self, spec: Any) -> QGroupBox:
+        box = QGroupBox("Weights: initializer and learning-rate multiplier")
+        grid = QGridLayout(box)
+        grid.setHorizontalSpacing(6)
+        for col, title in enumerate(("", "initializer", "multiplier", "value", "LR ×")):
+            head = QLabel(title)
+            head.setStyleSheet("color: #56606b;")
+            grid.addWidget(head, 0, col)
+        row = 1
+        for key in spec.weights:
+            grid.addWidget(QLabel(f"<b>{key}</b>"), row, 0)
+            combo = QComboBox()
+            combo.setObjectName(f"init_type_{key}")
+            combo.addItems(list(INITIALIZERS))
+            combo.activated.connect(lambda _i, k=key, c=combo: self._apply_init(k, type=c.currentText()))
+            self.widgets[f"init_type:{key}"] = combo
+            grid.addWidget(combo, row, 1)
+            for col, (part, tip) in enumerate((("multiplier", "scales the standard deviation (ignored by Constant)"),
+                                                ("value", "the value of a Constant initializer")), start=2):
+                field = CheckedField(f"init_{part}_{key}",
+                                     lambda text, k=key, part=part: self._apply_init(k, **{part: text}),
+                                     show_error=False)  # this row's errors show once, under the grid
+                field.edit.setToolTip(tip)
+                field.edit.setMaximumWidth(70)
+                field.value_refused.connect(lambda msg, k=key: self._show_weight_error(k, msg))
+                self.fields[f"init_{part}:{key}"] = field
+                grid.addWidget(field, row, col)
+            lr = CheckedField(f"lr_{key}", lambda text, k=key: self._apply_lr(k, text), show_error=False)
+            lr.edit.setToolTip("learning-rate multiplier for this weight (0 freezes it)")
+            lr.edit.setMaximumWidth(56)
+            lr.value_refused.connect(lambda msg, k=key: self._show_weight_error(k, msg))
+            self.fields[f"lr:{key}"] = lr
+            grid.addWidget(lr, row, 4)
+            row += 1
+        self.weights_error = QLabel()
+        self.weights_error.setObjectName("weights_error")
+        self.weights_error.setWordWrap(True)
+        self.weights_error.setStyleSheet(ERROR_STYLE)
+        self.weights_error.hide()
+        grid.addWidget(self.weights_error, row, 0, 1, 5)
+        return box
+
+    def _shapes_box(self) -> QGroupBox:
+        box = QGroupBox("Shapes and cost (per sample)")
+        form = QFormLayout(box)
+        form.setLabelAlignment(Qt.AlignRight)
+        for key, title in (("inputs", "Inputs"), ("output", "Output"), ("params", "Parameters"),
+                           ("macs", "Multiply-adds")):
+            label = QLabel()
+            label.setObjectName(f"prop_{key}")
+            label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+            label.setWordWrap(True)
+            self.widgets[f"info:{key}"] = label
+            form.addRow(title, label)
+        problem = QLabel()
+        problem.setObjectName("prop_error")
+        problem.setWordWrap(True)
+        problem.setStyleSheet(ERROR_STYLE)
+        self.widgets["info:error"] = problem
+        form.addRow(problem)
+        return box
+
+    # ---- filling ---------------------------------------------------------------------------------
+    def _fill(self, info: Any) -> None:
+        layer = self.editor.network.layer(self.layer_name)
+        self.fields["name"].set_text(layer.name)
+        try:
+            spec = get_spec(layer.type)
+        except KeyError:
+            spec = None
+        layer_info = info.layers.get(layer.name) if info is not None else None
+        if spec is not None:
+            for p in spec.params:
+                value = layer.params.get(p.name, p.default)
+                if p.kind == "enum":
+                    combo = self.widgets[p.name]
+                    combo.setCurrentText(str(value))
+                elif p.kind == "bool":
+                    self.widgets[p.name].setChecked(bool(value))
+                else:
+                    self.fields[f"param:{p.name}"].set_text(value_text(value))
+            for key in spec.weights:
+                init = self.editor.effective_initializer(layer.name, key)
+                self.widgets[f"init_type:{key}"].setCurrentText(init.type)
+                self.fields[f"init_multiplier:{key}"].set_text(value_text(float(init.multiplier)))
+                value_field = self.fields[f"init_value:{key}"]
+                value_field.set_text(value_text(float(init.value)))
+                value_field.edit.setEnabled(init.type == "Constant")
+                self.fields[f"init_multiplier:{key}"].edit.setEnabled(init.type != "Constant")
+                self.fields[f"lr:{key}"].set_text(value_text(float(layer.lr_multipliers.get(key, 1.0))))
+        self._fill_info(layer, layer_info)
+
+    def _fill_info(self, layer: Any, li: Any) -> None:
+        w = self.widgets
+        if li is None:
+            for key in ("inputs", "output", "params", "macs"):
+                w[f"info:{key}"].setText("—")
+            w["info:error"].setText("")
+            return
+        ins: List[str] = []
+        for i, src in enumerate(layer.inputs):
+            shape = li.in_shapes[i] if i < len(li.in_shapes) else None
+            ins.append(f"{src}: {style.fmt_dims(shape) if shape is not None else '?'}")
+        w["info:inputs"].setText("\n".join(ins) or "none")
+        w["info:output"].setText(style.fmt_dims(li.out_shape) if li.out_shape is not None else "unknown")
+        weights = ", ".join(f"{k} {style.fmt_dims(s)}" for k, s in li.weight_shapes.items())
+        w["info:params"].setText(f"{li.n_params:,}" + (f"  ({weights})" if weights else ""))
+        w["info:macs"].setText(f"{li.macs:,}")
+        w["info:error"].setText(li.error or "")
+        w["info:error"].setVisible(bool(li.error))
+
+    # ---- applying ----------------------------------------------------------------------------------
+    def _done(self, message: Optional[str]) -> Optional[str]:
+        if not message:
+            self.edited.emit()
+        return message
+
+    def _apply_rename(self, text: str) -> Optional[str]:
+        if self.layer_name is None:
+            return None
+        message = self.editor.rename(self.layer_name, text)
+        if not message:
+            self.layer_name = text.strip()
+            self._built_for = (self.layer_name, self._built_for[1]) if self._built_for else None
+        return self._done(message)
+
+    def _apply_param(self, key: str, value: Any) -> Optional[str]:
+        if self.layer_name is None:
+            return None
+        return self._done(self.editor.set_param(self.layer_name, key, value))
+
+    def _apply_init(self, key: str, **change: Any) -> Optional[str]:
+        if self.layer_name is None:
+            return None
+        message = self.editor.set_initializer(self.layer_name, key, **change)
+        if not message and self.weights_error is not None:
+            self.weights_error.hide()
+        return self._done(message)
+
+    def _apply_lr(self, key: str, text: str) -> Optional[str]:
+        if self.layer_name is None:
+            return None
+        message = self.editor.set_lr_multiplier(self.layer_name, key, text)
+        if not message and self.weights_error is not None:
+            self.weights_error.hide()
+        return self._done(message)
+
+    def _show_weight_error(self, key: str, message: str) -> None:
+        self.weights_error.setText(f"{key}: {message}; the old value was kept")
+        self.weights_error.show()

@@ -1,0 +1,166 @@
+"""The canvas view: dotted light background, rubber-band selection, Ctrl+wheel zoom, middle-button
+panning, fit-to-network, and dropping layers dragged from the palette.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QPainter, QPolygonF
+from PySide6.QtWidgets import QGraphicsView, QWidget
+
+from console_app.edit import style
+from console_app.edit.palette import MIME_LAYER_TYPE
+
+MIN_ZOOM, MAX_ZOOM = 0.15, 3.0
+ZOOM_STEP = 1.2
+GRID = 20.0
+
+
+class NetworkView(QGraphicsView):
+    """Shows a NetworkScene; zoom is kept between MIN_ZOOM and MAX_ZOOM."""
+
+    layer_dropped = Signal(str, QPointF)  # a palette layer type dropped at a scene position
+    zoom_changed = Signal(float)
+
+    def __init__(self, scene: Any, parent: Optional[QWidget] = None) -> None:
+        super().__init__(scene, parent)
+        self.setObjectName("network_view")
+        self.setRenderHints(QPainter.Antialiasing | QPainter.TextAntialiasing | QPainter.SmoothPixmapTransform)
+        self.setDragMode(QGraphicsView.RubberBandDrag)
+        self.setRubberBandSelectionMode(Qt.IntersectsItemShape)
+        self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
+        self.setResizeAnchor(QGraphicsView.AnchorViewCenter)
+        self.setViewportUpdateMode(QGraphicsView.SmartViewportUpdate)
+        self.setAcceptDrops(True)
+        self.setFocusPolicy(Qt.StrongFocus)
+        self._pan_from: Optional[QPointF] = None
+
+    # ---- zoom -----------------------------------------------------------------------------------
+    def zoom(self) -> float:
+        return self.transform().m11()
+
+    def set_zoom(self, factor: float) -> None:
+        factor = max(MIN_ZOOM, min(MAX_ZOOM, factor))
+        scale = factor / self.zoom()
+        if not math.isclose(scale, 1.0):
+            self.scale(scale, scale)
+            self.zoom_changed.emit(self.zoom())
+
+    def zoom_in(self) -> None:
+        self.set_zoom(self.zoom() * ZOOM_STEP)
+
+    def zoom_out(self) -> None:
+        self.set_zoom(self.zoom() / ZOOM_STEP)
+
+    def zoom_reset(self) -> None:
+        self.set_zoom(1.0)
+
+    def fit(self, rect: Optional[QRectF] = None, max_zoom: float = 1.0) -> None:
+        """Show the whole network (or ``rect``), never magnified beyond ``max_zoom``."""
+        rect = rect if rect is not None else self.scene().nodes_rect()
+        if rect.isNull() or rect.isEmpty():
+            self.zoom_reset()
+            return
+        rect = rect.adjusted(-30, -30, 30, 30)
+        self.fitInView(rect, Qt.KeepAspectRatio)
+        if self.zoom() > max_zoom:
+            self.set_zoom(max_zoom)
+        elif self.zoom() < MIN_ZOOM:
+            self.set_zoom(MIN_ZOOM)
+        self.centerOn(rect.center())
+        self.zoom_changed.emit(self.zoom())
+
+    def show_top(self) -> None:
+        """At 100%, scroll so the top of the network is in view (how a project opens)."""
+        self.zoom_reset()
+        rect = self.scene().nodes_rect()
+        if rect.isNull():
+            return
+        visible = self.mapToScene(self.viewport().rect()).boundingRect()
+        if rect.height() + 60 <= visible.height() and rect.width() + 60 <= visible.width():
+            self.centerOn(rect.center())
+        else:
+            self.centerOn(QPointF(rect.center().x(), rect.top() - 30 + visible.height() / 2))
+
+    def wheelEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        if event.modifiers() & Qt.ControlModifier:
+            steps = event.angleDelta().y() / 120.0
+            self.set_zoom(self.zoom() * (ZOOM_STEP ** steps))
+            event.accept()
+            return
+        super().wheelEvent(event)
+
+    # ---- panning with the middle button -------------------------------------------------------
+    def mousePressEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        if event.button() == Qt.MiddleButton:
+            self._pan_from = event.position()
+            self.viewport().setCursor(Qt.ClosedHandCursor)
+            event.accept()
+            return
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        if self._pan_from is not None:
+            delta = event.position() - self._pan_from
+            self._pan_from = event.position()
+            self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() - int(delta.x()))
+            self.verticalScrollBar().setValue(self.verticalScrollBar().value() - int(delta.y()))
+            event.accept()
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        if self._pan_from is not None and event.button() == Qt.MiddleButton:
+            self._pan_from = None
+            self.viewport().unsetCursor()
+            event.accept()
+            return
+        super().mouseReleaseEvent(event)
+
+    # ---- drops from the palette -----------------------------------------------------------------
+    def _layer_type(self, event: Any) -> Optional[str]:
+        mime = event.mimeData()
+        if mime is not None and mime.hasFormat(MIME_LAYER_TYPE):
+            return bytes(mime.data(MIME_LAYER_TYPE)).decode("utf-8")
+        return None
+
+    def dragEnterEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        if self._layer_type(event):
+            event.acceptProposedAction()
+        else:
+            super().dragEnterEvent(event)
+
+    def dragMoveEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        if self._layer_type(event):
+            event.acceptProposedAction()
+        else:
+            super().dragMoveEvent(event)
+
+    def dropEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        type_name = self._layer_type(event)
+        if type_name:
+            self.layer_dropped.emit(type_name, self.mapToScene(event.position().toPoint()))
+            event.acceptProposedAction()
+        else:
+            super().dropEvent(event)
+
+    # ---- background -----------------------------------------------------------------------------
+    def drawBackground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802 - Qt override
+        painter.fillRect(rect, style.CANVAS_BACKGROUND)
+        if self.zoom() < 0.45:
+            return
+        painter.setPen(style.GRID_DOT)
+        left = math.floor(rect.left() / GRID) * GRID
+        top = math.floor(rect.top() / GRID) * GRID
+        points = []
+        y = top
+        while y < rect.bottom():
+            x = left
+            while x < rect.right():
+                points.append(QPointF(x, y))
+                x += GRID
+            y += GRID
+        if points:
+            painter.drawPoints(QPolygonF(points))

@@ -1,0 +1,124 @@
+"""Fixtures for the desktop-console tests: offscreen Qt, throwaway settings and autosave folders,
+dialogs that fail the test unless a test answers them, and windows closed without prompts.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import console_app  # noqa: E402,F401 - applies the PySide6 6.12 None-refcount guard first
+from PySide6.QtCore import QSettings, QStandardPaths  # noqa: E402
+
+QStandardPaths.setTestModeEnabled(True)  # ~/.qttest/...: never the user's real settings
+
+from console_app import dialogs  # noqa: E402
+from console_app.settings import Settings  # noqa: E402
+
+DIALOGS = ("ask_save_changes", "ask_open_project", "ask_save_path", "ask_directory", "choose_template",
+           "ask_recover_autosave", "show_error", "show_project_error", "show_about")
+
+
+@pytest.fixture(autouse=True)
+def isolated_app(qapp):
+    """A fresh organization name per test, so QSettings() and the app data folder start empty."""
+    old = qapp.organizationName(), qapp.applicationName()
+    qapp.setOrganizationName(f"nnconsole-test-{uuid.uuid4().hex[:10]}")
+    qapp.setApplicationName("nnconsole-test")
+    data_dir = QStandardPaths.writableLocation(QStandardPaths.AppDataLocation)
+    yield
+    config_file = QSettings().fileName()
+    shutil.rmtree(os.path.dirname(data_dir), ignore_errors=True)  # the per-test organization folder
+    shutil.rmtree(os.path.dirname(config_file), ignore_errors=True)
+    qapp.setOrganizationName(old[0])
+    qapp.setApplicationName(old[1])
+
+
+@pytest.fixture(autouse=True)
+def no_unexpected_dialogs(monkeypatch):
+    """Every dialog helper raises unless the test replaces it (a modal dialog would hang the run)."""
+    calls = []
+
+    def make(name):
+        def unexpected(*args, **kwargs):
+            calls.append(name)
+            raise AssertionError(f"unexpected dialog: dialogs.{name}{args[1:]}")
+        return unexpected
+
+    for name in DIALOGS:
+        monkeypatch.setattr(dialogs, name, make(name))
+    return calls
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return Settings(QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat))
+
+
+@pytest.fixture
+def template_project(tmp_path):
+    """A copy of the digits_cnn template's project.yaml (without its 1,800 images, which the
+    editor does not read); returns its path."""
+    from project_templates import template_path
+
+    folder = tmp_path / "digits"
+    folder.mkdir()
+    shutil.copy(template_path("digits_cnn") / "project.yaml", folder / "project.yaml")
+    return str(folder / "project.yaml")
+
+
+def _discard_changes(widget):
+    document = getattr(widget, "document", None)
+    if document is not None:
+        document.undo_stack.setClean()
+
+
+@pytest.fixture
+def make_window(qtbot, settings):
+    """Build MainWindows (EDIT tab only by default) that are closed without a save prompt."""
+    from console_app.main_window import MainWindow
+
+    def make(tab_keys=("edit",), settings_=None, document=None):
+        window = MainWindow(document=document, settings=settings_ or settings, tab_keys=tab_keys)
+        qtbot.addWidget(window, before_close_func=_discard_changes)
+        return window
+
+    return make
+
+
+@pytest.fixture
+def window(make_window):
+    return make_window()
+
+
+@pytest.fixture
+def page(qtbot):
+    """An EDIT page on an empty document."""
+    from console_app.document import ProjectDocument
+    from console_app.edit.page import EditPage
+
+    document = ProjectDocument()
+    page = EditPage(document, None)
+    page.resize(1200, 800)
+    qtbot.addWidget(page)
+    page.show()
+    return page
+
+
+@pytest.fixture
+def digits_page(qtbot, template_project):
+    """An EDIT page showing a copy of the digits_cnn template."""
+    from console_app.document import ProjectDocument
+    from console_app.edit.page import EditPage
+
+    document = ProjectDocument()
+    document.load(template_project)
+    page = EditPage(document, None)
+    page.resize(1200, 800)
+    qtbot.addWidget(page)
+    page.show()
+    return page

@@ -1,0 +1,215 @@
+"""The main window: tabs (real pages or placeholders), title, new/open/save/save-as, recent
+projects, the unsaved-changes prompt and the remembered layout."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import types
+
+import pytest
+from PySide6.QtWidgets import QLabel, QWidget
+
+from console_app import dialogs
+from console_app import settings as app_settings
+from console_app.main_window import TABS
+from console_app.templates_dialog import TemplateChooserDialog
+from engine.project.io import load_project
+
+pytestmark = pytest.mark.gui
+
+
+def test_tabs_are_nnc_tabs_with_placeholders(window):
+    assert [window.tabs.tabText(i) for i in range(window.tabs.count())] == [
+        "EDIT", "DATASET", "CONFIG", "TRAINING", "EVALUATION"]
+    assert window.tabs.widget(0) is window.edit_page
+    for key in ("dataset", "config", "training", "evaluation"):
+        label = window.findChild(QLabel, f"placeholder_label_{key}")
+        assert label is not None and "This tab will show" in label.text()
+
+
+def test_tab_pages_come_from_create_page(make_window, monkeypatch):
+    calls = []
+    fake = types.ModuleType("console_app.dataset.page")
+    fake.create_page = lambda document, window: calls.append((document, window)) or QLabel("fake dataset page")
+    broken = types.ModuleType("console_app.config.page")
+    broken.create_page = lambda document, window: 1 / 0
+    monkeypatch.setitem(sys.modules, "console_app.dataset.page", fake)
+    monkeypatch.setitem(sys.modules, "console_app.config.page", broken)
+    monkeypatch.setitem(sys.modules, "console_app.training.page", None)  # import raises ImportError
+    window = make_window(tab_keys=("edit", "dataset", "config", "training"))
+    assert calls == [(window.document, window)]
+    assert window.pages["dataset"].text() == "fake dataset page"
+    assert "ZeroDivisionError" in window.findChild(QLabel, "placeholder_label_config").text()
+    assert window.pages["training"].objectName() == "placeholder_training"
+
+
+def test_real_tab_modules_load_when_present(make_window):
+    window = make_window(tab_keys=tuple(key for key, _, _ in TABS))
+    for key, _, _ in TABS:
+        present = importlib.util.find_spec(f"console_app.{key}") is not None and \
+            importlib.util.find_spec(f"console_app.{key}.page") is not None
+        assert window.pages[key].objectName().startswith("placeholder_") is not present, key
+
+
+def test_title_marks_unsaved_changes(window, template_project):
+    assert window.windowTitle() == "untitled — nnconsole"
+    assert window.files.open_path(template_project)
+    assert window.windowTitle() == "digits/project.yaml — nnconsole"
+    window.edit_page.editor.add_layer("ReLU", after="fc2")
+    assert window.windowTitle() == "digits/project.yaml* — nnconsole"
+    window.actions_by_name["undo"].trigger()
+    assert window.windowTitle() == "digits/project.yaml — nnconsole"
+    window.actions_by_name["redo"].trigger()
+    window.actions_by_name["save"].trigger()
+    assert window.windowTitle() == "digits/project.yaml — nnconsole"
+    assert "ReLU" in load_project(template_project, check_datasets=False).network.names()
+
+
+def test_new_project_through_the_template_chooser(window, tmp_path, monkeypatch):
+    def choose(parent, start_dir):  # the real dialog, filled in as a user would, without exec()
+        dialog = TemplateChooserDialog(parent, start_dir)
+        dialog.select_template("iris_mlp")
+        assert "iris" in dialog.description.text().lower()
+        dialog.location.setText(str(tmp_path))
+        assert dialog.folder_name.text() == "iris_mlp"
+        return dialog.selection()
+
+    monkeypatch.setattr(dialogs, "choose_template", choose)
+    window.actions_by_name["new"].trigger()
+    path = str(tmp_path / "iris_mlp" / "project.yaml")
+    assert window.document.path == path and window.document.project.name == "iris_mlp"
+    assert os.path.isfile(tmp_path / "iris_mlp" / "data" / "train.csv")
+    assert window.settings.recent_projects() == [path]
+    assert window.edit_page.scene.nodes() and not window.document.modified
+
+
+def test_template_chooser_refuses_a_folder_in_use(qtbot, tmp_path):
+    (tmp_path / "digits_cnn").mkdir()
+    (tmp_path / "digits_cnn" / "keep.txt").write_text("mine")
+    dialog = TemplateChooserDialog(None, str(tmp_path))
+    qtbot.addWidget(dialog)
+    assert dialog.list.count() >= 4 and dialog.current_template() == "digits_cnn"
+    assert dialog.folder_name.text() == "digits_cnn_2"  # a free name is proposed
+    dialog.folder_name.setText("digits_cnn")
+    ok = dialog.buttons.buttons()[0]
+    assert not ok.isEnabled() and "not empty" in dialog.target.text()
+
+
+def test_open_save_as_and_recent_projects(window, template_project, tmp_path, monkeypatch):
+    monkeypatch.setattr(dialogs, "ask_open_project", lambda parent, start: template_project)
+    window.actions_by_name["open"].trigger()
+    assert window.document.path == template_project
+    target = str(tmp_path / "elsewhere" / "copy.yaml")
+    monkeypatch.setattr(dialogs, "ask_save_path", lambda parent, suggested: target)
+    window.actions_by_name["save_as"].trigger()
+    assert window.document.path == target and window.windowTitle() == "elsewhere/copy.yaml — nnconsole"
+    copy = load_project(target, check_datasets=False)
+    assert copy.datasets.training == "../digits/data/train.csv"  # still the same CSV file
+    assert "--allow-outside-data" in window.statusBar().currentMessage()
+    assert window.settings.recent_projects() == [target, template_project]
+    os.remove(template_project)  # a vanished project is dropped from the menu and the setting
+    window.rebuild_recent_menu()
+    recent = [a.toolTip() for a in window.recent_menu.actions() if a.objectName().startswith("action_recent_")]
+    assert recent == [target]
+    assert window.settings.get(app_settings.RECENT_PROJECTS) == [target]
+
+
+@pytest.mark.parametrize("answer", ["cancel", "discard", "save"])
+def test_unsaved_changes_prompt_on_close(window, template_project, monkeypatch, answer):
+    asked = []
+    monkeypatch.setattr(dialogs, "ask_save_changes", lambda parent, name: asked.append(name) or answer)
+    window.files.open_path(template_project)
+    window.show()
+    window.edit_page.editor.add_layer("Dropout", after="relu3")
+    closed = window.close()
+    assert asked == ["digits/project.yaml"]
+    saved = "Dropout" in load_project(template_project, check_datasets=False).network.names()
+    if answer == "cancel":
+        assert not closed and window.isVisible() and window.document.modified and not saved
+    else:
+        assert closed and not window.isVisible()
+        assert saved is (answer == "save")
+
+
+def test_opening_a_broken_network_still_opens_for_editing(window, template_project, monkeypatch):
+    text = open(template_project).read().replace("out_shape: 64", "out_shape: 0")
+    with open(template_project, "w") as fh:
+        fh.write(text)
+    assert window.files.open_path(template_project)
+    assert window.edit_page.scene.node("fc1").error
+    assert "fc1" in [i.layer for i in window.edit_page.issues.issues]
+    assert "1 problem" in window.statusBar().currentMessage()
+
+
+def test_files_that_are_not_projects_are_explained(window, tmp_path, monkeypatch):
+    shown = []
+    monkeypatch.setattr(dialogs, "show_project_error", lambda parent, action, path, exc: shown.append(exc.kind))
+    newer = tmp_path / "newer.yaml"
+    newer.write_text("format_version: 99\nname: x\n")
+    garbage = tmp_path / "garbage.yaml"
+    garbage.write_text("format_version: 2\nnetwork: [\n")
+    assert not window.files.open_path(str(newer))
+    assert not window.files.open_path(str(garbage))
+    assert shown == ["unsupported-version", "invalid"]
+    assert window.document.path is None
+
+
+def test_window_layout_is_remembered(make_window, settings, qtbot):
+    first = make_window(settings_=settings)
+    first.resize(760, 560)  # inside the offscreen platform's 800x600 screen
+    first.show()
+    first.tabs.setCurrentIndex(2)
+    first.edit_page.h_split.setSizes([150, 600, 350])
+    first.edit_page.side_tabs.setCurrentIndex(1)
+    qtbot.waitExposed(first)
+    sizes = first.edit_page.h_split.sizes()
+    first.close()
+    second = make_window(settings_=settings)
+    second.show()
+    qtbot.waitExposed(second)
+    assert (second.width(), second.height()) == (760, 560)
+    assert second.tabs.currentIndex() == 2 and second.edit_page.side_tabs.currentIndex() == 1
+    second.show_tab("edit")  # a hidden tab gets its final geometry when it is shown
+    qtbot.waitUntil(lambda: second.edit_page.h_split.sizes() == sizes, timeout=2000)
+
+
+def test_edit_shortcuts_only_work_on_the_edit_tab(window):
+    assert window.edit_page.edit_actions["delete"].isEnabled()
+    window.show_tab("dataset")
+    assert not window.edit_page.edit_actions["delete"].isEnabled()
+    window.show_tab("edit")
+    assert window.edit_page.edit_actions["delete"].isEnabled()
+    assert isinstance(window.findChild(QWidget, "network_view"), QWidget)
+
+
+def test_keyboard_delete_acts_on_the_canvas_only_and_ctrl_z_undoes(window, template_project, qtbot):
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    window.show()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=2000)  # shortcuts need the active window
+    window.files.open_path(template_project)
+    page = window.edit_page
+    page.select_layers(["conv2"])
+    page.palette.tree.setFocus()
+    QTest.keyClick(page.palette.tree, Qt.Key_Delete)
+    assert "conv2" in page.document.project.network.names()
+    page.view.setFocus()
+    qtbot.waitUntil(page.view.hasFocus, timeout=2000)
+    QTest.keyClick(page.view, Qt.Key_Delete)
+    assert "conv2" not in page.document.project.network.names()
+    QTest.keyClick(page.view, Qt.Key_Z, Qt.ControlModifier)
+    assert "conv2" in page.document.project.network.names()
+
+
+def test_saving_an_untitled_project_asks_where(window, tmp_path, monkeypatch):
+    window.edit_page.add_layer("Input")
+    assert window.windowTitle() == "untitled* — nnconsole"
+    target = str(tmp_path / "mine" / "project.yaml")
+    monkeypatch.setattr(dialogs, "ask_save_path", lambda parent, suggested: target)
+    window.actions_by_name["save"].trigger()
+    assert window.document.path == target and not window.document.modified
+    assert window.windowTitle() == "mine/project.yaml — nnconsole"
+    assert load_project(target, validate=False).network.names() == ["Input"]
