@@ -14,6 +14,7 @@ import io
 import json
 import math
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
@@ -146,7 +147,7 @@ def evaluation_dir(run_dir: str, model: str) -> str:
     return os.path.join(run_dir, EVALUATION_DIR, model)
 
 
-def _target_variable(project: Project) -> tuple:
+def target_variable(project: Project) -> tuple:
     """(loss layer type, dataset variable holding the loss's target) of the first loss layer."""
     from engine.layers import get_spec
     from engine.shapes import first_loss
@@ -210,7 +211,7 @@ def evaluate_run(run_dir: str, model: str = "best", batch_size: Optional[int] = 
                               "<project folder>/results/<project name>/")
     params_file = parameters_path(run_dir, model)
     project = load_project(project_file, check_datasets=False)
-    loss_type, label_var = _target_variable(project)
+    loss_type, label_var = target_variable(project)
     _, valid = load_datasets(project)
     outputs = _run_network(project, params_file, valid, batch_size or min(256, max(project.config.batch_size, 1)))
     outputs = outputs.reshape(valid.size, -1)
@@ -287,8 +288,15 @@ def write_evaluation(result: EvaluationResult, output: Optional[str] = None) -> 
     folder = output or evaluation_dir(result.run_dir, result.model)
     os.makedirs(folder, exist_ok=True)
     atomic_write(os.path.join(folder, SAMPLES_FILE), samples_csv_text(result).encode("utf-8"))
-    atomic_write(os.path.join(folder, METRICS_FILE), json.dumps(result.metrics, indent=2).encode("utf-8"))
+    atomic_write(os.path.join(folder, METRICS_FILE), metrics_json(result.metrics).encode("utf-8"))
     return folder
+
+
+def metrics_json(metrics: Dict[str, Any]) -> str:
+    """Indented JSON with lists of numbers on one line, so a confusion matrix reads as a matrix."""
+    text = json.dumps(metrics, indent=2)
+    return re.sub(r"\[\s+([-+\d.eE,\s]+?)\s+\]",
+                  lambda m: "[" + ", ".join(v.strip() for v in m.group(1).split(",")) + "]", text) + "\n"
 
 
 def read_evaluation(folder: str) -> tuple:

@@ -141,7 +141,7 @@ def test_dropping_a_palette_layer_places_it_there(page):
     mime.setData(MIME_LAYER_TYPE, b"Convolution")
     point = QPointF(view.viewport().rect().center())
     scene_pos = view.mapToScene(point.toPoint())
-    enter = QDragEnterEvent(point, Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
+    enter = QDragEnterEvent(point.toPoint(), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
     QApplication.sendEvent(view.viewport(), enter)  # Qt delivers a drop only to the widget that accepted the drag
     assert enter.isAccepted()
     QApplication.sendEvent(view.viewport(), QDropEvent(point, Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier))
@@ -152,6 +152,7 @@ def test_dropping_a_palette_layer_places_it_there(page):
 
 def test_auto_layout_puts_the_label_beside_the_prediction(digits_page):
     page = digits_page
+    page.document.set_layer_field("y", "position", (0.0, 800.0))  # in the main column, as a user might drop it
     page.edit_actions["auto_layout"].trigger()
     positions = {layer.name: layer.position for layer in net(page).layers}
     assert positions["y"][1] == positions["fc2"][1] and positions["y"][0] > positions["fc2"][0]

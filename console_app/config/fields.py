@@ -1,0 +1,179 @@
+"""Form editors bound to dotted project settings: edits push undo commands, document changes refresh them.
+
+A ``FieldSpec`` declares a setting once (path, kind, label, range, tooltip); ``SettingsGroup`` builds
+one QGroupBox of editors from a list of specs. Editors push ``SetSettingCommand``s as the user types
+(so the plan panel follows live) and are refreshed with signals blocked when the document changes,
+e.g. on undo. Each editor's objectName is ``field_<dotted path>``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QSpinBox,
+                               QWidget)
+
+from console_app.config.commands import get_path, set_path
+
+INT_MAX = 2_147_483_647
+INVALID_STYLE = "QLineEdit { border: 1px solid #d62728; background: #fff0f0; }"
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One setting in a form: ``kind`` is int, float, choice, bool, text, int_list or text_list."""
+
+    dotted: str
+    kind: str
+    label: str
+    minimum: float = 0
+    maximum: float = INT_MAX
+    choices: Sequence[str] = ()
+    tooltip: str = ""
+    positive: bool = False  # floats: must be > 0
+    default: Any = None  # shown when a dict setting lacks the key (solver parameters)
+
+
+def format_float(value: float) -> str:
+    """Shortest text that reads back as the same float: 0.001, 1e-08, 0.4."""
+    return repr(float(value))
+
+
+def parse_value(spec: FieldSpec, text: str) -> Any:
+    """The setting value for an editor's text; raises ValueError when it is not acceptable."""
+    text = text.strip()
+    if spec.kind == "float":
+        value = float(text)
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError("not a finite number")
+        if value < spec.minimum or (spec.positive and value <= 0):
+            raise ValueError("out of range")
+        return value
+    if spec.kind == "int_list":
+        values = [int(v) for v in text.replace(";", ",").split(",") if v.strip()]
+        if any(v < spec.minimum for v in values):
+            raise ValueError("out of range")
+        return values
+    if spec.kind == "text_list":
+        return [v.strip() for v in text.split(",") if v.strip()]
+    return text
+
+
+def format_value(spec: FieldSpec, value: Any) -> str:
+    if spec.kind == "float":
+        return format_float(value)
+    if spec.kind in ("int_list", "text_list"):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+class FieldEditor:
+    """One editor widget bound to one setting of a document."""
+
+    def __init__(self, document: Any, spec: FieldSpec, parent: Optional[QWidget] = None,
+                 on_commit: Optional[Callable[[str], None]] = None) -> None:
+        self.document = document
+        self.spec = spec
+        self.on_commit = on_commit
+        self._committing = False
+        self.widget = self._make(parent)
+        self.widget.setObjectName(f"field_{spec.dotted}")
+        if spec.tooltip:
+            self.widget.setToolTip(spec.tooltip)
+        self.sync()
+
+    def _make(self, parent: Optional[QWidget]) -> QWidget:
+        spec = self.spec
+        if spec.kind == "int":
+            w = QSpinBox(parent)
+            w.setRange(int(spec.minimum), int(min(spec.maximum, INT_MAX)))
+            w.setKeyboardTracking(True)
+            w.setAccelerated(True)
+            w.valueChanged.connect(lambda v: self._commit(int(v)))
+            return w
+        if spec.kind == "choice":
+            w = QComboBox(parent)
+            w.addItems(list(spec.choices))
+            w.currentTextChanged.connect(self._commit)
+            return w
+        if spec.kind == "bool":
+            w = QCheckBox(parent)
+            w.toggled.connect(lambda v: self._commit(bool(v)))
+            return w
+        w = QLineEdit(parent)
+        w.textEdited.connect(self._text_edited)
+        w.editingFinished.connect(self.sync)  # show the canonical text once the user leaves the field
+        return w
+
+    def _text_edited(self, text: str) -> None:
+        try:
+            value = parse_value(self.spec, text)
+        except ValueError:
+            self.widget.setStyleSheet(INVALID_STYLE)
+            return
+        self.widget.setStyleSheet("")
+        self._commit(value)
+
+    def _commit(self, value: Any) -> None:
+        self._committing = True  # the document echoes the change back: keep the user's text as typed
+        try:
+            changed = set_path(self.document, self.spec.dotted, value)
+        finally:
+            self._committing = False
+        if changed and self.on_commit:
+            self.on_commit(self.spec.dotted)
+
+    def sync(self) -> None:
+        """Show the document's value (signals blocked, so this pushes no command)."""
+        value = get_path(self.document, self.spec.dotted, self.spec.default)
+        w = self.widget
+        w.blockSignals(True)
+        try:
+            if isinstance(w, QSpinBox):
+                w.setValue(int(value))
+            elif isinstance(w, QComboBox):
+                if w.findText(str(value)) < 0:
+                    w.addItem(str(value))
+                w.setCurrentText(str(value))
+            elif isinstance(w, QCheckBox):
+                w.setChecked(bool(value))
+            else:
+                if not self._committing:
+                    w.setText(format_value(self.spec, value))
+                    w.setStyleSheet("")
+        finally:
+            w.blockSignals(False)
+
+
+class SettingsGroup(QGroupBox):
+    """A titled form of FieldEditors; ``sync(dotted)`` refreshes one editor or all of them."""
+
+    def __init__(self, document: Any, title: str, specs: List[FieldSpec], parent: Optional[QWidget] = None) -> None:
+        super().__init__(title, parent)
+        self.document = document
+        self.form = QFormLayout(self)
+        self.form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
+        self.form.setLabelAlignment(Qt.AlignRight | Qt.AlignVCenter)
+        self.editors: Dict[str, FieldEditor] = {}
+        self.labels: Dict[str, QLabel] = {}
+        for spec in specs:
+            self.add_field(spec)
+
+    def add_field(self, spec: FieldSpec) -> FieldEditor:
+        editor = FieldEditor(self.document, spec, self)
+        label = QLabel(spec.label, self)
+        label.setBuddy(editor.widget)
+        self.form.addRow(label, editor.widget)
+        self.editors[spec.dotted] = editor
+        self.labels[spec.dotted] = label
+        return editor
+
+    def sync(self, dotted: Optional[str] = None) -> None:
+        for path, editor in self.editors.items():
+            if dotted is None or dotted == path or path.startswith(dotted + ".") or dotted.startswith(path + "."):
+                editor.sync()
+
+    def set_enabled(self, dotted: str, enabled: bool) -> None:
+        self.editors[dotted].widget.setEnabled(enabled)
+        self.labels[dotted].setEnabled(enabled)

@@ -1,0 +1,186 @@
+"""The CONFIG tab: Global Config, Optimizer and Multi-GPU forms bound to the project, and the live plan.
+
+Every edit is an undoable ``SetSettingCommand``; the plan panel recomputes on every settings change
+(as the user types). Changing the solver is one undo step that also swaps in that solver's
+parameters; the learning-rate label reads "Alpha" for the Adam family, as in NNC.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from PySide6.QtWidgets import QHBoxLayout, QScrollArea, QSplitter, QVBoxLayout, QWidget
+
+from console_app.config.commands import set_settings
+from console_app.config.fields import FieldSpec, SettingsGroup
+from console_app.config.plan_panel import PlanPanel
+from engine.project.model import (ALPHA_SOLVERS, DEVICES, PRECISIONS, SCALING_POLICIES, SCHEDULES, SOLVERS)
+from engine.solvers import SOLVER_PARAMS
+
+GLOBAL_FIELDS = [
+    FieldSpec("config.max_epoch", "int", "Max epoch", 1, tooltip="Epochs to train (passes over the training set)."),
+    FieldSpec("config.batch_size", "int", "Batch size", 1, tooltip="Samples per iteration on each worker "
+              "(per GPU); the logical batch is this x workers x update interval."),
+    FieldSpec("config.precision", "choice", "Precision", choices=PRECISIONS, tooltip="half = mixed precision "
+              "on GPUs."),
+    FieldSpec("config.monitor_interval", "int", "Monitor interval", 1, tooltip="Iterations between training-loss "
+              "records on the learning curve."),
+    FieldSpec("config.save_best", "bool", "Save best", tooltip="Keep the parameters with the lowest validation "
+              "error (parameters_best.h5)."),
+    FieldSpec("config.seed", "int", "Seed", 0, tooltip="Random seed: the same seed and workers replay a run."),
+    FieldSpec("config.device", "choice", "Device", choices=DEVICES, tooltip="auto uses CUDA when available."),
+]
+OPTIMIZER_FIELDS = [
+    FieldSpec("optimizer.solver", "choice", "Solver", choices=SOLVERS, tooltip="The updater (nnabla solver)."),
+    FieldSpec("optimizer.learning_rate", "float", "Learning rate", positive=True,
+              tooltip="Single-worker learning rate (Alpha for Adam); the plan scales it for N workers."),
+    FieldSpec("optimizer.weight_decay", "float", "Weight decay", 0),
+    FieldSpec("optimizer.schedule.type", "choice", "Schedule", choices=SCHEDULES,
+              tooltip="exponential: multiply by the LR multiplier every LR update interval (NNC)."),
+    FieldSpec("optimizer.lr_multiplier", "float", "LR multiplier", positive=True),
+    FieldSpec("optimizer.lr_update_interval", "int", "LR update interval", 0,
+              tooltip="Single-worker iterations between LR multiplications (0 = never); divided by N exactly."),
+    FieldSpec("optimizer.schedule.steps", "int_list", "Step points", 1,
+              tooltip="step schedule: iterations (single worker) at which the LR is multiplied by gamma."),
+    FieldSpec("optimizer.schedule.gamma", "float", "Gamma", positive=True),
+    FieldSpec("optimizer.schedule.max_iter", "int", "Decay length", 0,
+              tooltip="cosine/polynomial: iterations of decay (0 = the whole run)."),
+    FieldSpec("optimizer.schedule.power", "float", "Power", positive=True),
+    FieldSpec("optimizer.warmup_iterations", "int", "Warm-up iterations", 0,
+              tooltip="Linear warm-up from 0 over this many single-worker iterations."),
+    FieldSpec("optimizer.update_interval", "int", "Update interval", 1,
+              tooltip="Gradient accumulation: update the weights every U iterations."),
+]
+MULTI_GPU_FIELDS = [
+    FieldSpec("multi_gpu.workers", "int", "Workers (GPUs or processes)", 1, 4096),
+    FieldSpec("multi_gpu.scaling", "choice", "Scaling policy", choices=SCALING_POLICIES,
+              tooltip="linear: LR x N (NNC's advice); keep-logical-batch: batch / N; sqrt: LR x sqrt(N)."),
+    FieldSpec("multi_gpu.warmup_epochs", "float", "Warm-up epochs", 0,
+              tooltip="Gradual warm-up from the single-worker LR to the scaled LR (Goyal et al. 2017)."),
+    FieldSpec("multi_gpu.hosts", "text_list", "Hosts", tooltip="host or host:slots, comma-separated (mpiexec)."),
+    FieldSpec("multi_gpu.hostfile", "text", "Hostfile"),
+    FieldSpec("multi_gpu.launcher", "choice", "Launcher", choices=("auto", "mpiexec", "srun")),
+]
+# Which schedule fields matter for each schedule type.
+SCHEDULE_FIELDS = {
+    "optimizer.lr_multiplier": ("exponential",), "optimizer.lr_update_interval": ("exponential",),
+    "optimizer.schedule.steps": ("step",), "optimizer.schedule.gamma": ("step",),
+    "optimizer.schedule.max_iter": ("cosine", "polynomial"), "optimizer.schedule.power": ("polynomial",),
+}
+
+
+def solver_params_for(solver: str, current: Dict[str, float]) -> Dict[str, float]:
+    """The new solver's parameters: its defaults, keeping values of parameters both solvers share."""
+    return {k: float(current.get(k, default)) for k, default in SOLVER_PARAMS.get(solver, {}).items()}
+
+
+class ConfigPage(QWidget):
+    """The three CONFIG forms on the left, the plan panel on the right."""
+
+    def __init__(self, document: Any, window: Any = None, parent: Optional[QWidget] = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("config_page")
+        self.document = document
+        self.window_ = window
+        self.global_group = SettingsGroup(document, "Global Config", GLOBAL_FIELDS)
+        self.optimizer_group = SettingsGroup(document, "Optimizer", OPTIMIZER_FIELDS)
+        self.multi_gpu_group = SettingsGroup(document, "Multi-GPU", MULTI_GPU_FIELDS)
+        self.solver_group = SettingsGroup(document, "Solver parameters", [])
+        self.groups: List[SettingsGroup] = [self.global_group, self.optimizer_group, self.solver_group,
+                                            self.multi_gpu_group]
+        # The solver combo needs the macro (solver + its parameters), not a plain field edit.
+        solver_combo = self.optimizer_group.editors["optimizer.solver"].widget
+        solver_combo.currentTextChanged.disconnect()
+        solver_combo.currentTextChanged.connect(self._solver_chosen)
+
+        forms = QWidget()
+        left = QVBoxLayout(forms)
+        top = QHBoxLayout()
+        column = QVBoxLayout()
+        column.addWidget(self.global_group)
+        column.addWidget(self.multi_gpu_group)
+        column.addStretch(1)
+        column2 = QVBoxLayout()
+        column2.addWidget(self.optimizer_group)
+        column2.addWidget(self.solver_group)
+        column2.addStretch(1)
+        top.addLayout(column, 1)
+        top.addLayout(column2, 1)
+        left.addLayout(top)
+        left.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(forms)
+        scroll.setObjectName("config_forms")
+
+        self.plan_panel = PlanPanel()
+        splitter = QSplitter()
+        splitter.addWidget(scroll)
+        splitter.addWidget(self.plan_panel)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        splitter.setSizes([760, 560])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(splitter)
+
+        document.settings_changed.connect(self._setting_changed)
+        document.reloaded.connect(self.reload)
+        document.path_changed.connect(lambda _path: self.plan_panel.refresh(self.document.project))
+        self.reload()
+
+    # ---- document -> view ---------------------------------------------------------------------
+    def reload(self) -> None:
+        """Rebuild everything from the document (a different project was loaded)."""
+        self._rebuild_solver_params()
+        for group in self.groups:
+            group.sync()
+        self._update_states()
+        self.plan_panel.refresh(self.document.project)
+
+    def _setting_changed(self, dotted: str) -> None:
+        if dotted == "optimizer.solver":  # never on solver_params: that would delete the editor being typed in
+            self._rebuild_solver_params()
+        for group in self.groups:
+            group.sync(dotted)
+        self._update_states()
+        self.plan_panel.refresh(self.document.project)
+
+    def _update_states(self) -> None:
+        project = self.document.project
+        kind = project.optimizer.schedule.type
+        for dotted, kinds in SCHEDULE_FIELDS.items():
+            self.optimizer_group.set_enabled(dotted, kind in kinds)
+        alpha = project.optimizer.solver in ALPHA_SOLVERS
+        self.optimizer_group.labels["optimizer.learning_rate"].setText("Alpha" if alpha else "Learning rate")
+
+    def _rebuild_solver_params(self) -> None:
+        """One float field per parameter of the current solver (optimizer.solver_params[key])."""
+        group = self.solver_group
+        solver = self.document.project.optimizer.solver
+        wanted = [f"optimizer.solver_params.{k}" for k in SOLVER_PARAMS.get(solver, {})]
+        if list(group.editors) == wanted and wanted:
+            return
+        while group.form.rowCount():
+            group.form.removeRow(0)
+        group.editors.clear()
+        group.labels.clear()
+        defaults = SOLVER_PARAMS.get(solver, {})
+        group.setTitle(f"Solver parameters ({solver})")
+        for key, default in defaults.items():
+            group.add_field(FieldSpec(f"optimizer.solver_params.{key}", "float", key, 0, default=float(default),
+                                      tooltip=f"{solver}'s '{key}' (nnabla default {default!r})."))
+        group.setVisible(bool(defaults))
+
+    # ---- view -> document ---------------------------------------------------------------------
+    def _solver_chosen(self, solver: str) -> None:
+        project = self.document.project
+        if solver == project.optimizer.solver:
+            return
+        params = solver_params_for(solver, project.optimizer.solver_params)
+        set_settings(self.document, {"optimizer.solver": solver, "optimizer.solver_params": params},
+                     f"Change Solver to {solver}")
+
+
+def create_page(document: Any, window: Any = None) -> QWidget:
+    """Entry point used by the main window: the CONFIG tab for ``document``."""
+    return ConfigPage(document, window)

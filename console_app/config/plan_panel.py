@@ -1,0 +1,203 @@
+"""The live "multi-GPU plan" panel: what the engine will run for the project on N workers, and why.
+
+Every figure comes from ``engine.plan.make_plan`` (the same call the launcher makes): per-worker and
+logical batch, iterations per epoch, effective learning rate, the exact LR update interval and
+multiplier, warm-up, the engine's notes and warnings. A table compares 1, 2, 4 and 8 workers (plus
+the project's own N) so the user sees what N changes. The dataset size comes from the training CSV.
+"""
+from __future__ import annotations
+
+import html
+import os
+from typing import Any, List, Optional, Tuple
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSizePolicy, QTableWidget,
+                               QTableWidgetItem, QTextBrowser, QVBoxLayout, QWidget)
+
+from engine.plan import Plan, PlanError, make_plan
+from engine.project.model import ALPHA_SOLVERS, Project
+
+COMPARED_WORKERS = (1, 2, 4, 8)
+CURRENT_BRUSH = QBrush(QColor("#e8f1fb"))
+
+
+def _g(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def _int(x: Optional[int]) -> str:
+    return "?" if x is None else f"{x:,}"
+
+
+# (row label, function of a Plan giving the cell text); the LR row label depends on the solver.
+ROWS: List[Tuple[str, Any]] = [
+    ("Per-worker batch", lambda p: str(p.per_worker_batch)),
+    ("Logical batch", lambda p: str(p.logical_batch)),
+    ("Iterations / epoch", lambda p: _int(p.iterations_per_epoch)),
+    ("Total iterations", lambda p: _int(p.total_iterations)),
+    ("LEARNING_RATE", lambda p: _g(p.effective_lr)),
+    ("LR scale", lambda p: f"x{_g(p.lr_scale)}"),
+    ("LR update interval", lambda p: str(p.effective_lr_update_interval) if p.effective_lr_update_interval
+     else "never"),
+    ("LR multiplier", lambda p: _g(p.effective_lr_multiplier)),
+    ("Warm-up iterations", lambda p: _int(p.total_warmup_iterations)),
+]
+
+
+class DatasetSizeCache:
+    """Training-set row counts by (path, mtime), so typing in CONFIG never re-reads an unchanged CSV."""
+
+    def __init__(self) -> None:
+        self._cache: dict = {}
+
+    def size(self, project: Project) -> Optional[int]:
+        from engine.data import peek_csv
+        from engine.project.validate import dataset_path
+
+        rel = project.datasets.training
+        if not rel:
+            return None
+        path = dataset_path(project, rel)
+        try:
+            key = (path, os.stat(path).st_mtime_ns)
+        except OSError:
+            return None
+        if key not in self._cache:
+            try:
+                self._cache[key] = peek_csv(path, 0).row_count
+            except (OSError, ValueError):
+                self._cache[key] = None
+        return self._cache[key]
+
+
+class PlanPanel(QWidget):
+    """Summary of the current N, a comparison table for 1/2/4/8 workers, and notes and warnings."""
+
+    def __init__(self, parent: Optional[QWidget] = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("plan_panel")
+        self.sizes = DatasetSizeCache()
+        self.plans: List[Any] = []  # a Plan, or the PlanError of an N that cannot run
+        self.current: Optional[Plan] = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        title = QLabel("<b>Multi-GPU plan</b> &mdash; what the engine will run, from <code>engine.plan</code>", self)
+        layout.addWidget(title)
+        self.summary = QLabel(self)
+        self.summary.setObjectName("plan_summary")
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.RichText)
+        layout.addWidget(self.summary)
+        self.error = QLabel(self)
+        self.error.setObjectName("plan_error")
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("QLabel { color: #a00000; background: #fff0f0; border: 1px solid #e0a0a0; "
+                                 "padding: 6px; }")
+        self.error.hide()
+        layout.addWidget(self.error)
+        self.table = QTableWidget(self)
+        self.table.setObjectName("plan_table")
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.setSelectionMode(QAbstractItemView.NoSelection)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.table.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
+        layout.addWidget(self.table)
+        self.notes = QTextBrowser(self)
+        self.notes.setObjectName("plan_notes")
+        self.notes.setOpenLinks(False)
+        layout.addWidget(self.notes, 1)
+
+    # ---- data ---------------------------------------------------------------------------------
+    def worker_counts(self, project: Project) -> List[int]:
+        n = max(1, int(project.multi_gpu.workers))
+        return sorted(set(COMPARED_WORKERS) | {n})
+
+    def refresh(self, project: Project) -> None:
+        """Recompute every plan from the project as it is now (cheap: pure arithmetic)."""
+        size = self.sizes.size(project)
+        n = max(1, int(project.multi_gpu.workers))
+        self.plans = []
+        for k in self.worker_counts(project):
+            try:
+                self.plans.append(make_plan(project, workers=k, dataset_size=size))
+            except PlanError as exc:
+                self.plans.append(exc)  # that N cannot run: its column says why
+        self.current = next((p for p in self.plans if isinstance(p, Plan) and p.workers == n), None)
+        self._fill_table(project)
+        if self.current is None:
+            problem = next(p for k, p in zip(self.worker_counts(project), self.plans) if k == n)
+            self.error.setText(f"<b>These settings cannot run on {n} worker{'s' if n > 1 else ''}:</b> "
+                               f"{html.escape(str(problem))}")
+            self.error.show()
+            self.summary.setText("")
+            self.notes.setHtml("")
+            return
+        self.error.hide()
+        self._show_summary(self.current, project, size)
+        self._show_notes(self.current)
+
+    def cell(self, row_label: str, workers: int) -> str:
+        """The table's text for a figure and a worker count (tests and tooltips)."""
+        labels = [self.table.verticalHeaderItem(r).text() for r in range(self.table.rowCount())]
+        heads = [self.table.horizontalHeaderItem(c).text() for c in range(self.table.columnCount())]
+        col = next(i for i, h in enumerate(heads) if h.split()[0] == f"N={workers}")
+        return self.table.item(labels.index(row_label), col).text()
+
+    # ---- views --------------------------------------------------------------------------------
+    def _lr_name(self, project: Project) -> str:
+        return "Alpha" if project.optimizer.solver in ALPHA_SOLVERS else "Learning rate"
+
+    def _show_summary(self, p: Plan, project: Project, size: Optional[int]) -> None:
+        lr = self._lr_name(project)
+        data = f"{size:,} training samples" if size is not None else "training set size unknown (iterations need it)"
+        self.summary.setText(
+            f"<b>N = {p.workers}</b> worker{'s' if p.workers > 1 else ''}, scaling <b>{p.policy}</b>: per-worker "
+            f"batch <b>{p.per_worker_batch}</b>, logical batch <b>{p.logical_batch}</b>, "
+            f"{lr.lower()} <b>{_g(p.base_lr)} &rarr; {_g(p.effective_lr)}</b>, "
+            f"<b>{_int(p.iterations_per_epoch)}</b> iterations/epoch ({data}).")
+
+    def _fill_table(self, project: Project) -> None:
+        n = max(1, int(project.multi_gpu.workers))
+        self.table.clear()
+        self.table.setRowCount(len(ROWS))
+        self.table.setColumnCount(len(self.plans))
+        bold = QFont()
+        bold.setBold(True)
+        for c, (k, plan) in enumerate(zip(self.worker_counts(project), self.plans)):
+            head = QTableWidgetItem(f"N={k}" + (" (project)" if k == n else ""))
+            if k == n:
+                head.setFont(bold)
+            self.table.setHorizontalHeaderItem(c, head)
+            for r, (label, fn) in enumerate(ROWS):
+                if isinstance(plan, Plan):
+                    item = QTableWidgetItem(fn(plan))
+                    if plan.warnings:
+                        item.setToolTip("\n".join(w.message for w in plan.warnings))
+                else:
+                    item = QTableWidgetItem("\u2014")
+                    item.setToolTip(str(plan))
+                    item.setForeground(QBrush(QColor("#a00000")))
+                item.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
+                if k == n:
+                    item.setBackground(CURRENT_BRUSH)
+                    item.setFont(bold)
+                self.table.setItem(r, c, item)
+        for r, (label, _) in enumerate(ROWS):
+            self.table.setVerticalHeaderItem(r, QTableWidgetItem(self._lr_name(project) if label == "LEARNING_RATE"
+                                                                 else label))
+        height = self.table.horizontalHeader().height() + 2 * self.table.frameWidth()
+        height += sum(self.table.rowHeight(r) for r in range(self.table.rowCount()))
+        self.table.setFixedHeight(height + 2)
+
+    def _show_notes(self, p: Plan) -> None:
+        parts = []
+        for w in p.warnings:
+            parts.append(f"<p style='color:#9a5b00'><b>&#9888; Warning [{html.escape(w.code)}]</b> "
+                         f"{html.escape(w.message)}<br><i>Fix:</i> {html.escape(w.fix)}</p>")
+        if p.notes:
+            parts.append("<ul style='margin-left:-20px'>" + "".join(f"<li>{html.escape(n)}</li>" for n in p.notes)
+                         + "</ul>")
+        self.notes.setHtml(f"<p><b>Notes for N = {p.workers}</b></p>" + "".join(parts))

@@ -1,0 +1,1 @@
+"""DATASET tab: dataset CSV paths, previews with thumbnails, class histograms and variable matching."""

@@ -1,0 +1,305 @@
+"""The DATASET tab: training and validation CSV paths, their previews, and the network's variables matched.
+
+Paths are undoable edits of the document's Datasets fields. Opening a CSV shows its first rows at
+once (``engine.data.peek_csv``: no image decoded); the full check, ``engine.data.load_dataset`` with
+the shapes the network's Input layers expect, runs on a background thread and fills in the class
+histogram (``engine.data.class_histogram``) and the loaded shapes, or the engine's error with file,
+line and fix. Header problems come from ``engine.project.validate.check_datasets``, before any run.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QGridLayout, QGroupBox, QHBoxLayout, QHeaderView,
+                               QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QSplitter,
+                               QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
+
+from console_app.config.commands import set_setting
+from console_app.config.fields import FieldEditor, FieldSpec
+from console_app.dataset.background import BackgroundCall
+from console_app.dataset.matching import ExpectedVariable, expected_variables, shape_text, variable_status
+from console_app.dataset.preview import PREVIEW_ROWS, DatasetPreview
+from engine.data import DatasetError, class_histogram, load_dataset, peek_csv
+from engine.project.validate import check_datasets, dataset_path
+
+SPLITS = ("training", "validation")
+OK_BRUSH = QBrush(QColor("#e6f4e6"))
+BAD_BRUSH = QBrush(QColor("#fbe3e3"))
+
+
+def choose_dataset_file(parent: Optional[QWidget], start: str) -> str:
+    """Ask for a dataset CSV (a helper so tests can replace the dialog); '' when cancelled."""
+    path, _ = QFileDialog.getOpenFileName(parent, "Choose a dataset CSV", start,
+                                          "NNC dataset CSV (*.csv);;All files (*)")
+    return path
+
+
+def relative_to_project(project_path: Optional[str], chosen: str) -> str:
+    """A path as stored in the project: relative when the file is inside the project folder."""
+    if not project_path:
+        return os.path.abspath(chosen)
+    folder = os.path.dirname(os.path.abspath(project_path))
+    full = os.path.abspath(chosen)
+    if os.path.commonpath([folder, full]) == folder:
+        return os.path.relpath(full, folder)
+    return full
+
+
+@dataclass
+class SplitState:
+    """What the tab knows about one CSV: its resolved path, header, loaded shapes or error."""
+
+    path: str = ""
+    header: Optional[List[str]] = None
+    loaded: Optional[Dict[str, tuple]] = None
+    error: str = ""
+    token: int = 0
+
+
+class DatasetPage(QWidget):
+    """Dataset paths, the variables table, the problems list and one preview per CSV."""
+
+    check_finished = Signal(str)  # a split's background load ended (its preview, histogram and shapes are shown)
+
+    def __init__(self, document: Any, window: Any = None, parent: Optional[QWidget] = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("dataset_page")
+        self.document = document
+        self.window_ = window
+        self.states: Dict[str, SplitState] = {s: SplitState() for s in SPLITS}
+        self.expected: List[ExpectedVariable] = []
+        # No Qt parent: the loader lives until its threads end, even if this page is deleted first.
+        self.loader = BackgroundCall()
+        self.loader.finished.connect(self._loaded)
+        self._token_split: Dict[int, str] = {}
+        self._refresh_timer = QTimer(self)
+        self._refresh_timer.setSingleShot(True)
+        self._refresh_timer.setInterval(300)
+        self._refresh_timer.timeout.connect(self.refresh)
+
+        self.path_edits: Dict[str, QLineEdit] = {}
+        files = QGroupBox("Dataset files (NNC CSV format; paths relative to the project file)")
+        grid = QGridLayout(files)
+        for row, split in enumerate(SPLITS):
+            edit = QLineEdit()
+            edit.setObjectName(f"dataset_path_{split}")
+            edit.setPlaceholderText("data/train.csv" if split == "training" else "data/validation.csv")
+            edit.editingFinished.connect(lambda s=split: self._path_edited(s))
+            browse = QPushButton("Browse...")
+            browse.setObjectName(f"dataset_browse_{split}")
+            browse.clicked.connect(lambda _=False, s=split: self._browse(s))
+            grid.addWidget(QLabel(f"{split.capitalize()} CSV"), row, 0)
+            grid.addWidget(edit, row, 1)
+            grid.addWidget(browse, row, 2)
+            self.path_edits[split] = edit
+        options = QHBoxLayout()
+        self.option_editors = []
+        for dotted, label in (("datasets.shuffle", "Shuffle"), ("datasets.normalize", "Normalize images (/255)"),
+                              ("datasets.cache", "Cache decoded images")):
+            editor = FieldEditor(document, FieldSpec(dotted, "bool", label))
+            editor.widget.setText(label)
+            options.addWidget(editor.widget)
+            self.option_editors.append(editor)
+        options.addStretch(1)
+        grid.addLayout(options, 2, 1, 1, 2)
+
+        self.variables = QTableWidget(0, 5)
+        self.variables.setObjectName("dataset_variables")
+        self.variables.setHorizontalHeaderLabels(["Variable", "Role", "Network shape", "Training CSV",
+                                                  "Validation CSV"])
+        self.variables.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.variables.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
+        self.variables.verticalHeader().hide()
+        self.problems = QListWidget()
+        self.problems.setObjectName("dataset_problems")
+        self.problems.setWordWrap(True)
+        self.problems.setStyleSheet("QListWidget { color: #a00000; }")
+        checks = QGroupBox("Variables the network expects, matched against the CSV headers")
+        check_layout = QHBoxLayout(checks)
+        check_layout.addWidget(self.variables, 3)
+        problem_box = QVBoxLayout()
+        self.problems_title = QLabel("<b>Problems</b>")
+        problem_box.addWidget(self.problems_title)
+        problem_box.addWidget(self.problems)
+        check_layout.addLayout(problem_box, 2)
+
+        self.previews = {s: DatasetPreview(s) for s in SPLITS}
+        self.preview_tabs = QTabWidget()
+        self.preview_tabs.setObjectName("dataset_previews")
+        for split in SPLITS:
+            self.preview_tabs.addTab(self.previews[split], f"{split.capitalize()} preview")
+
+        top = QWidget()
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.addWidget(files)
+        top_layout.addWidget(checks)
+        splitter = QSplitter(Qt.Vertical)
+        splitter.addWidget(top)
+        splitter.addWidget(self.preview_tabs)
+        splitter.setSizes([290, 610])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(splitter)
+
+        document.settings_changed.connect(self._setting_changed)
+        document.reloaded.connect(self.refresh)
+        document.path_changed.connect(lambda _p: self.refresh())
+        document.network_changed.connect(self._refresh_timer.start)
+        self.refresh()
+
+    # ---- document -> view ---------------------------------------------------------------------
+    def _setting_changed(self, dotted: str) -> None:
+        if dotted.startswith("datasets"):
+            for editor in self.option_editors:
+                editor.sync()
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Re-read headers and previews now and start the full checks in the background."""
+        project = self.document.project
+        try:
+            self.expected = expected_variables(project)
+        except Exception:  # noqa: BLE001 - a broken network must not break this tab
+            self.expected = []
+        for split in SPLITS:
+            self._refresh_split(split)
+        self._show_problems()
+        self._fill_variables()
+
+    def _refresh_split(self, split: str) -> None:
+        project = self.document.project
+        rel = getattr(project.datasets, split)
+        edit = self.path_edits[split]
+        if edit.text() != rel:
+            edit.setText(rel)
+        state = self.states[split] = SplitState()
+        preview = self.previews[split]
+        if not rel:
+            state.error = f"No {split} dataset: choose a CSV file."
+            preview.clear(state.error)
+            return
+        state.path = dataset_path(project, rel)
+        try:
+            peek = peek_csv(state.path, PREVIEW_ROWS)
+        except DatasetError as exc:
+            state.error = str(exc)
+            preview.clear("")
+            preview.show_error(state.error)
+            return
+        state.header = list(peek.variables)
+        preview.show_preview(peek)
+        preview.show_error("")
+        shapes = {v.variable: v.shape for v in self.expected if v.shape}
+        ds = project.datasets
+        state.token = self.loader.start(load_dataset, state.path, shapes, ds.normalize, ds.cache)
+        self._token_split[state.token] = split
+
+    def _loaded(self, token: int, dataset: Any, error: Optional[BaseException]) -> None:
+        split = self._token_split.pop(token, None)
+        if split is None or self.states[split].token != token:
+            return  # an older request; a newer one is on its way
+        state = self.states[split]
+        preview = self.previews[split]
+        if error is not None:
+            state.error = str(error)
+            preview.show_error(state.error if isinstance(error, DatasetError)
+                               else f"{state.path}: {type(error).__name__}: {error}")
+        else:
+            state.loaded = dict(dataset.shapes)
+            kinds = dict(dataset.kinds)
+            self._show_histogram(split, dataset)
+            try:
+                preview.show_preview(peek_csv(state.path, PREVIEW_ROWS), kinds)
+            except DatasetError:
+                pass
+        self._show_problems()
+        self._fill_variables()
+        self.check_finished.emit(split)
+
+    def _show_histogram(self, split: str, dataset: Any) -> None:
+        from engine.evaluate import EvaluationError, target_variable
+        from engine.layers import get_spec
+
+        preview = self.previews[split]
+        try:
+            loss_type, variable = target_variable(self.document.project)
+        except (EvaluationError, KeyError, IndexError):
+            preview.show_histogram({}, "")
+            return
+        if variable not in dataset.arrays:
+            preview.show_histogram({}, variable)
+            return
+        if get_spec(loss_type).task == "classification":
+            try:
+                preview.show_histogram(class_histogram(dataset, variable), variable)
+                return
+            except ValueError:
+                pass
+        preview.show_value_histogram(dataset.arrays[variable], variable)
+
+    def _show_problems(self) -> None:
+        self.problems.clear()
+        lines: List[str] = []
+        for p in check_datasets(self.document.project):
+            lines.append(f"{p.path}: {p.message}" + (f" \u2014 fix: {p.fix}" if p.fix else ""))
+        for split in SPLITS:
+            error = self.states[split].error
+            if error and not any(error in line for line in lines) and self.states[split].header is not None:
+                lines.append(f"datasets.{split}: {error}")
+        for line in lines:
+            item = QListWidgetItem("\u2716 " + line)
+            self.problems.addItem(item)
+        if not lines:
+            item = QListWidgetItem("\u2714 No problems found: the datasets match the network.")
+            item.setForeground(QBrush(QColor("#1e6b1e")))
+            self.problems.addItem(item)
+        self.problems_title.setText(f"<b>Problems ({len(lines)})</b>")
+
+    def problem_texts(self) -> List[str]:
+        """The problems currently listed (empty when everything matches)."""
+        texts = [self.problems.item(i).text() for i in range(self.problems.count())]
+        return [t[2:] for t in texts if t.startswith("\u2716")]
+
+    def _fill_variables(self) -> None:
+        table = self.variables
+        table.setRowCount(len(self.expected))
+        for r, var in enumerate(self.expected):
+            cells = [var.variable, var.role, shape_text(var.shape) if var.shape else "?"]
+            for c, text in enumerate(cells):
+                table.setItem(r, c, QTableWidgetItem(text))
+            for c, split in enumerate(SPLITS, start=3):
+                state = self.states[split]
+                ok, text = variable_status(var, state.header, state.loaded)
+                if ok and state.loaded is None and state.error and state.header is not None:
+                    ok, text = False, "error (see problems)"
+                item = QTableWidgetItem(("\u2714 " if ok else "\u2716 ") + text)
+                item.setBackground(OK_BRUSH if ok else BAD_BRUSH)
+                table.setItem(r, c, item)
+
+    # ---- view -> document ---------------------------------------------------------------------
+    def _path_edited(self, split: str) -> None:
+        text = self.path_edits[split].text().strip()
+        set_setting(self.document, f"datasets.{split}", text, mergeable=False)
+
+    def _browse(self, split: str) -> None:
+        project = self.document.project
+        current = self.states[split].path
+        start = os.path.dirname(current) if current else os.path.dirname(project.path or os.getcwd())
+        chosen = choose_dataset_file(self.window_ if isinstance(self.window_, QWidget) else self, start)
+        if chosen:
+            set_setting(self.document, f"datasets.{split}", relative_to_project(project.path, chosen),
+                        mergeable=False)
+
+    def wait_for_checks(self, timeout: float = 30.0) -> None:
+        """Join the background loads (tests and screenshots)."""
+        self.loader.wait(timeout)
+
+
+def create_page(document: Any, window: Any = None) -> QWidget:
+    """Entry point used by the main window: the DATASET tab for ``document``."""
+    return DatasetPage(document, window)

@@ -1,0 +1,1 @@
+"""EVALUATION tab: a run evaluated through `nnconsole evaluate`: per-sample table, confusion matrix, metrics."""

@@ -1,0 +1,329 @@
+"""Runs the engine's CLI in a QProcess and tails the run directory, so the GUI trains exactly as the CLI does.
+
+``RunController`` owns one training (or replay) process: it starts ``nnconsole train PROJECT --gpus N
+--quiet``, learns the run directory from the CLI's first line, tails ``metrics.jsonl`` with
+``engine.runs.read_metrics`` on a QTimer, and reports the end from ``status.json``. Stop sends SIGTERM
+(QProcess.terminate), which the launcher turns into a graceful stop with a checkpoint. A run started
+elsewhere (the CLI, or a previous GUI) can be attached to: it is tailed until its process is gone.
+``EngineCommand`` runs one short CLI command (evaluate) off the GUI thread.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+from typing import List, Optional
+
+from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
+
+from engine import runs
+
+POLL_MS = 66  # ~15 Hz: how often metrics.jsonl is read while a run goes
+ALIVE_CHECK_TICKS = 15  # attached runs: check the process every ~1 s
+_RUN_DIR_LINE = re.compile(r"^(?:run directory: |replaying .* into )(?P<dir>.+?)\s*$")
+
+
+def engine_program() -> tuple:
+    """(program, leading arguments) that run the CLI here: ``python -m engine.cli``, or the frozen app."""
+    from engine.runtime_paths import cli_command
+
+    argv = cli_command()
+    return argv[0], argv[1:]
+
+
+def _environment() -> QProcessEnvironment:
+    env = QProcessEnvironment.systemEnvironment()
+    env.insert("PYTHONUNBUFFERED", "1")
+    return env
+
+
+class RunController(QObject):
+    """One training run at a time: start, stop, attach, and the records it writes, as signals."""
+
+    run_started = Signal(str)  # run directory
+    records_received = Signal(str, list)  # run directory, new metrics records (dicts)
+    output_received = Signal(str)  # text the engine printed (stdout and stderr)
+    run_finished = Signal(str, str, int)  # run directory, status (finished|stopped|failed), exit code
+    launch_failed = Signal(str)  # the engine ended before creating a run directory: its message
+    running_changed = Signal(bool)
+
+    def __init__(self, parent: Optional[QObject] = None) -> None:
+        super().__init__(parent)
+        self._process: Optional[QProcess] = None
+        self._run_dir: Optional[str] = None
+        self._attached_pid: Optional[int] = None
+        self._offset = 0
+        self._ticks = 0
+        self._stdout = ""
+        self._stderr = ""
+        self._line_buffer = ""
+        self.stop_requested = False
+        self._timer = QTimer(self)
+        self._timer.setInterval(POLL_MS)
+        self._timer.timeout.connect(self._poll)
+
+    # ---- state ------------------------------------------------------------------------------------
+    @property
+    def run_dir(self) -> Optional[str]:
+        return self._run_dir
+
+    @property
+    def output(self) -> str:
+        return self._stdout + self._stderr
+
+    @property
+    def stderr_text(self) -> str:
+        return self._stderr
+
+    def is_running(self) -> bool:
+        return self._process is not None or self._attached_pid is not None
+
+    def records_so_far(self) -> List[dict]:
+        """The live run's records already emitted (up to the tail offset), to redraw it without duplicates."""
+        if self._run_dir is None:
+            return []
+        try:
+            with open(os.path.join(self._run_dir, runs.METRICS_FILE), "rb") as fh:
+                data = fh.read(self._offset)
+        except OSError:
+            return []
+        out = []
+        for line in data.splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+        return out
+
+    def is_attached(self) -> bool:
+        return self._attached_pid is not None
+
+    # ---- starting ---------------------------------------------------------------------------------
+    def start_training(self, project_path: str, workers: int, epochs: Optional[int] = None,
+                       device: Optional[str] = None, output: Optional[str] = None,
+                       allow_outside_data: bool = False) -> None:
+        """``nnconsole train PROJECT --gpus N --quiet`` (progress comes from metrics.jsonl, not stdout).
+
+        ``allow_outside_data`` passes ``--allow-outside-data``: only when the user trusts the project.
+        """
+        args = ["train", os.path.abspath(project_path), "--gpus", str(int(workers)), "--quiet"]
+        if allow_outside_data:
+            args.append("--allow-outside-data")
+        if epochs:
+            args += ["--epochs", str(int(epochs))]
+        if device:
+            args += ["--device", device]
+        if output:
+            args += ["--output", output]
+        self._start(args, os.path.dirname(os.path.abspath(project_path)))
+
+    def start_replay(self, run_dir: str) -> None:
+        """``nnconsole replay RUN_DIR --quiet``: trains a new run from the snapshot and compares metrics."""
+        self._start(["replay", os.path.abspath(run_dir), "--quiet"], os.path.dirname(os.path.abspath(run_dir)))
+
+    def _start(self, args: List[str], cwd: str) -> None:
+        if self.is_running():
+            raise RuntimeError("a run is already going; stop it first")
+        self._reset()
+        program, lead = engine_program()
+        process = QProcess(self)
+        process.setProcessEnvironment(_environment())
+        process.setWorkingDirectory(cwd)
+        process.readyReadStandardOutput.connect(self._read_stdout)
+        process.readyReadStandardError.connect(self._read_stderr)
+        process.errorOccurred.connect(self._on_error)
+        process.finished.connect(self._on_finished)
+        self._process = process
+        self.running_changed.emit(True)
+        process.start(program, lead + args)
+
+    def attach(self, run_dir: str) -> bool:
+        """Tail a run another process is training; False when it is not running (anymore)."""
+        if self.is_running():
+            return False
+        status = runs.read_status(run_dir)
+        if status is None or status.status != "running" or not runs.pid_alive(status.pid):
+            return False
+        self._reset()
+        self._attached_pid = status.pid
+        self._run_dir = os.path.abspath(run_dir)
+        self.running_changed.emit(True)
+        self.run_started.emit(self._run_dir)
+        self._timer.start()
+        self._poll()
+        return True
+
+    def _reset(self) -> None:
+        self._run_dir = None
+        self._attached_pid = None
+        self._offset = 0
+        self._ticks = 0
+        self._stdout = self._stderr = self._line_buffer = ""
+        self.stop_requested = False
+
+    # ---- stopping ---------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Ask the run to stop at the next update: SIGTERM to ``nnconsole train`` (checkpoint kept)."""
+        self.stop_requested = True
+        if self._process is not None:
+            self._process.terminate()
+        elif self._attached_pid:
+            try:
+                os.kill(self._attached_pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    def shutdown(self, wait_ms: int = 15000) -> None:
+        """Stop gracefully and wait (blocking, for application exit) so no run is killed mid-write."""
+        self._timer.stop()
+        process = self._process
+        if process is not None and process.state() != QProcess.NotRunning:
+            process.terminate()
+            if not process.waitForFinished(wait_ms):
+                process.kill()
+                process.waitForFinished(2000)
+
+    # ---- process I/O ------------------------------------------------------------------------------
+    def _read_stdout(self) -> None:
+        if self._process is None:
+            return
+        text = bytes(self._process.readAllStandardOutput()).decode("utf-8", "replace")
+        self._stdout += text
+        self.output_received.emit(text)
+        self._line_buffer += text
+        *lines, self._line_buffer = self._line_buffer.split("\n")
+        for line in lines:
+            match = _RUN_DIR_LINE.match(line.strip())
+            if match and self._run_dir is None:
+                self._run_dir = os.path.abspath(match.group("dir"))
+                self.run_started.emit(self._run_dir)
+                self._timer.start()
+                self._poll()
+
+    def _read_stderr(self) -> None:
+        if self._process is None:
+            return
+        text = bytes(self._process.readAllStandardError()).decode("utf-8", "replace")
+        self._stderr += text
+        self.output_received.emit(text)
+
+    def _on_error(self, error: QProcess.ProcessError) -> None:
+        if error == QProcess.FailedToStart and self._process is not None:
+            program, lead = engine_program()
+            message = self._process.errorString()
+            self._end_process()
+            self.running_changed.emit(False)
+            self.launch_failed.emit(f"could not start the engine ({' '.join([program] + lead)}): {message}")
+
+    def _on_finished(self, code: int, exit_status: QProcess.ExitStatus) -> None:
+        if self._process is None:
+            return
+        self._read_stdout()
+        self._read_stderr()
+        if exit_status == QProcess.CrashExit and code == 0:
+            code = -1
+        self._end_process()
+        self._finish(code)
+
+    def _end_process(self) -> None:
+        process, self._process = self._process, None
+        if process is not None:
+            process.deleteLater()
+
+    # ---- tailing ----------------------------------------------------------------------------------
+    def _poll(self) -> None:
+        if self._run_dir is None:
+            return
+        records, self._offset = runs.read_metrics(self._run_dir, self._offset)
+        if records:
+            self.records_received.emit(self._run_dir, records)
+        self._ticks += 1
+        if self._attached_pid and self._ticks % ALIVE_CHECK_TICKS == 0:
+            # The launcher writes its final status before it exits; a vanished process ends it too.
+            status = runs.read_status(self._run_dir)
+            if (status is not None and status.status != "running") or not runs.pid_alive(self._attached_pid):
+                self._attached_pid = None
+                self._finish(0, attached=True)
+
+    def _finish(self, code: int, attached: bool = False) -> None:
+        self._timer.stop()
+        run_dir = self._run_dir
+        if run_dir is None:
+            self.running_changed.emit(False)
+            message = self._stderr.strip() or self._stdout.strip() or f"the engine exited with code {code}"
+            self.launch_failed.emit(message)
+            return
+        records, self._offset = runs.read_metrics(run_dir, self._offset)
+        if records:
+            self.records_received.emit(run_dir, records)
+        status = runs.effective_status(run_dir)
+        name = status.status if status else ("finished" if code == 0 else "failed")
+        if attached:  # not our child: no exit code seen, so give the CLI's code for that outcome
+            code = {"finished": 0, "stopped": 3}.get(name, 1)
+        self.running_changed.emit(False)
+        self.run_finished.emit(run_dir, name, int(code))
+
+
+class EngineCommand(QObject):
+    """One short CLI command in a QProcess (e.g. ``evaluate RUN_DIR``); reports its output when done."""
+
+    command_finished = Signal(int, str, str)  # exit code, stdout, stderr
+    output_received = Signal(str)
+
+    def __init__(self, parent: Optional[QObject] = None) -> None:
+        super().__init__(parent)
+        self._process: Optional[QProcess] = None
+        self._stdout = ""
+        self._stderr = ""
+
+    def is_running(self) -> bool:
+        return self._process is not None
+
+    def start(self, args: List[str], cwd: Optional[str] = None) -> None:
+        if self._process is not None:
+            raise RuntimeError("a command is already running")
+        program, lead = engine_program()
+        self._stdout = self._stderr = ""
+        process = QProcess(self)
+        process.setProcessEnvironment(_environment())
+        if cwd:
+            process.setWorkingDirectory(cwd)
+        process.readyReadStandardOutput.connect(self._read)
+        process.readyReadStandardError.connect(self._read)
+        process.finished.connect(self._on_finished)
+        process.errorOccurred.connect(self._on_error)
+        self._process = process
+        process.start(program, lead + list(args))
+
+    def cancel(self) -> None:
+        if self._process is not None:
+            self._process.kill()
+            self._process.waitForFinished(3000)
+
+    def _read(self) -> None:
+        if self._process is None:
+            return
+        out = bytes(self._process.readAllStandardOutput()).decode("utf-8", "replace")
+        err = bytes(self._process.readAllStandardError()).decode("utf-8", "replace")
+        self._stdout += out
+        self._stderr += err
+        if out or err:
+            self.output_received.emit(out + err)
+
+    def _on_error(self, error: QProcess.ProcessError) -> None:
+        if error == QProcess.FailedToStart and self._process is not None:
+            message = self._process.errorString()
+            self._process.deleteLater()
+            self._process = None
+            self.command_finished.emit(-1, "", f"could not start the engine: {message}")
+
+    def _on_finished(self, code: int, exit_status: QProcess.ExitStatus) -> None:
+        if self._process is None:
+            return
+        self._read()
+        process, self._process = self._process, None
+        process.deleteLater()
+        if exit_status == QProcess.CrashExit and code == 0:
+            code = -1
+        self.command_finished.emit(int(code), self._stdout, self._stderr)

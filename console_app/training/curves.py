@@ -1,0 +1,206 @@
+"""Learning curves: loss, error and learning rate against epochs, for one run and overlaid runs.
+
+Records come from ``metrics.jsonl`` (``train`` per monitor interval, ``validation`` per epoch). Each
+run keeps growable buffers and curve handles; new records append to the buffers and the affected
+curves get one ``setData`` per timer tick. Curves clip to the view and downsample ('peak'), so
+100,000 points per curve stay smooth.
+"""
+from __future__ import annotations
+
+import csv
+import os
+from typing import Any, Dict, Iterable, List, Optional
+
+import pyqtgraph as pg
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from console_app.widgets.plots import (LR_COLOR, TRAIN_COLOR, VALID_COLOR, GrowingSeries, color, fast_curve,
+                                       range_from_zero, style_plot_item)
+
+SERIES = ("train_loss", "train_error", "valid_loss", "valid_error", "lr")
+PLOT_OF = {"train_loss": "loss", "valid_loss": "loss", "train_error": "error", "valid_error": "error", "lr": "lr"}
+CSV_FIELDS = ("type", "epoch", "iteration", "loss", "error", "lr", "samples_per_s", "elapsed")
+
+
+class RunCurves:
+    """One run's series (epoch -> value) and its curve handles in the three plots."""
+
+    def __init__(self, run_dir: str, plots: Dict[str, pg.PlotItem], index: int, primary: bool) -> None:
+        self.run_dir = run_dir
+        self.name = os.path.basename(run_dir.rstrip(os.sep))
+        self.series = {key: GrowingSeries() for key in SERIES}
+        self.records: List[Dict[str, Any]] = []
+        self.dirty = set(SERIES)
+        self.curves: Dict[str, pg.PlotDataItem] = {}
+        self.primary = primary
+        if primary:
+            styles = {"train_loss": (TRAIN_COLOR, "training", False, None),
+                      "valid_loss": (VALID_COLOR, "validation", False, "o"),
+                      "train_error": (TRAIN_COLOR, "training", False, None),
+                      "valid_error": (VALID_COLOR, "validation", False, "o"),
+                      "lr": (LR_COLOR, "learning rate", False, None)}
+        else:
+            c = color(index + 3)  # skip the primary run's blue, red and green
+            styles = {"train_loss": (c, f"{self.name} training", True, None),
+                      "valid_loss": (c, f"{self.name} validation", False, "t"),
+                      "train_error": (c, f"{self.name} training", True, None),
+                      "valid_error": (c, f"{self.name} validation", False, "t"),
+                      "lr": (c, self.name, True, None)}
+        for key, (pen, name, dashed, symbol) in styles.items():
+            self.curves[key] = fast_curve(plots[PLOT_OF[key]], pen, name, width=2.0 if primary else 1.4,
+                                          dashed=dashed, symbol=symbol)
+            self.curves[key].setZValue(10 if primary else 1)
+
+    def add(self, records: Iterable[Dict[str, Any]]) -> int:
+        """Append train/validation records to the buffers; returns how many were used."""
+        cols: Dict[str, tuple] = {key: ([], []) for key in SERIES}
+        used = 0
+        for r in records:
+            kind = r.get("type")
+            if kind == "train":
+                x = float(r.get("epoch", 0.0))
+                cols["train_loss"][0].append(x)
+                cols["train_loss"][1].append(float(r.get("loss", float("nan"))))
+                cols["train_error"][0].append(x)
+                cols["train_error"][1].append(float(r.get("error", float("nan"))))
+                if "lr" in r:
+                    cols["lr"][0].append(x)
+                    cols["lr"][1].append(float(r["lr"]))
+            elif kind == "validation":
+                x = float(r.get("epoch", 0.0))
+                cols["valid_loss"][0].append(x)
+                cols["valid_loss"][1].append(float(r.get("loss", float("nan"))))
+                cols["valid_error"][0].append(x)
+                cols["valid_error"][1].append(float(r.get("error", float("nan"))))
+            else:
+                continue
+            self.records.append(r)
+            used += 1
+        for key, (xs, ys) in cols.items():
+            if xs:
+                self.series[key].extend(xs, ys)
+                self.dirty.add(key)
+        return used
+
+    def flush(self) -> None:
+        """``setData`` on the curves whose series grew since the last flush."""
+        for key in list(self.dirty):
+            x, y = self.series[key].data()
+            self.curves[key].setData(x, y)
+        self.dirty.clear()
+
+    def remove(self, plots: Dict[str, pg.PlotItem]) -> None:
+        for key, curve in self.curves.items():
+            plots[PLOT_OF[key]].removeItem(curve)
+            legend = plots[PLOT_OF[key]].legend
+            if legend is not None:
+                legend.removeItem(curve)
+
+
+class LearningCurves(QWidget):
+    """Three linked plots (loss, error, learning rate) with a primary run and overlaid runs."""
+
+    def __init__(self, parent: Optional[QWidget] = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("learning_curves")
+        self.view = pg.GraphicsLayoutWidget(self, show=False)
+        self.view.setBackground("w")
+        self.view.setObjectName("learning_curves_view")
+        self.plots: Dict[str, pg.PlotItem] = {}
+        for row, (key, title, label) in enumerate((("loss", "Loss", "loss"), ("error", "Error", "error"),
+                                                   ("lr", "Learning rate", "learning rate"))):
+            item = self.view.addPlot(row=row, col=0)
+            style_plot_item(item, title, "epoch", label, legend=True)
+            item.setDownsampling(auto=True, mode="peak")
+            item.setClipToView(True)
+            self.plots[key] = item
+        lr_legend = self.plots["lr"].legend
+        lr_legend.anchor(itemPos=(1, 1), parentPos=(1, 1), offset=(-8, -8))  # a flat LR sits at the top
+        self.plots["error"].setXLink(self.plots["loss"])
+        self.plots["lr"].setXLink(self.plots["loss"])
+        self.view.ci.layout.setRowStretchFactor(0, 3)
+        self.view.ci.layout.setRowStretchFactor(1, 3)
+        self.view.ci.layout.setRowStretchFactor(2, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.view)
+        self.runs: Dict[str, RunCurves] = {}
+        self.primary: Optional[str] = None
+        self.log_scale = False
+
+    # ---- runs ---------------------------------------------------------------------------------
+    def set_primary(self, run_dir: Optional[str], records: Optional[List[Dict[str, Any]]] = None) -> None:
+        """Show ``run_dir`` as the main run (overlays stay); ``records`` replaces its data when given."""
+        run_dir = os.path.abspath(run_dir) if run_dir else None
+        if self.primary and self.primary in self.runs:
+            self.runs.pop(self.primary).remove(self.plots)
+        if run_dir in self.runs:  # it was an overlay: promote it
+            self.runs.pop(run_dir).remove(self.plots)
+        self.primary = run_dir
+        if run_dir is None:
+            return
+        self.runs[run_dir] = RunCurves(run_dir, self.plots, 0, primary=True)
+        if records:
+            self.add_records(run_dir, records)
+        self.flush()
+
+    def set_overlays(self, overlays: Dict[str, List[Dict[str, Any]]]) -> None:
+        """Overlay these runs (run_dir -> records) in their own colours; others are removed."""
+        wanted = {os.path.abspath(k): v for k, v in overlays.items() if os.path.abspath(k) != self.primary}
+        for run_dir in [r for r in self.runs if r != self.primary and r not in wanted]:
+            self.runs.pop(run_dir).remove(self.plots)
+        for i, (run_dir, records) in enumerate(sorted(wanted.items())):
+            if run_dir not in self.runs:
+                self.runs[run_dir] = RunCurves(run_dir, self.plots, i, primary=False)
+                self.runs[run_dir].add(records)
+        self.flush()
+
+    def overlays(self) -> List[str]:
+        return [r for r in self.runs if r != self.primary]
+
+    def add_records(self, run_dir: str, records: List[Dict[str, Any]]) -> None:
+        """New records of a run shown here (ignored for runs not shown); curves update at once."""
+        curves = self.runs.get(os.path.abspath(run_dir))
+        if curves is not None and curves.add(records):
+            curves.flush()
+            self._fit_lr()
+
+    def flush(self) -> None:
+        for curves in self.runs.values():
+            curves.flush()
+        self._fit_lr()
+
+    def _fit_lr(self) -> None:
+        if not self.log_scale:
+            range_from_zero(self.plots["lr"], [c.curves["lr"] for c in self.runs.values()])
+
+    def point_count(self, series: str = "train_loss", run_dir: Optional[str] = None) -> int:
+        curves = self.runs.get(os.path.abspath(run_dir) if run_dir else self.primary or "")
+        return len(curves.series[series]) if curves else 0
+
+    def curve(self, series: str, run_dir: Optional[str] = None) -> Optional[pg.PlotDataItem]:
+        curves = self.runs.get(os.path.abspath(run_dir) if run_dir else self.primary or "")
+        return curves.curves[series] if curves else None
+
+    # ---- view options and export --------------------------------------------------------------
+    def set_log_scale(self, on: bool) -> None:
+        """Logarithmic y axes for loss, error and learning rate."""
+        self.log_scale = bool(on)
+        for item in self.plots.values():
+            item.setLogMode(x=False, y=self.log_scale)
+            item.enableAutoRange(axis="y")
+        self._fit_lr()
+
+    def save_png(self, path: str) -> bool:
+        return self.view.grab().save(path)
+
+    def save_csv(self, path: str) -> int:
+        """The primary run's train and validation records as CSV; returns the number of rows."""
+        curves = self.runs.get(self.primary or "")
+        rows = curves.records if curves else []
+        with open(path, "w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(CSV_FIELDS), extrasaction="ignore", lineterminator="\n")
+            writer.writeheader()
+            for r in rows:
+                writer.writerow({k: r.get(k, "") for k in CSV_FIELDS})
+        return len(rows)

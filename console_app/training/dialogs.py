@@ -1,0 +1,36 @@
+"""The TRAINING tab's questions and file choosers, as small functions tests can replace."""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+
+
+def confirm_save(parent: Optional[QWidget], name: str) -> bool:
+    """'The project has unsaved changes: save and run?' True to save."""
+    answer = QMessageBox.question(
+        parent, "Save before training",
+        f"{name} has unsaved changes. The engine trains the saved file, so it must be saved first.\n\n"
+        "Save it and start the run?", QMessageBox.Save | QMessageBox.Cancel, QMessageBox.Save)
+    return answer == QMessageBox.Save
+
+
+def choose_project_path(parent: Optional[QWidget], suggested: str = "project.yaml") -> str:
+    """Where to save a project that has never been saved ('' when cancelled): the app's own save dialog."""
+    from console_app import dialogs as app_dialogs
+
+    return app_dialogs.ask_save_path(parent, suggested) or ""
+
+
+def choose_save_path(parent: Optional[QWidget], caption: str, suggested: str, filters: str) -> str:
+    """A file to write (curve CSV or PNG); '' when cancelled."""
+    path, _ = QFileDialog.getSaveFileName(parent, caption, suggested, filters)
+    return path
+
+
+def open_folder(path: str) -> bool:
+    """Show a folder in the desktop's file manager."""
+    return QDesktopServices.openUrl(QUrl.fromLocalFile(os.path.abspath(path)))

@@ -1,0 +1,192 @@
+"""Run history: every run of the project from its results folder, newest first, with compare boxes.
+
+Rows come from ``engine.runs.list_runs`` and ``effective_status`` (a 'running' run whose process is
+gone reads as failed), so runs started from the CLI appear here too.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import List, Optional
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
+
+from engine import runs
+
+STATUS_COLORS = {"running": "#1f5fbf", "finished": "#1e6b1e", "stopped": "#9a5b00", "failed": "#b00000"}
+COLUMNS = ("Compare", "Date", "N", "Logical batch", "Best val. error", "Status")
+
+
+@dataclass
+class RunRow:
+    """One run as the history lists it."""
+
+    run_dir: str
+    name: str
+    started: float
+    workers: int
+    logical_batch: int
+    best_error: Optional[float]
+    best_epoch: Optional[int]
+    status: str
+    message: str
+    pid: Optional[int]
+    epoch: int
+    total_macs: Optional[int]
+
+    @property
+    def date(self) -> str:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.started))
+
+
+def collect_runs(root: str) -> List[RunRow]:
+    """Every run under a results root, newest first."""
+    rows = []
+    for run_dir in runs.list_runs(root):
+        st = runs.effective_status(run_dir)
+        if st is None:
+            continue
+        rows.append(RunRow(os.path.abspath(run_dir), os.path.basename(run_dir), st.started, st.workers,
+                           st.logical_batch, st.best_validation_error, st.best_epoch, st.status, st.message,
+                           st.pid, st.epoch, st.total_macs))
+    rows.sort(key=lambda r: (r.started, r.name), reverse=True)
+    return rows
+
+
+class RunHistory(QWidget):
+    """The table of runs plus Refresh, Open folder and Replay buttons."""
+
+    run_selected = Signal(str)  # run directory of the clicked row
+    compare_changed = Signal(list)  # run directories whose Compare box is ticked
+    open_folder_requested = Signal(str)
+    replay_requested = Signal(str)
+    refresh_requested = Signal()
+
+    def __init__(self, parent: Optional[QWidget] = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("run_history")
+        self.rows: List[RunRow] = []
+        self._filling = False
+        self.table = QTableWidget(0, len(COLUMNS), self)
+        self.table.setObjectName("run_history_table")
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.verticalHeader().hide()
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.Stretch)
+        self.table.itemSelectionChanged.connect(self._selection_changed)
+        self.table.itemChanged.connect(self._item_changed)
+        self.title = QLabel("<b>Run history</b>", self)
+        buttons = QHBoxLayout()
+        self.refresh_button = QPushButton("Refresh", self)
+        self.open_button = QPushButton("Open folder", self)
+        self.open_button.setToolTip("Show the selected run's directory in the file manager")
+        self.replay_button = QPushButton("Replay", self)
+        self.replay_button.setToolTip("nnconsole replay: train the selected run again from its snapshot and "
+                                      "check that the metrics match")
+        for button, name, handler in ((self.refresh_button, "history_refresh", self.refresh_requested.emit),
+                                      (self.open_button, "history_open_folder", self._open_folder),
+                                      (self.replay_button, "history_replay", self._replay)):
+            button.setObjectName(name)
+            button.clicked.connect(lambda _=False, h=handler: h())
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.title)
+        layout.addWidget(self.table, 1)
+        layout.addLayout(buttons)
+
+    def set_rows(self, rows: List[RunRow], keep_checked: bool = True) -> None:
+        checked = set(self.checked_runs()) if keep_checked else set()
+        selected = self.selected_run()
+        self._filling = True
+        try:
+            self.table.setRowCount(len(rows))
+            for r, row in enumerate(rows):
+                box = QTableWidgetItem()
+                box.setFlags(Qt.ItemIsUserCheckable | Qt.ItemIsEnabled | Qt.ItemIsSelectable)
+                box.setCheckState(Qt.Checked if row.run_dir in checked else Qt.Unchecked)
+                box.setData(Qt.UserRole, row.run_dir)
+                box.setToolTip("overlay this run's curves")
+                error = "-" if row.best_error is None else f"{row.best_error:.4f}"
+                if row.best_epoch:
+                    error += f" (ep. {row.best_epoch})"
+                cells = [box, QTableWidgetItem(row.date), QTableWidgetItem(str(row.workers)),
+                         QTableWidgetItem(str(row.logical_batch or "-")), QTableWidgetItem(error),
+                         QTableWidgetItem(row.status)]
+                cells[5].setForeground(QBrush(QColor(STATUS_COLORS.get(row.status, "#222222"))))
+                tip = f"{row.run_dir}\n{row.message}".strip()
+                for c, item in enumerate(cells):
+                    if c:
+                        item.setToolTip(tip)
+                    if c >= 2:
+                        item.setTextAlignment(Qt.AlignCenter)
+                    self.table.setItem(r, c, item)
+            self.rows = list(rows)
+        finally:
+            self._filling = False
+        self.title.setText(f"<b>Run history</b> ({len(rows)} run{'s' if len(rows) != 1 else ''})")
+        if selected:
+            self.select_run(selected, emit=False)
+        if checked and set(self.checked_runs()) != checked:
+            self.compare_changed.emit(self.checked_runs())
+
+    def row_of(self, run_dir: str) -> int:
+        target = os.path.abspath(run_dir)
+        return next((i for i, row in enumerate(self.rows) if row.run_dir == target), -1)
+
+    def select_run(self, run_dir: str, emit: bool = True) -> None:
+        r = self.row_of(run_dir)
+        if r < 0:
+            return
+        if not emit:
+            self.table.blockSignals(True)
+        self.table.selectRow(r)
+        if not emit:
+            self.table.blockSignals(False)
+
+    def selected_run(self) -> Optional[str]:
+        rows = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
+        if not rows or rows[0].row() >= len(self.rows):
+            return None
+        return self.rows[rows[0].row()].run_dir
+
+    def checked_runs(self) -> List[str]:
+        out = []
+        for r in range(self.table.rowCount()):
+            item = self.table.item(r, 0)
+            if item is not None and item.checkState() == Qt.Checked:
+                out.append(item.data(Qt.UserRole))
+        return out
+
+    def set_checked(self, run_dir: str, on: bool) -> None:
+        r = self.row_of(run_dir)
+        if r >= 0:
+            self.table.item(r, 0).setCheckState(Qt.Checked if on else Qt.Unchecked)
+
+    def _selection_changed(self) -> None:
+        run_dir = self.selected_run()
+        if run_dir:
+            self.run_selected.emit(run_dir)
+
+    def _item_changed(self, item: QTableWidgetItem) -> None:
+        if not self._filling and item.column() == 0:
+            self.compare_changed.emit(self.checked_runs())
+
+    def _open_folder(self) -> None:
+        run_dir = self.selected_run()
+        if run_dir:
+            self.open_folder_requested.emit(run_dir)
+
+    def _replay(self) -> None:
+        run_dir = self.selected_run()
+        if run_dir:
+            self.replay_requested.emit(run_dir)

@@ -1,0 +1,323 @@
+"""The TRAINING tab: Run/Stop through the CLI, live learning curves, progress, run history, trade-off graph.
+
+The tab launches exactly what the CLI launches (``nnconsole train PROJECT --gpus N`` in a QProcess,
+owned by ``RunController``) and reads only the run-directory files. Selecting a run in the history
+shows its curves; ticking Compare overlays more runs; a run still going from an earlier session or
+from a terminal is attached to and followed live.
+"""
+from __future__ import annotations
+
+import html
+import os
+from typing import Any, Dict, List, Optional
+
+from PySide6.QtCore import QCoreApplication, Qt, QTimer
+from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSizePolicy, QSpinBox,
+                               QSplitter, QVBoxLayout, QWidget)
+
+from console_app.run_controller import RunController
+from console_app.training import dialogs
+from console_app.training.curves import LearningCurves
+from console_app.training.history import RunHistory, RunRow, collect_runs
+from console_app.training.progress import RunProgress
+from console_app.training.tradeoff import TradeoffPlot
+from engine import runs
+
+HISTORY_POLL_MS = 4000  # notice runs started from a terminal
+ERROR_STYLE = ("QPlainTextEdit { color: #7a0000; background: #fff4f4; border: 1px solid #e0a0a0; "
+               "font-family: monospace; }")
+
+
+def read_all_metrics(run_dir: str) -> List[Dict[str, Any]]:
+    records, _ = runs.read_metrics(run_dir, 0)
+    return records
+
+
+class TrainingPage(QWidget):
+    """Toolbar, progress strip, error panel, curves on the left, history and trade-off on the right."""
+
+    def __init__(self, document: Any, window: Any = None, parent: Optional[QWidget] = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("training_page")
+        self.document = document
+        self.window_ = window
+        self.controller = RunController(self)
+        self.live_run: Optional[str] = None
+        self.rows: List[RunRow] = []
+        self._listing: List[str] = []
+
+        self.run_button = QPushButton("\u25B6  Run")
+        self.run_button.setObjectName("training_run")
+        self.run_button.setToolTip("Save the project and train it: nnconsole train PROJECT --gpus N")
+        self.stop_button = QPushButton("\u25A0  Stop")
+        self.stop_button.setObjectName("training_stop")
+        self.stop_button.setToolTip("Stop at the next update and keep a checkpoint (resumable)")
+        self.stop_button.setEnabled(False)
+        self.workers = QSpinBox()
+        self.workers.setObjectName("training_workers")
+        self.workers.setRange(1, 4096)
+        self.workers.setToolTip("Workers for this run (GPUs, or CPU processes): --gpus N")
+        self.log_scale = QCheckBox("Log scale")
+        self.log_scale.setObjectName("training_log_scale")
+        self.save_csv_button = QPushButton("Save CSV...")
+        self.save_csv_button.setObjectName("training_save_csv")
+        self.save_png_button = QPushButton("Save PNG...")
+        self.save_png_button.setObjectName("training_save_png")
+        self.status = QLabel("No run yet.")
+        self.status.setObjectName("training_status")
+        self.status.setTextFormat(Qt.RichText)
+        self.status.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # long paths must not widen the tab
+        bar = QHBoxLayout()
+        for w in (self.run_button, self.stop_button, QLabel("Workers:"), self.workers):
+            bar.addWidget(w)
+        bar.addSpacing(16)
+        for w in (self.log_scale, self.save_csv_button, self.save_png_button):
+            bar.addWidget(w)
+        bar.addSpacing(16)
+        bar.addWidget(self.status, 1)
+
+        self.progress = RunProgress()
+        self.error = QPlainTextEdit()
+        self.error.setObjectName("training_error")
+        self.error.setReadOnly(True)
+        self.error.setStyleSheet(ERROR_STYLE)
+        self.error.setMaximumHeight(170)
+        self.error.hide()
+        self.curves = LearningCurves()
+        self.history = RunHistory()
+        self.tradeoff = TradeoffPlot()
+        right = QSplitter(Qt.Vertical)
+        right.addWidget(self.history)
+        right.addWidget(self.tradeoff)
+        right.setSizes([380, 380])
+        splitter = QSplitter(Qt.Horizontal)
+        splitter.addWidget(self.curves)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        splitter.setSizes([820, 560])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addLayout(bar)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.error)
+        layout.addWidget(splitter, 1)
+
+        self.run_button.clicked.connect(self.start_run)
+        self.stop_button.clicked.connect(self.stop_run)
+        self.log_scale.toggled.connect(self.curves.set_log_scale)
+        self.save_csv_button.clicked.connect(self._save_csv)
+        self.save_png_button.clicked.connect(self._save_png)
+        self.controller.run_started.connect(self._run_started)
+        self.controller.records_received.connect(self._records_received)
+        self.controller.run_finished.connect(self._run_finished)
+        self.controller.launch_failed.connect(self._launch_failed)
+        self.controller.running_changed.connect(self._running_changed)
+        self.history.run_selected.connect(self.show_run)
+        self.history.compare_changed.connect(self._compare_changed)
+        self.history.refresh_requested.connect(self.refresh_history)
+        self.history.open_folder_requested.connect(lambda path: dialogs.open_folder(path))
+        self.history.replay_requested.connect(self.replay_run)
+        document.settings_changed.connect(self._setting_changed)
+        document.reloaded.connect(self._project_changed)
+        document.path_changed.connect(lambda _p: self._project_changed())
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+        self._poll = QTimer(self)
+        self._poll.setInterval(HISTORY_POLL_MS)
+        self._poll.timeout.connect(self._poll_history)
+        self._poll.start()
+        self._project_changed()
+
+    # ---- project ------------------------------------------------------------------------------
+    def results_root(self) -> Optional[str]:
+        path = self.document.path
+        return runs.results_root(path) if path else None
+
+    def _project_changed(self) -> None:
+        self.workers.setValue(max(1, int(self.document.project.multi_gpu.workers)))
+        self.refresh_history()
+        if not self.controller.is_running() and self.rows:
+            self.history.select_run(self.rows[0].run_dir)
+        elif not self.rows:
+            self.curves.set_primary(None)
+
+    def _setting_changed(self, dotted: str) -> None:
+        if dotted == "multi_gpu.workers" and not self.controller.is_running():
+            self.workers.setValue(max(1, int(self.document.project.multi_gpu.workers)))
+
+    # ---- run / stop ---------------------------------------------------------------------------
+    def _dialog_parent(self) -> QWidget:
+        return self.window_ if isinstance(self.window_, QWidget) else self
+
+    def ensure_saved(self) -> bool:
+        """The engine trains the file on disk: save first (asking when there are unsaved changes)."""
+        doc = self.document
+        if not doc.path:
+            path = dialogs.choose_project_path(self._dialog_parent(), f"{doc.project.name or 'project'}.yaml")
+            if not path:
+                return False
+            doc.save(path)
+            return True
+        if doc.modified:
+            if not dialogs.confirm_save(self._dialog_parent(), doc.display_name()):
+                return False
+            doc.save()
+        return True
+
+    def start_run(self) -> bool:
+        """Save if needed and start ``nnconsole train`` with the chosen number of workers."""
+        if self.controller.is_running() or not self.ensure_saved():
+            return False
+        self.error.hide()
+        self.status.setText(f"Starting {self.workers.value()} worker(s)...")
+        self.progress.reset("starting...")
+        self.progress.max_epoch = int(self.document.project.config.max_epoch)
+        self.controller.start_training(self.document.path, self.workers.value())
+        return True
+
+    def stop_run(self) -> None:
+        if self.controller.is_running():
+            self.status.setText("Stopping at the next update (a checkpoint is kept)...")
+            self.stop_button.setEnabled(False)
+            self.controller.stop()
+
+    def replay_run(self, run_dir: str) -> bool:
+        """``nnconsole replay RUN_DIR``: a new run from the snapshot, followed live like any other."""
+        if self.controller.is_running():
+            self.status.setText("A run is going; stop it before replaying another.")
+            return False
+        self.error.hide()
+        self.progress.reset("replaying...")
+        self.status.setText(f"Replaying {os.path.basename(run_dir)}...")
+        self.controller.start_replay(run_dir)
+        return True
+
+    def shutdown(self) -> None:
+        """Application exit: stop a run this window started, gracefully (its checkpoint is kept)."""
+        self._poll.stop()
+        self.controller.shutdown()
+
+    # ---- controller signals -------------------------------------------------------------------
+    def _running_changed(self, running: bool) -> None:
+        self.run_button.setEnabled(not running)
+        self.workers.setEnabled(not running)
+        self.stop_button.setEnabled(running and self.controller.run_dir is not None)
+
+    def _run_started(self, run_dir: str) -> None:
+        self.live_run = run_dir
+        self.stop_button.setEnabled(True)
+        what = "Following" if self.controller.is_attached() else "Training"
+        self.status.setText(f"{what} <b>{html.escape(os.path.basename(run_dir))}</b> &mdash; "
+                            f"<code>{html.escape(run_dir)}</code>")
+        self.refresh_history()
+        self.curves.set_primary(run_dir)
+        self.history.select_run(run_dir, emit=False)
+
+    def _records_received(self, run_dir: str, records: List[Dict[str, Any]]) -> None:
+        self.curves.add_records(run_dir, records)
+        if run_dir == self.live_run:
+            self.progress.update_from(records)
+            warnings = [r for r in records if r.get("type") == "warning"]
+            if warnings:
+                message = str(warnings[-1].get("message", ""))
+                self.status.setToolTip(message)  # the whole text with its advice; the bar shows the first sentence
+                self.status.setText(f"<span style='color:#9a5b00'>&#9888; {html.escape(message.split('. ')[0])}"
+                                    "</span>")
+
+    def _run_finished(self, run_dir: str, status: str, code: int) -> None:
+        self.live_run = None
+        self.progress.finish(status)
+        st = runs.read_status(run_dir)
+        name = os.path.basename(run_dir)
+        if status == "failed":
+            rank = f" on rank {st.failed_rank}" if st and st.failed_rank is not None else ""
+            message = (st.message if st and st.message else "") or self.controller.stderr_text.strip()
+            self.show_error(f"Run {name} failed{rank} (exit code {code}).\n{message}")
+            self.status.setText(f"<span style='color:#b00000'>Run {html.escape(name)} failed{rank}.</span>")
+        elif status == "stopped":
+            self.status.setText(f"Run <b>{html.escape(name)}</b> stopped with a checkpoint; resume with "
+                                f"<code>nnconsole train --resume {html.escape(run_dir)}</code>")
+        else:
+            best = f", best validation error {st.best_validation_error:.4f}" if st and st.best_validation_error \
+                is not None else ""
+            self.status.setText(f"Run <b>{html.escape(name)}</b> {html.escape(status)}{best}.")
+        self.refresh_history()
+
+    def _launch_failed(self, message: str) -> None:
+        self.live_run = None
+        self.progress.reset("not started")
+        self.show_error(f"The engine did not start the run:\n{message}")
+        self.status.setText("<span style='color:#b00000'>The run did not start (see the message).</span>")
+
+    def show_error(self, text: str) -> None:
+        self.error.setPlainText(text)
+        self.error.show()
+
+    # ---- history ------------------------------------------------------------------------------
+    def refresh_history(self) -> None:
+        """Re-list the runs; attach to one still going when this window is not running one."""
+        root = self.results_root()
+        self.rows = collect_runs(root) if root else []
+        self._listing = runs.list_runs(root) if root else []
+        self.history.set_rows(self.rows)
+        self.tradeoff.set_runs(self.rows)
+        if not self.controller.is_running():
+            for row in self.rows:
+                if row.status == "running" and self.controller.attach(row.run_dir):
+                    break
+
+    def _poll_history(self) -> None:
+        root = self.results_root()
+        listing = runs.list_runs(root) if root else []
+        if listing != self._listing or any(r.status == "running" for r in self.rows):
+            self.refresh_history()
+
+    def show_run(self, run_dir: str) -> None:
+        """Show a run's curves (all its records so far; a live run keeps updating) and, for a failed
+        run, the engine's message."""
+        self.curves.set_primary(run_dir, self._records_of(run_dir))
+        if self.live_run is not None and os.path.abspath(run_dir) == self.live_run:
+            return
+        st = runs.effective_status(run_dir)
+        name = html.escape(os.path.basename(run_dir))
+        if st is None:
+            return
+        best = "" if st.best_validation_error is None else f", best validation error {st.best_validation_error:.4f}"
+        self.status.setText(f"Showing <b>{name}</b>: {html.escape(st.status)}, N={st.workers}{best}")
+        if st.status == "failed":
+            rank = f" on rank {st.failed_rank}" if st.failed_rank is not None else ""
+            self.show_error(f"Run {os.path.basename(run_dir)} failed{rank}.\n{st.message}")
+        else:
+            self.error.hide()
+
+    def _records_of(self, run_dir: str) -> List[Dict[str, Any]]:
+        """All records of a run; for the live run only those already tailed (the rest arrive as signals)."""
+        if self.live_run is not None and os.path.abspath(run_dir) == self.live_run:
+            return self.controller.records_so_far()
+        return read_all_metrics(run_dir)
+
+    def _compare_changed(self, run_dirs: List[str]) -> None:
+        self.curves.set_overlays({d: self._records_of(d) for d in run_dirs})
+
+    # ---- export -------------------------------------------------------------------------------
+    def _save_csv(self) -> None:
+        name = os.path.basename(self.curves.primary or "curve")
+        path = dialogs.choose_save_path(self._dialog_parent(), "Save learning curve as CSV", f"{name}.csv",
+                                        "CSV (*.csv)")
+        if path:
+            rows = self.curves.save_csv(path)
+            self.status.setText(f"Saved {rows} records to {html.escape(path)}")
+
+    def _save_png(self) -> None:
+        name = os.path.basename(self.curves.primary or "curve")
+        path = dialogs.choose_save_path(self._dialog_parent(), "Save learning curve as PNG", f"{name}.png",
+                                        "PNG image (*.png)")
+        if path and self.curves.save_png(path):
+            self.status.setText(f"Saved {html.escape(path)}")
+
+
+def create_page(document: Any, window: Any = None) -> QWidget:
+    """Entry point used by the main window: the TRAINING tab for ``document``."""
+    return TrainingPage(document, window)

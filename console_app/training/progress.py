@@ -1,0 +1,81 @@
+"""The run's progress strip: bar, epoch, elapsed time, ETA, samples/s and the all-reduce share.
+
+Figures come from the latest ``train`` record (the worker computes elapsed, ETA and throughput);
+the strip formats them and flags communication-bound runs (all-reduce share above 30%).
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
+
+from engine.progress import format_duration
+
+COMM_WARN_SHARE = 0.30
+
+
+class RunProgress(QWidget):
+    """A progress bar with the run's live figures next to it."""
+
+    def __init__(self, parent: Optional[QWidget] = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("run_progress_strip")
+        self.bar = QProgressBar(self)
+        self.bar.setObjectName("run_progress")
+        self.bar.setRange(0, 1000)
+        self.bar.setFormat("idle")
+        self.bar.setTextVisible(True)
+        self.labels: Dict[str, QLabel] = {}
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.bar, 3)
+        for key, tip in (("epoch", "epoch in progress"), ("elapsed", "training time so far"),
+                         ("eta", "estimated time to the end"), ("throughput", "training samples per second, "
+                                                                "all workers together"),
+                         ("allreduce", "share of each iteration spent in the gradient all-reduce")):
+            label = QLabel(self)
+            label.setObjectName(f"run_{key}")
+            label.setToolTip(tip)
+            layout.addWidget(label)
+            self.labels[key] = label
+        self.last: Dict[str, Any] = {}
+        self.max_epoch: Optional[int] = None
+        self.reset()
+
+    def reset(self, text: str = "idle") -> None:
+        self.last = {}
+        self.bar.setValue(0)
+        self.bar.setFormat(text)
+        self._show({})
+
+    def update_from(self, records: List[Dict[str, Any]]) -> None:
+        """Take the newest train record among ``records``."""
+        train = [r for r in records if r.get("type") == "train"]
+        if not train:
+            return
+        self.last = train[-1]
+        total = self.last.get("total_iterations") or 0
+        done = self.last.get("iteration", 0)
+        if total:
+            self.bar.setValue(int(1000 * min(done / total, 1.0)))
+            self.bar.setFormat(f"iteration {done:,} / {total:,}  (%p%)")
+        self._show(self.last)
+
+    def finish(self, status: str) -> None:
+        if status == "finished":
+            self.bar.setValue(1000)
+        self.bar.setFormat(f"{status}" + (f" at iteration {self.last.get('iteration'):,}" if self.last else ""))
+
+    def _show(self, r: Dict[str, Any]) -> None:
+        epoch = r.get("epoch")
+        self.labels["epoch"].setText(f"epoch {epoch:.2f}" + (f" / {self.max_epoch}" if self.max_epoch else "")
+                                     if epoch is not None else "epoch -")
+        self.labels["elapsed"].setText(f"elapsed {format_duration(r.get('elapsed'))}")
+        self.labels["eta"].setText(f"ETA {format_duration(r.get('eta'))}")
+        sps = r.get("samples_per_s")
+        self.labels["throughput"].setText(f"{sps:,.0f} samples/s" if sps else "- samples/s")
+        share = r.get("allreduce_share")
+        label = self.labels["allreduce"]
+        label.setText(f"all-reduce {share:.0%}" if share is not None else "all-reduce -")
+        label.setStyleSheet("QLabel { color: #b05a00; font-weight: bold; }"
+                            if share is not None and share > COMM_WARN_SHARE else "")

@@ -1,0 +1,125 @@
+"""Shared pyqtgraph helpers: one light plot style, fast curves, and growable point buffers.
+
+Curves that receive live data keep their handle and get ``setData`` on a timer; they clip to the
+view and downsample automatically ('peak' keeps spikes visible), so 100,000 points stay smooth.
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence, Tuple
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QFont
+
+# Colour-blind-friendly (Okabe-Ito / Tableau-like) colours: one per run in overlays.
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+           "#7f7f7f", "#bcbd22")
+TRAIN_COLOR = "#1f77b4"
+VALID_COLOR = "#d62728"
+LR_COLOR = "#2ca02c"
+
+
+def color(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+def make_plot_widget(title: str = "", x_label: str = "", y_label: str = "", parent=None,
+                     legend: bool = True) -> pg.PlotWidget:
+    """A white PlotWidget with dark axes, a light grid, axis labels and (optionally) a legend."""
+    widget = pg.PlotWidget(parent=parent, background="w")
+    style_plot_item(widget.getPlotItem(), title, x_label, y_label, legend)
+    return widget
+
+
+def style_plot_item(item: pg.PlotItem, title: str = "", x_label: str = "", y_label: str = "",
+                    legend: bool = True) -> pg.PlotItem:
+    """Apply the console's plot style to a PlotItem (also used inside GraphicsLayoutWidgets)."""
+    font = QFont()
+    font.setPointSize(9)
+    for name in ("left", "bottom"):
+        axis = item.getAxis(name)
+        axis.setPen(pg.mkPen("#444444"))
+        axis.setTextPen(pg.mkPen("#222222"))
+        axis.setTickFont(font)
+        axis.enableAutoSIPrefix(False)  # "error (x0.001)" reads badly; show plain numbers
+    if title:
+        item.setTitle(title, color="#222222", size="10pt")
+    if x_label:
+        item.setLabel("bottom", x_label, color="#222222")
+    if y_label:
+        item.setLabel("left", y_label, color="#222222")
+    item.showGrid(x=True, y=True, alpha=0.25)
+    if legend:
+        item.addLegend(offset=(-8, 8), labelTextColor="#222222", brush=pg.mkBrush(255, 255, 255, 220),
+                       pen=pg.mkPen("#bbbbbb"))
+    return item
+
+
+def fast_curve(item: pg.PlotItem, pen_color: str, name: Optional[str] = None, width: float = 1.6,
+               dashed: bool = False, symbol: Optional[str] = None) -> pg.PlotDataItem:
+    """A curve tuned for live data: clip to view, automatic 'peak' downsampling, no antialiasing."""
+    pen = pg.mkPen(pen_color, width=width, style=Qt.DashLine if dashed else Qt.SolidLine)
+    kwargs = {}
+    if symbol:
+        kwargs = {"symbol": symbol, "symbolSize": 6, "symbolBrush": pg.mkBrush(pen_color),
+                  "symbolPen": pg.mkPen(pen_color)}
+    curve = item.plot([], [], pen=pen, name=name, antialias=False, **kwargs)
+    curve.setClipToView(True)
+    curve.setDownsampling(auto=True, method="peak")
+    return curve
+
+
+class GrowingSeries:
+    """x/y float64 buffers that grow by doubling, so appending a batch of points is amortised O(batch).
+
+    ``data()`` returns views of the filled part; later appends never change an earlier view.
+    """
+
+    def __init__(self, capacity: int = 256) -> None:
+        self._x = np.empty(capacity, dtype=np.float64)
+        self._y = np.empty(capacity, dtype=np.float64)
+        self._n = 0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def extend(self, xs: Sequence[float], ys: Sequence[float]) -> None:
+        xs = np.asarray(xs, dtype=np.float64)
+        ys = np.asarray(ys, dtype=np.float64)
+        need = self._n + len(xs)
+        if need > len(self._x):
+            size = max(need, 2 * len(self._x))
+            self._x = np.resize(self._x[: self._n], size)
+            self._y = np.resize(self._y[: self._n], size)
+        self._x[self._n: need] = xs
+        self._y[self._n: need] = ys
+        self._n = need
+
+    def clear(self) -> None:
+        """Start over in fresh buffers (curves may still hold views of the old ones)."""
+        self._x = np.empty(256, dtype=np.float64)
+        self._y = np.empty(256, dtype=np.float64)
+        self._n = 0
+
+    def data(self) -> Tuple[np.ndarray, np.ndarray]:
+        return self._x[: self._n], self._y[: self._n]
+
+
+def range_from_zero(item: pg.PlotItem, curves: Sequence[pg.PlotDataItem], headroom: float = 1.3) -> None:
+    """y from 0 to ``headroom`` x the largest value: a learning rate reads best against zero, and a
+    constant one would otherwise get a meaningless +-0.5 band. Autorange when there is no positive data."""
+    values = [c.yData for c in curves if c.yData is not None and len(c.yData)]
+    data = np.concatenate(values) if values else np.zeros(0)
+    data = data[np.isfinite(data)]
+    top = float(data.max()) if data.size else 0.0
+    if top > 0:
+        item.setYRange(0.0, top * headroom, padding=0)
+    else:
+        item.enableAutoRange(axis="y")
+
+
+def qcolor(text: str, alpha: int = 255) -> QColor:
+    c = QColor(text)
+    c.setAlpha(alpha)
+    return c

@@ -1,0 +1,279 @@
+"""TRAINING tab: real runs launched through the CLI, Stop with a checkpoint, failures shown, live curves,
+history with overlays and re-attachment, replay, and curves that stay smooth with 100,000 points."""
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+try:
+    from ._tab_fixtures import copy_digits, copy_run, trained_digits_run, wait_until  # noqa: F401 - fixtures
+except ImportError:
+    from _tab_fixtures import copy_digits, copy_run, trained_digits_run, wait_until  # noqa: F401
+
+from console_app.document import ProjectDocument
+from console_app.training import dialogs
+from console_app.training.curves import LearningCurves
+from console_app.training.page import TrainingPage, create_page
+from console_app.training.tradeoff import pareto_front
+from engine import runs
+
+pytestmark = pytest.mark.gui
+RUN_TIMEOUT_MS = 120_000
+
+
+def make_page(qtbot, project_path: str) -> TrainingPage:
+    document = ProjectDocument()
+    document.load(project_path)
+    page = create_page(document, None)
+    qtbot.addWidget(page)
+    page.resize(1400, 900)
+    page.show()
+    return page
+
+
+def finish(qtbot, page: TrainingPage):
+    """Wait for the page's run to end; returns (run_dir, status, exit code)."""
+    with qtbot.waitSignal(page.controller.run_finished, timeout=RUN_TIMEOUT_MS) as blocker:
+        pass
+    return tuple(blocker.args)
+
+
+# ---------------------------------------------------------------------------------------------- real runs
+
+def test_run_two_workers_from_the_tab_draws_curves_and_lands_in_history(qtbot, tmp_path):
+    project = copy_digits(str(tmp_path / "digits"), max_epoch=3)
+    page = make_page(qtbot, project)
+    assert page.history.rows == []
+    page.workers.setValue(2)
+    received = []
+    page.controller.records_received.connect(lambda d, r: received.append(len(r)))
+    with qtbot.waitSignal(page.controller.run_started, timeout=60_000):
+        assert page.start_run()
+    assert not page.run_button.isEnabled() and page.stop_button.isEnabled()
+    run_dir, status, code = finish(qtbot, page)
+    assert (status, code) == ("finished", 0)
+    assert len(received) >= 2 or sum(received) > 0  # tailed as it ran
+    # 1,437 samples / (32 x 2) = 23 iterations per epoch; a record every 10 iterations and at each epoch end
+    assert page.curves.point_count("train_loss") == 3 * 3
+    assert page.curves.point_count("valid_error") == 3
+    x, y = page.curves.curve("valid_error").getData()
+    assert list(x) == [1.0, 2.0, 3.0] and all(0.0 <= v <= 1.0 for v in y)
+    assert page.curves.curve("lr").getData()[1][0] == pytest.approx(0.002)  # Adam alpha x 2 workers
+    assert page.progress.bar.value() == 1000
+    assert "finished" in page.status.text()
+    row = page.history.rows[0]
+    assert (row.run_dir, row.status, row.workers, row.logical_batch) == (run_dir, "finished", 2, 64)
+    assert row.best_error == pytest.approx(min(y))
+    assert page.history.table.item(0, 5).text() == "finished"
+    assert len(page.tradeoff.points) == 1 and page.tradeoff.pareto == [0]
+    assert page.tradeoff.points[0][0] > 50_000  # multiply-adds of the digits CNN
+
+
+def test_stop_ends_the_run_with_a_checkpoint(qtbot, tmp_path):
+    project = copy_digits(str(tmp_path / "digits"), max_epoch=500)
+    page = make_page(qtbot, project)
+    page.workers.setValue(1)
+    page.start_run()
+    wait_until(qtbot, lambda: page.curves.point_count("train_loss") >= 2, 60)
+    page.stop_button.click()
+    run_dir, status, code = finish(qtbot, page)
+    assert (status, code) == ("stopped", 3)
+    st = runs.read_status(run_dir)
+    assert st.status == "stopped" and st.resumable
+    assert runs.list_checkpoints(run_dir)
+    assert os.listdir(os.path.join(run_dir, "checkpoints"))
+    assert "stopped with a checkpoint" in page.status.text()
+    assert page.history.rows[0].status == "stopped"
+    assert page.run_button.isEnabled() and not page.stop_button.isEnabled()
+
+
+def test_a_failing_run_shows_the_rank_and_the_engines_message(qtbot, tmp_path):
+    project = copy_digits(str(tmp_path / "digits"), max_epoch=2)
+    with open(project) as fh:
+        text = fh.read()
+    with open(project, "w") as fh:  # a learning rate that makes the loss NaN on the first iteration
+        fh.write(text.replace("learning_rate: 0.001", "learning_rate: 1.0e+30"))
+    page = make_page(qtbot, project)
+    page.workers.setValue(1)
+    page.start_run()
+    run_dir, status, code = finish(qtbot, page)
+    assert status == "failed" and code == 1
+    text = page.error.toPlainText()
+    assert page.error.isVisible()
+    assert "rank 0 failed" in text and "optimizer.learning_rate" in text  # the engine's message and its fix
+    assert "failed on rank 0" in page.status.text()
+    assert page.history.rows[0].status == "failed"
+
+
+def test_bad_input_before_a_run_directory_is_shown(qtbot, tmp_path):
+    project = copy_digits(str(tmp_path / "digits"))
+    with open(project) as fh:
+        text = fh.read()
+    with open(project, "w") as fh:
+        fh.write(text.replace("batch_size: 32", "batch_size: 0"))
+    page = TrainingPage(ProjectDocument(), None)
+    qtbot.addWidget(page)
+    page.document.project.path = project  # a saved, unmodified document whose file is invalid
+    with qtbot.waitSignal(page.controller.launch_failed, timeout=60_000) as blocker:
+        page.start_run()
+    assert "config.batch_size" in blocker.args[0]
+    assert not page.error.isHidden() and "config.batch_size" in page.error.toPlainText()
+    assert page.run_button.isEnabled()
+
+
+def test_unsaved_changes_are_saved_or_the_run_is_cancelled(qtbot, tmp_path, monkeypatch):
+    from console_app.config.commands import set_setting
+
+    project = copy_digits(str(tmp_path / "digits"))
+    page = make_page(qtbot, project)
+    started = []
+    monkeypatch.setattr(page.controller, "start_training", lambda path, n, **kw: started.append((path, n)))
+    set_setting(page.document, "config.max_epoch", 4)
+    monkeypatch.setattr(dialogs, "confirm_save", lambda parent, name: False)
+    assert not page.start_run() and started == [] and page.document.modified
+    monkeypatch.setattr(dialogs, "confirm_save", lambda parent, name: True)
+    assert page.start_run()
+    assert started == [(project, page.workers.value())] and not page.document.modified
+    with open(project) as fh:
+        assert "max_epoch: 4" in fh.read()
+    # never saved: ask where
+    fresh = TrainingPage(ProjectDocument(), None)
+    qtbot.addWidget(fresh)
+    target = str(tmp_path / "new" / "p.yaml")
+    monkeypatch.setattr(dialogs, "choose_project_path", lambda parent, suggested: target)
+    assert fresh.ensure_saved() and os.path.isfile(target) and fresh.document.path == target
+
+
+# ---------------------------------------------------------------------------------------------- history
+
+def test_history_selects_overlays_exports_and_replays(qtbot, trained_digits_run, tmp_path, monkeypatch):
+    project, run_dir = trained_digits_run
+    other = copy_run(run_dir, "20000101_000000")  # an older run with the same curves
+    try:
+        page = make_page(qtbot, project)
+        assert [r.run_dir for r in page.history.rows] == [run_dir, other]
+        assert page.curves.primary == run_dir  # the newest run is shown
+        records = [r for r in runs.iter_metrics(run_dir) if r["type"] in ("train", "validation")]
+        assert page.curves.point_count("train_loss") == sum(r["type"] == "train" for r in records)
+        page.history.table.selectRow(1)
+        assert page.curves.primary == other
+        page.history.set_checked(run_dir, True)
+        assert page.curves.overlays() == [run_dir]
+        assert page.curves.point_count("valid_error", run_dir) == 2
+        page.history.set_checked(run_dir, False)
+        assert page.curves.overlays() == []
+        # both runs cost the same: one is Pareto-optimal (equal points do not dominate each other)
+        assert len(page.tradeoff.points) == 2 and len(page.tradeoff.pareto) == 2
+
+        opened = []
+        monkeypatch.setattr(dialogs, "open_folder", opened.append)
+        page.history.open_button.click()
+        assert opened == [other]
+        csv_path, png_path = str(tmp_path / "curve.csv"), str(tmp_path / "curve.png")
+        monkeypatch.setattr(dialogs, "choose_save_path",
+                            lambda parent, caption, suggested, filters: csv_path if "CSV" in caption else png_path)
+        page.save_csv_button.click()
+        page.save_png_button.click()
+        with open(csv_path, newline="") as fh:
+            rows = list(csv.DictReader(fh))
+        assert len(rows) == len(records) and rows[0]["type"] == "train" and float(rows[-1]["error"]) >= 0
+        assert os.path.getsize(png_path) > 10_000
+        page.log_scale.setChecked(True)
+        assert page.curves.plots["loss"].ctrl.logYCheck.isChecked()
+
+        # Replay the selected run: a new run from its snapshot, followed live, then listed.
+        page.history.table.selectRow(0)
+        page.history.replay_button.click()
+        new_dir, status, code = finish(qtbot, page)
+        assert status == "finished" and code == 0 and new_dir not in (run_dir, other)
+        assert len(page.history.rows) == 3
+        assert page.curves.point_count("valid_error") == 2
+    finally:
+        import shutil
+
+        shutil.rmtree(other, ignore_errors=True)
+        for extra in runs.list_runs(runs.results_root(project)):
+            if os.path.abspath(extra) != run_dir:
+                shutil.rmtree(extra, ignore_errors=True)
+
+
+def test_a_run_started_from_a_terminal_is_reattached_and_can_be_stopped(qtbot, tmp_path):
+    project = copy_digits(str(tmp_path / "digits"), max_epoch=500)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "train", project, "--quiet"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        root = runs.results_root(project)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            found = runs.list_runs(root)
+            if found and list(runs.iter_metrics(found[0], "train")):
+                break
+            time.sleep(0.1)
+        run_dir = os.path.abspath(runs.list_runs(root)[0])
+        page = make_page(qtbot, project)
+        assert page.controller.is_attached() and page.live_run == run_dir
+        assert "Following" in page.status.text()
+        count = page.curves.point_count("train_loss")
+        wait_until(qtbot, lambda: page.curves.point_count("train_loss") > count, 30)
+        page.stop_run()
+        _, status, _ = finish(qtbot, page)
+        assert status == "stopped"
+        assert proc.wait(timeout=30) == 3
+        assert runs.list_checkpoints(run_dir)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+# ---------------------------------------------------------------------------------------------- curves
+
+def test_curves_stay_smooth_with_100000_points(qtbot):
+    curves = LearningCurves()
+    qtbot.addWidget(curves)
+    curves.resize(900, 700)
+    curves.show()
+    run = "/tmp/fake-run"
+    curves.set_primary(run)
+    n, chunk = 100_000, 2_000
+    slowest = 0.0
+    for start in range(0, n, chunk):  # 50 timer ticks of 2,000 new records each
+        records = [{"type": "train", "epoch": i / 1000, "iteration": i, "loss": 1.0 / (1 + i / 5000),
+                    "error": 0.5, "lr": 0.001} for i in range(start, start + chunk)]
+        t = time.perf_counter()
+        curves.add_records(run, records)
+        slowest = max(slowest, time.perf_counter() - t)
+    assert curves.point_count("train_loss") == n
+    curve = curves.curve("train_loss")
+    assert len(curve.getData()[0]) == n
+    assert curve.opts["autoDownsample"] and curve.opts["downsampleMethod"] == "peak" and curve.opts["clipToView"]
+    t = time.perf_counter()
+    image = curves.grab()  # a full repaint of the three plots
+    paint = time.perf_counter() - t
+    assert not image.isNull()
+    assert slowest < 0.25, f"one update took {slowest:.3f} s"
+    assert paint < 2.0, f"a repaint with {n} points took {paint:.3f} s"
+
+
+def test_pareto_front():
+    points = [(100, 0.10), (50, 0.20), (200, 0.05), (150, 0.12), (50, 0.25), (300, 0.05)]
+    assert pareto_front(points) == [1, 0, 2]
+    assert pareto_front([]) == []
+
+
+def test_an_engine_that_cannot_start_is_reported(qtbot, tmp_path, monkeypatch):
+    from console_app import run_controller
+
+    project = copy_digits(str(tmp_path / "digits"))
+    page = make_page(qtbot, project)
+    monkeypatch.setattr(run_controller, "engine_program", lambda: (str(tmp_path / "no-such-python"), []))
+    with qtbot.waitSignal(page.controller.launch_failed, timeout=10_000) as blocker:
+        page.start_run()
+    assert "could not start the engine" in blocker.args[0] and "no-such-python" in blocker.args[0]
+    assert page.error.isVisible() and page.run_button.isEnabled() and not page.controller.is_running()

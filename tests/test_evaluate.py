@@ -1,0 +1,195 @@
+"""engine.evaluate and ``nnconsole evaluate``: metrics against hand computations, files, errors (no Qt)."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+
+from engine import runs
+from engine.cli import main as cli_main
+from engine.evaluate import (EvaluationError, classification_metrics, confusion_matrix, evaluate_run,
+                             evaluation_dir, read_evaluation, regression_metrics, summary_text, write_evaluation)
+from engine.project.io import save_project
+from engine.project.model import Datasets, Layer, Network, Project, TrainingConfig
+
+
+# ---------------------------------------------------------------------------------------------- pure metrics
+
+def test_classification_metrics_match_a_hand_computation():
+    labels = [0, 0, 1, 1, 2, 2, 2]
+    preds = [0, 1, 1, 1, 2, 0, 2]
+    m = classification_metrics(labels, preds, 3)
+    assert m["confusion_matrix"] == [[1, 1, 0], [0, 2, 0], [1, 0, 2]]
+    assert m["count"] == 7
+    assert m["accuracy"] == pytest.approx(5 / 7)
+    by_class = {c["class"]: c for c in m["per_class"]}
+    # class 0: tp 1, predicted 2, actual 2; class 1: tp 2, predicted 3, actual 2; class 2: tp 2, predicted 2, actual 3
+    assert by_class[0]["precision"] == pytest.approx(1 / 2) and by_class[0]["recall"] == pytest.approx(1 / 2)
+    assert by_class[1]["precision"] == pytest.approx(2 / 3) and by_class[1]["recall"] == pytest.approx(1.0)
+    assert by_class[2]["precision"] == pytest.approx(1.0) and by_class[2]["recall"] == pytest.approx(2 / 3)
+    assert by_class[0]["f_measure"] == pytest.approx(0.5)
+    assert by_class[1]["f_measure"] == pytest.approx(0.8)
+    assert by_class[2]["f_measure"] == pytest.approx(0.8)
+    assert [c["support"] for c in m["per_class"]] == [2, 2, 3]
+    assert m["macro_precision"] == pytest.approx((0.5 + 2 / 3 + 1.0) / 3)
+    assert m["macro_recall"] == pytest.approx((0.5 + 1.0 + 2 / 3) / 3)
+    assert m["macro_f_measure"] == pytest.approx(0.7)
+    assert m["top_confusions"] == [{"true": 0, "predicted": 1, "count": 1}, {"true": 2, "predicted": 0, "count": 1}]
+
+
+def test_a_class_never_predicted_or_absent_scores_zero_without_dividing_by_zero():
+    m = classification_metrics([0, 0, 1], [0, 0, 0], 3)
+    by_class = {c["class"]: c for c in m["per_class"]}
+    assert by_class[1] == {"class": 1, "precision": 0.0, "recall": 0.0, "f_measure": 0.0, "support": 1,
+                           "predicted": 0}
+    assert by_class[2]["support"] == 0 and by_class[2]["recall"] == 0.0
+    assert m["accuracy"] == pytest.approx(2 / 3)
+    assert m["top_confusions"] == [{"true": 1, "predicted": 0, "count": 1}]
+
+
+def test_confusion_matrix_counts_repeated_pairs():
+    cm = confusion_matrix([1, 1, 1, 0], [0, 0, 1, 0], 2)
+    assert cm.tolist() == [[1, 0], [2, 1]]
+    assert cm.sum() == 4
+
+
+def test_regression_metrics_match_a_hand_computation():
+    t = np.array([1.0, 2.0, 3.0, 4.0])
+    p = np.array([1.5, 2.0, 2.5, 5.0])
+    m = regression_metrics(t, p)
+    assert m["mae"] == pytest.approx(0.5)
+    assert m["rmse"] == pytest.approx(math.sqrt(0.375))
+    assert m["r2"] == pytest.approx(1 - 1.5 / 5.0)  # SS_res 1.5, SS_tot 5
+    assert m["bias"] == pytest.approx(0.25)
+    assert m["max_abs_error"] == pytest.approx(1.0)
+    assert regression_metrics(np.ones(3), np.ones(3))["r2"] is None  # constant targets: R^2 undefined
+
+
+# ---------------------------------------------------------------------------------------------- a tiny run
+
+W = np.array([[2.0, -1.0, 0.0], [0.0, 1.0, -1.5]], dtype=np.float32)
+B = np.array([0.1, 0.0, -0.2], dtype=np.float32)
+X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0], [0.5, 0.5], [2.0, 1.0], [-2.0, 0.5]], dtype=np.float32)
+LABELS = np.array([0, 1, 2, 2, 0, 1])
+
+
+def _write_csv(path, x, y):
+    with open(path, "w") as fh:
+        fh.write("x__0,x__1,y\n")
+        for row, label in zip(x, y):
+            fh.write(f"{row[0]},{row[1]},{label}\n")
+
+
+def _tiny_run(tmp_path, loss="SoftmaxCrossEntropy", targets=LABELS, out=3, with_best=True):
+    """A run directory as the engine leaves it: project.yaml with absolute dataset paths and parameters."""
+    import nnabla as nn
+
+    from engine.graph import build_graph
+
+    data = tmp_path / "data"
+    data.mkdir()
+    _write_csv(data / "train.csv", X, targets)
+    _write_csv(data / "valid.csv", X, targets)
+    layers = [Layer("x", "Input", params={"shape": [2], "variable": "x"}),
+              Layer("fc", "Affine", ["x"], {"out_shape": out}),
+              Layer("y", "Input", params={"shape": [1], "variable": "y"}),
+              Layer("loss", loss, ["fc", "y"])]
+    project = Project(name="tiny", network=Network(layers), config=TrainingConfig(batch_size=4),
+                      datasets=Datasets(training=str(data / "train.csv"), validation=str(data / "valid.csv"),
+                                        cache=False))
+    run_dir = tmp_path / "results" / "tiny" / "20260101_000000"
+    run_dir.mkdir(parents=True)
+    save_project(project, str(run_dir / runs.RESOLVED_FILE), backup=False)
+    nn.clear_parameters()
+    build_graph(project.network, 4, "runtime")
+    params = nn.get_parameters()
+    params["fc/affine/W"].d = W[:, :out]
+    params["fc/affine/b"].d = B[:out]
+    nn.save_parameters(str(run_dir / "parameters_final.h5"))
+    if with_best:
+        nn.save_parameters(str(run_dir / "parameters_best.h5"))
+    nn.clear_parameters()
+    runs.write_status(str(run_dir), runs.RunStatus(status="finished"))
+    return str(run_dir)
+
+
+def test_evaluate_run_matches_numpy_on_a_tiny_classifier(tmp_path):
+    run_dir = _tiny_run(tmp_path)
+    result = evaluate_run(run_dir, "best", batch_size=4)  # 6 samples: the last batch is padded
+    logits = X @ W + B
+    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(result.outputs, probs, rtol=1e-5, atol=1e-6)
+    expected_pred = probs.argmax(axis=1)
+    np.testing.assert_array_equal(result.predictions, expected_pred)
+    hand = classification_metrics(LABELS, expected_pred, 3)
+    m = result.metrics
+    assert m["confusion_matrix"] == hand["confusion_matrix"]
+    assert m["accuracy"] == pytest.approx(np.mean(expected_pred == LABELS))
+    assert sum(map(sum, m["confusion_matrix"])) == len(X)
+    assert m["label_variable"] == "y" and m["model"] == "best" and m["task"] == "classification"
+
+    folder = write_evaluation(result)
+    assert folder == evaluation_dir(run_dir, "best")
+    metrics, rows = read_evaluation(folder)
+    assert metrics["macro_f_measure"] == pytest.approx(hand["macro_f_measure"])
+    assert metrics["confusion_matrix"] == hand["confusion_matrix"]  # compact rows still parse back
+    assert [int(r["prediction"]) for r in rows] == expected_pred.tolist()
+    assert [r["source"] for r in rows] == [f"row {i + 1}" for i in range(len(X))]
+    assert [int(r["correct"]) for r in rows] == (expected_pred == LABELS).astype(int).tolist()
+    np.testing.assert_allclose([[float(r[f"p_{c}"]) for c in range(3)] for r in rows], probs, rtol=1e-4)
+    assert not [n for n in os.listdir(folder) if n.endswith(".tmp")]  # written atomically
+
+
+def test_evaluate_run_regression_statistics(tmp_path):
+    targets = (X @ np.array([1.0, -2.0]) + 0.5).round(3)
+    run_dir = _tiny_run(tmp_path, loss="SquaredError", targets=targets, out=1)
+    result = evaluate_run(run_dir, "final")
+    pred = (X @ W[:, :1] + B[:1]).ravel()
+    np.testing.assert_allclose(result.predictions.ravel(), pred, rtol=1e-5)
+    m = result.metrics
+    assert m["task"] == "regression"
+    assert m["mae"] == pytest.approx(np.mean(np.abs(pred - targets)), rel=1e-5)
+    assert m["rmse"] == pytest.approx(np.sqrt(np.mean((pred - targets) ** 2)), rel=1e-5)
+    ss_tot = np.sum((targets - targets.mean()) ** 2)
+    assert m["r2"] == pytest.approx(1 - np.sum((pred - targets) ** 2) / ss_tot, rel=1e-5)
+    text = summary_text(m)
+    assert "MAE" in text and "RMSE" in text and "R^2" in text
+
+
+def test_missing_parameters_and_bad_labels_are_reported_with_a_fix(tmp_path):
+    run_dir = _tiny_run(tmp_path, with_best=False)
+    with pytest.raises(EvaluationError, match="use --model final"):
+        evaluate_run(run_dir, "best")
+    with pytest.raises(EvaluationError, match="not a run directory"):
+        evaluate_run(str(tmp_path), "best")
+    other = tmp_path / "other"
+    other.mkdir()
+    bad = _tiny_run(other, targets=np.array([0, 1, 2, 5, 0, 1]))
+    with pytest.raises(EvaluationError, match=r"row 4: label 5 .* outside the network's 3 classes"):
+        evaluate_run(bad, "best")
+
+
+def test_cli_evaluate_writes_files_and_prints_a_summary(tmp_path, capsys):
+    run_dir = _tiny_run(tmp_path)
+    out = tmp_path / "eval-out"
+    assert cli_main(["evaluate", run_dir, "--model", "final", "--output", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "accuracy" in printed and "macro precision" in printed and str(out) in printed
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["model"] == "final" and metrics["count"] == len(X)
+    with open(out / "samples.csv", newline="") as fh:
+        header = next(csv.reader(fh))
+    assert header[:5] == ["index", "source", "label", "prediction", "correct"]
+    assert header[5:] == ["p_0", "p_1", "p_2"]
+
+
+def test_cli_evaluate_bad_input_exits_2(tmp_path, capsys):
+    run_dir = _tiny_run(tmp_path, with_best=False)
+    assert cli_main(["evaluate", run_dir]) == 2
+    err = capsys.readouterr().err
+    assert "parameters_best.h5" in err and "--model final" in err
