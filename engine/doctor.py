@@ -185,8 +185,14 @@ def smoke_worker() -> None:
 
 def run_doctor(workers: int = 2, hosts: Optional[List[str]] = None, out: Callable[[str], None] = print) -> int:
     """Run every check in order; 0 when nothing failed."""
+    def smoke() -> Check:
+        if failed:
+            return Check(f"all-reduce smoke test ({workers} processes)", "skip",
+                         "not run: fix the failures above first")
+        return _smoke(workers, hosts or [])
+
     steps: List[Callable[[], object]] = [_python, _nnabla, lambda: _cuda(workers), _nccl, _mpi_library, _mpiexec,
-                                         lambda: _hosts(hosts or []), lambda: _smoke(workers, hosts or [])]
+                                         lambda: _hosts(hosts or []), smoke]
     failed = 0
     labels = {"ok": " OK ", "warn": "WARN", "fail": "FAIL", "skip": "SKIP"}
     for i, step in enumerate(steps, 1):

@@ -77,8 +77,18 @@ def test_doctor_passes_on_this_machine_with_a_real_allreduce():
 def test_doctor_explains_an_unreachable_host():
     from engine.doctor import _hosts
 
-    [check] = _hosts(["nonexistent-host.invalid"])
-    assert check.status == "fail" and "ssh" in check.fix
+    # 127.0.0.2 is this machine's loopback range with no ssh server: the connection is refused.
+    [check] = _hosts(["127.0.0.2"])
+    assert check.status == "fail" and "ssh-copy-id 127.0.0.2" in check.fix
+
+
+def test_doctor_skips_the_smoke_test_when_a_host_fails():
+    from engine.doctor import run_doctor
+
+    lines = []
+    assert run_doctor(workers=2, hosts=["127.0.0.2"], out=lines.append) == 1
+    assert any(line.startswith("[FAIL] ssh 127.0.0.2") for line in lines)
+    assert any(line.startswith("[SKIP] all-reduce smoke test") for line in lines)
 
 
 def test_gpu_request_without_cuda_fails_loudly():

@@ -22,12 +22,25 @@ PLOT_OF = {"train_loss": "loss", "valid_loss": "loss", "train_error": "error", "
 CSV_FIELDS = ("type", "epoch", "iteration", "loss", "error", "lr", "samples_per_s", "elapsed")
 
 
+def run_label(run_dir: str) -> str:
+    """A legend label that says what differs between runs: 'N=2, batch 64, LR 0.002 (20261122_0039)'."""
+    import json
+
+    name = os.path.basename(run_dir.rstrip(os.sep))
+    try:
+        with open(os.path.join(run_dir, "plan.json")) as fh:
+            plan = json.load(fh)
+        return f"N={plan['workers']}, batch {plan['logical_batch']}, LR {plan['effective_lr']:g} ({name})"
+    except (OSError, ValueError, KeyError, TypeError):
+        return name
+
+
 class RunCurves:
     """One run's series (epoch -> value) and its curve handles in the three plots."""
 
     def __init__(self, run_dir: str, plots: Dict[str, pg.PlotItem], index: int, primary: bool) -> None:
         self.run_dir = run_dir
-        self.name = os.path.basename(run_dir.rstrip(os.sep))
+        self.name = run_label(run_dir)
         self.series = {key: GrowingSeries() for key in SERIES}
         self.records: List[Dict[str, Any]] = []
         self.dirty = set(SERIES)
