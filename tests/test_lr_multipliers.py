@@ -1,0 +1,34 @@
+"""Per-parameter learning-rate multipliers are honoured in training (NNC's W.LRateMultiplier)."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import yaml
+
+from tests.helpers import load_h5, nnconsole, run_dir_from, tabular_project
+
+
+def one_update(tmp_path, name: str, multipliers: dict) -> dict:
+    """Final parameters after exactly one SGD update with fc2's multipliers set as given."""
+    path = tabular_project(str(tmp_path / name), n=8, batch=8, epochs=1, solver="Sgd", lr=0.5)
+    data = yaml.safe_load(open(path))
+    for layer in data["network"]["layers"]:
+        if layer["name"] == "fc2":
+            layer["lr_multipliers"] = multipliers
+    yaml.safe_dump(data, open(path, "w"), sort_keys=False)
+    run_dir = run_dir_from(nnconsole(["train", path, "-q"]).stdout)
+    return load_h5(os.path.join(run_dir, "parameters_final.h5"))
+
+
+def test_multiplier_scales_the_step_and_zero_freezes(tmp_path):
+    frozen = one_update(tmp_path, "frozen", {"W": 0.0, "b": 0.0})  # fc2 keeps its initial values
+    plain = one_update(tmp_path, "plain", {"W": 1.0, "b": 1.0})
+    doubled = one_update(tmp_path, "doubled", {"W": 1.0, "b": 2.0})
+    step_plain = plain["fc2/affine/b"] - frozen["fc2/affine/b"]
+    step_doubled = doubled["fc2/affine/b"] - frozen["fc2/affine/b"]
+    assert np.abs(step_plain).max() > 1e-4
+    np.testing.assert_allclose(step_doubled, 2 * step_plain, rtol=1e-5, atol=1e-7)
+    # Parameters without a multiplier take the plain step in both runs.
+    np.testing.assert_allclose(doubled["fc2/affine/W"], plain["fc2/affine/W"], rtol=1e-6)
+    np.testing.assert_allclose(doubled["fc1/affine/W"], plain["fc1/affine/W"], rtol=1e-6)
