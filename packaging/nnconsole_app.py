@@ -1,0 +1,78 @@
+"""Entry point of the one-folder nnconsole app: the GUI, the CLI, and the MPI workers in one binary.
+
+A frozen app has no ``python -m``, so one executable does all three jobs, chosen by its arguments:
+
+- no arguments, ``gui [ARGS]``, or a project file (the desktop entry's ``%f``) -> the desktop app
+- ``--run-module MODULE [ARGS]``         -> ``python -m MODULE ARGS`` (workers: ``engine.worker``)
+- ``-m MODULE [ARGS]``                   -> the same, so code that runs ``sys.executable -m ...`` works
+- anything else                          -> the ``nnconsole`` CLI (``train``, ``new``, ``templates``...)
+"""
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+from typing import List, Optional
+
+RUN_MODULE_FLAGS = ("--run-module", "-m")
+PROJECT_SUFFIXES = (".yaml", ".yml")
+CLI_MODULES = ("engine", "engine.cli")
+
+
+def _configure() -> None:
+    """Frozen app: make Open MPI and mpi4py use the bundled prefix before anything imports them."""
+    from engine.runtime_paths import configure_frozen_environment
+
+    configure_frozen_environment()
+
+
+def run_module(module: str, args: List[str]) -> int:
+    """Run ``module`` as ``__main__`` with ``sys.argv`` as ``python -m module args`` would set it."""
+    sys.argv = [module] + list(args)
+    try:
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    except SystemExit as exc:
+        code = exc.code
+        if code is None or isinstance(code, int):
+            return int(code or 0)
+        print(code, file=sys.stderr)
+        return 1
+    return 0
+
+
+def run_gui(args: List[str]) -> int:
+    """Start the desktop app; say clearly when this build has no GUI module."""
+    try:
+        from console_app.app import main as gui_main
+    except ImportError as exc:
+        print(f"nnconsole-app: the desktop app is not available in this build ({exc}); "
+              "the command line works: nnconsole-app --help", file=sys.stderr)
+        return 1
+    return int(gui_main(args) or 0)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    _configure()
+    if not argv or argv[0] == "gui":
+        return run_gui(argv[1:])
+    if len(argv) == 1 and argv[0].lower().endswith(PROJECT_SUFFIXES) and os.path.isfile(argv[0]):
+        return run_gui(argv)  # opened from the file manager or the menu entry with a project file
+    if argv[0] in RUN_MODULE_FLAGS:
+        if len(argv) < 2:
+            print(f"usage: {os.path.basename(sys.argv[0])} --run-module MODULE [ARGS...]", file=sys.stderr)
+            return 2
+        if argv[1] in CLI_MODULES:  # the CLI itself: call it rather than re-run an imported module
+            return run_cli(argv[2:])
+        return run_module(argv[1], argv[2:])
+    return run_cli(argv)
+
+
+def run_cli(args: List[str]) -> int:
+    from engine.cli import main as cli_main
+
+    return int(cli_main(args) or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
