@@ -33,6 +33,11 @@ def onnx_missing() -> Optional[str]:
         missing.append("nnabla-converter")
     if not missing:
         return None
+    from engine.runtime_paths import is_frozen
+
+    if is_frozen():
+        return ("ONNX export is not included in the nnconsole app; export the run to .nnp here and convert it "
+                f"from a pip installation of nnconsole ({INSTALL_HINT})")
     return f"ONNX export needs the Python package(s) {', '.join(missing)}; install them with: {INSTALL_HINT}"
 
 
