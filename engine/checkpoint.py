@@ -2,13 +2,16 @@
 
 A checkpoint is three files in ``<run>/checkpoints``: ``ckpt-<it>.h5`` (parameters),
 ``ckpt-<it>.solver<k>.h5`` (solver states) and ``ckpt-<it>.json`` (position in training and
-SHA-256 of the others). The JSON is written last, so a checkpoint without it never counts.
+SHA-256 of the others). Each file is written to a temp name, fsynced and renamed; the JSON is
+written last, so a checkpoint interrupted half-way (crash, full disk) never counts. Parameters
+that are NaN or Inf are never saved: the last good checkpoint stays the newest.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional
 
@@ -20,6 +23,10 @@ KEEP_CHECKPOINTS = 3
 
 class CheckpointError(RuntimeError):
     """A checkpoint that cannot be used (missing file or checksum mismatch)."""
+
+
+class NonFiniteParametersError(CheckpointError):
+    """Training diverged: some parameters are NaN or Inf, so they are not saved as a checkpoint."""
 
 
 @dataclass
@@ -56,10 +63,30 @@ def _fsync(path: str) -> None:
         os.close(fd)
 
 
+def non_finite_parameters(params: Optional[Dict[str, Any]] = None) -> List[str]:
+    """Names of parameters (nnabla Variables, default: all registered) holding NaN or Inf."""
+    import nnabla as nn
+    import numpy as np
+
+    params = nn.get_parameters(grad_only=False) if params is None else params
+    return [name for name, var in params.items() if not np.isfinite(var.d).all()]
+
+
 def save_checkpoint(run_dir: str, state: CheckpointState, solvers: List[Any]) -> str:
-    """Write parameters, solver states and metadata; prune old checkpoints; return the JSON path."""
+    """Write parameters, solver states and metadata; prune old checkpoints; return the JSON path.
+
+    Raises NonFiniteParametersError (writing nothing) when the parameters hold NaN or Inf.
+    """
     import nnabla as nn
 
+    bad = non_finite_parameters()
+    if bad:
+        last = list_checkpoints(run_dir)
+        kept = f"the last good one, {os.path.basename(last[-1])[:-5]}, is kept" if last else "there is none yet"
+        raise NonFiniteParametersError(
+            f"training diverged: parameter(s) {', '.join(bad[:3])}{' ...' if len(bad) > 3 else ''} became NaN or "
+            f"Inf by iteration {state.iteration}; no checkpoint was written for this point ({kept}). Lower "
+            "optimizer.learning_rate (or the schedule's lr_multiplier), or check the data for extreme values")
     folder = checkpoint_dir(run_dir)
     os.makedirs(folder, exist_ok=True)
     stem = f"ckpt-{state.iteration:08d}"
@@ -89,6 +116,7 @@ def save_checkpoint(run_dir: str, state: CheckpointState, solvers: List[Any]) ->
 
 
 def _prune(run_dir: str) -> None:
+    """Keep the newest KEEP_CHECKPOINTS checkpoints; drop the leftovers of interrupted writes."""
     for meta in list_checkpoints(run_dir)[:-KEEP_CHECKPOINTS]:
         stem = meta[:-5]
         folder = os.path.dirname(meta)
@@ -97,6 +125,22 @@ def _prune(run_dir: str) -> None:
         for name in os.listdir(folder):
             if name.startswith(base + "."):
                 os.unlink(os.path.join(folder, name))
+    kept = list_checkpoints(run_dir)
+    if not kept:
+        return
+    folder = checkpoint_dir(run_dir)
+    complete = {int(os.path.basename(m)[5:-5]) for m in kept}
+    newest = max(complete)
+    for name in os.listdir(folder):
+        found = _PIECE.match(name)
+        if found and int(found.group(1)) < newest and int(found.group(1)) not in complete:
+            try:  # files of a checkpoint whose write was cut short (crash, full disk): never usable
+                os.unlink(os.path.join(folder, name))
+            except OSError:
+                pass
+
+
+_PIECE = re.compile(r"^\.?ckpt-(\d+)\.")
 
 
 def read_checkpoint(meta_path: str) -> CheckpointState:
@@ -104,15 +148,27 @@ def read_checkpoint(meta_path: str) -> CheckpointState:
     try:
         with open(meta_path) as fh:
             data = json.load(fh)
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
         state = CheckpointState(**data)
     except (OSError, ValueError, TypeError) as exc:
         raise CheckpointError(f"{meta_path}: unreadable checkpoint metadata ({exc})") from None
     folder = os.path.dirname(meta_path)
-    for name, digest in state.files.items():
+    params = os.path.basename(meta_path)[:-5] + ".h5"
+    files = state.files
+    if not isinstance(files, dict) or params not in files or not all(
+            isinstance(n, str) and isinstance(d, str) and n == os.path.basename(n) and n not in ("", ".", "..")
+            for n, d in files.items()):
+        raise CheckpointError(f"{meta_path}: checkpoint metadata does not list its files properly (damaged?)")
+    for name, digest in files.items():
         path = os.path.join(folder, name)
         if not os.path.isfile(path):
             raise CheckpointError(f"{path}: checkpoint file missing")
-        if sha256(path) != digest:
+        try:
+            actual = sha256(path)
+        except OSError as exc:
+            raise CheckpointError(f"{path}: cannot read checkpoint file ({exc.strerror})") from None
+        if actual != digest:
             raise CheckpointError(f"{path}: checksum mismatch (file corrupt or truncated)")
     return state
 
@@ -135,9 +191,12 @@ def load_checkpoint(meta_path: str, solvers: List[Any]) -> CheckpointState:
     state = read_checkpoint(meta_path)
     folder = os.path.dirname(meta_path)
     stem = os.path.basename(meta_path)[:-5]
-    nn.load_parameters(os.path.join(folder, f"{stem}.h5"))
-    for k, solver in enumerate(solvers):
-        path = os.path.join(folder, f"{stem}.solver{k}.h5")
-        if os.path.isfile(path):
-            solver.load_states(path)
+    try:
+        nn.load_parameters(os.path.join(folder, f"{stem}.h5"))
+        for k, solver in enumerate(solvers):
+            path = os.path.join(folder, f"{stem}.solver{k}.h5")
+            if os.path.isfile(path):
+                solver.load_states(path)
+    except Exception as exc:  # noqa: BLE001 - a checkpoint that verifies but does not load (other network?)
+        raise CheckpointError(f"{meta_path}: the checkpoint does not fit this network ({exc})") from None
     return state

@@ -12,6 +12,14 @@ from engine.project.errors import ProjectError
 EXIT_BAD_INPUT = 2
 
 
+def _say(text: str, err: bool = False) -> None:
+    """Print, ignoring a reader that went away (a closed pipe, a killed GUI): training goes on."""
+    try:
+        print(text, file=sys.stderr if err else sys.stdout, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
 def _int_list(text: str) -> List[int]:
     try:
         values = [int(v) for v in text.split(",") if v.strip()]
@@ -41,18 +49,25 @@ def cmd_train(args: argparse.Namespace) -> int:
                             epochs=args.epochs, device=args.device, hosts=args.hosts or [],
                             hostfile=args.hostfile or "", launcher=args.launcher,
                             mpiexec_args=args.mpiexec_arg or [], resume_dir=args.resume,
+                            allow_outside_data=args.allow_outside_data,
                             fail_at_iteration=args.fail_at_iteration, fail_rank=args.fail_rank)
     printer = ProgressPrinter(live=False if args.quiet else None)
     if args.quiet:
         printer = lambda record: None  # noqa: E731
 
     def started(run_dir: str) -> None:
-        print(f"run directory: {run_dir}", flush=True)
-        _print_plan_summary(run_dir, request)
+        _say(f"run directory: {run_dir}")
+        try:
+            _print_plan_summary(run_dir, request)
+        except OSError:
+            pass
 
-    result = launch(request, report=printer, on_started=started)
+    result = launch(request, report=printer, on_started=started, warn=lambda m: _say(f"warning: {m}", err=True))
     if hasattr(printer, "close"):
-        printer.close()
+        try:
+            printer.close()
+        except (OSError, ValueError):
+            pass
     return _print_result(result)
 
 
@@ -78,20 +93,19 @@ def _print_result(result) -> int:
     status = runs.read_status(result.run_dir)
     if result.status == "finished":
         last = [r for r in runs.iter_metrics(result.run_dir, "validation")]
-        if last:
+        if last and status and status.best_validation_error is not None:
             final = last[-1]
-            best = status.best_validation_error if status else None
-            print(f"finished: validation loss {final['loss']:.4f}, error {final['error']:.4f} "
-                  f"(accuracy {1 - final['error']:.2%} for classifiers); best error {best:.4f} "
-                  f"at epoch {status.best_epoch}")
-        print(f"results: {result.run_dir}")
+            _say(f"finished: validation loss {final['loss']:.4f}, error {final['error']:.4f} "
+                 f"(accuracy {1 - final['error']:.2%} for classifiers); best error "
+                 f"{status.best_validation_error:.4f} at epoch {status.best_epoch}")
+        _say(f"results: {result.run_dir}")
         return 0
     if result.status == "stopped":
-        print(result.message)
+        _say(result.message)
         return result.exit_code
-    print(f"training failed: {result.message}", file=sys.stderr)
-    print(f"logs: {os.path.join(result.run_dir, 'logs')}", file=sys.stderr)
-    return 1
+    _say(f"training failed: {result.message}", err=True)
+    _say(f"logs: {os.path.join(result.run_dir, 'logs')}", err=True)
+    return result.exit_code or 1
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -104,7 +118,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from engine.project.io import load_project
     from engine.shapes import infer_network
 
-    project = load_project(args.project)
+    project = load_project(args.project, allow_outside_data=args.allow_outside_data)
     info = infer_network(project.network)
     print(f"{args.project}: OK ({len(project.network.layers)} layers, {info.total_params:,} parameters, "
           f"{info.total_macs:,} multiply-adds per sample)")
@@ -191,6 +205,8 @@ def _add_train_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mpiexec-arg", action="append", metavar="ARG", help="extra argument for mpiexec/srun "
                    "(repeatable), e.g. --mpiexec-arg=--mca --mpiexec-arg=btl_tcp_if_include=eth0")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    p.add_argument("--allow-outside-data", action="store_true", help="allow dataset paths that point outside "
+                   "the project's folder (refused by default: see docs/security.md)")
     p.add_argument("--fail-at-iteration", type=int, help=argparse.SUPPRESS)
     p.add_argument("--fail-rank", type=int, help=argparse.SUPPRESS)
 
@@ -217,6 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", "-q", action="store_true")
     p = add("validate", cmd_validate, "Check a project file and its datasets; print every problem found.")
     p.add_argument("project")
+    p.add_argument("--allow-outside-data", action="store_true", help="allow dataset paths that point outside "
+                   "the project's folder")
     p = add("info", cmd_info, "Print the network's layer table: output shapes, parameters, multiply-adds.")
     p.add_argument("project")
     p = add("plan", cmd_plan, "Show what N workers change: batch, learning rate, intervals, warnings.")
@@ -260,16 +278,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         return int(args.func(args) or 0)
     except ProjectError as exc:
-        print(f"nnconsole {args.command}: {exc}", file=sys.stderr)
+        _say(f"nnconsole {args.command}: {exc}", err=True)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        _say("interrupted", err=True)
         return 130
     except Exception as exc:  # typed engine errors carry their own advice
         from engine.errors import USER_ERRORS
         if isinstance(exc, USER_ERRORS):
-            print(f"nnconsole {args.command}: {exc}", file=sys.stderr)
+            _say(f"nnconsole {args.command}: {exc}", err=True)
             return EXIT_BAD_INPUT
+        if isinstance(exc, OSError) and exc.errno is not None:  # full disk, permissions: no traceback needed
+            where = f" ({exc.filename})" if exc.filename else ""
+            _say(f"nnconsole {args.command}: {exc.strerror}{where}", err=True)
+            return 1
         raise
 
 

@@ -15,6 +15,7 @@ import logging
 import math
 import os
 import re
+import stat
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
@@ -159,6 +160,9 @@ def _parse_records(text: str, shown: str) -> Tuple[List[List[str]], List[int]]:
         except StopIteration:
             break
         except csv.Error as exc:
+            if "NUL" in str(exc):
+                raise _err(shown, start, None, "the line contains a NUL byte; a dataset CSV is text (was it "
+                           "saved as UTF-16, or is it not a CSV file?); save it as UTF-8 CSV") from None
             raise _err(shown, start, None, f"malformed CSV ({exc}); check the quotes on this line") from None
         previous = reader.line_num
         if not row or (len(row) == 1 and not row[0].strip()):
@@ -308,7 +312,16 @@ def _resolve(base: Path, cell: str) -> Path:
     return candidate
 
 
-def _image_files(table: _Table, var: _Var, base: Path) -> List[Tuple[Path, os.stat_result]]:
+def _inside(path: Path, root: str) -> bool:
+    full = os.path.normpath(os.path.abspath(os.fspath(path)))
+    try:
+        return os.path.commonpath([root, full]) == root
+    except ValueError:
+        return False
+
+
+def _image_files(table: _Table, var: _Var, base: Path, root: Optional[str] = None
+                 ) -> List[Tuple[Path, os.stat_result]]:
     col = var.columns[0]
     out = []
     for row, line in zip(table.rows, table.lines):
@@ -320,11 +333,18 @@ def _image_files(table: _Table, var: _Var, base: Path) -> List[Tuple[Path, os.st
             raise _err(table.shown, line, var.name, f"'{cell}' is not an image path but the column holds images; "
                        f"use a {'/'.join(e[1:] for e in IMAGE_EXTENSIONS)} file path on every line")
         path = _resolve(base, cell)
+        if root is not None and not _inside(path, root):
+            raise _err(table.shown, line, var.name, f"image path '{cell}' points outside the project's folder "
+                       f"({root}); a project may only read files inside its folder: copy the images there, or "
+                       "allow it with '--allow-outside-data' if you trust this project")
         try:
             st = path.stat()
         except OSError:
             raise _err(table.shown, line, var.name, f"image file '{cell}' not found (paths are relative to the "
                        f"CSV's folder, here '{base}'); fix the path or add the file") from None
+        if not stat.S_ISREG(st.st_mode):  # a folder, FIFO or device: decoding would fail or hang
+            raise _err(table.shown, line, var.name, f"'{cell}' is not a regular file; point the cell at an "
+                       "image file")
         out.append((path, st))
     return out
 
@@ -495,6 +515,52 @@ def _cache_write(dirs: List[Path], prefix: str, name: str, variables: List[str],
 # Public API
 # --------------------------------------------------------------------------------------------
 
+def _prepare(table: _Table, expected: Dict[str, Tuple[int, ...]], base: Path, root: Optional[str] = None
+             ) -> Tuple[
+        Dict[str, List[Tuple[Path, os.stat_result]]], Dict[str, Optional[Tuple[int, int, int]]], Dict[str, np.ndarray]]:
+    """Every check that needs no image decoding: rows, variables, image files present, numbers.
+
+    Returns (image files per image variable, image target per image variable, numeric arrays).
+    """
+    shown = table.shown
+    if not table.rows:
+        raise _err(shown, 2, None, "the CSV has a header but no data rows; add one line per sample")
+    by_name = {v.name: v for v in table.variables}
+    for name in expected:
+        if name not in by_name:
+            raise _err(shown, 1, None, f"the header has no variable '{name}' (the network's Input layer '{name}' "
+                       f"needs it; the header names {', '.join(by_name)}); add a '{name}' column or change the "
+                       "Input layer's variable")
+    files: Dict[str, List[Tuple[Path, os.stat_result]]] = {}
+    targets: Dict[str, Optional[Tuple[int, int, int]]] = {}
+    for var in table.variables:
+        first = next((r[var.columns[0]] for r in table.rows if r[var.columns[0]].strip()), "")
+        if var.plain and _looks_like_image(first):
+            var.kind = "image"
+            targets[var.name] = _image_target(var, expected.get(var.name), shown)
+            files[var.name] = _image_files(table, var, base, root)
+    # Numeric columns are parsed every time (cheap) so their errors never hide behind a cache hit.
+    numeric = {v.name: _load_numbers(table, v, expected.get(v.name)) for v in table.variables
+               if v.kind == "numeric"}
+    return files, targets, numeric
+
+
+def check_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequence[int]]] = None,
+                  confine_to: Optional[PathLike] = None) -> CsvPreview:
+    """Check a dataset as ``load_dataset`` would, except decoding images; returns a preview without rows.
+
+    Reads every row and number and checks that every image file exists, so ``nnconsole validate``
+    and ``train`` report a bad dataset (file, line, column, fix) before any worker starts. With
+    ``confine_to`` (the project's folder) image paths that lead outside it are refused.
+    Raises :class:`DatasetError`.
+    """
+    table = _read_table(csv_path)
+    expected = {str(k): tuple(int(s) for s in v) for k, v in (expected_shapes or {}).items()}
+    root = os.path.normpath(os.path.abspath(os.fspath(confine_to))) if confine_to is not None else None
+    _prepare(table, expected, Path(csv_path).parent, root)
+    return CsvPreview(table.shown, table.columns, [v.name for v in table.variables], len(table.rows), [])
+
+
 def load_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequence[int]]] = None,
                  normalize: bool = True, cache: bool = True, cache_dir: Optional[PathLike] = None) -> Dataset:
     """Load an NNC dataset CSV into float32 arrays, checking them against the network's Input shapes.
@@ -510,31 +576,11 @@ def load_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequ
     table = _read_table(csv_path)
     shown = table.shown
     expected = {str(k): tuple(int(s) for s in v) for k, v in (expected_shapes or {}).items()}
-    if not table.rows:
-        raise _err(shown, 2, None, "the CSV has a header but no data rows; add one line per sample")
-    by_name = {v.name: v for v in table.variables}
-    for name in expected:
-        if name not in by_name:
-            raise _err(shown, 1, None, f"the header has no variable '{name}' (the network's Input layer '{name}' "
-                       f"needs it; the header names {', '.join(by_name)}); add a '{name}' column or change the "
-                       "Input layer's variable")
-    base = Path(csv_path).parent
-    files: Dict[str, List[Tuple[Path, os.stat_result]]] = {}
-    targets: Dict[str, Optional[Tuple[int, int, int]]] = {}
-    for var in table.variables:
-        first = next((r[var.columns[0]] for r in table.rows if r[var.columns[0]].strip()), "")
-        if var.plain and _looks_like_image(first):
-            var.kind = "image"
-            targets[var.name] = _image_target(var, expected.get(var.name), shown)
-            files[var.name] = _image_files(table, var, base)
+    files, targets, numeric = _prepare(table, expected, Path(csv_path).parent)
     variables = [v.name for v in table.variables]
     kinds = {v.name: v.kind for v in table.variables}
     sources = {v.name: [row[v.columns[0]].strip() for row in table.rows] for v in table.variables
                if v.kind == "image"}
-
-    # Numeric columns are parsed every time (cheap) so their errors never hide behind a cache hit.
-    numeric = {v.name: _load_numbers(table, v, expected.get(v.name)) for v in table.variables
-               if v.kind == "numeric"}
 
     use_cache = cache and bool(files)
     name = prefix = ""

@@ -7,8 +7,10 @@ and names the failing rank with its traceback when a worker dies.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -27,6 +29,15 @@ from engine.worker import EXIT_STOPPED, error_file
 
 STOP_GRACE_SECONDS = 120.0
 POLL_SECONDS = 0.2
+# Below this much free space the run directory's disk counts as full in failure messages.
+DISK_FULL_BYTES = 1 << 20
+# Failures caused by the input (not by nnconsole): reported without a traceback, exit code 2.
+BAD_INPUT_ERRORS = ("DatasetError", "ProjectError")
+# A diverged run: resuming with the same settings would diverge again.
+DIVERGED_ERRORS = ("TrainingError", "NonFiniteParametersError")
+# Failures the user can act on from the message alone: reported without a traceback.
+PLAIN_ERRORS = BAD_INPUT_ERRORS + ("TrainingError", "CheckpointError", "NonFiniteParametersError", "CommError",
+                                   "DeviceError")
 
 
 class LaunchError(RuntimeError):
@@ -47,6 +58,7 @@ class LaunchRequest:
     launcher: Optional[str] = None  # auto | mpiexec | srun
     mpiexec_args: List[str] = field(default_factory=list)
     resume_dir: Optional[str] = None
+    allow_outside_data: bool = False  # the user allowed dataset paths outside the project's folder
     fail_at_iteration: Optional[int] = None  # tests: make a rank raise
     fail_rank: Optional[int] = None
 
@@ -55,19 +67,21 @@ class LaunchRequest:
 class LaunchResult:
     run_dir: str
     status: str  # finished | stopped | failed
-    exit_code: int
+    exit_code: int  # 0 finished, 3 stopped, 1 failed, 2 failed on bad input (dataset/project)
     message: str = ""
     failed_rank: Optional[int] = None
 
 
 # ---- run directory --------------------------------------------------------------------------------
 def resolved_copy(project: Project) -> Project:
-    """The project as the workers load it: dataset paths made absolute."""
+    """The project as the workers load it: dataset and initial-parameter paths made absolute."""
     resolved = project.copy()
     for key in ("training", "validation"):
         rel = getattr(project.datasets, key)
         if rel:
             setattr(resolved.datasets, key, dataset_path(project, rel))
+    if project.config.initial_parameters:
+        resolved.config.initial_parameters = dataset_path(project, project.config.initial_parameters)
     return resolved
 
 
@@ -143,11 +157,21 @@ def worker_command(run_dir: str, workers: int, launcher: str = "mpiexec", hosts:
     single_host = not hosts and not hostfile
     if single_host and cpu and workers > (os.cpu_count() or 1):
         cmd.append("--oversubscribe")
+    if single_host and not _sets_mca(extra or [], "btl"):
+        # All ranks share this machine: shared memory only, so no rank opens a TCP listener
+        # (Open MPI's TCP transport listens on every interface). docs/security.md lists what remains.
+        cmd += ["--mca", "btl", "^tcp"]
     if cpu:
         cmd += ["--bind-to", "none"]
     cmd += ["-x", "PYTHONUNBUFFERED", "-x", "PYTHONPATH"] if os.environ.get("PYTHONPATH") else ["-x",
                                                                                                   "PYTHONUNBUFFERED"]
     return cmd + list(extra or []) + python
+
+
+def _sets_mca(args: List[str], name: str) -> bool:
+    """Whether ``--mca NAME ...`` is among the user's extra launcher arguments."""
+    return any(a in ("--mca", "-mca", "--gmca") and i + 1 < len(args) and args[i + 1] == name
+               for i, a in enumerate(args))
 
 
 def _preexec() -> None:
@@ -162,7 +186,16 @@ def _preexec() -> None:
 
 # ---- watching -------------------------------------------------------------------------------------
 def collect_failure(run_dir: str, exit_code: int) -> tuple:
-    """(failed rank or None, message) from the ranks' error files and the launcher log."""
+    """(failed rank or None, message) from the ranks' error files and the launcher log.
+
+    Errors the user can act on (bad data, a diverging loss, a full disk) are reported without a
+    traceback, which stays in ``logs/rank<N>.error.json``; other errors keep it.
+    """
+    rank, message, _ = _failure(run_dir, exit_code)
+    return rank, message
+
+
+def _read_errors(run_dir: str) -> List[dict]:
     logs = os.path.join(run_dir, "logs")
     errors = []
     if os.path.isdir(logs):
@@ -170,22 +203,84 @@ def collect_failure(run_dir: str, exit_code: int) -> tuple:
             if name.endswith(".error.json"):
                 try:
                     with open(os.path.join(logs, name)) as fh:
-                        errors.append(json.load(fh))
+                        record = json.load(fh)
+                    if isinstance(record, dict) and "rank" in record:
+                        errors.append(record)
                 except (OSError, ValueError):
                     continue
+    return sorted(errors, key=lambda r: r.get("time", 0.0))
+
+
+def _disk_free(path: str) -> Optional[int]:
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def _log_tail(run_dir: str, lines: int = 15) -> str:
+    launcher_log = os.path.join(run_dir, "logs", "launcher.log")
+    if not os.path.isfile(launcher_log):
+        return ""
+    with open(launcher_log, errors="replace") as fh:
+        kept = [line for line in fh.readlines() if "][INFO]:" not in line and not line.startswith("-----")
+                and " -m engine.worker " not in line]  # nnabla's chatter, banners, our own command line
+    return "".join(kept[-lines:])
+
+
+def _failure(run_dir: str, exit_code: int) -> tuple:
+    """(failed rank or None, message, exit code for the CLI) of a failed job."""
+    from engine.runs import latest_checkpoint
+
+    errors = _read_errors(run_dir)
+    free = _disk_free(run_dir)
+    disk_full = free is not None and free < DISK_FULL_BYTES
+    code = 1
     if errors:
         first = errors[0]
-        return first["rank"], (f"rank {first['rank']} failed: {first['type']}: {first['message']}\n"
-                               f"{first['traceback'].rstrip()}")
-    tail = ""
-    launcher_log = os.path.join(logs, "launcher.log")
-    if os.path.isfile(launcher_log):
-        with open(launcher_log, errors="replace") as fh:
-            tail = "".join(fh.readlines()[-15:])
-    signame = ""
-    if exit_code < 0:
-        signame = f" (killed by {signal.Signals(-exit_code).name})"
-    return None, f"a worker ended with exit code {exit_code}{signame} and left no traceback.\n{tail}".rstrip()
+        rank, kind = first.get("rank"), str(first.get("type", "Error"))
+        message = f"rank {rank} failed: {kind}: {first.get('message', '')}"
+        if first.get("errno") == errno.ENOSPC:
+            disk_full = True
+        if kind in BAD_INPUT_ERRORS:
+            code = 2
+        if kind not in PLAIN_ERRORS and not disk_full:
+            message += "\n" + str(first.get("traceback", "")).rstrip()
+    else:
+        rank = None
+        tail = _log_tail(run_dir)
+        found = re.search(r"process rank (\d+) with PID (\d+) on node \S+ exited on\s+signal (\d+)", tail)
+        if found:
+            rank = int(found.group(1))
+            what = f"rank {rank} (pid {found.group(2)}) was killed by {_signal_name(int(found.group(3)))}"
+        elif exit_code < 0 or exit_code > 128:
+            signum = -exit_code if exit_code < 0 else exit_code - 128
+            what = f"the worker process was killed by {_signal_name(signum)}"
+        else:
+            what = f"a worker ended with exit code {exit_code}"
+        message = f"{what} and left no traceback"
+        if found or exit_code < 0 or exit_code > 128:
+            message += " (killed from outside, or by the kernel when memory ran out)"
+        elif tail and not disk_full:
+            message += "\n" + tail.rstrip()
+    last = latest_checkpoint(run_dir)
+    if disk_full:
+        message += f"\nthe disk holding {run_dir} is full ({free or 0:,} bytes free): free some space first"
+    if last is not None and errors and errors[0].get("type") in DIVERGED_ERRORS:
+        # Resuming would diverge again with the same settings: point at what was kept instead.
+        message += f"\nlast good checkpoint kept: {last[:-5]}.h5"
+    elif last is not None:
+        message += (f"\nlast checkpoint kept: {os.path.basename(last)[:-5]}; continue with: "
+                    f"nnconsole train --resume {run_dir}")
+    return rank, message, code
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 class Watcher:
@@ -199,7 +294,11 @@ class Watcher:
     def poll(self) -> None:
         records, self.offset = runs.read_metrics(self.run_dir, self.offset)
         for record in records:
-            self.report(record)
+            try:
+                self.report(record)
+            except OSError:
+                # The terminal or the GUI that read our output is gone (EPIPE/EIO): keep training.
+                self.report = lambda r: None
 
 
 def plan_for(project: Project, workers: int, device: Optional[str] = None):
@@ -221,16 +320,77 @@ def plan_for(project: Project, workers: int, device: Optional[str] = None):
 
 
 def _project_for(request: LaunchRequest) -> Project:
+    # A run directory's project.yaml has absolute dataset paths that were checked (and, if they lie
+    # outside the project folder, allowed by the user) when the run started.
     if request.resume_dir:
-        return load_project(os.path.join(request.resume_dir, runs.RESOLVED_FILE), check_datasets=True)
-    return load_project(request.project_path)
+        return load_project(os.path.join(request.resume_dir, runs.RESOLVED_FILE), check_datasets=True,
+                            allow_outside_data=True)
+    return load_project(request.project_path, allow_outside_data=request.allow_outside_data)
+
+
+def check_resumable(run_dir: str, warn: Callable[[str], None] = lambda m: None) -> str:
+    """The checkpoint a resume will start from; corrupt newer ones are reported through ``warn``.
+
+    Raises CheckpointError when the run is still going or has no usable checkpoint.
+    """
+    from engine.checkpoint import CheckpointError, find_usable_checkpoint
+
+    if not os.path.isfile(os.path.join(run_dir, runs.RESOLVED_FILE)):
+        raise CheckpointError(f"{run_dir}: not a run directory (no {runs.RESOLVED_FILE}); give the folder that "
+                              "'nnconsole train' printed as 'run directory'")
+    status = runs.read_status(run_dir)
+    if status and status.status == "running" and status.pid != os.getpid() and runs.pid_alive(status.pid):
+        raise CheckpointError(f"{run_dir}: the run is still going (process {status.pid}); stop it first "
+                              "(Ctrl-C, or the GUI's Stop) and resume afterwards")
+    left = _worker_processes(run_dir)
+    if left:
+        raise CheckpointError(f"{run_dir}: worker process(es) {', '.join(map(str, left))} of this run are still "
+                              "ending (its launcher was killed?); wait until they are gone, then resume")
+    meta = find_usable_checkpoint(run_dir, warn=warn)
+    if meta is None:
+        found = runs.list_checkpoints(run_dir)
+        why = "every checkpoint is damaged" if found else "it ended before its first checkpoint"
+        raise CheckpointError(f"{run_dir}: no usable checkpoint to resume from ({why}); start a new run with "
+                              "'nnconsole train PROJECT'")
+    return meta
+
+
+def _worker_processes(run_dir: str) -> List[int]:
+    """Live worker processes of ``run_dir`` (Linux /proc; empty elsewhere)."""
+    target = os.path.abspath(run_dir).encode()
+    found = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return found
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as fh:
+                args = fh.read().split(b"\0")
+        except OSError:
+            continue
+        if b"engine.worker" in args and any(os.path.abspath(a.decode(errors="replace")).encode() == target
+                                            for a in args[-2:] if a):
+            found.append(int(name))
+    return found
 
 
 def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: None,
-           on_started: Callable[[str], None] = lambda d: None) -> LaunchResult:
-    """Run a job to its end and return how it ended. Raises ProjectError/LaunchError before starting."""
+           on_started: Callable[[str], None] = lambda d: None,
+           warn: Callable[[str], None] = lambda m: None) -> LaunchResult:
+    """Run a job to its end and return how it ended.
+
+    Raises ProjectError/LaunchError/CheckpointError before starting anything. ``warn`` receives
+    problems found on the way that do not stop the run (e.g. a damaged checkpoint skipped on resume);
+    they are also written to metrics.jsonl as ``warning`` records, where the GUI sees them.
+    """
     from engine.shapes import infer_network
 
+    warnings: List[str] = []
+    if request.resume_dir:
+        check_resumable(request.resume_dir, warn=warnings.append)
     project = _project_for(request)
     workers = request.workers or project.multi_gpu.workers
     device = request.device or project.config.device
@@ -241,6 +401,15 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
     extra = request.mpiexec_args or project.multi_gpu.mpiexec_args
     if request.resume_dir:
         run_dir = request.resume_dir
+        if warnings:
+            writer = runs.MetricsWriter(run_dir)
+            try:
+                for message in warnings:
+                    writer.write({"type": "warning", "iteration": None, "message": message})
+            finally:
+                writer.close()
+        for message in warnings:
+            warn(message)
         _write_options(run_dir, request, workers, resume=True)
         if os.path.exists(os.path.join(run_dir, STOP_FILE)):
             os.unlink(os.path.join(run_dir, STOP_FILE))
@@ -259,13 +428,43 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
     runs.write_status(run_dir, status)
     on_started(run_dir)
     os.makedirs(os.path.join(run_dir, "logs"), exist_ok=True)
-    with open(os.path.join(run_dir, "logs", "launcher.log"), "ab") as log:
-        log.write((" ".join(cmd) + "\n").encode())
-        log.flush()
-        child = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=mpi_environment(),
-                                 start_new_session=True, preexec_fn=_preexec, cwd=os.path.dirname(run_dir))
-        code = _wait(child, run_dir, Watcher(run_dir, report))
+    env = mpi_environment()
+    shm = _shared_memory_dir(cmd, hosts, hostfile)
+    if shm:
+        env["OMPI_MCA_btl_sm_backing_directory"] = env["OMPI_MCA_btl_vader_backing_directory"] = shm
+    try:
+        with open(os.path.join(run_dir, "logs", "launcher.log"), "ab") as log:
+            log.write((" ".join(cmd) + "\n").encode())
+            log.flush()
+            child = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+                                     preexec_fn=_preexec, cwd=os.path.dirname(run_dir))
+            code = _wait(child, run_dir, Watcher(run_dir, report))
+    finally:
+        if shm:
+            shutil.rmtree(shm, ignore_errors=True)
     return _finish(run_dir, code)
+
+
+def _shared_memory_dir(cmd: List[str], hosts: List[str], hostfile: str) -> Optional[str]:
+    """A private folder in /dev/shm for Open MPI's shared-memory segments of a one-machine mpiexec job.
+
+    Open MPI removes its segments when the ranks end normally, but not when one is killed; in our
+    own folder the launcher removes them whatever happened (the workers' files cannot pile up in
+    /dev/shm over many crashed runs). None for one worker, other launchers, or several hosts.
+    """
+    if hosts or hostfile or cmd[0] == "srun" or "-n" not in cmd or not os.path.isdir("/dev/shm") or \
+            "OMPI_MCA_btl_sm_backing_directory" in os.environ:
+        return None
+    import tempfile
+
+    for stale in os.listdir("/dev/shm"):  # left by launchers that were killed themselves
+        found = re.match(r"^nnconsole-(\d+)-", stale)
+        if found and not runs.pid_alive(int(found.group(1))):
+            shutil.rmtree(os.path.join("/dev/shm", stale), ignore_errors=True)
+    try:
+        return tempfile.mkdtemp(prefix=f"nnconsole-{os.getpid()}-", dir="/dev/shm")
+    except OSError:
+        return None
 
 
 def _wait(child: subprocess.Popen, run_dir: str, watcher: Watcher) -> int:
@@ -274,7 +473,13 @@ def _wait(child: subprocess.Popen, run_dir: str, watcher: Watcher) -> int:
     def on_signal(signum, frame):  # noqa: ARG001
         if not stop_asked:
             stop_asked.append(time.monotonic())
-            open(os.path.join(run_dir, STOP_FILE), "w").close()
+            try:
+                open(os.path.join(run_dir, STOP_FILE), "w").close()
+            except OSError:  # a full disk: the workers take SIGTERM as the same stop request
+                try:
+                    os.killpg(child.pid, signal.SIGTERM)
+                except OSError:
+                    pass
 
     previous = {}
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -312,17 +517,35 @@ def _finish(run_dir: str, code: int) -> LaunchResult:
     from engine.runs import latest_checkpoint
 
     stop_file = os.path.join(run_dir, STOP_FILE)
-    if os.path.exists(stop_file):
+    try:
         os.unlink(stop_file)
+    except OSError:
+        pass
     if code == 0:
-        runs.update_status(run_dir, status="finished", finished=time.time(), resumable=False)
-        return LaunchResult(run_dir, "finished", 0)
+        result = LaunchResult(run_dir, "finished", 0)
+        _set_status(result, status="finished", finished=time.time(), resumable=False)
+        return result
     if code == EXIT_STOPPED:
         message = f"stopped with a checkpoint; continue with: nnconsole train --resume {run_dir}"
-        runs.update_status(run_dir, status="stopped", finished=time.time(), resumable=True, message=message)
-        return LaunchResult(run_dir, "stopped", EXIT_STOPPED, message)
-    rank, message = collect_failure(run_dir, code)
+        result = LaunchResult(run_dir, "stopped", EXIT_STOPPED, message)
+        _set_status(result, status="stopped", finished=time.time(), resumable=True, message=message)
+        return result
+    rank, message, exit_code = _failure(run_dir, code)
     resumable = latest_checkpoint(run_dir) is not None
-    runs.update_status(run_dir, status="failed", finished=time.time(), resumable=resumable, message=message,
-                       failed_rank=rank)
-    return LaunchResult(run_dir, "failed", 1, message, rank)
+    result = LaunchResult(run_dir, "failed", exit_code, message, rank)
+    _set_status(result, status="failed", finished=time.time(), resumable=resumable, message=message,
+                failed_rank=rank)
+    return result
+
+
+def _set_status(result: LaunchResult, **changes) -> None:
+    """Record how the run ended; on a full disk say so instead of failing (history then shows the
+    run as ended without finishing, as for a killed launcher)."""
+    try:
+        runs.update_status(result.run_dir, **changes)
+    except OSError as exc:
+        result.message = (result.message + "\n" if result.message else "") + \
+            f"could not record the run's status in {result.run_dir} ({exc.strerror or exc})"
+        if exc.errno == errno.ENOSPC and "is full" not in result.message:
+            result.message += f"; the disk is full: free some space, then continue with: nnconsole train " \
+                              f"--resume {result.run_dir}"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, Iterator, List, Optional
@@ -89,8 +90,13 @@ def read_status(run_dir: str) -> Optional[RunStatus]:
             data = json.load(fh)
     except (OSError, ValueError):
         return None
+    if not isinstance(data, dict):
+        return None
     known = RunStatus.__dataclass_fields__
-    return RunStatus(**{k: v for k, v in data.items() if k in known})
+    try:
+        return RunStatus(**{k: v for k, v in data.items() if k in known})
+    except TypeError:
+        return None
 
 
 def update_status(run_dir: str, **changes: Any) -> RunStatus:
@@ -168,7 +174,11 @@ def pid_alive(pid: Optional[int]) -> bool:
 
 
 def effective_status(run_dir: str) -> Optional[RunStatus]:
-    """Status with dead 'running' runs reported as failed (their process is gone)."""
+    """Status with dead 'running' runs reported as failed (their process is gone).
+
+    This is how a run whose launcher was killed (kill -9, power loss, a full disk that kept it from
+    recording its end) shows in the history: failed, and resumable when a checkpoint exists.
+    """
     status = read_status(run_dir)
     if status and status.status == "running" and not pid_alive(status.pid):
         status.status = "failed"
@@ -186,8 +196,11 @@ def list_checkpoints(run_dir: str) -> List[str]:
     folder = checkpoint_dir(run_dir)
     if not os.path.isdir(folder):
         return []
-    names = [n for n in os.listdir(folder) if n.startswith("ckpt-") and n.endswith(".json")]
+    names = [n for n in os.listdir(folder) if _CHECKPOINT_META.match(n)]
     return [os.path.join(folder, n) for n in sorted(names, key=lambda n: int(n[5:-5]))]
+
+
+_CHECKPOINT_META = re.compile(r"^ckpt-\d+\.json$")
 
 
 def latest_checkpoint(run_dir: str) -> Optional[str]:

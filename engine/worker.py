@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import traceback
 
 EXIT_STOPPED = 3
@@ -18,7 +19,15 @@ def error_file(run_dir: str, rank: int) -> str:
 
 
 def _rank_and_size() -> tuple:
+    """(rank, size) from MPI when an MPI launcher started this process; (0, 1) without touching MPI.
+
+    A one-worker run must not initialise MPI: Open MPI 5 then runs as a "singleton" and leaves a
+    shared-memory segment in /dev/shm behind at every run.
+    """
     try:
+        from engine.comm import launched_by_mpi
+        if not launched_by_mpi():
+            return 0, 1
         from mpi4py import MPI
         return MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size()
     except Exception:
@@ -26,15 +35,30 @@ def _rank_and_size() -> tuple:
 
 
 def _report_failure(run_dir: str, rank: int, exc: BaseException) -> None:
-    os.makedirs(os.path.join(run_dir, "logs"), exist_ok=True)
-    record = {"rank": rank, "type": type(exc).__name__, "message": str(exc),
+    """Leave the failure where the launcher looks (``logs/rank<r>.error.json``) and on stderr.
+
+    Never raises: on a full disk the file cannot be written, and the launcher then reports the
+    exit code and the free space instead.
+    """
+    record = {"rank": rank, "type": type(exc).__name__, "message": str(exc), "time": time.time(),
+              "errno": getattr(exc, "errno", None) if isinstance(exc, OSError) else None,
               "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))}
     tmp = error_file(run_dir, rank) + ".tmp"
-    with open(tmp, "w") as fh:
-        json.dump(record, fh, indent=2)
-    os.replace(tmp, error_file(run_dir, rank))
-    sys.stderr.write(f"[rank {rank}] {record['traceback']}")
-    sys.stderr.flush()
+    try:
+        os.makedirs(os.path.join(run_dir, "logs"), exist_ok=True)
+        with open(tmp, "w") as fh:
+            json.dump(record, fh, indent=2)
+        os.replace(tmp, error_file(run_dir, rank))
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+    try:
+        sys.stderr.write(f"[rank {rank}] {record['traceback']}")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def main(argv: list | None = None) -> int:

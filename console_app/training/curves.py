@@ -12,12 +12,13 @@ import os
 from typing import Any, Dict, Iterable, List, Optional
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
 from console_app.widgets.plots import (LR_COLOR, TRAIN_COLOR, VALID_COLOR, GrowingSeries, color, fast_curve,
                                        range_from_zero, style_plot_item)
 
 SERIES = ("train_loss", "train_error", "valid_loss", "valid_error", "lr")
+MAX_MARKERS = 300  # validation points drawn with markers up to this many epochs, as a plain line beyond
 PLOT_OF = {"train_loss": "loss", "valid_loss": "loss", "train_error": "error", "valid_error": "error", "lr": "lr"}
 CSV_FIELDS = ("type", "epoch", "iteration", "loss", "error", "lr", "samples_per_s", "elapsed")
 
@@ -46,6 +47,7 @@ class RunCurves:
         self.dirty = set(SERIES)
         self.curves: Dict[str, pg.PlotDataItem] = {}
         self.primary = primary
+        self.planned_epochs = 0  # the run's whole span in epochs, from its first train record
         if primary:
             styles = {"train_loss": (TRAIN_COLOR, "training", False, None),
                       "valid_loss": (VALID_COLOR, "validation", False, "o"),
@@ -59,8 +61,9 @@ class RunCurves:
                       "train_error": (c, f"{self.name} training", True, None),
                       "valid_error": (c, f"{self.name} validation", False, "t"),
                       "lr": (c, self.name, True, None)}
+        self.symbols = {key for key, style in styles.items() if style[3]}
         for key, (pen, name, dashed, symbol) in styles.items():
-            self.curves[key] = fast_curve(plots[PLOT_OF[key]], pen, name, width=2.0 if primary else 1.4,
+            self.curves[key] = fast_curve(plots[PLOT_OF[key]], pen, name, width=1.0,
                                           dashed=dashed, symbol=symbol)
             self.curves[key].setZValue(10 if primary else 1)
 
@@ -72,6 +75,8 @@ class RunCurves:
             kind = r.get("type")
             if kind == "train":
                 x = float(r.get("epoch", 0.0))
+                if not self.planned_epochs and r.get("total_iterations") and r.get("iteration") and x > 0:
+                    self.planned_epochs = round(r["total_iterations"] * x / r["iteration"])
                 cols["train_loss"][0].append(x)
                 cols["train_loss"][1].append(float(r.get("loss", float("nan"))))
                 cols["train_error"][0].append(x)
@@ -99,7 +104,10 @@ class RunCurves:
         """``setData`` on the curves whose series grew since the last flush."""
         for key in list(self.dirty):
             x, y = self.series[key].data()
-            self.curves[key].setData(x, y)
+            curve = self.curves[key]
+            if key in self.symbols and len(x) > MAX_MARKERS and curve.opts.get("symbol"):
+                curve.setSymbol(None)  # thousands of epoch markers cost more to draw than they show
+            curve.setData(x, y)
         self.dirty.clear()
 
     def remove(self, plots: Dict[str, pg.PlotItem]) -> None:
@@ -126,6 +134,8 @@ class LearningCurves(QWidget):
             style_plot_item(item, title, "epoch", label, legend=True)
             item.setDownsampling(auto=True, mode="peak")
             item.setClipToView(True)
+            for axis in ("left", "bottom"):  # tick text dominated every repaint (bench/gui.py)
+                item.getAxis(axis).setCacheMode(QGraphicsItem.DeviceCoordinateCache)
             self.plots[key] = item
         lr_legend = self.plots["lr"].legend
         lr_legend.anchor(itemPos=(1, 1), parentPos=(1, 1), offset=(-8, -8))  # a flat LR sits at the top
@@ -140,6 +150,7 @@ class LearningCurves(QWidget):
         self.runs: Dict[str, RunCurves] = {}
         self.primary: Optional[str] = None
         self.log_scale = False
+        self._x_span = 0
 
     # ---- runs ---------------------------------------------------------------------------------
     def set_primary(self, run_dir: Optional[str], records: Optional[List[Dict[str, Any]]] = None) -> None:
@@ -177,11 +188,29 @@ class LearningCurves(QWidget):
         if curves is not None and curves.add(records):
             curves.flush()
             self._fit_lr()
+            self._fit_x()
 
     def flush(self) -> None:
         for curves in self.runs.values():
             curves.flush()
         self._fit_lr()
+        self._fit_x()
+
+    def _fit_x(self) -> None:
+        """Show the runs' whole planned span in epochs, fixed while they grow.
+
+        A live run then fills the plot left to right instead of rescaling the x axis (and
+        re-rendering every axis) on each update; that kept redraws within a frame (bench/gui.py).
+        """
+        span = max((c.planned_epochs for c in self.runs.values()), default=0)
+        if span == self._x_span:
+            return
+        self._x_span = span
+        if span:
+            self.plots["loss"].disableAutoRange(axis="x")
+            self.plots["loss"].setXRange(0, span, padding=0.02)
+        else:
+            self.plots["loss"].enableAutoRange(axis="x")
 
     def _fit_lr(self) -> None:
         if not self.log_scale:

@@ -39,7 +39,6 @@ def style_plot_item(item: pg.PlotItem, title: str = "", x_label: str = "", y_lab
     font.setPointSize(9)
     for name in ("left", "bottom"):
         axis = item.getAxis(name)
-        axis.setPen(pg.mkPen("#444444"))
         axis.setTextPen(pg.mkPen("#222222"))
         axis.setTickFont(font)
         axis.enableAutoSIPrefix(False)  # "error (x0.001)" reads badly; show plain numbers
@@ -49,7 +48,12 @@ def style_plot_item(item: pg.PlotItem, title: str = "", x_label: str = "", y_lab
         item.setLabel("bottom", x_label, color="#222222")
     if y_label:
         item.setLabel("left", y_label, color="#222222")
-    item.showGrid(x=True, y=True, alpha=0.25)
+    # An opaque light grid on major and minor ticks only: translucent grid lines over three tick
+    # levels made every repaint several times slower (bench/gui.py).
+    for name in ("left", "bottom"):
+        item.getAxis(name).setStyle(maxTickLevel=1)
+        item.getAxis(name).setPen(pg.mkPen("#d4d4d4"))
+    item.showGrid(x=True, y=True, alpha=1.0)
     if legend:
         item.addLegend(offset=(-8, 8), labelTextColor="#222222", brush=pg.mkBrush(255, 255, 255, 220),
                        pen=pg.mkPen("#bbbbbb"))
@@ -67,6 +71,9 @@ def fast_curve(item: pg.PlotItem, pen_color: str, name: Optional[str] = None, wi
     curve = item.plot([], [], pen=pen, name=name, antialias=False, **kwargs)
     curve.setClipToView(True)
     curve.setDownsampling(auto=True, method="peak")
+    # pyqtgraph's default factor 5 still draws several thousand points per curve; 1 draws about one
+    # point per pixel column, which keeps a 100,000-point redraw within a frame (bench/gui.py).
+    curve.opts["autoDownsampleFactor"] = 1.0
     return curve
 
 

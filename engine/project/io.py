@@ -4,10 +4,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import tempfile
 from typing import Any, Dict, List, Optional
 
 import yaml
+import yaml.reader
 
 from .codec import project_from_dict, project_to_dict
 from .errors import Problem, ProjectError, UnsupportedVersionError
@@ -16,6 +18,7 @@ from .model import FORMAT_VERSION, Project
 from .yamlpos import format_path, parse_with_lines
 
 BACKUP_SUFFIX = ".bak"
+MAX_PROJECT_BYTES = 32 << 20  # a large network is well under 1 MiB of YAML
 
 
 def _parent(path: str) -> str:
@@ -35,16 +38,43 @@ def _locate(problems: List[Problem], file: Optional[str], lines: Dict[Any, int])
     return problems
 
 
+def _deep_line(text: str, limit: int = 64) -> int:
+    """The first line where brackets or indentation nest beyond ``limit`` levels (1 if none is found)."""
+    depth = 0
+    for number, line in enumerate(text.splitlines(), 1):
+        if len(line) - len(line.lstrip(" ")) > 2 * limit:
+            return number
+        for ch in line:
+            depth += 1 if ch in "[{" else -1 if ch in "]}" else 0
+            if depth > limit:
+                return number
+    return 1
+
+
 def loads_project(text: str, file: Optional[str] = None, validate: bool = True,
-                  check_datasets: bool = True) -> Project:
-    """Parse project YAML text. ``file`` is used for messages and to resolve dataset paths."""
+                  check_datasets: bool = True, allow_outside_data: bool = False) -> Project:
+    """Parse project YAML text. ``file`` is used for messages and to resolve dataset paths.
+
+    With ``check_datasets`` the dataset CSVs are read and checked (every row, every image file's
+    presence) and must lie inside the project's folder unless ``allow_outside_data``.
+    """
     try:
         data, lines = parse_with_lines(text)
+    except RecursionError:
+        raise ProjectError([Problem("", "not valid YAML: the values are nested too deeply", file=file,
+                                    line=_deep_line(text), fix="a project file nests mappings and lists a few "
+                                    "levels deep; check the brackets and the indentation")]) from None
+    except yaml.reader.ReaderError as exc:  # a control character or a NUL byte in the text
+        line = text[: exc.position].count("\n") + 1
+        code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "\0")
+        raise ProjectError([Problem("", f"not valid YAML: the text contains the control character U+{code:04X}",
+                                    file=file, line=line, fix="remove it (was the file saved by a word "
+                                    "processor, or is it not a project file?)")]) from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
         raise ProjectError([Problem("", f"not valid YAML: {problem}", file=file,
-                                    line=mark.line + 1 if mark else None,
+                                    line=mark.line + 1 if mark else 1,
                                     fix="check indentation and quoting around this line")]) from None
     if not isinstance(data, dict):
         raise UnsupportedVersionError([Problem("", "not an nnconsole project (the file is not a YAML mapping)",
@@ -69,30 +99,51 @@ def loads_project(text: str, file: Optional[str] = None, validate: bool = True,
     project.path = os.path.abspath(file) if file else None
     if validate and not problems:
         from .validate import validate as semantic_validate
-        problems += semantic_validate(project, datasets=check_datasets)
+        problems += semantic_validate(project, datasets=check_datasets, allow_outside_data=allow_outside_data)
     errors = [p for p in problems if p.severity == "error"]
     if errors:
         raise ProjectError(_locate(problems, file, lines))
     return project
 
 
-def load_project(path: str, validate: bool = True, check_datasets: bool = True) -> Project:
-    """Load and validate a project file; raises ProjectError naming file, YAML path and line."""
+def load_project(path: str, validate: bool = True, check_datasets: bool = True,
+                 allow_outside_data: bool = False) -> Project:
+    """Load and validate a project file; raises ProjectError naming file, YAML path and line.
+
+    The file is only read, never written. See ``loads_project`` for the dataset options.
+    """
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a folder, FIFO or device would hang or mislead
+            raise ProjectError([Problem("", "not a regular file", file=path,
+                                        fix="give the path of a project .yaml file")])
         with open(path, "rb") as fh:
-            raw = fh.read()
+            raw = fh.read(MAX_PROJECT_BYTES + 1)
     except FileNotFoundError:
         raise ProjectError([Problem("", "project file not found", file=path,
                                     fix="check the path, or create one with 'nnconsole new'")]) from None
     except OSError as exc:
         raise ProjectError([Problem("", f"cannot read project file: {exc.strerror}", file=path)]) from None
+    if len(raw) > MAX_PROJECT_BYTES:
+        raise ProjectError([Problem("", f"the file is larger than {MAX_PROJECT_BYTES // (1 << 20)} MiB, far more "
+                                    "than any project file", file=path, fix="check that this is a project .yaml "
+                                    "file (datasets belong in CSV files next to it)")])
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise ProjectError([Problem("", "the file is not UTF-8 text", file=path, line=line,
                                     fix="save it as UTF-8")]) from None
-    return loads_project(text, file=path, validate=validate, check_datasets=check_datasets)
+    return loads_project(text, file=path, validate=validate, check_datasets=check_datasets,
+                         allow_outside_data=allow_outside_data or is_run_copy(path))
+
+
+def is_run_copy(path: str) -> bool:
+    """Whether ``path`` is the resolved project of a run directory (``project.yaml`` beside
+    ``launch.json`` and ``snapshot.yaml``): nnconsole wrote its absolute dataset paths after checking
+    them when the run started, so they are not held to the project-folder rule again."""
+    folder = os.path.dirname(os.path.abspath(path))
+    return (os.path.basename(path) == "project.yaml" and os.path.isfile(os.path.join(folder, "launch.json"))
+            and os.path.isfile(os.path.join(folder, "snapshot.yaml")))
 
 
 def dumps_project(project: Project) -> str:

@@ -1,15 +1,28 @@
 """Semantic checks of a loaded project: value ranges, known names, the network and the datasets.
 
 Every check yields a Problem with the YAML path and a fix; ``io.load_project`` adds file and line.
+Two rules protect a user who opens a project written by someone else (see docs/security.md):
+dataset paths must stay inside the project's folder unless the user allows otherwise, and
+``multi_gpu.mpiexec_args`` may only hold launcher options that cannot run other programs.
 """
 from __future__ import annotations
 
 import difflib
+import math
 import os
-from typing import Callable, Iterable, List, Optional
+import re
+from typing import Callable, Iterable, List, Optional, Sequence
 
 from .errors import Problem
 from .model import (DEVICES, PRECISIONS, SCALING_POLICIES, SCHEDULES, SOLVERS, Project)
+
+# Counts the engine hands to nnabla/numpy as C integers; anything above is a typo, not a setting.
+MAX_COUNT = 2**31 - 1
+MAX_SEED = 2**32 - 1
+MAX_WORKERS = 65_536
+# One array (a layer's output for a sample, or a parameter) above this many values cannot be trained.
+MAX_ARRAY_VALUES = 2**31 - 1
+OUTSIDE_FLAG = "--allow-outside-data"
 
 
 def _choice(path: str, value: str, choices: Iterable[str], what: str) -> Optional[Problem]:
@@ -21,51 +34,146 @@ def _choice(path: str, value: str, choices: Iterable[str], what: str) -> Optiona
     return Problem(path, f"unknown {what} '{value}'", fix=fix)
 
 
-def _at_least(path: str, value: float, minimum: float, fix: str = "") -> Optional[Problem]:
-    if value < minimum:
-        return Problem(path, f"must be >= {minimum}, got {value}", fix=fix or f"set it to {minimum} or more")
+def _finite(path: str, value: float) -> Optional[Problem]:
+    if isinstance(value, float) and not math.isfinite(value):
+        return Problem(path, f"must be a finite number, got {value}", fix="write an ordinary number such as 0.01")
     return None
 
 
+def _at_least(path: str, value: float, minimum: float, fix: str = "", maximum: Optional[float] = None
+              ) -> Optional[Problem]:
+    bad = _finite(path, value)
+    if bad:
+        return bad
+    if value < minimum:
+        return Problem(path, f"must be >= {minimum}, got {value}", fix=fix or f"set it to {minimum} or more")
+    if maximum is not None and value > maximum:
+        shown = f"{value:,}" if abs(value) < 1e15 else f"{float(value):.3g}"
+        return Problem(path, f"must be <= {maximum:,}, got {shown}", fix="this is far beyond any real setting; "
+                       "check for a typo")
+    return None
+
+
+def _count(path: str, value: int, minimum: int, fix: str = "", maximum: int = MAX_COUNT) -> Optional[Problem]:
+    return _at_least(path, value, minimum, fix, maximum)
+
+
 def _positive(path: str, value: float) -> Optional[Problem]:
+    bad = _finite(path, value)
+    if bad:
+        return bad
     if not value > 0:
         return Problem(path, f"must be > 0, got {value}", fix="use a positive number")
     return None
 
 
 def check_settings(project: Project) -> List[Problem]:
-    """CONFIG, optimizer and multi-GPU values: ranges and known names."""
+    """CONFIG, optimizer and multi-GPU values: ranges, finite numbers and known names."""
     c, o, m = project.config, project.optimizer, project.multi_gpu
+    sched = o.schedule
     checks = [
-        _at_least("config.max_epoch", c.max_epoch, 1),
-        _at_least("config.batch_size", c.batch_size, 1, fix="batch size is per worker; use e.g. 32"),
-        _at_least("config.monitor_interval", c.monitor_interval, 1),
+        _count("config.max_epoch", c.max_epoch, 1),
+        _count("config.batch_size", c.batch_size, 1, fix="batch size is per worker; use e.g. 32"),
+        _count("config.monitor_interval", c.monitor_interval, 1),
+        _count("config.seed", c.seed, 0, fix="use a seed between 0 and 4294967295", maximum=MAX_SEED),
         _choice("config.precision", c.precision, PRECISIONS, "precision"),
         _choice("config.device", c.device, DEVICES, "device"),
         _choice("optimizer.solver", o.solver, SOLVERS, "solver"),
         _positive("optimizer.learning_rate", o.learning_rate),
         _at_least("optimizer.weight_decay", o.weight_decay, 0),
         _positive("optimizer.lr_multiplier", o.lr_multiplier),
-        _at_least("optimizer.lr_update_interval", o.lr_update_interval, 0, fix="0 means never"),
-        _at_least("optimizer.update_interval", o.update_interval, 1, fix="1 means update every iteration"),
-        _at_least("optimizer.warmup_iterations", o.warmup_iterations, 0),
-        _choice("optimizer.schedule.type", o.schedule.type, SCHEDULES, "schedule"),
-        _at_least("optimizer.schedule.max_iter", o.schedule.max_iter, 0, fix="0 means the whole run"),
-        _at_least("multi_gpu.workers", m.workers, 1, fix="1 trains in a single process"),
+        _count("optimizer.lr_update_interval", o.lr_update_interval, 0, fix="0 means never"),
+        _count("optimizer.update_interval", o.update_interval, 1, fix="1 means update every iteration"),
+        _count("optimizer.warmup_iterations", o.warmup_iterations, 0),
+        _choice("optimizer.schedule.type", sched.type, SCHEDULES, "schedule"),
+        _count("optimizer.schedule.max_iter", sched.max_iter, 0, fix="0 means the whole run"),
+        _at_least("optimizer.schedule.gamma", sched.gamma, 0),
+        _at_least("optimizer.schedule.power", sched.power, 0),
+        _count("multi_gpu.workers", m.workers, 1, fix="1 trains in a single process", maximum=MAX_WORKERS),
         _choice("multi_gpu.scaling", m.scaling, SCALING_POLICIES, "scaling policy"),
-        _at_least("multi_gpu.warmup_epochs", m.warmup_epochs, 0),
+        _at_least("multi_gpu.warmup_epochs", m.warmup_epochs, 0, maximum=MAX_COUNT),
         _choice("multi_gpu.launcher", m.launcher, ("auto", "mpiexec", "srun"), "launcher"),
-        _at_least("multi_gpu.bucket_mb", m.bucket_mb, 0),
+        _at_least("multi_gpu.bucket_mb", m.bucket_mb, 0, maximum=1 << 20),
     ]
     problems = [p for p in checks if p]
-    for i, step in enumerate(o.schedule.steps):
-        if step < 1:
+    for i, step in enumerate(sched.steps):
+        if not 1 <= step <= MAX_COUNT:
             problems.append(Problem(f"optimizer.schedule.steps[{i}]", f"step points are iterations >= 1, got {step}"))
+    problems += _check_solver_params(project)
+    problems += check_mpiexec_args(m.mpiexec_args)
+    return problems
+
+
+def _check_solver_params(project: Project) -> List[Problem]:
+    from engine.solvers import SOLVER_PARAMS  # plain data; importing it does not load nnabla
+
+    o = project.optimizer
+    known = SOLVER_PARAMS.get(o.solver)
+    problems: List[Problem] = []
+    for key, value in o.solver_params.items():
+        path = f"optimizer.solver_params.{key}"
+        if known is not None and key not in known:
+            problems.append(Problem(path, f"'{key}' is not a parameter of {o.solver}",
+                                    fix=f"{o.solver} accepts: {', '.join(known) or 'none'}"))
+            continue
+        bad = _finite(path, value)
+        if bad:
+            problems.append(bad)
+    return problems
+
+
+# ---- launcher arguments written in a project file ---------------------------------------------------
+# mpiexec and srun can run arbitrary programs (e.g. '--mca plm_rsh_agent CMD', '-x LD_PRELOAD=...'),
+# so a project file may only carry options that pick network interfaces, placement and output.
+_SAFE_VALUE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9:,._^-]*$")
+_SAFE_MCA = re.compile(r"^(btl|pml|mtl|coll|osc|[a-z0-9_]+_if_(include|exclude)|[a-z0-9_]+_verbose)$")
+_SAFE_MCA_VALUE = re.compile(r"^[A-Za-z0-9^][A-Za-z0-9:,./_^-]*$")  # names, lists, CIDR ranges
+_FLAGS = {"--oversubscribe", "--report-bindings", "--display-map", "--display-allocation", "--tag-output",
+          "--timestamp-output"}
+_WITH_VALUE = {"--map-by", "--bind-to", "--rank-by", "--npernode", "-N"}
+_MCA = {"--mca", "-mca", "--gmca", "--prtemca", "--pmixmca"}
+
+
+def check_mpiexec_args(args: Sequence[str], path: str = "multi_gpu.mpiexec_args") -> List[Problem]:
+    """Launcher arguments a project file may carry; anything that could run a program is refused."""
+    fix = ("options that could start other programs are only taken from the command line, where you see "
+           "them: nnconsole train --mpiexec-arg=...")
+    problems: List[Problem] = []
+    i = 0
+    while i < len(args):
+        arg = str(args[i])
+        where = f"{path}[{i}]"
+        if arg in _FLAGS:
+            i += 1
+            continue
+        if arg in _WITH_VALUE:
+            value = str(args[i + 1]) if i + 1 < len(args) else ""
+            if not _SAFE_VALUE.match(value):
+                problems.append(Problem(where, f"'{arg}' needs a plain value, got '{value}'", fix=fix))
+            i += 2
+            continue
+        if arg in _MCA:
+            name = str(args[i + 1]) if i + 1 < len(args) else ""
+            value = str(args[i + 2]) if i + 2 < len(args) else ""
+            if not _SAFE_MCA.match(name):
+                problems.append(Problem(where, f"MCA parameter '{name}' is not allowed in a project file "
+                                        "(allowed: btl, pml, mtl, coll, osc, *_if_include, *_if_exclude, "
+                                        "*_verbose)", fix=fix))
+            elif not _SAFE_MCA_VALUE.match(value):
+                problems.append(Problem(where, f"MCA parameter '{name}' needs a plain value (letters, digits, "
+                                        f"',', ':', '.', '/', '-', '^'), got '{value}'", fix=fix))
+            i += 3
+            continue
+        if arg in ("-x", "--x") and i + 1 < len(args) and re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", str(args[i + 1])):
+            i += 2  # export a variable of the user's own environment (no value can be set here)
+            continue
+        problems.append(Problem(where, f"launcher argument '{arg}' is not allowed in a project file", fix=fix))
+        i += 1
     return problems
 
 
 def check_network(project: Project) -> List[Problem]:
-    """Layer names, initializers and the engine's shape inference, located at each layer."""
+    """Layer names, initializers, sizes and the engine's shape inference, located at each layer."""
     from engine.shapes import infer_network
 
     problems: List[Problem] = []
@@ -77,6 +185,18 @@ def check_network(project: Project) -> List[Problem]:
             p = _at_least(f"network.layers[{i}].lr_multipliers.{key}", mult, 0, fix="0 freezes the parameter")
             if p:
                 problems.append(p)
+        for key, init in layer.initializers.items():
+            if init is None:
+                continue
+            for attr in ("multiplier", "value"):
+                p = _finite(f"network.layers[{i}].initializers.{key}.{attr}", getattr(init, attr))
+                if p:
+                    problems.append(p)
+        if layer.position is not None:
+            for j, v in enumerate(layer.position):
+                p = _finite(f"network.layers[{i}].position[{j}]", v)
+                if p:
+                    problems.append(p)
     if not layers:
         problems.append(Problem("network.layers", "the network has no layers",
                                 fix="start from a template: nnconsole new --template digits_cnn"))
@@ -85,32 +205,83 @@ def check_network(project: Project) -> List[Problem]:
     for name, message in info.errors:
         where = f"network.layers[{index[name]}]" if name in index else "network.layers"
         problems.append(Problem(where, f"layer '{name}': {message}"))
+    for name, li in info.layers.items():
+        sizes = [("output", li.output_size)] + [(f"parameter {k}", _product(s)) for k, s in li.weight_shapes.items()]
+        for what, size in sizes:
+            if size > MAX_ARRAY_VALUES:
+                where = f"network.layers[{index[name]}]" if name in index else "network.layers"
+                problems.append(Problem(where, f"layer '{name}': its {what} holds {size:,} values per sample, more "
+                                        f"than the {MAX_ARRAY_VALUES:,} one array can hold",
+                                        fix="check the shapes for a typo (an extra digit?)"))
+                break
     if not info.loss_layers:
         problems.append(Problem("network.layers", "the network has no loss layer, so it cannot be trained",
                                 fix="add e.g. SoftmaxCrossEntropy fed by the output and the label Input"))
     return problems
 
 
+def _product(shape: Sequence[int]) -> int:
+    out = 1
+    for v in shape:
+        out *= int(v)
+    return out
+
+
+def project_folder(project: Project) -> str:
+    """The folder dataset paths are relative to: the project file's folder (cwd when never saved)."""
+    return os.path.dirname(os.path.abspath(project.path)) if project.path else os.getcwd()
+
+
 def dataset_path(project: Project, relative: str) -> str:
     """A dataset path resolved against the project file's folder."""
-    base = os.path.dirname(os.path.abspath(project.path)) if project.path else os.getcwd()
-    return os.path.normpath(os.path.join(base, relative))
+    return os.path.normpath(os.path.join(project_folder(project), relative))
 
 
-def check_datasets(project: Project, peek: Optional[Callable] = None) -> List[Problem]:
-    """Dataset files exist and their CSV header provides every variable the Input layers expect."""
+def outside_project(project: Project, relative: str) -> Optional[str]:
+    """The resolved path when ``relative`` points outside the project's folder, else None.
+
+    The test is on the written path (``..`` and absolute paths), not on symlinks: a YAML file
+    cannot create a symlink, and a user may link a big data folder into the project on purpose.
+    """
+    base = project_folder(project)
+    full = dataset_path(project, relative)
+    try:
+        inside = os.path.commonpath([base, full]) == base
+    except ValueError:
+        inside = False
+    return None if inside else full
+
+
+def check_datasets(project: Project, peek: Optional[Callable] = None, allow_outside: bool = False,
+                   deep: bool = False) -> List[Problem]:
+    """Dataset files exist, lie inside the project's folder, and provide what the Input layers expect.
+
+    By default only the CSV (header and column counts) is read, which is quick enough for the GUI
+    to call on every edit. ``deep`` also checks every cell and every image file's presence, with
+    the Input layers' shapes, without decoding images (``nnconsole validate`` and ``train``).
+    Paths outside the project folder (and, with ``deep``, image cells of the CSVs that lead outside
+    it) are refused unless ``allow_outside`` (the user said so).
+    """
     from engine.shapes import infer_network
 
     if peek is None:
         from engine.data import peek_csv as peek
     problems: List[Problem] = []
     info = infer_network(project.network)
-    needed = set(info.input_variables)
+    needed = dict(info.input_variables)
     for key in ("training", "validation"):
         rel = getattr(project.datasets, key)
         path = f"datasets.{key}"
         if not rel:
             problems.append(Problem(path, f"no {key} dataset set", fix="give a CSV path relative to the project file"))
+            continue
+        outside = outside_project(project, rel)
+        if outside and not allow_outside:
+            problems.append(Problem(
+                path, f"'{rel}' points outside the project's folder (to {outside}); a project file may only "
+                f"read data inside its own folder, {project_folder(project)}",
+                fix=f"copy or link the data into the project folder and use a relative path, or, if you trust "
+                    f"this project, allow it with '{OUTSIDE_FLAG}' (nnconsole train/validate)"))
             continue
         full = dataset_path(project, rel)
         if not os.path.isfile(full):
@@ -123,18 +294,28 @@ def check_datasets(project: Project, peek: Optional[Callable] = None) -> List[Pr
             problems.append(Problem(path, str(exc)))
             continue
         variables = set(header.variables if hasattr(header, "variables") else header[0])
-        missing = sorted(needed - variables)
+        missing = sorted(set(needed) - variables)
         if missing:
             problems.append(Problem(
                 path, f"CSV {full} has no column for variable(s) {', '.join(missing)} "
                 f"(header variables: {', '.join(sorted(variables)) or 'none'})",
                 fix="rename the Input layer's 'variable' or the CSV header so they match"))
+            continue
+        if deep:
+            from engine.data import check_dataset
+            try:
+                check_dataset(full, expected_shapes={k: tuple(v) for k, v in needed.items()},
+                              confine_to=None if allow_outside else project_folder(project))
+            except ValueError as exc:
+                problems.append(Problem(path, str(exc)))
     return problems
 
 
-def validate(project: Project, datasets: bool = True) -> List[Problem]:
-    """All semantic problems of a project (errors and warnings)."""
+def validate(project: Project, datasets: bool = True, allow_outside_data: bool = False) -> List[Problem]:
+    """All semantic problems of a project (errors and warnings); ``datasets`` reads every CSV row."""
     problems = check_settings(project) + check_network(project)
-    if datasets:
-        problems += check_datasets(project)
+    if datasets and not any(p.severity == "error" for p in problems):
+        problems += check_datasets(project, allow_outside=allow_outside_data, deep=True)
+    elif datasets:
+        problems += check_datasets(project, allow_outside=allow_outside_data)
     return problems

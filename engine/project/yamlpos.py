@@ -1,11 +1,20 @@
-"""Safe YAML parsing that remembers the line of every key, so errors can point at the file line."""
+"""Safe YAML parsing that remembers the line of every key, so errors can point at the file line.
+
+Only plain scalars, mappings and sequences are built (no tags that construct objects). Duplicate
+keys, aliases that refer to themselves and files that expand (through aliases) to an absurd
+number of values are refused as YAML errors with a line, so a hostile or broken file cannot hang
+or crash the loader.
+"""
 from __future__ import annotations
 
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Optional, Set, Tuple
 
 import yaml
 
 PathKey = Tuple[Any, ...]
+
+# A real project has a few thousand values; this bounds the work an alias "bomb" can cause.
+MAX_VALUES = 200_000
 
 
 def format_path(path: PathKey) -> str:
@@ -22,53 +31,85 @@ def format_path(path: PathKey) -> str:
 def parse_with_lines(text: str) -> Tuple[Any, Dict[PathKey, int]]:
     """Parse YAML safely (no tags that construct objects) and return (data, {path: 1-based line}).
 
-    Raises yaml.YAMLError on syntax errors (with ``problem_mark`` giving the line).
+    Raises yaml.YAMLError on syntax errors (with ``problem_mark`` giving the line), on duplicate
+    keys, on recursive aliases and when the document expands to more than ``MAX_VALUES`` values.
+    Nesting deeper than Python's recursion limit raises RecursionError (the caller reports it).
     """
     node = yaml.compose(text, Loader=yaml.SafeLoader)
     lines: Dict[PathKey, int] = {}
     if node is None:
         return None, lines
-    data = _convert(node, (), lines)
+    builder = _Builder(lines)
+    try:
+        data = builder.convert(node, (), set())
+    finally:
+        builder.loader.dispose()
     return data, lines
 
 
 _SAFE_COLLECTIONS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
 
 
-def _convert(node: yaml.Node, path: PathKey, lines: Dict[PathKey, int]) -> Any:
-    lines[path] = node.start_mark.line + 1
-    if not isinstance(node, yaml.ScalarNode) and node.tag not in _SAFE_COLLECTIONS:
-        raise yaml.constructor.ConstructorError(None, None, f"tag {node.tag!r} is not allowed in a project file",
-                                                node.start_mark)
-    if isinstance(node, yaml.MappingNode):
-        result: Dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            key = _scalar(key_node)
-            if isinstance(key, (list, dict)):
-                raise yaml.constructor.ConstructorError(
-                    None, None, "mapping keys must be plain scalars", key_node.start_mark)
-            child = path + (key,)
-            result[key] = _convert(value_node, child, lines)
-            lines[child] = key_node.start_mark.line + 1
-        return result
-    if isinstance(node, yaml.SequenceNode):
-        return [_convert(item, path + (i,), lines) for i, item in enumerate(node.value)]
-    return _scalar(node)
+def _error(message: str, node: yaml.Node) -> yaml.constructor.ConstructorError:
+    return yaml.constructor.ConstructorError(None, None, message, node.start_mark)
 
 
-def _scalar(node: yaml.Node) -> Any:
-    """Construct a scalar with SafeLoader's rules (ints, floats, bools, nulls, strings only)."""
-    if not isinstance(node, yaml.ScalarNode):
-        loader = yaml.SafeLoader("")
-        return loader.construct_object(node, deep=True)
-    loader = yaml.SafeLoader("")
-    try:
-        return loader.construct_object(node)
-    finally:
-        loader.dispose()
+class _Builder:
+    """Turns a composed node tree into plain data, counting values and recording key lines."""
+
+    def __init__(self, lines: Dict[PathKey, int]) -> None:
+        self.lines = lines
+        self.count = 0
+        # One loader constructs every scalar with SafeLoader's rules (ints, floats, bools, nulls,
+        # strings, and the harmless timestamps/binary the codec then rejects by type).
+        self.loader = yaml.SafeLoader("")
+
+    def convert(self, node: yaml.Node, path: PathKey, ancestors: Set[int]) -> Any:
+        self.count += 1
+        if self.count > MAX_VALUES:
+            raise _error(f"the file expands to more than {MAX_VALUES:,} values (aliases '*name' repeating "
+                         "large parts?); a project file needs far fewer, write the values out", node)
+        self.lines[path] = node.start_mark.line + 1
+        if not isinstance(node, yaml.ScalarNode) and node.tag not in _SAFE_COLLECTIONS:
+            raise _error(f"tag {node.tag!r} is not allowed in a project file", node)
+        if isinstance(node, yaml.ScalarNode):
+            return self.scalar(node)
+        if id(node) in ancestors:
+            raise _error("an alias refers to a mapping or list that contains it (a cycle)", node)
+        inner = ancestors | {id(node)}
+        if isinstance(node, yaml.MappingNode):
+            result: Dict[Any, Any] = {}
+            first_line: Dict[Any, int] = {}
+            for key_node, value_node in node.value:
+                if not isinstance(key_node, yaml.ScalarNode):
+                    raise _error("mapping keys must be plain scalars", key_node)
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    raise _error("merge keys ('<<') are not supported in a project file; write the keys out",
+                                 key_node)
+                key = self.scalar(key_node)
+                try:
+                    hash(key)
+                except TypeError:
+                    raise _error("mapping keys must be plain scalars", key_node) from None
+                if key in first_line:
+                    raise _error(f"duplicate key '{key}' (first given on line {first_line[key]}); keep one of "
+                                 "them", key_node)
+                first_line[key] = key_node.start_mark.line + 1
+                child = path + (key,)
+                result[key] = self.convert(value_node, child, inner)
+                self.lines[child] = key_node.start_mark.line + 1
+            return result
+        return [self.convert(item, path + (i,), inner) for i, item in enumerate(node.value)]
+
+    def scalar(self, node: yaml.ScalarNode) -> Any:
+        """Construct one scalar with SafeLoader's rules (the node cache is dropped each time)."""
+        try:
+            return self.loader.construct_object(node)
+        finally:
+            self.loader.constructed_objects.clear()
 
 
-def line_of(lines: Dict[PathKey, int], path: PathKey) -> int | None:
+def line_of(lines: Dict[PathKey, int], path: PathKey) -> Optional[int]:
     """The line of ``path`` or of its nearest ancestor that has one."""
     path = tuple(path)
     while True:

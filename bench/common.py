@@ -1,0 +1,194 @@
+"""Shared pieces of the benchmarks: machine description, medians, tables, and the bench projects.
+
+Benchmarks are run on demand (``.venv/bin/python bench/<name>.py [--quick]``), never by the test
+suite. Every figure that is compared is measured in the same run, repeated, and reduced to a median,
+because the reference machine (2 cores, shared) is noisy.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+from typing import Iterable, List, Optional, Sequence
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Which engine tree to measure: this checkout, or (for before/after figures) another copy of it, e.g.
+# NNCONSOLE_BENCH_ENGINE=/tmp/before with `git archive HEAD engine | tar -x -C /tmp/before`.
+ENGINE_ROOT = os.path.abspath(os.environ.get("NNCONSOLE_BENCH_ENGINE", ROOT))
+if ENGINE_ROOT not in sys.path:
+    sys.path.insert(0, ENGINE_ROOT)
+
+TEMPLATES = os.path.join(ROOT, "project_templates")
+DIGITS = os.path.join(TEMPLATES, "digits_cnn")
+VENV_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
+NNCONSOLE = os.path.join(ROOT, ".venv", "bin", "nnconsole")
+
+# One compute thread per process everywhere: nnabla's CPU backend is single-threaded, but numpy's
+# OpenBLAS is not, and with 2 cores and 2 workers any extra thread only oversubscribes.
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def pin_threads(n: int = 1) -> None:
+    """Set the thread variables (before numpy is imported) unless the caller already chose."""
+    for var in THREAD_VARS:
+        os.environ.setdefault(var, str(n))
+    os.environ.setdefault("NNABLA_LOG_LEVEL", "WARNING")
+
+
+def bench_env(threads: int = 1) -> dict:
+    """Environment for child processes: the venv's engine importable, threads pinned, quiet nnabla."""
+    env = dict(os.environ)
+    for var in THREAD_VARS:
+        env[var] = env.get(var, str(threads))
+    env["PYTHONPATH"] = ENGINE_ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env["NNABLA_LOG_LEVEL"] = "WARNING"
+    return env
+
+
+def machine() -> str:
+    """One line: date, nproc, CPU model, Python, nnabla."""
+    cpu = platform.processor() or "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        import importlib.metadata as md
+        nnabla = md.version("nnabla")
+    except Exception:
+        nnabla = "?"
+    threads = os.environ.get("OMP_NUM_THREADS", "unset")
+    tree = "" if ENGINE_ROOT == ROOT else f", engine from {ENGINE_ROOT}"
+    return (f"{datetime.date.today().isoformat()}, nproc {os.cpu_count()}, {cpu}, Python "
+            f"{platform.python_version()}, nnabla {nnabla}, OMP_NUM_THREADS={threads}{tree}")
+
+
+def median(values: Iterable[float]) -> float:
+    values = list(values)
+    return statistics.median(values) if values else float("nan")
+
+
+def spread(values: Sequence[float]) -> str:
+    """min-max of a sample, for the tables (how noisy the machine was)."""
+    if not values:
+        return "-"
+    return f"{min(values):.3g}-{max(values):.3g}"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]], title: Optional[str] = None) -> str:
+    """A plain-text table (right-aligned numbers), also valid Markdown."""
+    cells = [[str(h) for h in headers]] + [[_fmt(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = []
+    if title:
+        lines.append(f"\n{title}")
+    lines.append("| " + " | ".join(c.ljust(w) for c, w in zip(cells[0], widths)) + " |")
+    lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for row in cells[1:]:
+        lines.append("| " + " | ".join(c.rjust(w) if _numeric(c) else c.ljust(w) for c, w in zip(row, widths)) + " |")
+    return "\n".join(lines)
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        if value != value:
+            return "n/a"
+        if abs(value) >= 1000:
+            return f"{value:,.0f}"
+        if abs(value) >= 10:
+            return f"{value:.1f}"
+        return f"{value:.3g}" if abs(value) >= 0.01 else f"{value:.2g}"
+    return str(value)
+
+
+def _numeric(text: str) -> bool:
+    return bool(text) and (text[0].isdigit() or text[0] in "-+.") and not text.startswith("--")
+
+
+def scratch(prefix: str) -> str:
+    """A fresh temporary folder for one benchmark's projects and runs."""
+    return tempfile.mkdtemp(prefix=f"nnconsole-bench-{prefix}-")
+
+
+# ---- bench projects ---------------------------------------------------------------------------------
+def _glorot(conv: bool = False) -> dict:
+    from engine.project.model import Initializer
+
+    return {"W": Initializer("NormalConvolutionGlorot" if conv else "NormalAffineGlorot"),
+            "b": Initializer("Constant", value=0.0)}
+
+
+def digits_project(folder: str, model: str = "digits_cnn", epochs: int = 10, batch: int = 32,
+                   monitor: int = 10, workers: int = 1, bucket_mb: float = 0.0) -> str:
+    """A project on the digits template's data; returns the path of its YAML in ``folder``.
+
+    ``model``: ``digits_cnn`` (the template network), ``wide_mlp`` (64-1024-1024-10, 1.1 M
+    parameters) or ``wide_cnn`` (conv 64 + conv 128 + affine 10, compute-bound: ~1.3 M
+    multiply-adds per sample for 80 k parameters).
+    """
+    from engine.project.io import load_project, save_project
+    from engine.project.model import Layer, Network
+
+    project = load_project(os.path.join(DIGITS, "project.yaml"))
+    if model == "wide_mlp":
+        project.network = Network([
+            Layer("x", "Input", params={"shape": [1, 8, 8], "variable": "x"}),
+            Layer("fc1", "Affine", ["x"], {"out_shape": 1024}, initializers=_glorot()),
+            Layer("relu1", "ReLU", ["fc1"]),
+            Layer("fc2", "Affine", ["relu1"], {"out_shape": 1024}, initializers=_glorot()),
+            Layer("relu2", "ReLU", ["fc2"]),
+            Layer("fc3", "Affine", ["relu2"], {"out_shape": 10}, initializers=_glorot()),
+            Layer("y", "Input", params={"shape": [1], "variable": "y"}),
+            Layer("loss", "SoftmaxCrossEntropy", ["fc3", "y"]),
+        ])
+    elif model == "wide_cnn":
+        project.network = Network([
+            Layer("x", "Input", params={"shape": [1, 8, 8], "variable": "x"}),
+            Layer("conv1", "Convolution", ["x"], {"outmaps": 64, "kernel": [3, 3], "pad": [1, 1]},
+                  initializers=_glorot(True)),
+            Layer("relu1", "ReLU", ["conv1"]),
+            Layer("pool1", "MaxPooling", ["relu1"], {"kernel": [2, 2], "stride": [2, 2]}),
+            Layer("conv2", "Convolution", ["pool1"], {"outmaps": 128, "kernel": [3, 3], "pad": [1, 1]},
+                  initializers=_glorot(True)),
+            Layer("relu2", "ReLU", ["conv2"]),
+            Layer("pool2", "MaxPooling", ["relu2"], {"kernel": [2, 2], "stride": [2, 2]}),
+            Layer("fc1", "Affine", ["pool2"], {"out_shape": 10}, initializers=_glorot()),
+            Layer("y", "Input", params={"shape": [1], "variable": "y"}),
+            Layer("loss", "SoftmaxCrossEntropy", ["fc1", "y"]),
+        ])
+    elif model != "digits_cnn":
+        raise ValueError(f"unknown bench model {model!r}")
+    project.name = model
+    # A project may only read data inside its own folder: give the bench folder a copy of the data
+    # (1,797 small PNGs and the CSVs; the decode cache comes along with its timestamps).
+    data = os.path.join(folder, "data")
+    if not os.path.isdir(data):
+        shutil.copytree(os.path.join(DIGITS, "data"), data)
+    project.datasets.training = "data/train.csv"
+    project.datasets.validation = "data/validation.csv"
+    project.config.max_epoch = epochs
+    project.config.batch_size = batch
+    project.config.monitor_interval = monitor
+    project.config.device = "cpu"
+    project.multi_gpu.workers = workers
+    project.multi_gpu.bucket_mb = bucket_mb
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"{model}.yaml")
+    save_project(project, path, backup=False)
+    return path
+
+
+def parse_quick(argv: Optional[List[str]] = None, doc: str = "") -> "object":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=doc)
+    parser.add_argument("--quick", action="store_true", help="fewer repeats and smaller sizes (a smoke run)")
+    return parser

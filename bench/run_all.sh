@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Run every benchmark and print its tables (not part of the test suite).
+#   bash bench/run_all.sh            # full runs (about 15-20 minutes on 2 cores)
+#   bash bench/run_all.sh --quick    # smoke run (about 2 minutes)
+# BENCH_NICE=-10 bash bench/run_all.sh   runs them at a higher priority (root only) on a shared machine.
+# NNCONSOLE_BENCH_ENGINE=/path/to/other/tree measures another engine tree (before/after figures).
+set -u
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+NICE=${BENCH_NICE:-0}
+status=0
+for bench in engine_overhead allreduce scaling startup gui; do
+    echo "================ bench/$bench.py $* ================"
+    nice -n "$NICE" "$PY" "bench/$bench.py" "$@" 2>&1 | grep -v -e '\[nnabla\]\[INFO\]' -e 'propagateSizeHints' \
+        || true
+    rc=${PIPESTATUS[0]}
+    [ "$rc" -gt "$status" ] && status=$rc
+done
+echo "(exit status: 0 = every goal met, 1 = a goal missed, 2 = a benchmark failed)"
+exit "$status"
