@@ -146,23 +146,12 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from engine.data import peek_csv
-    from engine.device import gpu_count
-    from engine.plan import format_plan_table, make_plan
+    from engine.launch import plan_for
+    from engine.plan import format_plan_table
     from engine.project.io import load_project
-    from engine.project.validate import dataset_path
 
     project = load_project(args.project, check_datasets=False)
-    size = None
-    if project.datasets.training:
-        try:
-            size = peek_csv(dataset_path(project, project.datasets.training), 0).row_count
-        except (OSError, ValueError):
-            size = None
-    device = args.device or project.config.device
-    gpus = gpu_count() if device in ("cuda", "auto") else None
-    plans = [make_plan(project, workers=n, policy=args.policy, dataset_size=size, gpus_available=gpus,
-                       device="cuda" if device == "cuda" else "cpu") for n in (args.gpus or [project.multi_gpu.workers])]
+    plans = [plan_for(project, n, args.device, args.policy) for n in (args.gpus or [project.multi_gpu.workers])]
     if args.json:
         print(json.dumps([p.to_dict() for p in plans], indent=2))
     else:

@@ -55,8 +55,6 @@ def export_nnp(project: Project, parameters_path: str, nnp_path: str) -> str:
 
     Loads the parameters into the current (global) parameter scope, replacing what is there.
     """
-    import os
-
     import nnabla as nn
     from nnabla.utils.save import save
 
@@ -69,7 +67,6 @@ def export_nnp(project: Project, parameters_path: str, nnp_path: str) -> str:
         "executors": [{"name": "runtime", "network": "runtime", "data": list(runtime.inputs),
                        "output": [runtime.output_name]}],
     }
-    tmp = os.path.join(os.path.dirname(os.path.abspath(nnp_path)), "." + os.path.basename(nnp_path) + ".tmp.nnp")
-    save(tmp, contents, variable_batch_size=True)
-    os.replace(tmp, nnp_path)
-    return nnp_path
+    from engine.atomic import write_via
+
+    return write_via(nnp_path, lambda tmp: save(tmp, contents, variable_batch_size=True))

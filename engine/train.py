@@ -144,9 +144,9 @@ def load_datasets(project: Project) -> tuple:
 def _save_parameters_atomic(path: str, params: Optional[Dict[str, Any]] = None) -> None:
     import nnabla as nn
 
-    tmp = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".tmp.h5")
-    nn.save_parameters(tmp, params=params, extension=".h5")
-    os.replace(tmp, path)
+    from engine.atomic import write_via
+
+    write_via(path, lambda tmp: nn.save_parameters(tmp, params=params, extension=".h5"))
 
 
 class Trainer:
@@ -413,6 +413,10 @@ class Trainer:
 
     def _end_epoch(self, epoch: int, started: float, coverage: Optional[Dict[str, int]] = None) -> None:
         result = self.validate()
+        if not math.isfinite(result["loss"]):
+            raise TrainingError(
+                f"validation loss became {result['loss']} after epoch {epoch + 1}; lower optimizer.learning_rate "
+                "or check the validation data. The last good checkpoint is kept.")
         improved = self.best_error is None or result["error"] < self.best_error
         if improved:
             self.best_error, self.best_epoch = result["error"], epoch + 1

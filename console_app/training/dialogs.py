@@ -18,6 +18,17 @@ def confirm_save(parent: Optional[QWidget], name: str) -> bool:
     return answer == QMessageBox.Save
 
 
+def confirm_outside_data(parent: Optional[QWidget], paths: list) -> bool:
+    """The datasets lie outside the project folder: train with them anyway? True to allow (this run)."""
+    answer = QMessageBox.question(
+        parent, "Data outside the project folder",
+        "This project reads data outside its own folder:\n\n" + "\n".join(paths) + "\n\n"
+        "nnconsole refuses such paths by default, so a shared project cannot read files you did not "
+        "choose. Train with them anyway (nnconsole train --allow-outside-data)?",
+        QMessageBox.Yes | QMessageBox.Cancel, QMessageBox.Cancel)
+    return answer == QMessageBox.Yes
+
+
 def choose_project_path(parent: Optional[QWidget], suggested: str = "project.yaml") -> str:
     """Where to save a project that has never been saved ('' when cancelled): the app's own save dialog."""
     from console_app import dialogs as app_dialogs

@@ -170,12 +170,24 @@ class TrainingPage(QWidget):
         """Save if needed and start ``nnconsole train`` with the chosen number of workers."""
         if self.controller.is_running() or not self.ensure_saved():
             return False
+        outside = self.outside_data()
+        if outside and not dialogs.confirm_outside_data(self._dialog_parent(), outside):
+            return False
         self.error.hide()
         self.status.setText(f"Starting {self.workers.value()} worker(s)...")
         self.progress.reset("starting...")
         self.progress.max_epoch = int(self.document.project.config.max_epoch)
-        self.controller.start_training(self.document.path, self.workers.value())
+        self.controller.start_training(self.document.path, self.workers.value(), allow_outside_data=bool(outside))
         return True
+
+    def outside_data(self) -> List[str]:
+        """Dataset files of the project that lie outside its folder (the engine asks for consent)."""
+        from engine.project.validate import outside_project
+
+        project = self.document.project
+        found = [outside_project(project, getattr(project.datasets, key)) for key in ("training", "validation")
+                 if getattr(project.datasets, key)]
+        return sorted({path for path in found if path})
 
     def stop_run(self) -> None:
         if self.controller.is_running():

@@ -277,3 +277,35 @@ def test_an_engine_that_cannot_start_is_reported(qtbot, tmp_path, monkeypatch):
         page.start_run()
     assert "could not start the engine" in blocker.args[0] and "no-such-python" in blocker.args[0]
     assert page.error.isVisible() and page.run_button.isEnabled() and not page.controller.is_running()
+
+
+def test_data_outside_the_project_folder_needs_consent(qtbot, tmp_path, monkeypatch):
+    import shutil
+
+    import yaml
+
+    project = copy_digits(str(tmp_path / "digits"))
+    shutil.move(str(tmp_path / "digits" / "data"), str(tmp_path / "shared_data"))
+    data = yaml.safe_load(open(project))
+    data["datasets"]["training"] = "../shared_data/train.csv"
+    data["datasets"]["validation"] = "../shared_data/validation.csv"
+    yaml.safe_dump(data, open(project, "w"), sort_keys=False)
+    page = make_page(qtbot, project)
+    assert page.outside_data() == [str(tmp_path / "shared_data" / "train.csv"),
+                                   str(tmp_path / "shared_data" / "validation.csv")]
+    started = []
+    monkeypatch.setattr(page.controller, "start_training", lambda *a, **k: started.append((a, k)))
+    asked = []
+    monkeypatch.setattr(dialogs, "confirm_outside_data", lambda parent, paths: asked.append(paths) or False)
+    assert not page.start_run() and started == [] and len(asked) == 1  # refused: nothing runs
+    monkeypatch.setattr(dialogs, "confirm_outside_data", lambda parent, paths: True)
+    assert page.start_run()
+    assert started[-1][1]["allow_outside_data"] is True
+
+
+def test_data_inside_the_project_folder_runs_without_asking(qtbot, tmp_path, monkeypatch):
+    page = make_page(qtbot, copy_digits(str(tmp_path / "digits")))
+    assert page.outside_data() == []
+    started = []
+    monkeypatch.setattr(page.controller, "start_training", lambda *a, **k: started.append(k))
+    assert page.start_run() and started[-1]["allow_outside_data"] is False
