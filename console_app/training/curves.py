@@ -8,6 +8,7 @@ curves get one ``setData`` per timer tick. Curves clip to the view and downsampl
 from __future__ import annotations
 
 import csv
+import math
 import os
 from typing import Any, Dict, Iterable, List, Optional
 
@@ -15,9 +16,10 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
 from console_app.widgets.plots import (LR_COLOR, TRAIN_COLOR, VALID_COLOR, GrowingSeries, color, fast_curve,
-                                       range_from_zero, style_plot_item)
+                                       style_plot_item)
 
 SERIES = ("train_loss", "train_error", "valid_loss", "valid_error", "lr")
+Y_HEADROOM = 1.1  # the y axis ends 10% above the largest value shown
 MAX_MARKERS = 300  # validation points drawn with markers up to this many epochs, as a plain line beyond
 PLOT_OF = {"train_loss": "loss", "valid_loss": "loss", "train_error": "error", "valid_error": "error", "lr": "lr"}
 CSV_FIELDS = ("type", "epoch", "iteration", "loss", "error", "lr", "samples_per_s", "elapsed")
@@ -48,6 +50,7 @@ class RunCurves:
         self.curves: Dict[str, pg.PlotDataItem] = {}
         self.primary = primary
         self.planned_epochs = 0  # the run's whole span in epochs, from its first train record
+        self.top: Dict[str, float] = {}  # largest finite value per plot (loss, error, lr)
         if primary:
             styles = {"train_loss": (TRAIN_COLOR, "training", False, None),
                       "valid_loss": (VALID_COLOR, "validation", False, "o"),
@@ -98,6 +101,10 @@ class RunCurves:
             if xs:
                 self.series[key].extend(xs, ys)
                 self.dirty.add(key)
+                finite = [y for y in ys if math.isfinite(y)]
+                if finite:
+                    plot = PLOT_OF[key]
+                    self.top[plot] = max(self.top.get(plot, 0.0), max(finite))
         return used
 
     def flush(self) -> None:
@@ -129,7 +136,7 @@ class LearningCurves(QWidget):
         self.view.setObjectName("learning_curves_view")
         self.plots: Dict[str, pg.PlotItem] = {}
         for row, (key, title, label) in enumerate((("loss", "Loss", "loss"), ("error", "Error", "error"),
-                                                   ("lr", "Learning rate", "learning rate"))):
+                                                   ("lr", "Learning rate", "LR"))):
             item = self.view.addPlot(row=row, col=0)
             style_plot_item(item, title, "epoch", label, legend=True)
             item.setDownsampling(auto=True, mode="peak")
@@ -151,6 +158,7 @@ class LearningCurves(QWidget):
         self.primary: Optional[str] = None
         self.log_scale = False
         self._x_span = 0
+        self._y_top: Dict[str, float] = {}
 
     # ---- runs ---------------------------------------------------------------------------------
     def set_primary(self, run_dir: Optional[str], records: Optional[List[Dict[str, Any]]] = None) -> None:
@@ -187,13 +195,13 @@ class LearningCurves(QWidget):
         curves = self.runs.get(os.path.abspath(run_dir))
         if curves is not None and curves.add(records):
             curves.flush()
-            self._fit_lr()
+            self._fit_y()
             self._fit_x()
 
     def flush(self) -> None:
         for curves in self.runs.values():
             curves.flush()
-        self._fit_lr()
+        self._fit_y()
         self._fit_x()
 
     def _fit_x(self) -> None:
@@ -212,9 +220,23 @@ class LearningCurves(QWidget):
         else:
             self.plots["loss"].enableAutoRange(axis="x")
 
-    def _fit_lr(self) -> None:
-        if not self.log_scale:
-            range_from_zero(self.plots["lr"], [c.curves["lr"] for c in self.runs.values()])
+    def _fit_y(self) -> None:
+        """y axes from 0 to a little above the largest value, changed only when the data outgrow it
+        (or shrink to a quarter of it): losses, errors and learning rates read best against zero, and
+        a range that stays put spares re-rendering every axis on each update (bench/gui.py)."""
+        if self.log_scale:
+            return
+        for plot in ("loss", "error", "lr"):
+            top = max((c.top.get(plot, 0.0) for c in self.runs.values()), default=0.0)
+            shown = self._y_top.get(plot, 0.0)
+            if top <= 0:
+                if shown:
+                    self._y_top[plot] = 0.0
+                    self.plots[plot].enableAutoRange(axis="y")
+                continue
+            if top > shown or top < shown / 4:
+                self._y_top[plot] = top
+                self.plots[plot].setYRange(0.0, top * Y_HEADROOM, padding=0)
 
     def point_count(self, series: str = "train_loss", run_dir: Optional[str] = None) -> int:
         curves = self.runs.get(os.path.abspath(run_dir) if run_dir else self.primary or "")
@@ -228,10 +250,11 @@ class LearningCurves(QWidget):
     def set_log_scale(self, on: bool) -> None:
         """Logarithmic y axes for loss, error and learning rate."""
         self.log_scale = bool(on)
+        self._y_top.clear()  # back in linear mode the next fit sets every range again
         for item in self.plots.values():
             item.setLogMode(x=False, y=self.log_scale)
             item.enableAutoRange(axis="y")
-        self._fit_lr()
+        self._fit_y()
 
     def save_png(self, path: str) -> bool:
         return self.view.grab().save(path)

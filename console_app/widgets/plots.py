@@ -39,21 +39,22 @@ def style_plot_item(item: pg.PlotItem, title: str = "", x_label: str = "", y_lab
     font.setPointSize(9)
     for name in ("left", "bottom"):
         axis = item.getAxis(name)
+        # An opaque light grid on major and minor ticks only: translucent grid lines over three tick
+        # levels made every repaint several times slower (bench/gui.py). The pen is set first
+        # because AxisItem.setPen also recolours the axis label.
+        axis.setStyle(maxTickLevel=1)
+        axis.setPen(pg.mkPen("#d4d4d4"))
         axis.setTextPen(pg.mkPen("#222222"))
         axis.setTickFont(font)
         axis.enableAutoSIPrefix(False)  # "error (x0.001)" reads badly; show plain numbers
+        axis.setZValue(-1)  # grid lines under the curves (an opaque grid would hide a flat curve)
+    item.showGrid(x=True, y=True, alpha=1.0)
     if title:
         item.setTitle(title, color="#222222", size="10pt")
     if x_label:
         item.setLabel("bottom", x_label, color="#222222")
     if y_label:
         item.setLabel("left", y_label, color="#222222")
-    # An opaque light grid on major and minor ticks only: translucent grid lines over three tick
-    # levels made every repaint several times slower (bench/gui.py).
-    for name in ("left", "bottom"):
-        item.getAxis(name).setStyle(maxTickLevel=1)
-        item.getAxis(name).setPen(pg.mkPen("#d4d4d4"))
-    item.showGrid(x=True, y=True, alpha=1.0)
     if legend:
         item.addLegend(offset=(-8, 8), labelTextColor="#222222", brush=pg.mkBrush(255, 255, 255, 220),
                        pen=pg.mkPen("#bbbbbb"))
@@ -111,19 +112,6 @@ class GrowingSeries:
 
     def data(self) -> Tuple[np.ndarray, np.ndarray]:
         return self._x[: self._n], self._y[: self._n]
-
-
-def range_from_zero(item: pg.PlotItem, curves: Sequence[pg.PlotDataItem], headroom: float = 1.3) -> None:
-    """y from 0 to ``headroom`` x the largest value: a learning rate reads best against zero, and a
-    constant one would otherwise get a meaningless +-0.5 band. Autorange when there is no positive data."""
-    values = [c.yData for c in curves if c.yData is not None and len(c.yData)]
-    data = np.concatenate(values) if values else np.zeros(0)
-    data = data[np.isfinite(data)]
-    top = float(data.max()) if data.size else 0.0
-    if top > 0:
-        item.setYRange(0.0, top * headroom, padding=0)
-    else:
-        item.enableAutoRange(axis="y")
 
 
 def qcolor(text: str, alpha: int = 255) -> QColor:
