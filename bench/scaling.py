@@ -24,7 +24,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (ENGINE_ROOT, VENV_PYTHON, bench_env, digits_project, machine, median, parse_quick,  # noqa: E402
+from common import (ENGINE_ROOT, bench_env, digits_project, machine, median, parse_quick,  # noqa: E402
                     pin_threads, scratch, table)
 
 pin_threads(1)

@@ -25,7 +25,7 @@ from engine.project.model import Project
 from engine.project.validate import dataset_path
 from engine.runtime_paths import bundled_mpiexec, python_module_command
 from engine.train import STOP_FILE, WorkerOptions
-from engine.worker import EXIT_STOPPED, error_file
+from engine.worker import EXIT_STOPPED
 
 STOP_GRACE_SECONDS = 120.0
 POLL_SECONDS = 0.2

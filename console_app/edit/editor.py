@@ -144,9 +144,9 @@ class NetworkEditor(QObject):
             return False
         layer = self.network.layer(target)
         try:
-            lo, hi = get_spec(layer.type).n_inputs
+            _, hi = get_spec(layer.type).n_inputs
         except KeyError:
-            lo, hi = 0, None
+            hi = None
         if hi == 0:
             self._refuse(f"{target} is an {layer.type} layer and takes no inputs")
             return False

@@ -37,7 +37,7 @@ def build_lenet(page):
             type_into(page, field, text)
         names.append(name)
     page.scene.select_names([])  # the label Input goes beside the network, unconnected
-    label = palette_double_click(page, "Input")
+    palette_double_click(page, "Input")
     type_into(page, "prop_name", "label")
     type_into(page, "param_shape", "1")
     drag_connect(page, "label", names[-1], pin=1)
