@@ -7,24 +7,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 extra="${1:-test}"
 venv="$root/.venv"
 
-find_python310() {
-    # Direct interpreter paths first: pyenv's shims need PYENV_VERSION to pick 3.10.
-    local candidates=()
-    [ -n "${NNCONSOLE_PYTHON:-}" ] && candidates+=("$NNCONSOLE_PYTHON")
-    local proot="${PYENV_ROOT:-$HOME/.pyenv}"
-    command -v pyenv >/dev/null 2>&1 && proot="$(pyenv root)"
-    for d in "$proot"/versions/3.10*/bin/python3.10 /usr/bin/python3.10 /usr/local/bin/python3.10; do
-        [ -x "$d" ] && candidates+=("$d")
-    done
-    command -v python3.10 >/dev/null 2>&1 && candidates+=("$(command -v python3.10)")
-    local c
-    for c in "${candidates[@]}"; do
-        if "$c" -c 'import sys, venv; sys.exit(0 if sys.version_info[:2] == (3, 10) else 1)' >/dev/null 2>&1; then
-            echo "$c"; return 0
-        fi
-    done
-    return 1
-}
+# shellcheck source=find_python.sh
+source "$root/scripts/find_python.sh"
 
 venv_ok() {
     [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 10) else 1)' >/dev/null 2>&1
@@ -51,9 +35,12 @@ stamp="$venv/.nnconsole-installed-$extra"
 want="$(cat "$root/pyproject.toml" | sha1sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "nnconsole: installing into .venv (extra: $extra)" >&2
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >&2
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$root[$extra]" >&2
-    # ONNX export uses nnabla's converter; its declared TensorFlow dependencies are not needed.
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps nnabla-converter==1.39.0 >&2
+    log="$venv/install.log"
+    {
+        "$venv/bin/python" -m pip install --disable-pip-version-check --upgrade pip &&
+        "$venv/bin/python" -m pip install --disable-pip-version-check -e "$root[$extra]" &&
+        # ONNX export uses nnabla's converter; its declared TensorFlow dependencies are not needed.
+        "$venv/bin/python" -m pip install --disable-pip-version-check --no-deps nnabla-converter==1.39.0
+    } > "$log" 2>&1 || { tail -n 40 "$log" >&2; echo "nnconsole: installation failed; full log: $log" >&2; exit 1; }
     echo "$want" > "$stamp"
 fi

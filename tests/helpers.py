@@ -84,3 +84,21 @@ def load_h5(path: str) -> dict:
         params = {k: v.d.copy() for k, v in nn.get_parameters(grad_only=False).items()}
     nn.clear_parameters()
     return params
+
+
+def live_processes(text: str) -> list:
+    """(pid, command line) of live, non-zombie processes whose command line contains ``text``."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as fh:
+                args = fh.read().replace(b"\0", b" ").decode(errors="replace")
+            with open(f"/proc/{name}/stat") as fh:
+                state = fh.read().rsplit(")", 1)[-1].split()[0]
+        except OSError:
+            continue
+        if text in args and state != "Z":
+            found.append((int(name), args))
+    return found

@@ -23,7 +23,7 @@ from engine import runs
 from engine.checkpoint import (CheckpointError, CheckpointState, NonFiniteParametersError, find_usable_checkpoint,
                                read_checkpoint, save_checkpoint)
 from engine.launch import check_resumable
-from tests.helpers import ROOT, load_h5, nnconsole, run_dir_from, tabular_project, write_tabular_csv
+from tests.helpers import live_processes, ROOT, load_h5, nnconsole, run_dir_from, tabular_project, write_tabular_csv
 
 # One worker x batch 16 and two workers x batch 8 make the same updates (keep-logical-batch), so
 # one uninterrupted single-worker run is the reference for every scenario.
@@ -77,20 +77,7 @@ def wait_for_checkpoints(results: str, count: int, alive, timeout: float = 60) -
 
 def processes_of(run_dir: str) -> list:
     """Live (not zombie) processes whose command line names the run directory (workers, mpiexec)."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as fh:
-                args = fh.read().replace(b"\0", b" ").decode(errors="replace")
-            with open(f"/proc/{name}/stat") as fh:
-                state = fh.read().rsplit(")", 1)[-1].split()[0]
-        except OSError:
-            continue
-        if run_dir in args and state != "Z":
-            found.append((int(name), args))
-    return found
+    return live_processes(run_dir)
 
 
 def wait_until_gone(run_dir: str, timeout: float = 30) -> float:

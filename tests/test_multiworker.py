@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from engine import runs
-from tests.helpers import ROOT, load_h5, nnconsole, run_dir_from, tabular_project
+from tests.helpers import ROOT, live_processes, load_h5, nnconsole, run_dir_from, tabular_project
 
 pytestmark = pytest.mark.mpi
 
@@ -93,8 +93,7 @@ def test_a_failing_worker_ends_the_job_quickly_and_is_named(tmp_path):
 
 
 def _stray_workers(run_dir: str) -> list:
-    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if "engine.worker" in line and run_dir in line]
+    return [p for p in live_processes(run_dir) if "engine.worker" in p[1]]
 
 
 def _start_training(project: str, *extra: str) -> subprocess.Popen:

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from engine import runs
-from tests.helpers import nnconsole, run_dir_from, tabular_project
+from tests.helpers import live_processes, nnconsole, run_dir_from, tabular_project
 
 pytestmark = pytest.mark.soak
 
@@ -23,20 +23,7 @@ GUI_RUNS = 10
 
 def engine_processes(root: str) -> list:
     """Live processes whose command line mentions ``root`` (launchers, mpiexec, workers)."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as fh:
-                args = fh.read().replace(b"\0", b" ").decode(errors="replace")
-            with open(f"/proc/{name}/stat") as fh:
-                state = fh.read().rsplit(")", 1)[-1].split()[0]
-        except OSError:
-            continue
-        if root in args and state != "Z":
-            found.append((int(name), args))
-    return found
+    return live_processes(root)
 
 
 def private_mpi_dirs(tmp_path) -> dict:
