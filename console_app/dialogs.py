@@ -14,6 +14,10 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 from engine.project.errors import ProjectError
 
 PROJECT_FILTER = "nnconsole projects (*.yaml *.yml);;All files (*)"
+# The open dialog also takes NNC / nnabla files, which are imported into a new project file.
+OPEN_FILTER = ("nnconsole and NNC files (*.yaml *.yml *.sdcproj *.nntxt *.nnp *.prototxt *.protobuf);;"
+               "nnconsole projects (*.yaml *.yml);;NNC / nnabla files (*.sdcproj *.nntxt *.nnp *.prototxt "
+               "*.protobuf);;All files (*)")
 
 SAVE, DISCARD, CANCEL = "save", "discard", "cancel"
 
@@ -34,8 +38,23 @@ def ask_save_changes(parent: Optional[QWidget], name: str) -> str:
 
 def ask_open_project(parent: Optional[QWidget], start_dir: str) -> Optional[str]:
     """A project file to open, or None."""
-    path, _ = QFileDialog.getOpenFileName(parent, "Open project", start_dir, PROJECT_FILTER)
+    path, _ = QFileDialog.getOpenFileName(parent, "Open project", start_dir, OPEN_FILTER)
     return path or None
+
+
+def ask_import_target(parent: Optional[QWidget], source: str) -> Optional[str]:
+    """Where to save the project imported from an NNC / nnabla file (a .yaml beside it), or None."""
+    suggested = os.path.splitext(source)[0] + ".yaml"
+    path, _ = QFileDialog.getSaveFileName(parent, f"Save the project imported from {os.path.basename(source)}",
+                                          suggested, PROJECT_FILTER)
+    if path and not os.path.splitext(path)[1]:
+        path += ".yaml"
+    return path or None
+
+
+def show_import_report(parent: Optional[QWidget], report: str) -> None:
+    """What an import could not carry over, listed by name (never dropped silently)."""
+    QMessageBox.information(parent, "Import report", report)
 
 
 def ask_save_path(parent: Optional[QWidget], suggested: str) -> Optional[str]:

@@ -96,6 +96,12 @@ class ProjectFiles(QObject):
         if ask_save and not self.maybe_save():
             return False
         path = os.path.abspath(path)
+        from engine.interop import IMPORT_EXTENSIONS
+
+        if os.path.splitext(path)[1].lower() in IMPORT_EXTENSIONS:
+            path = self.import_nnc(path)
+            if not path:
+                return False
         try:
             project = self.load(path)
         except (ProjectError, OSError) as exc:
@@ -123,6 +129,22 @@ class ProjectFiles(QObject):
         note = f" with {problems} problem{'s' if problems != 1 else ''}: see Issues in the EDIT tab" if problems else ""
         self.message_posted.emit(("recovered unsaved changes of " if modified else "opened ") + path + note)
         return True
+
+    def import_nnc(self, source: str) -> Optional[str]:
+        """Import an NNC / nnabla file into a new project file (asking where); its path, or None."""
+        from engine.interop import InteropError, import_to_project
+
+        target = dialogs.ask_import_target(self.window, source)
+        if not target:
+            return None
+        try:
+            result, _ = import_to_project(source, target, backup=True)
+        except (InteropError, OSError) as exc:
+            dialogs.show_project_error(self.window, "import", source, exc)
+            return None
+        if result.unsupported or result.notes:
+            dialogs.show_import_report(self.window, result.report())
+        return os.path.abspath(target)
 
     def recover_untitled(self) -> bool:
         """At start-up without a project: offer the untitled project a crash left behind."""

@@ -53,3 +53,32 @@ def export_run(run_dir: str, fmt: str, output: Optional[str] = None, which: str 
 
 __all__ = ["ExportResult", "ImportResult", "InteropError", "IMPORT_EXTENSIONS", "IMPORT_FILTER", "export_nntxt",
            "export_run", "import_file"]
+
+
+def import_to_project(path: str, out: str, backup: bool = False) -> "tuple":
+    """Import ``path`` and save it as the project file ``out`` (CLI and GUI share this).
+
+    Dataset paths become relative to ``out`` where sensible, a ``.nnp``'s weights are kept beside it
+    as ``<stem>_initial.h5`` and named in ``config.initial_parameters`` so training starts from them.
+    Returns (ImportResult, path of the initial parameters or None).
+    """
+    import shutil
+
+    from engine.project.io import save_project
+
+    from .common import relocate_datasets
+
+    out = os.path.abspath(out)
+    folder = os.path.dirname(out)
+    result = import_file(path, workdir=folder)
+    project = result.project
+    relocate_datasets(project, out)
+    initial = None
+    if result.initial_parameters_path:
+        initial = os.path.join(folder, os.path.splitext(os.path.basename(out))[0] + "_initial.h5")
+        if os.path.abspath(result.initial_parameters_path) != initial:
+            shutil.move(result.initial_parameters_path, initial)
+        project.config.initial_parameters = os.path.basename(initial)
+    save_project(project, out, backup=backup)
+    return result, initial
+

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 from typing import Callable
 
@@ -16,30 +15,18 @@ EXIT_BAD_INPUT = 2
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from engine.project.io import save_project
-
-    from . import InteropError, import_file
-    from .common import relocate_datasets
+    from . import InteropError, import_to_project
 
     out = os.path.abspath(args.output)
     if os.path.exists(out) and not args.force:
         print(f"nnconsole import: {out} exists; choose another -o or add --force", file=sys.stderr)
         return EXIT_BAD_INPUT
-    folder = os.path.dirname(out)
     try:
-        result = import_file(args.file, workdir=folder)
+        result, wanted = import_to_project(args.file, out, backup=args.force)
     except InteropError as exc:
         print(f"nnconsole import: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     project = result.project
-    relocate_datasets(project, out)
-    wanted = None
-    if result.initial_parameters_path:
-        wanted = os.path.join(folder, os.path.splitext(os.path.basename(out))[0] + "_initial.h5")
-        if os.path.abspath(result.initial_parameters_path) != wanted:
-            shutil.move(result.initial_parameters_path, wanted)
-        project.config.initial_parameters = os.path.basename(wanted)  # training starts from them
-    save_project(project, out, backup=args.force)
     print(result.report())
     if wanted:
         print(f"initial parameters (the weights the file carried, used as the starting point): {wanted}")

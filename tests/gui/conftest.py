@@ -20,7 +20,8 @@ from console_app import dialogs  # noqa: E402
 from console_app.settings import Settings  # noqa: E402
 
 DIALOGS = ("ask_save_changes", "ask_open_project", "ask_save_path", "ask_directory", "choose_template",
-           "ask_recover_autosave", "show_error", "show_project_error", "show_about")
+           "ask_recover_autosave", "show_error", "show_project_error", "show_about", "ask_import_target",
+           "show_import_report")
 
 
 @pytest.fixture(autouse=True)

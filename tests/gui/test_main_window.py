@@ -213,3 +213,34 @@ def test_saving_an_untitled_project_asks_where(window, tmp_path, monkeypatch):
     assert window.document.path == target and not window.document.modified
     assert window.windowTitle() == "mine/project.yaml — nnconsole"
     assert load_project(target, validate=False).network.names() == ["Input"]
+
+
+def test_open_dialog_imports_an_nnc_project(window, tmp_path, monkeypatch):
+    import shutil
+
+    data = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "interop")
+    for name in ("nnc_tiny_cnn.sdcproj", "tiny_train.csv", "tiny_valid.csv"):
+        shutil.copy(os.path.join(data, name), tmp_path / name)
+    source = str(tmp_path / "nnc_tiny_cnn.sdcproj")
+    target = str(tmp_path / "imported.yaml")
+    monkeypatch.setattr(dialogs, "ask_open_project", lambda parent, start: source)
+    monkeypatch.setattr(dialogs, "ask_import_target", lambda parent, src: target)
+    reports = []
+    monkeypatch.setattr(dialogs, "show_import_report", lambda parent, text: reports.append(text))
+    window.actions_by_name["open"].trigger()
+    assert window.document.path == target
+    saved = load_project(target, check_datasets=False)
+    assert saved.network == window.document.project.network  # the editor shows what was saved
+    assert any(layer.position for layer in saved.network.layers)  # NNC's canvas positions kept
+    assert not window.document.modified
+    assert all("imported" in text for text in reports)
+
+
+def test_cancelling_the_import_target_opens_nothing(window, tmp_path, monkeypatch):
+    source = str(tmp_path / "model.nntxt")
+    open(source, "w").write("network { name: 'x' }\n")
+    before = window.document.project
+    monkeypatch.setattr(dialogs, "ask_open_project", lambda parent, start: source)
+    monkeypatch.setattr(dialogs, "ask_import_target", lambda parent, src: None)
+    window.actions_by_name["open"].trigger()
+    assert window.document.project is before and not os.path.exists(tmp_path / "model.yaml")
