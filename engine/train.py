@@ -486,36 +486,29 @@ class Trainer:
 
 
 def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> str:
-    """Entry of every rank: returns the outcome ('finished' or 'stopped'); raises on failure."""
-    from engine.comm import create_communicator
+    """Entry of every rank: returns the outcome ('finished' or 'stopped'); raises on failure.
+
+    Ranks agree on their start (parameter broadcast, resume) through the MPI communicator; on GPU
+    the gradients then go through NCCL, whose communicator needs the context and the parameters
+    that ``Trainer.setup`` creates.
+    """
+    from engine.comm import NcclGpuComm, create_communicator
     from engine.device import select_device
 
     options = WorkerOptions.read(run_dir)
+    project = load_project(os.path.join(run_dir, runs.RESOLVED_FILE), check_datasets=False)
     if comm is None:
-        project = load_project(os.path.join(run_dir, runs.RESOLVED_FILE), check_datasets=False)
-        device = options.device or project.config.device
-        # Select the device first: the GPU communicator needs the context and parameters, which
-        # Trainer.setup creates; on CPU the communicator is independent of them.
-        comm = create_communicator("cpu", bucket_mb=project.multi_gpu.bucket_mb,
-                                   require_mpi=options.workers > 1)
-        if device_choice is None:
-            device_choice = select_device(device, project.config.precision, comm.local_rank)
-        if device_choice.backend == "cuda" and comm.size > 1:
-            comm = None  # replaced below once parameters exist
-    trainer = Trainer(run_dir, comm or _pending_comm(), options)
+        comm = create_communicator("cpu", bucket_mb=project.multi_gpu.bucket_mb, require_mpi=options.workers > 1)
+    if device_choice is None:
+        device_choice = select_device(options.device or project.config.device, project.config.precision,
+                                      comm.local_rank)
+    trainer = Trainer(run_dir, comm, options)
     try:
         trainer.setup(device_choice)
-        if comm is None:
-            from engine.comm import NcclGpuComm, mpi_world
+        if device_choice.backend == "cuda" and comm.size > 1:
             import nnabla as nn
-            trainer.comm = NcclGpuComm(mpi_world(), device_choice.context, nn.get_parameters(grad_only=True))
-            trainer.comm.broadcast_parameters(trainer.params)
+
+            trainer.comm = NcclGpuComm(comm.mpi, device_choice.context, nn.get_parameters(grad_only=True))
         return trainer.run()
     finally:
         trainer.close()
-
-
-def _pending_comm() -> Any:
-    """Rank information before the GPU communicator exists (from MPI directly)."""
-    from engine.comm import _MpiBase, mpi_world
-    return _MpiBase(mpi_world())
