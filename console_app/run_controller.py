@@ -38,6 +38,25 @@ def _environment() -> QProcessEnvironment:
     return env
 
 
+def _engine_process(owner: QObject, cwd: Optional[str], on_stdout, on_stderr, on_finished, on_error) -> QProcess:
+    """A QProcess for ``nnconsole ...`` owned by ``owner``, its output and end wired up (not started)."""
+    process = QProcess(owner)
+    process.setProcessEnvironment(_environment())
+    if cwd:
+        process.setWorkingDirectory(cwd)
+    process.readyReadStandardOutput.connect(on_stdout)
+    process.readyReadStandardError.connect(on_stderr)
+    process.finished.connect(on_finished)
+    process.errorOccurred.connect(on_error)
+    return process
+
+
+def _start_engine(process: QProcess, args: List[str]) -> None:
+    """Start ``nnconsole ARGS`` (the same command a terminal user types) in ``process``."""
+    program, lead = engine_program()
+    process.start(program, lead + list(args))
+
+
 class RunController(QObject):
     """One training run at a time: start, stop, attach, and the records it writes, as signals."""
 
@@ -126,17 +145,10 @@ class RunController(QObject):
         if self.is_running():
             raise RuntimeError("a run is already going; stop it first")
         self._reset()
-        program, lead = engine_program()
-        process = QProcess(self)
-        process.setProcessEnvironment(_environment())
-        process.setWorkingDirectory(cwd)
-        process.readyReadStandardOutput.connect(self._read_stdout)
-        process.readyReadStandardError.connect(self._read_stderr)
-        process.errorOccurred.connect(self._on_error)
-        process.finished.connect(self._on_finished)
-        self._process = process
+        self._process = _engine_process(self, cwd, self._read_stdout, self._read_stderr, self._on_finished,
+                                        self._on_error)
         self.running_changed.emit(True)
-        process.start(program, lead + args)
+        _start_engine(self._process, args)
 
     def attach(self, run_dir: str) -> bool:
         """Tail a run another process is training; False when it is not running (anymore)."""
@@ -283,18 +295,9 @@ class EngineCommand(QObject):
     def start(self, args: List[str], cwd: Optional[str] = None) -> None:
         if self._process is not None:
             raise RuntimeError("a command is already running")
-        program, lead = engine_program()
         self._stdout = self._stderr = ""
-        process = QProcess(self)
-        process.setProcessEnvironment(_environment())
-        if cwd:
-            process.setWorkingDirectory(cwd)
-        process.readyReadStandardOutput.connect(self._read)
-        process.readyReadStandardError.connect(self._read)
-        process.finished.connect(self._on_finished)
-        process.errorOccurred.connect(self._on_error)
-        self._process = process
-        process.start(program, lead + list(args))
+        self._process = _engine_process(self, cwd, self._read, self._read, self._on_finished, self._on_error)
+        _start_engine(self._process, args)
 
     def cancel(self) -> None:
         if self._process is not None:

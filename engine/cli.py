@@ -55,12 +55,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.quiet:
         printer = lambda record: None  # noqa: E731
 
-    def started(run_dir: str) -> None:
+    def started(run_dir: str, plan) -> None:
         _say(f"run directory: {run_dir}")
-        try:
-            _print_plan_summary(run_dir, request)
-        except OSError:
-            pass
+        _print_plan_summary(plan)
 
     result = launch(request, report=printer, on_started=started, warn=lambda m: _say(f"warning: {m}", err=True))
     if hasattr(printer, "close"):
@@ -71,20 +68,14 @@ def cmd_train(args: argparse.Namespace) -> int:
     return _print_result(result)
 
 
-def _print_plan_summary(run_dir: str, request) -> None:
-    from engine import runs
-    from engine.launch import plan_for
-    from engine.project.io import load_project
-
-    project = load_project(os.path.join(run_dir, runs.RESOLVED_FILE), check_datasets=False)
-    workers = request.workers or project.multi_gpu.workers
-    plan = plan_for(project, workers, request.device)
-    print(f"plan: {workers} worker(s), batch {plan.per_worker_batch} per worker, logical batch "
-          f"{plan.logical_batch}, learning rate {plan.effective_lr:g}", flush=True)
+def _print_plan_summary(plan) -> None:
+    """The plan the launcher computed for this run: what N workers change, and why."""
+    _say(f"plan: {plan.workers} worker(s), batch {plan.per_worker_batch} per worker, logical batch "
+         f"{plan.logical_batch}, learning rate {plan.effective_lr:g}")
     for note in plan.notes:
-        print(f"  note: {note}")
+        _say(f"  note: {note}")
     for warning in plan.warnings:
-        print(f"  warning: {getattr(warning, 'message', warning)}")
+        _say(f"  warning: {getattr(warning, 'message', warning)}")
 
 
 def _print_result(result) -> int:

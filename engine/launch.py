@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional
+from typing import Any, Callable, List, Optional
 
 from engine import runs
 from engine.project.io import atomic_write, dumps_project, load_project
@@ -383,7 +383,7 @@ def _worker_processes(run_dir: str) -> List[int]:
 
 
 def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: None,
-           on_started: Callable[[str], None] = lambda d: None,
+           on_started: Callable[[str, Any], None] = lambda run_dir, plan: None,
            warn: Callable[[str], None] = lambda m: None) -> LaunchResult:
     """Run a job to its end and return how it ended.
 
@@ -431,7 +431,7 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
     status.logical_batch = plan.logical_batch
     status.total_macs = infer_network(project.network).total_macs
     runs.write_status(run_dir, status)
-    on_started(run_dir)
+    on_started(run_dir, plan)
     os.makedirs(os.path.join(run_dir, "logs"), exist_ok=True)
     env = mpi_environment()
     shm = _shared_memory_dir(cmd, hosts, hostfile)

@@ -46,7 +46,7 @@ def replay(run_dir: str, quiet: bool = False) -> int:
                             workers=options.workers, epochs=options.max_epoch, device=options.device)
     printer = (lambda r: None) if quiet else ProgressPrinter()
 
-    def started(new_dir: str) -> None:
+    def started(new_dir: str, plan) -> None:  # noqa: ARG001 - the plan is the original run's
         shutil.copyfile(os.path.join(run_dir, runs.SNAPSHOT_FILE), os.path.join(new_dir, runs.SNAPSHOT_FILE))
         print(f"replaying {run_dir} into {new_dir}", flush=True)
 

@@ -123,13 +123,23 @@ def test_validate_info_and_plan_commands(tmp_path):
     assert [p["logical_batch"] for p in plans] == [32, 128]
 
 
-def test_every_subcommand_has_help():
-    from engine.cli import build_parser
+def test_every_subcommand_has_help(capsys):
+    from engine.cli import build_parser, main
 
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
-    for name, child in sub.choices.items():
-        assert child.format_help().strip(), name
+    listed = {action.dest: action.help for action in sub._choices_actions}
+    expected = {"train", "replay", "validate", "info", "plan", "templates", "new", "doctor", "evaluate", "import",
+                "export", "gui"}
+    assert expected <= set(sub.choices)
+    for name in sub.choices:
+        assert listed.get(name), f"'nnconsole {name}' has no one-line description in 'nnconsole --help'"
+        with pytest.raises(SystemExit) as ended:
+            main([name, "--help"])
+        assert ended.value.code == 0
+        out = capsys.readouterr().out
+        summary = " ".join(listed[name].split()[:5])  # the description heads the page (wrapped)
+        assert out.startswith(f"usage: nnconsole {name}") and summary in " ".join(out.split()), name
 
 
 @pytest.mark.parametrize("template,epochs,check", [

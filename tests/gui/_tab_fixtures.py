@@ -100,3 +100,16 @@ def trained_digits_run(tmp_path_factory) -> tuple:
         _cache["run"] = (project, os.path.abspath(found[0]))
         _cache["seconds"] = time.monotonic() - started
     return _cache["run"]
+
+
+def open_tab_page(qtbot, create_page: Callable, project_path: str):
+    """A tab page (from its ``create_page``) on a document loaded from ``project_path``, shown at 1400x900."""
+    from console_app.document import ProjectDocument
+
+    document = ProjectDocument()
+    document.load(project_path)
+    page = create_page(document, None)
+    qtbot.addWidget(page)
+    page.resize(1400, 900)
+    page.show()
+    return page

@@ -10,9 +10,9 @@ import pytest
 from PySide6.QtCore import Qt
 
 try:
-    from ._tab_fixtures import copy_run, trained_digits_run  # noqa: F401 - fixtures
+    from ._tab_fixtures import open_tab_page, copy_run, trained_digits_run  # noqa: F401 - fixtures
 except ImportError:
-    from _tab_fixtures import copy_run, trained_digits_run  # noqa: F401
+    from _tab_fixtures import open_tab_page, copy_run, trained_digits_run  # noqa: F401
 
 from console_app.document import ProjectDocument
 from console_app.evaluation.page import EvaluationPage, create_page
@@ -22,13 +22,7 @@ pytestmark = pytest.mark.gui
 
 
 def make_page(qtbot, project_path: str) -> EvaluationPage:
-    document = ProjectDocument()
-    document.load(project_path)
-    page = create_page(document, None)
-    qtbot.addWidget(page)
-    page.resize(1400, 900)
-    page.show()
-    return page
+    return open_tab_page(qtbot, create_page, project_path)
 
 
 @pytest.fixture

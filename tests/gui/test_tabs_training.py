@@ -11,9 +11,9 @@ import time
 import pytest
 
 try:
-    from ._tab_fixtures import copy_digits, copy_run, trained_digits_run, wait_until  # noqa: F401 - fixtures
+    from ._tab_fixtures import open_tab_page, copy_digits, copy_run, trained_digits_run, wait_until  # noqa: F401 - fixtures
 except ImportError:
-    from _tab_fixtures import copy_digits, copy_run, trained_digits_run, wait_until  # noqa: F401
+    from _tab_fixtures import open_tab_page, copy_digits, copy_run, trained_digits_run, wait_until  # noqa: F401
 
 from console_app.document import ProjectDocument
 from console_app.training import dialogs
@@ -27,13 +27,7 @@ RUN_TIMEOUT_MS = 120_000
 
 
 def make_page(qtbot, project_path: str) -> TrainingPage:
-    document = ProjectDocument()
-    document.load(project_path)
-    page = create_page(document, None)
-    qtbot.addWidget(page)
-    page.resize(1400, 900)
-    page.show()
-    return page
+    return open_tab_page(qtbot, create_page, project_path)
 
 
 def finish(qtbot, page: TrainingPage):
