@@ -68,6 +68,11 @@ def call(comm, params, average: bool) -> None:
         comm.all_reduce_gradients(params)
 
 
+def bucket_count(comm) -> int:
+    """MPI buckets of a communicator (this engine: ``_buckets``; the engine before it: ``_layout``)."""
+    return len(getattr(comm, "_buckets", None) or getattr(comm, "_layout", None) or [])
+
+
 def timed(world, fn) -> float:
     from mpi4py import MPI
 
@@ -108,12 +113,15 @@ def worker(quick: bool) -> None:
         nbytes = 4 * sum(int(np.prod(p.shape)) for p in params)
         buf = np.ones(nbytes // 4, dtype=np.float32)
         comm = MpiCpuComm(world, bucket_mb=DEFAULT_BUCKET_MB)
+        # The communicator adopts the gradients it reduces (re-homes them into its buckets), so every
+        # communicator below gets its own parameters, as in a real run.
         t = interleaved(world, {
             "raw": lambda: world.Allreduce(MPI.IN_PLACE, buf, op=MPI.SUM),
             "sum": lambda: call(comm, params, False),
             "mean": lambda: call(comm, params, True),
         }, reps[mb])
-        buckets = len(getattr(comm, "_layout", []) or [])
+        buckets = bucket_count(comm)
+        params = make_params(layout(mb * 2 ** 20, "layers"))
         # The engine's own cost outside MPI: the same call on a one-process communicator, where
         # Allreduce has nothing to exchange (pointer look-ups, bucket copies, Python).
         alone = MpiCpuComm(MPI.COMM_SELF, bucket_mb=DEFAULT_BUCKET_MB)
@@ -130,14 +138,14 @@ def worker(quick: bool) -> None:
         params = make_params(layout(mb * 2 ** 20, kind))
         nbytes = 4 * sum(int(np.prod(p.shape)) for p in params)
         buf = np.ones(nbytes // 4, dtype=np.float32)
-        comms = {b: MpiCpuComm(world, bucket_mb=b) for b in SWEEP_MB}
+        comms = {b: (MpiCpuComm(world, bucket_mb=b), make_params(layout(mb * 2 ** 20, kind))) for b in SWEEP_MB}
         methods = {"raw": lambda: world.Allreduce(MPI.IN_PLACE, buf, op=MPI.SUM)}
-        for b, c in comms.items():
-            methods[str(b)] = (lambda c=c: call(c, params, False))
+        for b, (c, own_params) in comms.items():
+            methods[str(b)] = (lambda c=c, own_params=own_params: call(c, own_params, False))
         t = interleaved(world, methods, (3 if mb >= 100 else 5) if quick else (7 if mb >= 100 else 15))
-        for b, c in comms.items():
+        for b, (c, _) in comms.items():
             results["sweep"].append({"layout": kind, "mb": mb, "tensors": len(params), "bucket_mb": b,
-                                     "buckets": len(getattr(c, "_layout", []) or []), "raw": t["raw"],
+                                     "buckets": bucket_count(c), "raw": t["raw"],
                                      "engine": t[str(b)]})
         comms = methods = buf = params = None
     if rank == 0:
@@ -173,8 +181,8 @@ def report(results: dict) -> bool:
                      min(s["raw"]) * 1e3, min(s["engine"]) * 1e3, min(s["raw"]) / min(s["engine"]), median(r)))
     print(table(("layout", "gradients", "tensors", "bucket MB", "buckets", "raw ms min", "engine sum ms min",
                  "engine/raw (minima)", "engine/raw (paired median)"), rows,
-                title="Bucket-size sweep (engine sum). Every message is at most the bucket size: tensors >= "
-                      "min(256 kB, bucket) are reduced in place in chunks of that size, smaller ones packed"))
+                title="Bucket-size sweep (engine sum). Gradients live in flat buckets of at most the bucket size "
+                      "(a larger tensor gets its own, reduced in messages of the bucket size)"))
     return ok
 
 
@@ -182,9 +190,9 @@ def main() -> int:
     parser = parse_quick(doc=__doc__)
     parser.add_argument("--worker", action="store_true", help=argparse_hidden())
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--no-cma", action="store_true",
-                        help="mpiexec --mca smsc ^cma: shared-memory copy-in/copy-out instead of Open MPI's "
-                             "single-copy (process_vm_readv) transfers")
+    parser.add_argument("--plain", action="store_true",
+                        help="start the ranks with a bare 'mpiexec -n N --bind-to none' instead of the flags "
+                             "nnconsole train uses on one host (btl self,sm; smsc ^cma)")
     parser.add_argument("--hugepages", action="store_true",
                         help=f"start the ranks with GLIBC_TUNABLES={HUGEPAGES} (transparent huge pages for every "
                              "large malloc, nnabla's arrays and Open MPI's buffers included)")
@@ -192,17 +200,21 @@ def main() -> int:
     if args.worker:
         worker(args.quick)
         return 0
-    from engine.launch import find_mpiexec, mpi_environment
+    from engine.launch import find_mpiexec, mpi_environment, worker_command
 
     env = dict(mpi_environment(), **{k: v for k, v in bench_env().items() if k not in ("PYTHONUNBUFFERED",)})
-    cmd = [find_mpiexec(), "-n", str(args.workers), "--bind-to", "none"]
+    if args.plain:
+        cmd = [find_mpiexec(), "-n", str(args.workers), "--bind-to", "none"]
+        if args.workers > (os.cpu_count() or 1):
+            cmd.append("--oversubscribe")
+    else:  # exactly the launcher's flags for a one-host CPU run, up to the worker's Python command
+        from engine.runtime_paths import python_module_command
+
+        tail = len(python_module_command("engine.worker")) + 1
+        cmd = worker_command("RUN", args.workers)[:-tail]
     if args.hugepages:
         env["GLIBC_TUNABLES"] = HUGEPAGES
         cmd += ["-x", "GLIBC_TUNABLES"]
-    if args.no_cma:
-        cmd += ["--mca", "smsc", "^cma"]
-    if args.workers > (os.cpu_count() or 1):
-        cmd.append("--oversubscribe")
     cmd += [sys.executable, os.path.abspath(__file__), "--worker"] + (["--quick"] if args.quick else [])
     print(f"all-reduce: {machine()}")
     launch = " ".join(cmd[:cmd.index(sys.executable)])

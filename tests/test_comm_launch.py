@@ -22,7 +22,7 @@ def test_bucketed_allreduce_averages_gradients(bucket_mb):
                          cwd=ROOT)
     assert out.returncode == 0, out.stderr
     result = json.loads([line for line in out.stdout.splitlines() if line.startswith("{")][-1])
-    assert result["ok"] and result["size"] == 2
+    assert result["ok"] and result["size"] == 2, result["checks"]
     # A tiny bucket splits the 6 parameters into several buckets; the default fuses them into one.
     assert (result["buckets"] > 1) if bucket_mb < 0.001 else (result["buckets"] == 1)
 
