@@ -13,8 +13,10 @@ import os
 from typing import Any, Dict, Iterable, List, Optional
 
 import pyqtgraph as pg
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
+from console_app.widgets.grid import SharedXGrid
 from console_app.widgets.plots import (LR_COLOR, TRAIN_COLOR, VALID_COLOR, GrowingSeries, color, fast_curve,
                                        style_plot_item)
 
@@ -125,6 +127,32 @@ class RunCurves:
                 legend.removeItem(curve)
 
 
+def _left_axis_width() -> int:
+    """A fixed width for the y axes that fits tick labels such as '-0.000125' and the axis title.
+
+    pyqtgraph otherwise resizes an axis to its widest label after a paint; that re-laid out all
+    three plots and re-rendered every axis on the next update (31 ms at 1e5 points, bench/gui.py),
+    and let the three plots' left edges drift apart when one label grew.
+    """
+    font = QFont()
+    font.setPointSize(9)
+    metrics = QFontMetrics(font)
+    return metrics.horizontalAdvance("-0.000125") + metrics.height() + 12
+
+
+def _share_the_x_axis(plots: List[pg.PlotItem]) -> None:
+    """Only the bottom plot of the x-linked stack draws an x axis; the others get its grid lines.
+
+    A zoom regenerates every x axis; upper axes drawn only for their grid cost as much as the
+    labelled one, and dropping them cut a zoom by about a quarter (bench/gui.py).
+    """
+    bottom_axis = plots[-1].getAxis("bottom")
+    for item in plots[:-1]:
+        item.hideAxis("bottom")
+        item.showGrid(x=False, y=True, alpha=1.0)
+        item.x_grid = SharedXGrid(item, bottom_axis)
+
+
 class LearningCurves(QWidget):
     """Three linked plots (loss, error, learning rate) with a primary run and overlaid runs."""
 
@@ -135,15 +163,19 @@ class LearningCurves(QWidget):
         self.view.setBackground("w")
         self.view.setObjectName("learning_curves_view")
         self.plots: Dict[str, pg.PlotItem] = {}
+        left_width = _left_axis_width()
         for row, (key, title, label) in enumerate((("loss", "Loss", "loss"), ("error", "Error", "error"),
                                                    ("lr", "Learning rate", "LR"))):
             item = self.view.addPlot(row=row, col=0)
-            style_plot_item(item, title, "epoch", label, legend=True)
+            bottom_plot = key == "lr"
+            style_plot_item(item, title, "epoch" if bottom_plot else "", label, legend=True)
             item.setDownsampling(auto=True, mode="peak")
             item.setClipToView(True)
             for axis in ("left", "bottom"):  # tick text dominated every repaint (bench/gui.py)
                 item.getAxis(axis).setCacheMode(QGraphicsItem.DeviceCoordinateCache)
+            item.getAxis("left").setWidth(left_width)  # fixed: no re-layout when a label grows
             self.plots[key] = item
+        _share_the_x_axis(list(self.plots.values()))
         lr_legend = self.plots["lr"].legend
         lr_legend.anchor(itemPos=(1, 1), parentPos=(1, 1), offset=(-8, -8))  # a flat LR sits at the top
         self.plots["error"].setXLink(self.plots["loss"])

@@ -15,6 +15,8 @@ try:
 except ImportError:
     from _tab_fixtures import open_tab_page, copy_digits, copy_run, trained_digits_run, wait_until  # noqa: F401
 
+from PySide6.QtCore import QPointF
+
 from console_app.document import ProjectDocument
 from console_app.training import dialogs
 from console_app.training.curves import LearningCurves
@@ -253,6 +255,61 @@ def test_curves_stay_smooth_with_100000_points(qtbot):
     assert not image.isNull()
     assert slowest < 0.25, f"one update took {slowest:.3f} s"
     assert paint < 2.0, f"a repaint with {n} points took {paint:.3f} s"
+
+
+def settle(qtbot, widget) -> None:
+    """Paint, then let the layout requests that painting posted run (pyqtgraph sizes axes while painting)."""
+    for _ in range(3):
+        widget.grab()
+        qtbot.wait(20)
+
+
+def test_curves_keep_aligned_fixed_axes_as_values_grow(qtbot):
+    """The three plots share one x range: their data areas line up, and a wider y label (a loss of
+    1234.5, a learning rate of 0.000125) neither resizes an axis nor re-lays out the plots."""
+    curves = LearningCurves()
+    qtbot.addWidget(curves)
+    curves.resize(900, 700)
+    curves.show()
+    run = "/tmp/fake-run"
+    curves.set_primary(run, [{"type": "train", "epoch": 0.5, "iteration": 5, "total_iterations": 100,
+                              "loss": 0.5, "error": 0.1, "lr": 0.1}])
+    settle(qtbot, curves)
+
+    def geometry():
+        return [(round(p.vb.sceneBoundingRect().left(), 1), round(p.vb.sceneBoundingRect().width(), 1))
+                for p in curves.plots.values()]
+    before = geometry()
+    assert len(set(before)) == 1, before  # one left edge and width for the three data areas
+    curves.add_records(run, [{"type": "train", "epoch": 1.0, "iteration": 10, "loss": 1234.5, "error": 0.9,
+                              "lr": 0.000125}])
+    settle(qtbot, curves)
+    assert geometry() == before
+    # One x axis, under the bottom plot; the plots above draw its grid lines at the same places.
+    assert [p.getAxis("bottom").isVisible() for p in curves.plots.values()] == [False, False, True]
+    lr = curves.plots["lr"]
+    (x0, x1), _ = lr.vb.viewRange()
+    majors = lr.getAxis("bottom").tickValues(x0, x1, lr.vb.width())[0][1]
+    expected = [round(lr.vb.mapViewToScene(QPointF(x, 0)).x(), 1) for x in majors]
+    for key in ("loss", "error"):
+        plot = curves.plots[key]
+        drawn = [round(plot.vb.mapToScene(line.p1()).x(), 1) for line in plot.x_grid.lines()[0]]
+        assert len(expected) >= 3 and drawn == pytest.approx(expected, abs=1.0), key  # within a pixel
+
+
+def test_growing_series_keeps_room_after_a_bulk_load_and_old_views_intact():
+    from console_app.widgets.plots import GrowingSeries
+
+    series = GrowingSeries()
+    series.extend(range(100_000), range(100_000))
+    x_before, _ = series.data()
+    capacity = len(series._x)
+    series.extend([100_000.0], [1.0])  # the first live append after loading a run: no reallocation
+    assert len(series._x) == capacity > 100_000
+    series.extend(range(capacity), range(capacity))  # this one grows
+    x, y = series.data()
+    assert len(x) == 100_001 + capacity and x[100_000] == 100_000.0 and y[-1] == capacity - 1
+    assert len(x_before) == 100_000 and x_before[-1] == 99_999.0
 
 
 def test_pareto_front():
