@@ -9,12 +9,13 @@ import sys
 import pytest
 
 from engine import launch
+from engine.comm import DEFAULT_BUCKET_MB
 from engine.launch import LaunchError, worker_command
 from tests.helpers import ROOT, nnconsole
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("bucket_mb", [0.0001, 4.0])
+@pytest.mark.parametrize("bucket_mb", [0.0001, DEFAULT_BUCKET_MB])
 def test_bucketed_allreduce_averages_gradients(bucket_mb):
     cmd = [launch.find_mpiexec(), "-n", "2", "--oversubscribe", sys.executable,
            os.path.join(ROOT, "tests", "mpi_scripts", "allreduce_check.py"), str(bucket_mb)]
