@@ -235,8 +235,14 @@ def main() -> int:
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     reps = 10 if args.quick else 30
+    try:  # what nnconsole-gui does once its window is up
+        from console_app.app import freeze_startup_objects
+        Curves().widget.close()  # import and build what the console has built by then
+        frozen = freeze_startup_objects()
+    except ImportError:  # an older console_app (NNCONSOLE_BENCH_ENGINE)
+        frozen = 0
     print(f"GUI: {machine()}, QT_QPA_PLATFORM={os.environ['QT_QPA_PLATFORM']}")
-    print(f"load average at start: {os.getloadavg()[0]:.2f}")
+    print(f"load average at start: {os.getloadavg()[0]:.2f}; objects frozen out of full garbage collections: {frozen:,}")
     rows = []
     ok = True
     real = None
