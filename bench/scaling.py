@@ -13,7 +13,10 @@ Efficiency = throughput_2 / (2 x throughput_1). Ceiling = t_compute / (t_compute
 t_compute the measured 1-worker time per iteration and t_allreduce the measured time of the engine's
 all-reduce of this model's gradients between 2 ranks (MpiCpuComm, the fastest of 40 repetitions).
 On a shared machine a window where another process took a core is slow, so the table gives both the
-median window and the 90th percentile (the "good" windows); the latter is compared with the ceiling.
+median window and the 90th percentile (the "good" windows). A third case runs two independent 1-worker
+trainings at the same moment: what two processes get from the machine with no communication at all
+(memory bandwidth, shared caches, the host's scheduling). The ceiling with both cores busy is that
+share times the all-reduce ceiling; the 2-worker efficiency is compared with it.
 """
 from __future__ import annotations
 
@@ -40,21 +43,30 @@ def percentile(values: list, q: float) -> float:
 
 def train(project: str, workers: int, out: str) -> dict:
     """One CLI run; the train records after epoch 1 and the run's wall time."""
+    return train_together(project, [workers], out)[0]
+
+
+def train_together(project: str, worker_counts: list, out: str) -> list:
+    """CLI runs started at the same moment (one per entry of ``worker_counts``); each run's records."""
     from engine import runs
 
-    cmd = [sys.executable, "-m", "engine.cli", "train", project, "--gpus", str(workers), "-o", out, "-q"]
     start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=bench_env(), cwd=os.path.dirname(project),
-                          timeout=900)
-    wall = time.perf_counter() - start
-    run_dir = next((line.split(": ", 1)[1].strip() for line in proc.stdout.splitlines()
-                    if line.startswith("run directory: ")), None)
-    if proc.returncode != 0 or run_dir is None:
-        raise RuntimeError(f"training failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-    records = [r for r in runs.iter_metrics(run_dir, "train") if r["epoch"] > 1.0]
-    return {"samples_per_s": [r["samples_per_s"] for r in records],
-            "time_per_iter": [r["time_per_iter"] for r in records],
-            "share": [r["allreduce_share"] for r in records], "wall": wall}
+    procs = [subprocess.Popen([sys.executable, "-m", "engine.cli", "train", project, "--gpus", str(n), "-o", out,
+                               "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=bench_env(),
+                              cwd=os.path.dirname(project)) for n in worker_counts]
+    results = []
+    for proc in procs:
+        stdout, stderr = proc.communicate(timeout=900)
+        wall = time.perf_counter() - start
+        run_dir = next((line.split(": ", 1)[1].strip() for line in stdout.splitlines()
+                        if line.startswith("run directory: ")), None)
+        if proc.returncode != 0 or run_dir is None:
+            raise RuntimeError(f"training failed ({proc.returncode}):\n{stdout[-2000:]}\n{stderr[-2000:]}")
+        records = [r for r in runs.iter_metrics(run_dir, "train") if r["epoch"] > 1.0]
+        results.append({"samples_per_s": [r["samples_per_s"] for r in records],
+                        "time_per_iter": [r["time_per_iter"] for r in records],
+                        "share": [r["allreduce_share"] for r in records], "wall": wall})
+    return results
 
 
 def allreduce_time(shapes: list, quick: bool) -> dict:
@@ -116,9 +128,13 @@ def main() -> int:
           f"epochs per run (epoch 1 dropped), {rounds} run(s) per worker count, alternating; "
           f"OMP_NUM_THREADS={bench_env()['OMP_NUM_THREADS']} per worker")
     results = {1: [], 2: []}
+    pairs = []  # two independent 1-worker runs at once: the machine's compute with both cores busy
     for r in range(rounds):
-        for n in ((1, 2) if r % 2 == 0 else (2, 1)):
-            results[n].append(train(project, n, os.path.join(folder, "runs")))
+        for n in ((1, 2, "pair") if r % 2 == 0 else ("pair", 2, 1)):
+            if n == "pair":
+                pairs.append(train_together(project, [1, 1], os.path.join(folder, "runs")))
+            else:
+                results[n].append(train(project, n, os.path.join(folder, "runs")))
     shapes = gradient_shapes(project)
     n_params = sum(int(__import__("numpy").prod(s)) for s in shapes)
     ar = allreduce_time(shapes, args.quick)
@@ -136,9 +152,31 @@ def main() -> int:
         rows.append((n, len(results[n]), len(pooled(n, "samples_per_s")), thr[n][0], thr[n][1],
                      median(pooled(n, "time_per_iter")) * 1e3, median(pooled(n, "share")),
                      eff_med, eff_p90, ceiling if n == 2 else 1.0, median(run["wall"] for run in results[n])))
+    # Two runs that share nothing but the machine: their summed throughput is what 2 workers could
+    # reach with no communication at all (memory bandwidth, caches and the host's scheduling included).
+    pair_med = median([median(a["samples_per_s"]) + median(b["samples_per_s"]) for a, b in pairs])
+    pair_p90 = median([percentile(a["samples_per_s"], 90) + percentile(b["samples_per_s"], 90) for a, b in pairs])
+    busy = pair_med / (2 * thr[1][0])  # what sharing the machine alone costs
+    rows.append(("2 x 1 (independent, at once)", len(pairs), sum(len(a["samples_per_s"]) + len(b["samples_per_s"])
+                                                                  for a, b in pairs), pair_med, pair_p90,
+                 median([v for a, b in pairs for v in a["time_per_iter"] + b["time_per_iter"]]) * 1e3, 0.0,
+                 busy, pair_p90 / (2 * thr[1][1]), "-", median(max(a["wall"], b["wall"]) for a, b in pairs)))
     print(table(("workers", "runs", "windows", "samples/s median", "samples/s p90", "ms/iter median",
                  "all-reduce share", "efficiency (median)", "efficiency (p90)", "ceiling", "run wall s"), rows,
                 title="Throughput (samples/s over all workers; efficiency = thr_N / (N x thr_1))"))
+    eff2 = thr[2][0] / (2 * thr[1][0])
+    print(f"\nceiling with both cores busy = {busy:.3f} (two independent runs) x {ceiling:.3f} (all-reduce) = "
+          f"{busy * ceiling:.3f}; 2 workers reach {eff2:.3f}, i.e. {eff2 / (busy * ceiling):.2f} of it (median windows)")
+    # The host's speed drifts over minutes (a VM's vCPUs), so each round's three runs, made one after
+    # the other, are also compared with each other.
+    rows = []
+    for r, (one, two, pair) in enumerate(zip(results[1], results[2], pairs)):
+        t1, t2 = median(one["samples_per_s"]), median(two["samples_per_s"])
+        tp = median(pair[0]["samples_per_s"]) + median(pair[1]["samples_per_s"])
+        rows.append((r + 1, t1, t2, tp, t2 / (2 * t1), tp / (2 * t1), t2 / tp, median(two["share"])))
+    print(table(("round", "1 worker samples/s", "2 workers samples/s", "2 x 1 independent samples/s",
+                 "efficiency", "independent / (2 x 1)", "2 workers / independent", "all-reduce share"), rows,
+                title="Per round (medians of each run's windows)"))
     print(f"\nceiling inputs: compute {tpi1 * 1e3:.1f} ms/iteration (1 worker, p90 window), all-reduce of "
           f"{len(shapes)} gradients ({n_params * 4 / 1e6:.2f} MB) {ar['min'] * 1e3:.2f} ms min / "
           f"{ar['median'] * 1e3:.2f} ms median between 2 ranks")
