@@ -7,7 +7,6 @@ view box, at the tick positions of the bottom plot's axis, so they line up with 
 """
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import List, Optional, Sequence, Tuple
 
 import pyqtgraph as pg
@@ -19,17 +18,22 @@ GRID_Z = -1e5  # above the view box's background (-1e6), below the curves
 MIN_SPACING_PX = 6.0  # a tick level whose lines would be closer than this is left out
 
 
-@lru_cache(maxsize=8)
 def tick_levels(axis: pg.AxisItem, low: float, high: float, pixels: float, levels: int) -> Tuple[Tuple[float, ...], ...]:
     """The values of ``axis``' first ``levels`` tick levels for a range, as the axis places them.
 
-    Cached so that several plots following one axis compute the ticks once per range.
+    Kept on the axis for its last range, so that several plots following one axis compute the ticks
+    once per range (and nothing outlives the axis).
     """
+    key = (low, high, pixels, levels)
+    cached = getattr(axis, "_shared_tick_levels", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
     out = []
     for spacing, values in axis.tickValues(low, high, pixels)[:levels]:
         dense = abs(spacing) * pixels / max(high - low, 1e-300) < MIN_SPACING_PX
         out.append(() if dense else tuple(values))
-    return tuple(out)
+    axis._shared_tick_levels = (key, tuple(out))
+    return axis._shared_tick_levels[1]
 
 
 class SharedXGrid(QGraphicsObject):

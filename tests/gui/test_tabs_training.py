@@ -360,3 +360,19 @@ def test_data_inside_the_project_folder_runs_without_asking(qtbot, tmp_path, mon
     started = []
     monkeypatch.setattr(page.controller, "start_training", lambda *a, **k: started.append(k))
     assert page.start_run() and started[-1]["allow_outside_data"] is False
+
+
+def test_shared_grid_leaves_out_lines_closer_than_a_few_pixels(qtbot):
+    """In a squeezed window the grid thins out instead of painting the plot grey."""
+    import pyqtgraph as pg
+
+    from console_app.widgets.grid import MIN_SPACING_PX, tick_levels
+
+    axis = pg.AxisItem("bottom")
+    majors, minors = tick_levels(axis, 0.0, 100.0, 300.0, 2)
+    assert majors and minors  # 20-epoch majors and 10-epoch minors, 30+ px apart
+    spacing = majors[1] - majors[0]
+    narrow = 100.0 / spacing * MIN_SPACING_PX * 1.5  # majors 1.5x the limit apart, minors 0.75x
+    majors_narrow, minors_narrow = tick_levels(axis, 0.0, 100.0, narrow, 2)
+    assert majors_narrow == majors and minors_narrow == ()
+    assert tick_levels(axis, 0.0, 100.0, 10.0, 2) == ((), ())
