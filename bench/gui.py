@@ -120,7 +120,6 @@ def reference_work() -> None:
     total = 0
     for i in range(60_000):
         total += i * i
-    return None
 
 
 def redraw(app, n: int, reps: int) -> dict:

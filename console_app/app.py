@@ -26,9 +26,9 @@ def create_application(argv: Optional[List[str]] = None):
 def freeze_startup_objects() -> int:
     """Leave the objects built at start-up out of later full garbage collections; returns their count.
 
-    The modules, Qt wrappers and widgets of a started console are some 77,000 tracked objects that
+    The modules, Qt wrappers and widgets of a started console are some 72,000 tracked objects that
     live until exit; a full collection walks all of them and paused the GUI for 12-28 ms, more than
-    a frame, at unpredictable moments (a redraw that happened to trigger one took 19 ms, bench/gui.py).
+    a frame, at unpredictable moments (measured with gc.callbacks around bench/gui.py).
     """
     gc.collect()
     gc.freeze()

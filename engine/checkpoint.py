@@ -15,6 +15,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional
 
+from engine.atomic import write_via
 from engine.project.io import atomic_write
 from engine.runs import checkpoint_dir, list_checkpoints
 
@@ -55,14 +56,6 @@ def sha256(path: str) -> str:
     return digest.hexdigest()
 
 
-def _fsync(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def non_finite_parameters(params: Optional[Dict[str, Any]] = None) -> List[str]:
     """Names of parameters (nnabla Variables, default: all registered) holding NaN or Inf."""
     import nnabla as nn
@@ -94,23 +87,12 @@ def save_checkpoint(run_dir: str, state: CheckpointState, solvers: List[Any]) ->
     targets = [(f"{stem}.h5", lambda p: nn.save_parameters(p, extension=".h5"))]
     for k, solver in enumerate(solvers):
         targets.append((f"{stem}.solver{k}.h5", solver.save_states))
-    try:
-        for name, writer in targets:
-            final = os.path.join(folder, name)
-            tmp = os.path.join(folder, f".{name}.tmp.h5")
-            writer(tmp)
-            _fsync(tmp)
-            files[name] = sha256(tmp)
-            os.replace(tmp, final)
-        state.files = files
-        meta = os.path.join(folder, f"{stem}.json")
-        atomic_write(meta, state.to_json())
-    except BaseException:
-        for name in [n for n, _ in targets]:
-            tmp = os.path.join(folder, f".{name}.tmp.h5")
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        raise
+    for name, writer in targets:  # each file complete and checksummed before the next one starts
+        write_via(os.path.join(folder, name),
+                  lambda tmp, name=name, writer=writer: (writer(tmp), files.__setitem__(name, sha256(tmp))))
+    state.files = files
+    meta = os.path.join(folder, f"{stem}.json")
+    atomic_write(meta, state.to_json())
     _prune(run_dir)
     return meta
 
@@ -143,8 +125,8 @@ def _prune(run_dir: str) -> None:
 _PIECE = re.compile(r"^\.?ckpt-(\d+)\.")
 
 
-def read_checkpoint(meta_path: str) -> CheckpointState:
-    """Read and verify a checkpoint's metadata and checksums; raise CheckpointError if unusable."""
+def read_checkpoint(meta_path: str, verify: bool = True) -> CheckpointState:
+    """Read a checkpoint's metadata and (``verify``) its files' checksums; raise CheckpointError if unusable."""
     try:
         with open(meta_path) as fh:
             data = json.load(fh)
@@ -160,7 +142,7 @@ def read_checkpoint(meta_path: str) -> CheckpointState:
             isinstance(n, str) and isinstance(d, str) and n == os.path.basename(n) and n not in ("", ".", "..")
             for n, d in files.items()):
         raise CheckpointError(f"{meta_path}: checkpoint metadata does not list its files properly (damaged?)")
-    for name, digest in files.items():
+    for name, digest in (files.items() if verify else ()):
         path = os.path.join(folder, name)
         if not os.path.isfile(path):
             raise CheckpointError(f"{path}: checkpoint file missing")
@@ -185,10 +167,10 @@ def find_usable_checkpoint(run_dir: str, warn=print) -> Optional[str]:
 
 
 def load_checkpoint(meta_path: str, solvers: List[Any]) -> CheckpointState:
-    """Load parameters and solver states of a verified checkpoint into the current graph."""
+    """Load parameters and solver states of a checkpoint that ``find_usable_checkpoint`` verified."""
     import nnabla as nn
 
-    state = read_checkpoint(meta_path)
+    state = read_checkpoint(meta_path, verify=False)  # its files were just hashed; not again
     folder = os.path.dirname(meta_path)
     stem = os.path.basename(meta_path)[:-5]
     try:

@@ -5,7 +5,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Callable, Dict, List, Optional
+from typing import Callable, List, Optional
 
 from engine.project.errors import ProjectError
 
@@ -196,12 +196,10 @@ def build_parser() -> argparse.ArgumentParser:
                                      "on one process or N workers under MPI.")
     parser.add_argument("--version", action="version", version="nnconsole 0.1.0")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands: Dict[str, Callable] = {}
 
     def add(name: str, fn: Callable, help_text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(func=fn)
-        commands[name] = fn
         return p
 
     p = add("train", cmd_train, "Train a project (one process, or N workers with --gpus N).")

@@ -15,8 +15,8 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-# From the bucket sweep of bench/allreduce.py (two runs, three gradient layouts): 2 MB was at or
-# within noise of the fastest size everywhere and never slower than 4 MB.
+# From the bucket sweep of bench/allreduce.py (three runs, three gradient layouts): 2 MB was at or
+# within noise of the fastest size everywhere and ahead of 4 MB in 8 of the 9 comparisons.
 DEFAULT_BUCKET_MB = 2.0
 # id(parameter Variable) -> the plan token of the MpiCpuComm whose bucket its gradient views. A second
 # communicator that re-homes the same gradients invalidates the first one's plan instead of leaving
@@ -76,15 +76,9 @@ class SingleComm:
     def any(self, flag: bool) -> bool:
         return bool(flag)
 
-    def barrier(self) -> None:
-        return None
-
-    def abort(self, code: int = 1) -> None:
-        raise SystemExit(code)
-
 
 class _MpiBase(SingleComm):
-    """Shared mpi4py parts: small reductions for metrics, stop flags, barrier, abort."""
+    """Shared mpi4py parts: rank and local rank, small reductions for metrics and stop flags."""
 
     def __init__(self, mpi_comm: Any) -> None:
         super().__init__()
@@ -96,7 +90,6 @@ class _MpiBase(SingleComm):
         self.size = mpi_comm.Get_size()
         node = mpi_comm.Split_type(MPI.COMM_TYPE_SHARED, key=self.rank)
         self.local_rank = node.Get_rank()
-        self.local_size = node.Get_size()
         node.Free()
 
     def sum(self, values: Sequence[float]) -> np.ndarray:
@@ -114,12 +107,6 @@ class _MpiBase(SingleComm):
     def any(self, flag: bool) -> bool:
         return bool(self.mpi.allreduce(1 if flag else 0, op=self._MPI.MAX))
 
-    def barrier(self) -> None:
-        self.mpi.Barrier()
-
-    def abort(self, code: int = 1) -> None:
-        self.mpi.Abort(code)
-
 
 class MpiCpuComm(_MpiBase):
     """CPU data parallelism through mpi4py: gradients summed or averaged across ranks, with no copies.
@@ -132,12 +119,13 @@ class MpiCpuComm(_MpiBase):
     (those and the copies cost more than the 1 MB reduction itself: 0.19 ms against 0.005 ms now).
     A bucket's memory stays put: nnabla moves an array only when it is cleared, and only this
     communicator holds the buckets themselves. Every MPI message is at most ``bucket_mb``: Open MPI
-    reduced 100 MB as one message 3-5x slower than as 2 MB pieces. Blocking ``Allreduce``: Open MPI's non-blocking collectives only
-    progress inside MPI calls, so on one thread they overlapped nothing. Figures: bench/allreduce.py.
+    reduced 100 MB as one message 3-5x slower than as 2 MB pieces. Blocking ``Allreduce``: Open MPI's
+    non-blocking collectives only progress inside MPI calls, so on one thread they overlapped nothing.
+    Figures: bench/allreduce.py.
 
-    The communicator owns the gradient arrays of the parameters it reduces: code that replaces a
-    parameter's ``grad`` afterwards must go through another plan (the next call notices the
-    parameters changed only when the list itself changes).
+    The communicator owns the gradient arrays of the parameters it reduces. It plans again when it
+    is given other parameters or when another communicator has taken some of them over; code that
+    assigns a parameter's ``grad`` by hand is not noticed.
     """
 
     name = "mpi-cpu"
@@ -311,11 +299,11 @@ def launched_by_mpi(environ: Optional[Dict[str, str]] = None) -> bool:
     return any(env.get(name) for name in MPI_LAUNCHER_VARIABLES)
 
 
-def create_communicator(backend: str, ctx: Any = None, params: Optional[Dict[str, Any]] = None,
-                        bucket_mb: float = 0.0, require_mpi: bool = False) -> SingleComm:
-    """The communicator for this process, chosen at run time from the device backend.
+def create_communicator(bucket_mb: float = 0.0, require_mpi: bool = False) -> SingleComm:
+    """The communicator a worker starts with: MPI on CPU when several ranks run, else a single process.
 
-    A single-worker run started without any MPI launcher does not initialise MPI at all.
+    A single-worker run started without any MPI launcher does not initialise MPI at all. GPU runs
+    switch to ``NcclGpuComm`` once their parameters exist (``engine.train.run_worker``).
     """
     if not require_mpi and not launched_by_mpi():
         return SingleComm()
@@ -325,6 +313,4 @@ def create_communicator(backend: str, ctx: Any = None, params: Optional[Dict[str
             raise CommError("this worker was asked to train with several processes but MPI reports a single "
                             "process: mpiexec and mpi4py belong to different MPI installations")
         return SingleComm()
-    if backend == "cuda":
-        return NcclGpuComm(world, ctx, params or {})
     return MpiCpuComm(world, bucket_mb or DEFAULT_BUCKET_MB)

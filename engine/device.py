@@ -107,11 +107,8 @@ def select_device(device: str, precision: str = "float", local_rank: int = 0) ->
     from nnabla.ext_utils import get_extension_context
 
     type_config = "half" if precision == "half" else "float"
-    want_cuda = device == "cuda"
-    if device == "auto":
-        want_cuda = cuda_diagnosis() is None
-    if want_cuda:
-        reason = cuda_diagnosis()
+    reason = cuda_diagnosis() if device in ("cuda", "auto") else "not asked for"
+    if device == "cuda" or (device == "auto" and reason is None):
         if reason:
             raise DeviceError(f"config.device is 'cuda' but the GPU cannot be used: {reason}. "
                               "Set config.device to 'cpu' (or 'auto') to train on the CPU.")

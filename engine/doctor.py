@@ -27,7 +27,7 @@ class Check:
 
 def _python() -> Check:
     v = sys.version_info
-    if (v.major, v.minor) == (3, 10) or (3, 8) <= (v.major, v.minor) <= (3, 10):
+    if (3, 8) <= (v.major, v.minor) <= (3, 10):
         return Check("Python", "ok", f"{sys.version.split()[0]} at {sys.executable}")
     return Check("Python", "fail", f"{sys.version.split()[0]}", "nnabla 1.39 needs CPython 3.8-3.10; "
                  "recreate the venv with scripts/bootstrap.sh")

@@ -190,16 +190,6 @@ def _preexec() -> None:
 
 
 # ---- watching -------------------------------------------------------------------------------------
-def collect_failure(run_dir: str, exit_code: int) -> tuple:
-    """(failed rank or None, message) from the ranks' error files and the launcher log.
-
-    Errors the user can act on (bad data, a diverging loss, a full disk) are reported without a
-    traceback, which stays in ``logs/rank<N>.error.json``; other errors keep it.
-    """
-    rank, message, _ = _failure(run_dir, exit_code)
-    return rank, message
-
-
 def _read_errors(run_dir: str) -> List[dict]:
     logs = os.path.join(run_dir, "logs")
     errors = []

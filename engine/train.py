@@ -11,7 +11,7 @@ import math
 import os
 import signal
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
 import numpy as np
@@ -40,8 +40,6 @@ class WorkerOptions:
     workers: int = 1
     fail_at_iteration: Optional[int] = None  # tests: raise on this rank at this iteration
     fail_rank: Optional[int] = None
-    checkpoint_every_epoch: bool = True
-    extra: Dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def read(cls, run_dir: str) -> "WorkerOptions":
@@ -141,12 +139,12 @@ def load_datasets(project: Project) -> tuple:
     return train, valid
 
 
-def _save_parameters_atomic(path: str, params: Optional[Dict[str, Any]] = None) -> None:
+def _save_parameters_atomic(path: str) -> None:
     import nnabla as nn
 
     from engine.atomic import write_via
 
-    write_via(path, lambda tmp: nn.save_parameters(tmp, params=params, extension=".h5"))
+    write_via(path, lambda tmp: nn.save_parameters(tmp, extension=".h5"))
 
 
 class Trainer:
@@ -162,7 +160,8 @@ class Trainer:
         self.stop = StopRequest(run_dir)
 
     # ---- set-up -------------------------------------------------------------------------------
-    def setup(self, device_choice: Any = None) -> None:
+    def setup(self, device_choice: Any = None, project: Any = None) -> None:
+        """Build everything a run needs; ``project`` is the run's resolved project when already loaded."""
         import nnabla as nn
 
         from engine.comm import speed_up_nnabla_accessors
@@ -170,12 +169,11 @@ class Trainer:
         from engine.graph import build_graph, lr_multipliers
         from engine.plan import make_plan
         from engine.schedule import learning_rate
-        from engine.shapes import infer_network
         from engine.solvers import applies_weight_decay_itself, group_parameters, make_solver
 
         speed_up_nnabla_accessors()
         self.host = HostArrays()
-        self.project = load_project(os.path.join(self.run_dir, runs.RESOLVED_FILE), check_datasets=False)
+        self.project = project or load_project(os.path.join(self.run_dir, runs.RESOLVED_FILE), check_datasets=False)
         cfg = self.project.config
         if self.options.max_epoch:
             cfg.max_epoch = int(self.options.max_epoch)
@@ -186,7 +184,6 @@ class Trainer:
         self.train_set, self.valid_set = load_datasets(self.project)
         self.plan = make_plan(self.project, workers=self.comm.size, dataset_size=self.train_set.size,
                               device=self.device.backend)
-        self.info = infer_network(self.project.network)
         np.random.seed(cfg.seed)
         nn.seed(cfg.seed)
         nn.clear_parameters()
@@ -269,15 +266,16 @@ class Trainer:
 
     def validate(self) -> Dict[str, float]:
         """Exact validation loss and error over the whole set: sums and counts reduced over ranks."""
+        import nnabla as nn
+
         from engine.data import validation_batches
 
         g = self.valid_graph
         B = self.plan.per_worker_batch
         loss_sum = err_sum = count = 0.0
+        outputs = [g.sample_loss] + ([g.sample_error] if g.sample_error is not None else [])
         for indices, valid in validation_batches(self.valid_set.size, B, self.rank, self.comm.size):
             self._feed(g, self.valid_set, indices)
-            outputs = [g.sample_loss] + ([g.sample_error] if g.sample_error is not None else [])
-            import nnabla as nn
             nn.forward_all(outputs, clear_no_need_grad=True)
             loss_sum += float(np.sum(g.sample_loss.d[:valid]))
             if g.sample_error is not None:
@@ -314,8 +312,7 @@ class Trainer:
         started = time.perf_counter()
         start_iteration = self.iteration
         accumulated = 0
-        window = {"loss": 0.0, "error": 0.0, "n": 0, "t": time.perf_counter(), "comm": self.comm.allreduce_seconds,
-                  "iters": 0}
+        window = {"loss": 0.0, "error": 0.0, "n": 0, "t": time.perf_counter(), "comm": self.comm.allreduce_seconds}
         warned_comm = False
         self.overlap = self.comm.backward_callback(self.trainable) if N > 1 else None
         # On CPU the 1/N of the gradient mean is applied by backward (with the 1/U of accumulation),
@@ -327,10 +324,7 @@ class Trainer:
             order = epoch_order(self.train_set.size, cfg.seed, epoch, self.project.datasets.shuffle)
             batches = worker_batches(order, B, self.rank, N)
             first = self.samples_into_epoch // (B * N) if epoch == self.start_epoch else 0
-            seen: List[np.ndarray] = []
             for k in range(first, len(batches)):
-                if first == 0:
-                    seen.append(batches[k])
                 if self.options.fail_at_iteration is not None and self.iteration == self.options.fail_at_iteration \
                         and self.rank == (self.options.fail_rank or 0):
                     raise RuntimeError(f"deliberate failure at iteration {self.iteration} (test option)")
@@ -351,8 +345,7 @@ class Trainer:
                         "lower optimizer.learning_rate or check the data. The last good checkpoint is kept.")
                 window["loss"] += loss_value
                 window["error"] += float(self.host.view(g.sample_error).mean()) if g.sample_error is not None else 0.0
-                window["n"] += 1
-                window["iters"] += 1
+                window["n"] += 1  # iterations in this monitor window
                 accumulated += 1
                 self.iteration += 1
                 self.samples_seen += B * N
@@ -370,7 +363,7 @@ class Trainer:
                                   self.iteration)
                     return "stopped"
             self.samples_into_epoch = 0
-            self._end_epoch(epoch, started, self._coverage(seen) if first == 0 else None)
+            self._end_epoch(epoch, started, self._coverage(batches) if first == 0 else None)
             # samples/s and the all-reduce share describe training iterations: validation and
             # checkpoints are left out of the next window.
             window.update(t=time.perf_counter(), comm=self.comm.allreduce_seconds)
@@ -394,8 +387,8 @@ class Trainer:
             "type": "train", "iteration": self.iteration, "epoch": epoch + k / n_batches,
             "samples": self.samples_seen, "loss": float(sums[0] / max(sums[2], 1)),
             "error": float(sums[1] / max(sums[2], 1)),
-            "lr": self._learning_rate(), "samples_per_s": window["iters"] * self.plan.per_worker_batch
-            * self.comm.size / span, "time_per_iter": span / max(window["iters"], 1),
+            "lr": self._learning_rate(), "samples_per_s": window["n"] * self.plan.per_worker_batch
+            * self.comm.size / span, "time_per_iter": span / max(window["n"], 1),
             "allreduce_share": share, "elapsed": elapsed, "eta": eta, "total_iterations": total_iters,
         }
         if self.metrics:
@@ -408,7 +401,7 @@ class Trainer:
             if self.metrics:
                 self.metrics.write({"type": "warning", "iteration": self.iteration, "message": message})
             warned_comm = True
-        window.update(loss=0.0, error=0.0, n=0, t=now, comm=self.comm.allreduce_seconds, iters=0)
+        window.update(loss=0.0, error=0.0, n=0, t=now, comm=self.comm.allreduce_seconds)
         return warned_comm
 
     def _end_epoch(self, epoch: int, started: float, coverage: Optional[Dict[str, int]] = None) -> None:
@@ -433,8 +426,7 @@ class Trainer:
             runs.update_status(self.run_dir, epoch=epoch + 1, iteration=self.iteration,
                                best_validation_error=self.best_error, best_epoch=self.best_epoch,
                                final_validation_error=result["error"])
-        if self.options.checkpoint_every_epoch:
-            self._checkpoint(epoch + 1, 0, elapsed)
+        self._checkpoint(epoch + 1, 0, elapsed)
 
     def parameters_crc(self) -> int:
         """CRC-32 of every parameter's bytes in name order: equal on all ranks when they agree."""
@@ -448,8 +440,8 @@ class Trainer:
     def _sync_check(self) -> bool:
         """Check that every rank ends with bit-identical parameters, and record it."""
         crc = float(self.parameters_crc())
-        high = self.comm.max([crc])[0]
-        low = -self.comm.max([-crc])[0]
+        high, neg_low = self.comm.max([crc, -crc])  # one collective: the largest and the smallest CRC
+        low = -neg_low
         identical = bool(high == low)
         if self.metrics:
             self.metrics.write({"type": "sync_check", "iteration": self.iteration, "workers": self.comm.size,
@@ -498,13 +490,13 @@ def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> str
     options = WorkerOptions.read(run_dir)
     project = load_project(os.path.join(run_dir, runs.RESOLVED_FILE), check_datasets=False)
     if comm is None:
-        comm = create_communicator("cpu", bucket_mb=project.multi_gpu.bucket_mb, require_mpi=options.workers > 1)
+        comm = create_communicator(bucket_mb=project.multi_gpu.bucket_mb, require_mpi=options.workers > 1)
     if device_choice is None:
         device_choice = select_device(options.device or project.config.device, project.config.precision,
                                       comm.local_rank)
     trainer = Trainer(run_dir, comm, options)
     try:
-        trainer.setup(device_choice)
+        trainer.setup(device_choice, project)
         if device_choice.backend == "cuda" and comm.size > 1:
             import nnabla as nn
 
