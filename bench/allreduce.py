@@ -22,14 +22,15 @@ of many small layers: everything goes through the fused buckets).
 """
 from __future__ import annotations
 
-import json
+import argparse
 import os
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import ENGINE_ROOT, bench_env, machine, median, pin_threads, table, parse_quick  # noqa: E402
+from common import (ENGINE_ROOT, machine, median, mpi_env, mpi_prefix, parse_quick, parse_result,  # noqa: E402
+                    pin_threads, print_result, run_main, table)
 
 pin_threads(1)
 
@@ -135,21 +136,21 @@ def worker(quick: bool) -> None:
         buf = params = None
     sweeps = [("layers", 10), ("small", 10)] if quick else [("layers", 10), ("layers", 100), ("small", 10)]
     for kind, mb in sweeps:
-        params = make_params(layout(mb * 2 ** 20, kind))
-        nbytes = 4 * sum(int(np.prod(p.shape)) for p in params)
+        shapes = layout(mb * 2 ** 20, kind)
+        nbytes = 4 * sum(int(np.prod(shape)) for shape in shapes)
         buf = np.ones(nbytes // 4, dtype=np.float32)
-        comms = {b: (MpiCpuComm(world, bucket_mb=b), make_params(layout(mb * 2 ** 20, kind))) for b in SWEEP_MB}
+        comms = {b: (MpiCpuComm(world, bucket_mb=b), make_params(shapes)) for b in SWEEP_MB}
         methods = {"raw": lambda: world.Allreduce(MPI.IN_PLACE, buf, op=MPI.SUM)}
         for b, (c, own_params) in comms.items():
             methods[str(b)] = (lambda c=c, own_params=own_params: call(c, own_params, False))
         t = interleaved(world, methods, (3 if mb >= 100 else 5) if quick else (7 if mb >= 100 else 15))
         for b, (c, _) in comms.items():
-            results["sweep"].append({"layout": kind, "mb": mb, "tensors": len(params), "bucket_mb": b,
+            results["sweep"].append({"layout": kind, "mb": mb, "tensors": len(shapes), "bucket_mb": b,
                                      "buckets": bucket_count(c), "raw": t["raw"],
                                      "engine": t[str(b)]})
-        comms = methods = buf = params = None
+        comms = methods = buf = None
     if rank == 0:
-        print("RESULT " + json.dumps(results), flush=True)
+        print_result(results)
 
 
 def ratios(raw: list, engine: list) -> list:
@@ -188,7 +189,7 @@ def report(results: dict) -> bool:
 
 def main() -> int:
     parser = parse_quick(doc=__doc__)
-    parser.add_argument("--worker", action="store_true", help=argparse_hidden())
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--plain", action="store_true",
                         help="start the ranks with a bare 'mpiexec -n N --bind-to none' instead of the flags "
@@ -200,18 +201,8 @@ def main() -> int:
     if args.worker:
         worker(args.quick)
         return 0
-    from engine.launch import find_mpiexec, mpi_environment, worker_command
-
-    env = dict(mpi_environment(), **{k: v for k, v in bench_env().items() if k not in ("PYTHONUNBUFFERED",)})
-    if args.plain:
-        cmd = [find_mpiexec(), "-n", str(args.workers), "--bind-to", "none"]
-        if args.workers > (os.cpu_count() or 1):
-            cmd.append("--oversubscribe")
-    else:  # exactly the launcher's flags for a one-host CPU run, up to the worker's Python command
-        from engine.runtime_paths import python_module_command
-
-        tail = len(python_module_command("engine.worker")) + 1
-        cmd = worker_command("RUN", args.workers)[:-tail]
+    env = mpi_env()
+    cmd = mpi_prefix(args.workers, plain=args.plain)
     if args.hugepages:
         env["GLIBC_TUNABLES"] = HUGEPAGES
         cmd += ["-x", "GLIBC_TUNABLES"]
@@ -221,19 +212,14 @@ def main() -> int:
     print(f"load average at start: {os.getloadavg()[0]:.2f}; GLIBC_TUNABLES={env.get('GLIBC_TUNABLES', '')!r}; "
           f"ranks started with: {launch}")
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ENGINE_ROOT, timeout=1800)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
-    if proc.returncode != 0 or not lines:
+    results = parse_result(proc.stdout)
+    if proc.returncode != 0 or results is None:
         print(proc.stdout[-3000:], proc.stderr[-3000:], sep="\n")
         return 2
-    ok = report(json.loads(lines[-1][len("RESULT "):]))
+    ok = report(results)
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
     return 0 if ok else 1
 
 
-def argparse_hidden() -> str:
-    import argparse
-    return argparse.SUPPRESS
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_main(main))

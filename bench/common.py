@@ -7,13 +7,15 @@ because the reference machine (2 cores, shared) is noisy.
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import platform
 import shutil
 import statistics
 import sys
 import tempfile
-from typing import Iterable, List, Optional, Sequence
+import traceback
+from typing import Callable, Iterable, List, Optional, Sequence
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Which engine tree to measure: this checkout, or (for before/after figures) another copy of it, e.g.
@@ -24,8 +26,6 @@ if ENGINE_ROOT not in sys.path:
 
 TEMPLATES = os.path.join(ROOT, "project_templates")
 DIGITS = os.path.join(TEMPLATES, "digits_cnn")
-VENV_PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
-NNCONSOLE = os.path.join(ROOT, ".venv", "bin", "nnconsole")
 
 # One compute thread per process everywhere: nnabla's CPU backend is single-threaded, but numpy's
 # OpenBLAS is not, and with 2 cores and 2 workers any extra thread only oversubscribes.
@@ -44,7 +44,7 @@ def bench_env(threads: int = 1) -> dict:
     env = dict(os.environ)
     for var in THREAD_VARS:
         env[var] = env.get(var, str(threads))
-    env["PYTHONPATH"] = ENGINE_ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (ENGINE_ROOT, env.get("PYTHONPATH")) if p)
     env["NNABLA_LOG_LEVEL"] = "WARNING"
     return env
 
@@ -127,7 +127,7 @@ def _glorot(conv: bool = False) -> dict:
 
 
 def digits_project(folder: str, model: str = "digits_cnn", epochs: int = 10, batch: int = 32,
-                   monitor: int = 10, workers: int = 1, bucket_mb: float = 0.0) -> str:
+                   monitor: int = 10) -> str:
     """A project on the digits template's data; returns the path of its YAML in ``folder``.
 
     ``model``: ``digits_cnn`` (the template network), ``wide_mlp`` (64-1024-1024-10, 1.1 M
@@ -178,17 +178,71 @@ def digits_project(folder: str, model: str = "digits_cnn", epochs: int = 10, bat
     project.config.batch_size = batch
     project.config.monitor_interval = monitor
     project.config.device = "cpu"
-    project.multi_gpu.workers = workers
-    project.multi_gpu.bucket_mb = bucket_mb
+    project.multi_gpu.workers = 1  # the benches choose the worker count on the command line
+    project.multi_gpu.bucket_mb = 0.0  # the engine's default bucket size
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"{model}.yaml")
     save_project(project, path, backup=False)
     return path
 
 
-def parse_quick(argv: Optional[List[str]] = None, doc: str = "") -> "object":
+def parse_quick(doc: str = "") -> "object":
     import argparse
 
     parser = argparse.ArgumentParser(description=doc)
     parser.add_argument("--quick", action="store_true", help="fewer repeats and smaller sizes (a smoke run)")
     return parser
+
+
+# ---- exit status ------------------------------------------------------------------------------------
+def run_main(main: Callable[[], int]) -> int:
+    """A script's exit status: ``main()``'s (0 = goal met, 1 = goal missed), or 2 when a run failed
+    (an exception: its traceback is printed)."""
+    try:
+        return main()
+    except Exception:  # noqa: BLE001 - any failure is "a run failed", not "a goal missed"
+        traceback.print_exc()
+        print("a run failed (exit status 2)", file=sys.stderr)
+        return 2
+
+
+# ---- ranks under mpiexec ----------------------------------------------------------------------------
+RESULT = "RESULT "
+
+
+def mpi_prefix(workers: int, plain: bool = False) -> List[str]:
+    """The command that starts ``workers`` ranks on this host, up to the rank's own command line.
+
+    By default exactly the launcher's flags for a one-host CPU run (``engine.launch.worker_command``:
+    btl self,sm; smsc ^cma; --bind-to none), i.e. what ``nnconsole train --gpus N`` runs; ``plain``: a
+    bare ``mpiexec -n N --bind-to none``.
+    """
+    from engine.launch import find_mpiexec, worker_command
+
+    if plain:
+        cmd = [find_mpiexec(), "-n", str(workers), "--bind-to", "none"]
+        if workers > (os.cpu_count() or 1):
+            cmd.append("--oversubscribe")
+        return cmd
+    from engine.runtime_paths import python_module_command
+
+    tail = len(python_module_command("engine.worker")) + 1  # the worker's Python command and run dir
+    return worker_command("RUN", workers)[:-tail]
+
+
+def mpi_env() -> dict:
+    """Environment for mpiexec: the launcher's (root allowed, unbuffered output) plus :func:`bench_env`."""
+    from engine.launch import mpi_environment
+
+    return dict(mpi_environment(), **{k: v for k, v in bench_env().items() if k != "PYTHONUNBUFFERED"})
+
+
+def print_result(result: dict) -> None:
+    """What rank 0 of a measurement prints for the parent: one ``RESULT {json}`` line."""
+    print(RESULT + json.dumps(result), flush=True)
+
+
+def parse_result(stdout: str) -> Optional[dict]:
+    """The last ``RESULT {json}`` line of a measurement's output, or None."""
+    lines = [line for line in stdout.splitlines() if line.startswith(RESULT)]
+    return json.loads(lines[-1][len(RESULT):]) if lines else None

@@ -10,7 +10,7 @@ per-worker batch, the same solver (Adam) and the same number of iterations per e
 - hand: the loop a user would write with nnabla's parametric functions: feed, zero_grad, forward,
   backward, update. Epoch 1 dropped too.
 - hand+fix: the same hand loop with the one process-wide tweak the engine applies
-  (``engine.train.speed_up_nnabla_accessors``: nnabla's ``.d``/``.g`` accessors stop retrying a failed
+  (``engine.comm.speed_up_nnabla_accessors``: nnabla's ``.d``/``.g`` accessors stop retrying a failed
   import), which isolates the loop's own overhead. engine.graph builds the same nnabla functions as the
   hand model (checked: the function lists match, but for the loss mean taken in two steps).
 
@@ -23,7 +23,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import machine, median, parse_quick, pin_threads, scratch, spread, table, digits_project  # noqa: E402
+from common import (digits_project, machine, median, parse_quick, pin_threads, run_main, scratch,  # noqa: E402
+                    spread, table)
 
 pin_threads(1)
 
@@ -55,7 +56,7 @@ class HandLoop:
         """(wall, CPU) seconds per iteration of one epoch."""
         B, loss, solver = self.B, self.loss, self.solver
         # A plain process pays nnabla's failed relative import on every .d access; the engine removes
-        # it (engine.train.speed_up_nnabla_accessors). Run this loop in the state it asks for.
+        # it (engine.comm.speed_up_nnabla_accessors). Run this loop in the state it asks for.
         saved = sys.modules.pop(FIX_KEY, ABSENT)
         if self.accessor_fix:
             sys.modules[FIX_KEY] = None
@@ -207,4 +208,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_main(main))

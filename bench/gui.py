@@ -29,7 +29,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import bench_env, digits_project, machine, parse_quick, pin_threads, scratch, table  # noqa: E402
+from common import bench_env, digits_project, machine, parse_quick, pin_threads, run_main, scratch, table  # noqa: E402
 
 pin_threads(1)
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -171,12 +171,11 @@ def redraw(app, n: int, reps: int) -> dict:
     return out
 
 
-def idle_latency(app, seconds: float) -> list:
-    """Lateness of the same 5 ms timer with the curves shown and nothing running (the baseline)."""
+def timer_lateness(app, keep_going) -> tuple:
+    """Serve the event loop while ``keep_going(seconds so far)`` with a 5 ms QTimer running; returns
+    (the timer's lateness per tick = actual interval - 5 ms, seconds run), in seconds."""
     from PySide6.QtCore import QTimer
 
-    curves = Curves()
-    curves.add(make_records(200))
     lateness, last = [], [None]
 
     def tick():
@@ -189,23 +188,29 @@ def idle_latency(app, seconds: float) -> list:
     timer.timeout.connect(tick)
     timer.start()
     start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
+    while keep_going(time.perf_counter() - start):
         app.processEvents()
         time.sleep(0.0005)
     timer.stop()
+    return lateness, time.perf_counter() - start
+
+
+def idle_latency(app, seconds: float) -> list:
+    """Lateness of the same 5 ms timer with the curves shown and nothing running (the baseline)."""
+    curves = Curves()
+    curves.add(make_records(200))
+    lateness, _ = timer_lateness(app, lambda elapsed: elapsed < seconds)
     curves.widget.close()
     return lateness
 
 
 def latency(app, seconds_cap: float, quick: bool) -> dict:
     """Event-loop lateness of a 5 ms timer while a 2-worker run streams its metrics into the curves."""
-    from PySide6.QtCore import QTimer
-
     folder = scratch("gui-latency")
     project = digits_project(folder, "digits_cnn", epochs=4 if quick else 12, batch=32, monitor=1)
     curves = Curves()
-    lateness, got = [], [0]
-    state = {"last": None, "done": False, "how": ""}
+    got = [0]
+    state = {"done": False, "how": ""}
     try:
         from console_app.run_controller import RunController
         controller = RunController()
@@ -217,28 +222,16 @@ def latency(app, seconds_cap: float, quick: bool) -> dict:
         controller.records_received.connect(received)
         controller.run_finished.connect(lambda *a: state.update(done=True))
         controller.launch_failed.connect(lambda msg: state.update(done=True, how=f"launch failed: {msg}"))
-        os.environ.update({k: v for k, v in bench_env().items() if k.startswith(("OMP", "OPENBLAS", "MKL"))})
+        # The controller's QProcess inherits this process' environment: make the training it starts (the
+        # CLI, the launcher and the workers) import the engine tree measured here (NNCONSOLE_BENCH_ENGINE).
+        os.environ["PYTHONPATH"] = bench_env()["PYTHONPATH"]
         controller.start_training(project, 2, output=os.path.join(folder, "runs"))
     except ImportError as exc:
         return {"error": f"console_app.run_controller not importable: {exc}"}
 
-    def tick():
-        now = time.perf_counter()
-        if state["last"] is not None:
-            lateness.append(now - state["last"] - 0.005)
-        state["last"] = now
-    timer = QTimer()
-    timer.setInterval(5)
-    timer.timeout.connect(tick)
-    timer.start()
-    start = time.perf_counter()
-    while not state["done"] and time.perf_counter() - start < seconds_cap:
-        app.processEvents()
-        time.sleep(0.0005)
-    timer.stop()
+    lateness, seconds = timer_lateness(app, lambda elapsed: not state["done"] and elapsed < seconds_cap)
     curves.widget.close()
-    return {"lateness": lateness, "records": got[0], "seconds": time.perf_counter() - start, "how": state["how"],
-            "real": curves.real}
+    return {"lateness": lateness, "records": got[0], "seconds": seconds, "how": state["how"], "real": curves.real}
 
 
 def main() -> int:
@@ -297,4 +290,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_main(main))

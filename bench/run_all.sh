@@ -11,8 +11,9 @@ NICE=${BENCH_NICE:-0}
 status=0
 for bench in engine_overhead allreduce scaling startup gui; do
     echo "================ bench/$bench.py $* ================"
-    nice -n "$NICE" "$PY" "bench/$bench.py" "$@" 2>&1 | grep -v -e '\[nnabla\]\[INFO\]' -e 'propagateSizeHints' \
-        || true
+    # No `|| true` after the pipeline: it would reset PIPESTATUS to the `true`'s status (grep exits 1
+    # when it prints nothing, which without `set -e` stops nothing).
+    nice -n "$NICE" "$PY" "bench/$bench.py" "$@" 2>&1 | grep -v -e '\[nnabla\]\[INFO\]' -e 'propagateSizeHints'
     rc=${PIPESTATUS[0]}
     [ "$rc" -gt "$status" ] && status=$rc
 done

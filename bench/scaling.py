@@ -20,6 +20,7 @@ share times the all-reduce ceiling; the 2-worker efficiency is compared with it.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -27,8 +28,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (ENGINE_ROOT, bench_env, digits_project, machine, median, parse_quick,  # noqa: E402
-                    pin_threads, scratch, table)
+from common import (ENGINE_ROOT, bench_env, digits_project, machine, median, mpi_env, mpi_prefix,  # noqa: E402
+                    parse_quick, parse_result, pin_threads, print_result, run_main, scratch, table)
 
 pin_threads(1)
 
@@ -70,17 +71,15 @@ def train_together(project: str, worker_counts: list, out: str) -> list:
 
 
 def allreduce_time(shapes: list, quick: bool) -> dict:
-    """The engine's all-reduce of these gradient shapes between 2 ranks (mpiexec), seconds."""
-    from engine.launch import find_mpiexec, mpi_environment
-
-    env = dict(mpi_environment(), **bench_env())
-    cmd = [find_mpiexec(), "-n", "2", "--bind-to", "none", sys.executable, os.path.abspath(__file__),
-           "--allreduce-worker", json.dumps(shapes)] + (["--quick"] if quick else [])
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ENGINE_ROOT, timeout=600)
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
-    if not lines:
+    """The engine's all-reduce of these gradient shapes between 2 ranks, started with the launcher's own
+    one-host flags (as the 2-worker training runs are), seconds."""
+    cmd = mpi_prefix(2) + [sys.executable, os.path.abspath(__file__), "--allreduce-worker",
+                           json.dumps(shapes)] + (["--quick"] if quick else [])
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=mpi_env(), cwd=ENGINE_ROOT, timeout=600)
+    result = parse_result(proc.stdout)
+    if proc.returncode != 0 or result is None:
         raise RuntimeError(f"all-reduce measurement failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-    return json.loads(lines[-1][7:])
+    return result
 
 
 def allreduce_worker(shapes: list, quick: bool) -> None:
@@ -94,7 +93,7 @@ def allreduce_worker(shapes: list, quick: bool) -> None:
     comm = MpiCpuComm(world)
     t = interleaved(world, {"engine": lambda: comm.all_reduce_gradients(params, average=False)}, 10 if quick else 40)
     if world.Get_rank() == 0:
-        print("RESULT " + json.dumps({"min": min(t["engine"]), "median": median(t["engine"])}), flush=True)
+        print_result({"min": min(t["engine"]), "median": median(t["engine"])})
 
 
 def gradient_shapes(project_path: str) -> list:
@@ -114,7 +113,7 @@ def gradient_shapes(project_path: str) -> list:
 def main() -> int:
     parser = parse_quick(doc=__doc__)
     parser.add_argument("--rounds", type=int, default=0, help="runs per worker count (default 4, quick 1)")
-    parser.add_argument("--allreduce-worker", default=None, help=argparse_hidden())
+    parser.add_argument("--allreduce-worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.allreduce_worker is not None:
         allreduce_worker(json.loads(args.allreduce_worker), args.quick)
@@ -184,10 +183,5 @@ def main() -> int:
     return 0
 
 
-def argparse_hidden() -> str:
-    import argparse
-    return argparse.SUPPRESS
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_main(main))

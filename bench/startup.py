@@ -23,7 +23,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (ENGINE_ROOT, bench_env, digits_project, machine, median, parse_quick, pin_threads,  # noqa: E402
-                    scratch, spread, table)
+                    run_main, scratch, spread, table)
 
 pin_threads(1)
 
@@ -152,4 +152,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_main(main))

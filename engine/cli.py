@@ -173,7 +173,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _add_train_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--output", "-o", metavar="DIR", help="results root (default: <project folder>/results/<name>)")
+    p.add_argument("--output", "-o", metavar="DIR", help="results root (default: <project folder>/results/<project file name>)")
     p.add_argument("--epochs", type=_positive_int, metavar="N", help="override config.max_epoch")
     p.add_argument("--gpus", "--workers", dest="gpus", type=_positive_int, metavar="N",
                    help="number of workers (GPUs, or CPU processes); default multi_gpu.workers")

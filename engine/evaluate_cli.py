@@ -32,7 +32,7 @@ def register(add: Callable) -> None:
     """Add the ``evaluate`` subcommand through engine.cli's ``add(name, fn, help)``."""
     p = add("evaluate", cmd_evaluate, "Evaluate a run's best or final model on its validation set: per-sample "
             "outputs, confusion matrix, precision/recall/F-measure (or MAE/RMSE/R^2 for regression).")
-    p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (<project folder>/results/<name>/<date>)")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (<project folder>/results/<project file name>/<date>)")
     p.add_argument("--model", choices=("best", "final"), default="best",
                    help="parameters_best.h5 (lowest validation error, default) or parameters_final.h5")
     p.add_argument("--output", "-o", metavar="DIR", help="where to write samples.csv and metrics.json "

@@ -34,13 +34,12 @@ def main() -> int:
     args = parser.parse_args()
 
     from engine import runs
+    from engine.templates import create_from_template
 
     work = tempfile.mkdtemp(prefix="nnconsole-guide-")
     try:
-        folder = os.path.join(work, "digits")
-        shutil.copytree(os.path.join(ROOT, "project_templates", "digits_cnn"), folder,
-                        ignore=shutil.ignore_patterns(".nnconsole-cache", "results"))
-        project = os.path.join(folder, "project.yaml")
+        project = create_from_template("digits_cnn", os.path.join(work, "digits"))
+        folder = os.path.dirname(project)
         epochs = ["--epochs", str(args.epochs)]
         one = train(project, *epochs)
         linear = train(project, "--gpus", "2", *epochs)

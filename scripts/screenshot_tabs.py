@@ -52,13 +52,12 @@ def main() -> int:
     from console_app.config.commands import set_setting
     from console_app.document import ProjectDocument
     from engine import runs
+    from engine.templates import create_from_template
 
     work = tempfile.mkdtemp(prefix="nnconsole-shots-")
     project_dir = os.path.join(work, "digits")
-    shutil.copytree(os.path.join(ROOT, "project_templates", "digits_cnn"), project_dir,
-                    ignore=shutil.ignore_patterns(".nnconsole-cache"))
     document = ProjectDocument()
-    document.load(os.path.join(project_dir, "project.yaml"))
+    document.load(create_from_template("digits_cnn", project_dir))
 
     tabs = QTabWidget()
     pages = {}
