@@ -150,6 +150,7 @@ def evaluation_dir(run_dir: str, model: str) -> str:
 def target_variable(project: Project) -> tuple:
     """(loss layer type, dataset variable holding the loss's target) of the first loss layer."""
     from engine.layers import get_spec
+    from engine.layers.inputs import input_variable
     from engine.shapes import first_loss
 
     name = first_loss(project.network)
@@ -164,13 +165,14 @@ def target_variable(project: Project) -> tuple:
             raise EvaluationError(f"cannot find the dataset variable behind the target of loss layer '{name}'")
         seen.add(current.name)
         current = project.network.layer(current.inputs[0])
-    return loss.type, str(current.params.get("variable") or current.name)
+    return loss.type, str(input_variable(current, current.params))
 
 
 def _run_network(project: Project, params_file: str, dataset: Any, batch_size: int) -> np.ndarray:
     """Runtime-network outputs for every sample of ``dataset``, shape (size, *output shape)."""
     import nnabla as nn
 
+    from engine.data import validation_batches
     from engine.export import build_runtime
 
     nn.clear_parameters()
@@ -181,10 +183,7 @@ def _run_network(project: Project, params_file: str, dataset: Any, batch_size: i
     if missing:
         raise EvaluationError(f"{dataset.path}: no column for the network input(s) {', '.join(missing)}")
     chunks = []
-    for start in range(0, dataset.size, batch):
-        idx = np.arange(start, min(start + batch, dataset.size))
-        valid = len(idx)
-        idx = np.resize(idx, batch)  # pad the last batch by repeating indices; only `valid` rows count
+    for idx, valid in validation_batches(dataset.size, batch, 0, 1):  # last batch padded; only `valid` rows count
         for name, var in runtime.inputs.items():
             var.d = dataset.arrays[name][idx]
         runtime.output.forward(clear_buffer=True)
@@ -193,7 +192,7 @@ def _run_network(project: Project, params_file: str, dataset: Any, batch_size: i
     return np.concatenate(chunks, axis=0)
 
 
-def _sources(dataset: Any, label_variable: str) -> List[str]:
+def _sources(dataset: Any) -> List[str]:
     images = [v for v in dataset.variables if dataset.kinds.get(v) == "image" and v in dataset.sources]
     if images:
         return list(dataset.sources[images[0]])
@@ -202,7 +201,7 @@ def _sources(dataset: Any, label_variable: str) -> List[str]:
 
 def evaluate_run(run_dir: str, model: str = "best", batch_size: Optional[int] = None) -> EvaluationResult:
     """Run the ``model`` ('best' or 'final') parameters of ``run_dir`` on its validation set."""
-    from engine.train import load_datasets
+    from engine.train import load_dataset_split
 
     run_dir = os.path.abspath(run_dir)
     project_file = os.path.join(run_dir, runs.RESOLVED_FILE)
@@ -212,7 +211,7 @@ def evaluate_run(run_dir: str, model: str = "best", batch_size: Optional[int] = 
     params_file = parameters_path(run_dir, model)
     project = load_project(project_file, check_datasets=False)
     loss_type, label_var = target_variable(project)
-    _, valid = load_datasets(project)
+    valid = load_dataset_split(project, "validation")
     outputs = _run_network(project, params_file, valid, batch_size or min(256, max(project.config.batch_size, 1)))
     outputs = outputs.reshape(valid.size, -1)
     if label_var not in valid.arrays:
@@ -233,7 +232,7 @@ def evaluate_run(run_dir: str, model: str = "best", batch_size: Optional[int] = 
     metrics.update({"model": model, "run_dir": run_dir, "parameters": params_file, "dataset": valid.path,
                     "label_variable": label_var, "loss_layer_type": loss_type, "created": time.time()})
     return EvaluationResult(run_dir, model, task, valid.path, label_var, targets, outputs, np.asarray(predictions),
-                            _sources(valid, label_var), metrics)
+                            _sources(valid), metrics)
 
 
 def _classify(outputs: np.ndarray, targets: np.ndarray, dataset: str, label_var: str) -> tuple:

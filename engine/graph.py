@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from engine.layers import get_spec, resolve_params
 from engine.layers.initializers import make_initializer
+from engine.layers.inputs import input_variable
 from engine.layers.registry import fmt_shape
 from engine.project.model import Layer, Network
 from engine.shapes import MODES, NetworkInfo, derive_network, infer_network
@@ -132,7 +133,7 @@ def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any
         spec = get_spec(layer.type)
         li = info.layers[name]
         if spec.is_input:
-            var = ctx.params(layer).get("variable") or name
+            var = input_variable(layer, ctx.params(layer))
             if var not in inputs:
                 inputs[var] = nn.Variable((batch_size,) + tuple(li.out_shape))
             outputs[name] = inputs[var]

@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from engine.layers import get_spec, resolve_params
 from engine.layers.initializers import check_initializer
+from engine.layers.inputs import input_variable
 from engine.layers.registry import LayerSpec, ShapeError, UnknownLayerType, prod
 from engine.project.model import Layer, Network
 
@@ -307,7 +308,7 @@ def _infer_layer(info: NetworkInfo, layer: Layer, li: LayerInfo, by_name: Dict[s
     info.total_params += li.n_params
     info.total_macs += li.macs
     if spec.is_input:
-        var = params.get("variable") or name
+        var = input_variable(layer, params)
         if var in info.input_variables and info.input_variables[var] != out:
             li.error = (f"variable '{var}' is also read by Input '{var_owner[var]}' with shape "
                         f"{info.input_variables[var]}, but this layer says {out}; use one shape")

@@ -126,17 +126,22 @@ def _expected_shapes(project: Project) -> Dict[str, tuple]:
     return {k: tuple(v) for k, v in infer_network(project.network).input_variables.items()}
 
 
-def load_datasets(project: Project) -> tuple:
-    """Training and validation datasets with the shapes the Input layers declare."""
+def load_dataset_split(project: Project, which: str, shapes: Optional[Dict[str, tuple]] = None) -> Any:
+    """The ``which`` ('training' or 'validation') dataset with the shapes the Input layers declare."""
     from engine.data import load_dataset
 
-    shapes = _expected_shapes(project)
+    if which not in ("training", "validation"):
+        raise ValueError(f"unknown dataset split {which!r}; expected 'training' or 'validation'")
     ds = project.datasets
-    train = load_dataset(dataset_path(project, ds.training), expected_shapes=shapes,
-                         normalize=ds.normalize, cache=ds.cache)
-    valid = load_dataset(dataset_path(project, ds.validation), expected_shapes=shapes,
-                         normalize=ds.normalize, cache=ds.cache)
-    return train, valid
+    return load_dataset(dataset_path(project, getattr(ds, which)),
+                        expected_shapes=_expected_shapes(project) if shapes is None else shapes,
+                        normalize=ds.normalize, cache=ds.cache)
+
+
+def load_datasets(project: Project) -> tuple:
+    """Training and validation datasets with the shapes the Input layers declare."""
+    shapes = _expected_shapes(project)
+    return load_dataset_split(project, "training", shapes), load_dataset_split(project, "validation", shapes)
 
 
 def _save_parameters_atomic(path: str) -> None:

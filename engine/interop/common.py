@@ -34,15 +34,26 @@ def resolve_dataset(uri: str, base_dir: str, notes: List[str], what: str) -> str
     return os.path.normpath(os.path.abspath(candidates[0])) if "\\" not in uri else uri
 
 
-def csv_rows(path: str) -> Optional[int]:
-    """Number of data rows of a dataset CSV, or None when it cannot be read."""
+def peek_dataset(path: str) -> Optional[Any]:
+    """The header and row count (``engine.data.CsvPreview``, no rows) of a dataset CSV, or None when it
+    cannot be read."""
     if not path or not os.path.isfile(path):
         return None
     try:
         from engine.data import peek_csv
-        return int(peek_csv(path, 0).row_count)
+        return peek_csv(path, 0)
     except Exception:  # any unreadable file only means "unknown"
         return None
+
+
+def preview_rows(preview: Optional[Any]) -> Optional[int]:
+    """Number of data rows of a ``peek_dataset`` result, or None when the CSV could not be read."""
+    return None if preview is None else int(preview.row_count)
+
+
+def csv_rows(path: str) -> Optional[int]:
+    """Number of data rows of a dataset CSV, or None when it cannot be read."""
+    return preview_rows(peek_dataset(path))
 
 
 def iterations_per_epoch(rows: Optional[int], batch_size: int) -> Optional[int]:

@@ -9,9 +9,10 @@ and whether axes count the batch axis (nnabla's protobuf does, NNC's property sh
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Optional, Tuple
 
-from engine.project.model import INITIALIZERS, SOLVERS
+from engine.layers import all_specs
+from engine.project.model import ALPHA_SOLVERS, INITIALIZERS, SOLVERS
 
 # ---------------------------------------------------------------------------------------- layers
 # NNC / nnabla function type -> nnconsole registry type. Types not listed here have no equivalent.
@@ -44,8 +45,10 @@ WEIGHT_ORDER: Dict[str, Tuple[str, ...]] = {
     "Affine": ("W", "b"), "Convolution": ("W", "b"), "Deconvolution": ("W", "b"), "Embed": ("W",),
     "BatchNormalization": ("beta", "gamma", "mean", "var"), "LayerNormalization": ("beta", "gamma"),
 }
+# nnabla's SELU defaults (F.selu's scale and alpha), the constants nnconsole's SELU layer uses.
+SELU_SCALE, SELU_ALPHA = 1.05070098735548, 1.673263242354377
 # Running statistics: stored, never learned (learning-rate multiplier 0 in NNC files).
-NON_TRAINABLE: Dict[str, Tuple[str, ...]] = {"BatchNormalization": ("mean", "var")}
+NON_TRAINABLE: Dict[str, Tuple[str, ...]] = {s.type: s.non_trainable for s in all_specs() if s.non_trainable}
 RUNNING_STAT_INIT = {"mean": 0.0, "var": 1.0}
 
 # NNC property name (the desktop editor's property sheet, .sdcproj) -> registry parameter name, per type.
@@ -126,7 +129,7 @@ SOLVER_PARAM_FIELDS: Dict[str, str] = {
     "AdamW": "adamw_param", "Adagrad": "adagrad_param", "RMSprop": "rmsprop_param",
     "AdaBound": "adabound_param", "Lars": "lars_param",
 }
-LR_FIELD: Dict[str, str] = {s: ("alpha" if s in ("Adam", "AdamW", "AdaBound") else "lr") for s in SOLVERS}
+LR_FIELD: Dict[str, str] = {s: ("alpha" if s in ALPHA_SOLVERS else "lr") for s in SOLVERS}
 
 # NNC's solver parameter names (SolverParameterName_k in .sdcproj), lower-cased -> nnconsole's.
 # 'learning_rate' and 'weight_decay' go to the optimizer itself, the rest to solver_params.
@@ -145,7 +148,3 @@ SCHEDULER_TYPES = {"Exponential": "exponential", "Step": "step", "Cosine": "cosi
 def unsupported_solver_message(name: str) -> str:
     return (f"solver {name}: nnconsole has no such solver (it has {', '.join(SOLVERS)}); Adam with the file's "
             "learning rate is used instead")
-
-
-def supported_layer_types() -> List[str]:
-    return sorted(LAYER_TYPES)

@@ -20,23 +20,15 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from engine.layers.registry import per_dim
 from engine.project.model import Layer, Project
 
 from . import mapping
-from .common import csv_rows, iterations_per_epoch
+from .common import iterations_per_epoch, peek_dataset, preview_rows
 from .report import ExportResult, InteropError
 
 MAIN, VALIDATION, RUNTIME = "Main", "MainValidation", "MainRuntime"
 OUTPUT_DATA_NAME = "y'"
-
-
-def _expand(values: Sequence[int], n: int, fill: int) -> List[int]:
-    values = [int(v) for v in values]
-    if not values:
-        return [fill] * n
-    if len(values) != n and len(set(values)) == 1:
-        return [values[0]] * n
-    return values
 
 
 def _axis(a: int) -> int:
@@ -57,20 +49,21 @@ def _fill_params(f: Any, layer: Layer, p: Dict[str, Any], in_shapes: List[Tuple[
         f.affine_param.base_axis = 1
     elif t in ("Convolution", "Deconvolution"):
         q = f.convolution_param if t == "Convolution" else f.deconvolution_param
-        n = len(p["kernel"])
-        _set_shape(q.pad, _expand(p["pad"], n, 0))
-        _set_shape(q.stride, _expand(p["stride"], n, 1))
-        _set_shape(q.dilation, _expand(p["dilation"], n, 1))
+        kernel = tuple(p["kernel"])
+        n = len(kernel)
+        _set_shape(q.pad, per_dim(tuple(p["pad"]) or (0,) * n, kernel, "pad"))
+        _set_shape(q.stride, per_dim(tuple(p["stride"]) or (1,) * n, kernel, "stride"))
+        _set_shape(q.dilation, per_dim(tuple(p["dilation"]) or (1,) * n, kernel, "dilation"))
         q.group = int(p["group"])
         q.base_axis = 1
         if t == "Deconvolution":
             _set_shape(q.output_padding, [0] * n)
     elif t in ("MaxPooling", "AveragePooling"):
         q = f.max_pooling_param if t == "MaxPooling" else f.average_pooling_param
-        kernel = list(p["kernel"])
+        kernel = tuple(p["kernel"])
         _set_shape(q.kernel, kernel)
-        _set_shape(q.stride, _expand(p["stride"] or kernel, len(kernel), 1))
-        _set_shape(q.pad, _expand(p["pad"], len(kernel), 0))
+        _set_shape(q.stride, per_dim(tuple(p["stride"]) or kernel, kernel, "stride", t))
+        _set_shape(q.pad, per_dim(tuple(p["pad"]) or (0,) * len(kernel), kernel, "pad", t))
         q.ignore_border = bool(p["ignore_border"])
         if t == "AveragePooling":
             q.including_pad = bool(p["including_pad"])
@@ -81,8 +74,8 @@ def _fill_params(f: Any, layer: Layer, p: Dict[str, Any], in_shapes: List[Tuple[
     elif t == "ELU":
         f.elu_param.alpha = float(p["alpha"])
     elif t == "SELU":
-        f.selu_param.scale = 1.05070098735548
-        f.selu_param.alpha = 1.673263242354377
+        f.selu_param.scale = mapping.SELU_SCALE
+        f.selu_param.alpha = mapping.SELU_ALPHA
     elif t == "Softmax":
         f.softmax_param.axis = _axis(p["axis"])
     elif t == "BatchNormalization":
@@ -141,7 +134,8 @@ class _NetworkWriter:
         params: List[str] = []
         inputs: List[str] = []
         last = None
-        for lname in [n for n in self.info.order if n in set(layer_names)]:
+        wanted = set(layer_names)
+        for lname in [n for n in self.info.order if n in wanted]:
             layer = self.layers[lname]
             li = self.info.layers[lname]
             spec = get_spec(layer.type)
@@ -271,16 +265,13 @@ def extras_of(project: Project) -> Dict[str, Any]:
     }
 
 
-def _numeric_multidim_inputs(info: Any, csv_path: str) -> List[str]:
+def _numeric_multidim_inputs(info: Any, preview: Optional[Any]) -> List[str]:
     """Inputs with several dimensions fed from numeric columns (x__0, x__1, ...): the engine reshapes them,
-    nnabla's CSV reader gives a vector and nnabla_cli cannot feed it (NNC keeps such samples in files)."""
-    if not csv_path or not os.path.isfile(csv_path):
+    nnabla's CSV reader gives a vector and nnabla_cli cannot feed it (NNC keeps such samples in files).
+    ``preview`` is the training CSV's ``peek_dataset`` result (None: unreadable, nothing to say)."""
+    if preview is None:
         return []
-    try:
-        from engine.data import peek_csv
-        columns = peek_csv(csv_path, 0).columns
-    except Exception:
-        return []
+    columns = preview.columns
     out = []
     for var, shape in info.input_variables.items():
         numeric = [c for c in columns if c.split(":", 1)[0].startswith(var + "__")]
@@ -297,6 +288,7 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
 
     from engine.export import PROBABILITY_LOSSES, SIGMOID_LOSSES
     from engine.layers import get_spec
+    from engine.layers.inputs import input_variable
     from engine.project.validate import dataset_path
     from engine.shapes import infer_network, runtime_layer_names
 
@@ -333,7 +325,8 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
         return dataset_path(project, rel)
 
     train_csv, valid_csv = ds_path(project.datasets.training), ds_path(project.datasets.validation)
-    ipe = iterations_per_epoch(csv_rows(train_csv), batch)
+    train_preview = peek_dataset(train_csv)  # read once: row count and columns
+    ipe = iterations_per_epoch(preview_rows(train_preview), batch)
     t = proto.training_config
     t.max_epoch = int(cfg.max_epoch)
     t.iter_per_epoch = int(ipe or 0)
@@ -342,7 +335,7 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
     if not ipe:
         unsupported.append(f"iter_per_epoch: the training CSV '{train_csv or '(none)'}' could not be read, so it "
                            "is 0 (nnabla_cli would not train); set training_config.iter_per_epoch by hand")
-    unsupported += _numeric_multidim_inputs(info, train_csv)
+    unsupported += _numeric_multidim_inputs(info, train_preview)
     if cfg.seed:
         notes.append(f"seed {cfg.seed}: nnabla_cli has no seed setting (kept in the nnconsole comment)")
 
@@ -381,7 +374,7 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
     for layer in project.network.layers:
         spec = get_spec(layer.type)
         if spec.is_input:
-            var_of[layer.name] = layer.params.get("variable") or layer.name
+            var_of[layer.name] = input_variable(layer, layer.params)
 
     o = proto.optimizer.add()
     o.name, o.network_name = "Optimizer", MAIN

@@ -203,7 +203,7 @@ def _function_params(f: Any, in_shapes: List[Optional[List[int]]], weights: Dict
     if t == "SELU":
         if f.HasField("selu_param"):
             p = f.selu_param
-            if abs(p.scale - 1.05070098735548) > 1e-5 or abs(p.alpha - 1.673263242354377) > 1e-5:
+            if abs(p.scale - mapping.SELU_SCALE) > 1e-5 or abs(p.alpha - mapping.SELU_ALPHA) > 1e-5:
                 raise _Unsupported(f"scale {p.scale} / alpha {p.alpha} (nnconsole's SELU uses the standard "
                                    "constants 1.0507 / 1.6733)")
         return {}

@@ -205,7 +205,7 @@ def _layer_params(rtype: str, name: str, props: Dict[str, str], unsupported: Lis
                     for suffix in ("File", "Initializer", "InitializerMultiplier", "LRateMultiplier")}
     handled = set()
     if rtype == "SELU":  # nnconsole's SELU has NNC's default constants built in
-        for prop, standard in (("Scale", 1.05070098735548), ("Alpha", 1.673263242354377)):
+        for prop, standard in (("Scale", mapping.SELU_SCALE), ("Alpha", mapping.SELU_ALPHA)):
             if abs(as_float(_resolve(props, prop), standard) - standard) < 1e-5:
                 handled.add(prop)
     for prop, value in props.items():

@@ -9,11 +9,11 @@ produce, and the same names NNC writes into .nnp files.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Sequence, Tuple
+from typing import Any, Dict, List, Mapping
 
 from engine.project.model import Initializer
 
-from .registry import LayerSpec, ParamSpec, Shape, ShapeError, fmt_shape, prod, register
+from .registry import LayerSpec, ParamSpec, Shape, ShapeError, fmt_shape, per_dim, prod, register
 
 _BIAS = Initializer("Constant", 1.0, 0.0)
 
@@ -61,21 +61,6 @@ register(LayerSpec(
 # ------------------------------------------------------------------------------- Convolution
 
 
-def _per_dim(values: Sequence[int], n: int, name: str, kernel: Sequence[int]) -> Tuple[int, ...]:
-    """pad/stride/dilation with one entry per kernel dimension.
-
-    A list whose entries are all equal (such as the default [1, 1] or a single [1]) is repeated to
-    the kernel's length, so changing a 2-D kernel to 1-D or 3-D does not break the defaults.
-    """
-    values = tuple(values)
-    if len(values) == n:
-        return values
-    if values and len(set(values)) == 1:
-        return (values[0],) * n
-    raise ShapeError(f"{name} {list(values)} has {len(values)} entries but kernel {list(kernel)} has {n}; "
-                     f"give one {name} per kernel dimension")
-
-
 def _conv_geometry(layer_type: str, ins: List[Shape], p: Mapping[str, Any]):
     kernel = tuple(p["kernel"])
     n = len(kernel)
@@ -84,9 +69,9 @@ def _conv_geometry(layer_type: str, ins: List[Shape], p: Mapping[str, Any]):
         dims = {1: "L", 2: "H, W", 3: "D, H, W"}.get(n, "...")
         raise ShapeError(f"{layer_type} with a {n}-D kernel {list(kernel)} expects an input of shape "
                          f"(channels, {dims}), got {fmt_shape(x)}")
-    pad = _per_dim(p["pad"], n, "pad", kernel)
-    stride = _per_dim(p["stride"], n, "stride", kernel)
-    dilation = _per_dim(p["dilation"], n, "dilation", kernel)
+    pad = per_dim(p["pad"], kernel, "pad")
+    stride = per_dim(p["stride"], kernel, "stride")
+    dilation = per_dim(p["dilation"], kernel, "dilation")
     channels, group, outmaps = x[0], p["group"], p["outmaps"]
     if channels % group or outmaps % group:
         raise ShapeError(f"{layer_type} group {group} must divide both the input channels ({channels}) "
@@ -120,13 +105,10 @@ def _conv_build(ctx, inputs, layer):
 
     p = ctx.params(layer)
     x = inputs[0]
-    kernel = tuple(p["kernel"])
-    n = len(kernel)
-    fans = (x.shape[1], p["outmaps"], kernel)
+    kernel, pad, stride, dilation, _, group, outmaps = _conv_geometry("Convolution", [tuple(x.shape[1:])], p)
+    fans = (x.shape[1], outmaps, kernel)
     return PF.convolution(
-        x, p["outmaps"], kernel,
-        pad=_per_dim(p["pad"], n, "pad", kernel), stride=_per_dim(p["stride"], n, "stride", kernel),
-        dilation=_per_dim(p["dilation"], n, "dilation", kernel), group=p["group"],
+        x, outmaps, kernel, pad=pad, stride=stride, dilation=dilation, group=group,
         w_init=ctx.initializer(layer, "W", *fans),
         b_init=ctx.initializer(layer, "b", *fans) if p["with_bias"] else None,
         with_bias=p["with_bias"])
@@ -187,13 +169,10 @@ def _deconv_build(ctx, inputs, layer):
 
     p = ctx.params(layer)
     x = inputs[0]
-    kernel = tuple(p["kernel"])
-    n = len(kernel)
-    fans = (p["outmaps"], x.shape[1], kernel)  # the order nnabla's PF.deconvolution uses
+    kernel, pad, stride, dilation, _, group, outmaps = _conv_geometry("Deconvolution", [tuple(x.shape[1:])], p)
+    fans = (outmaps, x.shape[1], kernel)  # the order nnabla's PF.deconvolution uses
     return PF.deconvolution(
-        x, p["outmaps"], kernel,
-        pad=_per_dim(p["pad"], n, "pad", kernel), stride=_per_dim(p["stride"], n, "stride", kernel),
-        dilation=_per_dim(p["dilation"], n, "dilation", kernel), group=p["group"],
+        x, outmaps, kernel, pad=pad, stride=stride, dilation=dilation, group=group,
         w_init=ctx.initializer(layer, "W", *fans),
         b_init=ctx.initializer(layer, "b", *fans) if p["with_bias"] else None,
         with_bias=p["with_bias"])

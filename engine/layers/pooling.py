@@ -8,18 +8,7 @@ from __future__ import annotations
 
 from typing import Any, List, Mapping, Tuple
 
-from .registry import LayerSpec, ParamSpec, Shape, ShapeError, fmt_shape, register
-
-
-def _expand(layer_type: str, name: str, values: tuple, kernel: tuple) -> tuple:
-    """One entry per kernel dimension; a list of equal entries is repeated to the kernel's length."""
-    n = len(kernel)
-    if len(values) != n and values and len(set(values)) == 1:
-        values = (values[0],) * n
-    if len(values) != n:
-        raise ShapeError(f"{layer_type} {name} {list(values)} has {len(values)} entries but kernel "
-                         f"{list(kernel)} has {n}; give one {name} per kernel dimension")
-    return values
+from .registry import LayerSpec, ParamSpec, Shape, ShapeError, fmt_shape, per_dim, register
 
 
 def _geometry(layer_type: str, x: Shape, p: Mapping[str, Any]) -> Tuple[tuple, tuple, tuple]:
@@ -28,8 +17,8 @@ def _geometry(layer_type: str, x: Shape, p: Mapping[str, Any]) -> Tuple[tuple, t
     if len(x) < n:
         raise ShapeError(f"{layer_type} with a {n}-D kernel {list(kernel)} needs an input with at least {n} "
                          f"dimensions, got {fmt_shape(x)}")
-    stride = _expand(layer_type, "stride", tuple(p["stride"]) or kernel, kernel)
-    pad = _expand(layer_type, "pad", tuple(p["pad"]) or (0,) * n, kernel)
+    stride = per_dim(tuple(p["stride"]) or kernel, kernel, "stride", layer_type)
+    pad = per_dim(tuple(p["pad"]) or (0,) * n, kernel, "pad", layer_type)
     return kernel, stride, pad
 
 

@@ -43,6 +43,24 @@ def prod(values: Sequence[int]) -> int:
     return int(math.prod(values)) if values else 1
 
 
+def per_dim(values: Sequence[int], kernel: Sequence[int], name: str, owner: str = "") -> Tuple[int, ...]:
+    """pad/stride/dilation with one entry per kernel dimension.
+
+    A list whose entries are all equal (such as the default [1, 1] or a single [1]) is repeated to
+    the kernel's length, so changing a 2-D kernel to 1-D or 3-D does not break the defaults. Any other
+    length mismatch raises ShapeError; ``owner`` (a layer type) prefixes the message when given.
+    """
+    values = tuple(values)
+    n = len(kernel)
+    if len(values) == n:
+        return values
+    if values and len(set(values)) == 1:
+        return (values[0],) * n
+    prefix = f"{owner} " if owner else ""
+    raise ShapeError(f"{prefix}{name} {list(values)} has {len(values)} entries but kernel {list(kernel)} has {n}; "
+                     f"give one {name} per kernel dimension")
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 

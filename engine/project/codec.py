@@ -14,7 +14,6 @@ from .errors import Problem
 from .model import Layer, Project
 
 PathKey = Tuple[Any, ...]
-_NUMBER_WORDS = {"int": "an integer", "float": "a number", "bool": "true or false", "str": "a string"}
 
 
 def project_from_dict(data: Dict[str, Any], problems: List[Problem]) -> Project:
@@ -45,19 +44,6 @@ def _from_value(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _from_value(v) for k, v in value.items()}
     return value
-
-
-def _describe(tp: Any) -> str:
-    origin = typing.get_origin(tp)
-    if tp in (int, float, bool, str):
-        return _NUMBER_WORDS[tp.__name__]
-    if origin in (list, List):
-        return "a list"
-    if origin in (dict, Dict):
-        return "a mapping"
-    if dataclasses.is_dataclass(tp):
-        return "a mapping"
-    return str(tp)
 
 
 def _convert(tp: Any, value: Any, path: PathKey, problems: List[Problem]) -> Any:
@@ -132,8 +118,7 @@ def _to_dataclass(tp: Any, data: Dict[str, Any], path: PathKey, problems: List[P
     from .yamlpos import format_path
 
     hints = typing.get_type_hints(tp)
-    fields = {f.name: f for f in dataclasses.fields(tp) if f.compare or f.name != "path"}
-    fields.pop("path", None)
+    fields = {f.name: f for f in dataclasses.fields(tp) if f.name != "path"}
     kwargs: Dict[str, Any] = {}
     for key, value in data.items():
         if key not in fields:

@@ -174,6 +174,7 @@ def check_mpiexec_args(args: Sequence[str], path: str = "multi_gpu.mpiexec_args"
 
 def check_network(project: Project) -> List[Problem]:
     """Layer names, initializers, sizes and the engine's shape inference, located at each layer."""
+    from engine.layers.registry import prod
     from engine.shapes import infer_network
 
     problems: List[Problem] = []
@@ -206,7 +207,7 @@ def check_network(project: Project) -> List[Problem]:
         where = f"network.layers[{index[name]}]" if name in index else "network.layers"
         problems.append(Problem(where, f"layer '{name}': {message}"))
     for name, li in info.layers.items():
-        sizes = [("output", li.output_size)] + [(f"parameter {k}", _product(s)) for k, s in li.weight_shapes.items()]
+        sizes = [("output", li.output_size)] + [(f"parameter {k}", prod(s)) for k, s in li.weight_shapes.items()]
         for what, size in sizes:
             if size > MAX_ARRAY_VALUES:
                 where = f"network.layers[{index[name]}]" if name in index else "network.layers"
@@ -218,13 +219,6 @@ def check_network(project: Project) -> List[Problem]:
         problems.append(Problem("network.layers", "the network has no loss layer, so it cannot be trained",
                                 fix="add e.g. SoftmaxCrossEntropy fed by the output and the label Input"))
     return problems
-
-
-def _product(shape: Sequence[int]) -> int:
-    out = 1
-    for v in shape:
-        out *= int(v)
-    return out
 
 
 def project_folder(project: Project) -> str:
@@ -314,8 +308,7 @@ def check_datasets(project: Project, peek: Optional[Callable] = None, allow_outs
 def validate(project: Project, datasets: bool = True, allow_outside_data: bool = False) -> List[Problem]:
     """All semantic problems of a project (errors and warnings); ``datasets`` reads every CSV row."""
     problems = check_settings(project) + check_network(project)
-    if datasets and not any(p.severity == "error" for p in problems):
-        problems += check_datasets(project, allow_outside=allow_outside_data, deep=True)
-    elif datasets:
-        problems += check_datasets(project, allow_outside=allow_outside_data)
+    if datasets:  # every cell only when the settings and the network are sound
+        deep = not any(p.severity == "error" for p in problems)
+        problems += check_datasets(project, allow_outside=allow_outside_data, deep=deep)
     return problems

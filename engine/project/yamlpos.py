@@ -7,7 +7,7 @@ or crash the loader.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Set, Tuple
+from typing import Any, Dict, Set, Tuple
 
 import yaml
 
@@ -107,14 +107,3 @@ class _Builder:
             return self.loader.construct_object(node)
         finally:
             self.loader.constructed_objects.clear()
-
-
-def line_of(lines: Dict[PathKey, int], path: PathKey) -> Optional[int]:
-    """The line of ``path`` or of its nearest ancestor that has one."""
-    path = tuple(path)
-    while True:
-        if path in lines:
-            return lines[path]
-        if not path:
-            return None
-        path = path[:-1]
