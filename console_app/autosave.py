@@ -86,19 +86,13 @@ class Autosaver(QObject):
         self.set_interval(interval_s)
         document.modified_changed.connect(self._modified_changed)
         document.path_changed.connect(self._path_changed)
-
-    @property
-    def written_path(self) -> Optional[str]:
-        return self._written
+        document.reloaded.connect(self._path_changed)  # a project opened from another file
 
     def set_interval(self, seconds: float) -> None:
         """Autosave every ``seconds`` (0 or less turns autosave off)."""
         self._timer.stop()
         if seconds > 0:
             self._timer.start(int(seconds * 1000))
-
-    def interval_ms(self) -> int:
-        return self._timer.interval() if self._timer.isActive() else 0
 
     def stop(self) -> None:
         self._timer.stop()
@@ -138,7 +132,7 @@ class Autosaver(QObject):
         if not modified:
             self.discard()
 
-    def _path_changed(self, _path: str) -> None:
+    def _path_changed(self, _path: str = "") -> None:
         # A different file now: the old side file is obsolete (Save As writes the project itself).
         if self._written and self._written != autosave_path(self.document.path):
             self.discard()

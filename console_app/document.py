@@ -22,9 +22,11 @@ class ProjectDocument(QObject):
     network_changed = Signal()  # any layer added, removed, connected or edited
     layer_changed = Signal(str)  # one layer's params/initializers/multipliers/position changed (its name)
     settings_changed = Signal(str)  # a dotted settings path changed, e.g. "config.batch_size"
-    path_changed = Signal(str)
+    path_changed = Signal(str)  # the same project now lives in another file (a save to a new path)
     modified_changed = Signal(bool)
-    reloaded = Signal()  # a different project was loaded into this document
+    # A different project (new content and possibly a new path) is now in this document: views rebuild
+    # everything from it. Loading emits this, not path_changed, so one open refreshes each view once.
+    reloaded = Signal()
 
     def __init__(self, project: Optional[Project] = None, parent: Optional[QObject] = None) -> None:
         super().__init__(parent)
@@ -46,15 +48,15 @@ class ProjectDocument(QObject):
         """Replace the document with the project at ``path`` (raises ProjectError)."""
         self.project = load_project(path, check_datasets=check_datasets)
         self.undo_stack.clear()
-        self.reloaded.emit()
-        self.network_changed.emit()
-        self.path_changed.emit(self.project.path or "")
+        self._announce_reload()
 
     def save(self, path: Optional[str] = None) -> str:
         """Save atomically (with a .bak of the previous file) and mark the stack clean."""
+        before = os.path.abspath(self.project.path) if self.project.path else None
         target = save_project(self.project, path or self.project.path)
         self.undo_stack.setClean()
-        self.path_changed.emit(target)
+        if target != before:
+            self.path_changed.emit(target)
         return target
 
     def display_name(self) -> str:
@@ -110,9 +112,12 @@ class ProjectDocument(QObject):
         self.undo_stack.clear()
         if modified:
             self.undo_stack.resetClean()
-        self.reloaded.emit()
+        self._announce_reload()
+
+    def _announce_reload(self) -> None:
+        # network_changed first: views that debounce it stop their timer when they rebuild on reloaded
         self.network_changed.emit()
-        self.path_changed.emit(self.project.path or "")
+        self.reloaded.emit()
 
     def _clean_changed(self, clean: bool) -> None:
         self.modified_changed.emit(not clean)

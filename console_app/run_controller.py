@@ -9,7 +9,6 @@ elsewhere (the CLI, or a previous GUI) can be attached to: it is tailed until it
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -62,7 +61,6 @@ class RunController(QObject):
 
     run_started = Signal(str)  # run directory
     records_received = Signal(str, list)  # run directory, new metrics records (dicts)
-    output_received = Signal(str)  # text the engine printed (stdout and stderr)
     run_finished = Signal(str, str, int)  # run directory, status (finished|stopped|failed), exit code
     launch_failed = Signal(str)  # the engine ended before creating a run directory: its message
     running_changed = Signal(bool)
@@ -102,18 +100,8 @@ class RunController(QObject):
         """The live run's records already emitted (up to the tail offset), to redraw it without duplicates."""
         if self._run_dir is None:
             return []
-        try:
-            with open(os.path.join(self._run_dir, runs.METRICS_FILE), "rb") as fh:
-                data = fh.read(self._offset)
-        except OSError:
-            return []
-        out = []
-        for line in data.splitlines():
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue
-        return out
+        records, _ = runs.read_metrics(self._run_dir, 0, until=self._offset)
+        return records
 
     def is_attached(self) -> bool:
         return self._attached_pid is not None
@@ -202,7 +190,6 @@ class RunController(QObject):
             return
         text = bytes(self._process.readAllStandardOutput()).decode("utf-8", "replace")
         self._stdout += text
-        self.output_received.emit(text)
         self._line_buffer += text
         *lines, self._line_buffer = self._line_buffer.split("\n")
         for line in lines:
@@ -218,7 +205,6 @@ class RunController(QObject):
             return
         text = bytes(self._process.readAllStandardError()).decode("utf-8", "replace")
         self._stderr += text
-        self.output_received.emit(text)
 
     def _on_error(self, error: QProcess.ProcessError) -> None:
         if error == QProcess.FailedToStart and self._process is not None:
@@ -281,7 +267,6 @@ class EngineCommand(QObject):
     """One short CLI command in a QProcess (e.g. ``evaluate RUN_DIR``); reports its output when done."""
 
     command_finished = Signal(int, str, str)  # exit code, stdout, stderr
-    output_received = Signal(str)
 
     def __init__(self, parent: Optional[QObject] = None) -> None:
         super().__init__(parent)
@@ -299,11 +284,6 @@ class EngineCommand(QObject):
         self._process = _engine_process(self, cwd, self._read, self._read, self._on_finished, self._on_error)
         _start_engine(self._process, args)
 
-    def cancel(self) -> None:
-        if self._process is not None:
-            self._process.kill()
-            self._process.waitForFinished(3000)
-
     def _read(self) -> None:
         if self._process is None:
             return
@@ -311,8 +291,6 @@ class EngineCommand(QObject):
         err = bytes(self._process.readAllStandardError()).decode("utf-8", "replace")
         self._stdout += out
         self._stderr += err
-        if out or err:
-            self.output_received.emit(out + err)
 
     def _on_error(self, error: QProcess.ProcessError) -> None:
         if error == QProcess.FailedToStart and self._process is not None:

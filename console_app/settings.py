@@ -37,9 +37,6 @@ LAST_DIRECTORY = Setting("files/last_directory", str, "", "folder the open/save 
 AUTOSAVE_INTERVAL = Setting("autosave/interval_s", int, 60,
                             "seconds between autosaves of a modified project (0 turns autosave off)")
 
-ALL_SETTINGS = (WINDOW_GEOMETRY, WINDOW_STATE, CURRENT_TAB, EDIT_SPLITTERS, RIGHT_PANEL_TAB, RECENT_PROJECTS,
-                RECENT_MAX, LAST_DIRECTORY, AUTOSAVE_INTERVAL)
-
 
 def _as_list(value: Any) -> List[Any]:
     """QSettings gives back a one-item list as a plain string and an empty one as None."""

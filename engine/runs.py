@@ -122,8 +122,8 @@ class MetricsWriter:
         self._fh.close()
 
 
-def read_metrics(run_dir: str, offset: int = 0) -> tuple:
-    """Records from byte ``offset`` on, and the offset to continue from.
+def read_metrics(run_dir: str, offset: int = 0, until: Optional[int] = None) -> tuple:
+    """Records from byte ``offset`` on (up to byte ``until`` when given), and the offset to continue from.
 
     A half-written last line (the run is still writing it) is left for the next call.
     """
@@ -132,7 +132,7 @@ def read_metrics(run_dir: str, offset: int = 0) -> tuple:
     try:
         with open(path, "rb") as fh:
             fh.seek(offset)
-            data = fh.read()
+            data = fh.read() if until is None else fh.read(max(until - offset, 0))
     except OSError:
         return records, offset
     end = data.rfind(b"\n") + 1
@@ -143,6 +143,18 @@ def read_metrics(run_dir: str, offset: int = 0) -> tuple:
             except ValueError:
                 continue
     return records, offset + end
+
+
+def planned_epochs(record: Dict[str, Any]) -> int:
+    """The run's whole span in epochs from one train record (0 when the record does not say).
+
+    Train records carry the run's planned iterations, so this holds for live runs, replays, resumed
+    runs and runs followed from a terminal alike.
+    """
+    total, iteration, epoch = record.get("total_iterations"), record.get("iteration"), record.get("epoch")
+    if not total or not iteration or not epoch or epoch <= 0:
+        return 0
+    return round(total * epoch / iteration)
 
 
 def iter_metrics(run_dir: str, kind: Optional[str] = None) -> Iterator[Dict[str, Any]]:

@@ -39,8 +39,8 @@ class SetSettingCommand(QUndoCommand):
     """Set ``document``'s setting ``dotted`` to ``value``; undo restores the previous value."""
 
     def __init__(self, document: Any, dotted: str, value: Any, mergeable: bool = True,
-                 text: Optional[str] = None, merge_key: Optional[str] = None) -> None:
-        super().__init__(text or f"Change {field_label(dotted)}")
+                 merge_key: Optional[str] = None) -> None:
+        super().__init__(f"Change {field_label(dotted)}")
         self.document = document
         self.dotted = dotted
         self.old = copy.deepcopy(document.get_setting(dotted))

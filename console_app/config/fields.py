@@ -8,7 +8,7 @@ e.g. on undo. Each editor's objectName is ``field_<dotted path>``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QSpinBox,
@@ -71,11 +71,9 @@ def format_value(spec: FieldSpec, value: Any) -> str:
 class FieldEditor:
     """One editor widget bound to one setting of a document."""
 
-    def __init__(self, document: Any, spec: FieldSpec, parent: Optional[QWidget] = None,
-                 on_commit: Optional[Callable[[str], None]] = None) -> None:
+    def __init__(self, document: Any, spec: FieldSpec, parent: Optional[QWidget] = None) -> None:
         self.document = document
         self.spec = spec
-        self.on_commit = on_commit
         self._committing = False
         self.widget = self._make(parent)
         self.widget.setObjectName(f"field_{spec.dotted}")
@@ -118,11 +116,9 @@ class FieldEditor:
     def _commit(self, value: Any) -> None:
         self._committing = True  # the document echoes the change back: keep the user's text as typed
         try:
-            changed = set_path(self.document, self.spec.dotted, value)
+            set_path(self.document, self.spec.dotted, value)
         finally:
             self._committing = False
-        if changed and self.on_commit:
-            self.on_commit(self.spec.dotted)
 
     def sync(self) -> None:
         """Show the document's value (signals blocked, so this pushes no command)."""

@@ -40,13 +40,6 @@ class BackgroundCall(QObject):
         thread.start()
         return token
 
-    @property
-    def latest(self) -> int:
-        return self._token
-
-    def busy(self) -> bool:
-        return any(t.is_alive() for t in self._threads)
-
     def wait(self, timeout: float = 30.0) -> None:
         """Join the threads (tests, application exit)."""
         for t in list(self._threads):

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QGridLayout, QGroupBox, QHBoxLayout, QHeaderView,
                                QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QSplitter,
@@ -62,8 +62,6 @@ class SplitState:
 
 class DatasetPage(QWidget):
     """Dataset paths, the variables table, the problems list and one preview per CSV."""
-
-    check_finished = Signal(str)  # a split's background load ended (its preview, histogram and shapes are shown)
 
     def __init__(self, document: Any, window: Any = None, parent: Optional[QWidget] = None) -> None:
         super().__init__(parent)
@@ -147,8 +145,8 @@ class DatasetPage(QWidget):
         layout.addWidget(splitter)
 
         document.settings_changed.connect(self._setting_changed)
-        document.reloaded.connect(self.refresh)
-        document.path_changed.connect(lambda _p: self.refresh())
+        document.reloaded.connect(self.refresh)  # a different project
+        document.path_changed.connect(lambda _p: self.refresh())  # saved elsewhere: paths resolve anew
         document.network_changed.connect(self._refresh_timer.start)
         self.refresh()
 
@@ -161,6 +159,7 @@ class DatasetPage(QWidget):
 
     def refresh(self) -> None:
         """Re-read headers and previews now and start the full checks in the background."""
+        self._refresh_timer.stop()  # this is the refresh a pending network change asked for
         project = self.document.project
         try:
             self.expected = expected_variables(project)
@@ -219,7 +218,6 @@ class DatasetPage(QWidget):
                 pass
         self._show_problems()
         self._fill_variables()
-        self.check_finished.emit(split)
 
     def _show_histogram(self, split: str, dataset: Any) -> None:
         from engine.evaluate import EvaluationError, target_variable

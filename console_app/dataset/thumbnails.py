@@ -34,7 +34,3 @@ def thumbnail(path: str, size: int = THUMBNAIL_SIZE) -> QPixmap:
     if len(_cache) > _CACHE_LIMIT:
         _cache.popitem(last=False)
     return pixmap
-
-
-def clear_cache() -> None:
-    _cache.clear()

@@ -170,9 +170,6 @@ class NetworkEditor(QObject):
         self._push(commands.ConnectCommand(self.document, source, target))
         return True
 
-    def disconnect_input(self, target: str, index: int) -> None:
-        self._push(commands.DisconnectCommand(self.document, target, index))
-
     # ---- properties ---------------------------------------------------------------------------------
     def set_param(self, name: str, key: str, raw: Any) -> Optional[str]:
         """Set a parameter from an editor's value or text; a message (and no change) when it is invalid."""

@@ -90,11 +90,11 @@ def below(positions: Dict[str, Position]) -> Position:
     return (min(xs), max(ys) + ROW)
 
 
-def effective_positions(network: Network, stored_only: bool = False) -> Dict[str, Position]:
+def effective_positions(network: Network) -> Dict[str, Position]:
     """Every layer's position: the stored one, or where auto-layout would put a layer without one."""
     stored = {layer.name: (float(layer.position[0]), float(layer.position[1]))
               for layer in network.layers if layer.position is not None and len(layer.position) == 2}
-    if stored_only or len(stored) == len(network.layers):
+    if len(stored) == len(network.layers):
         return stored
     computed = auto_layout(network)
     missing = [layer.name for layer in network.layers if layer.name not in stored]

@@ -58,6 +58,10 @@ class EditPage(QWidget):
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.setInterval(0)
         self._refresh_timer.timeout.connect(self.refresh)
+        self._issues_timer = QTimer(self)  # settings reach only the issues list (check_settings)
+        self._issues_timer.setSingleShot(True)
+        self._issues_timer.setInterval(0)
+        self._issues_timer.timeout.connect(self.refresh_issues)
         self._make_actions()
         self._build_layout()
         self._connect()
@@ -166,7 +170,7 @@ class EditPage(QWidget):
         doc = self.document
         doc.network_changed.connect(self._schedule)
         doc.layer_changed.connect(self._schedule)
-        doc.settings_changed.connect(self._schedule)
+        doc.settings_changed.connect(self._schedule_issues)
         doc.reloaded.connect(self._reloaded)
         self.palette.layer_activated.connect(self.add_layer)
         self.view.layer_dropped.connect(lambda t, pos: self.add_layer(t, (pos.x(), pos.y())))
@@ -198,6 +202,9 @@ class EditPage(QWidget):
     def _schedule(self, *_args: Any) -> None:
         self._refresh_timer.start()
 
+    def _schedule_issues(self, *_args: Any) -> None:
+        self._issues_timer.start()
+
     def flush(self) -> None:
         """Bring every view up to date with the document now."""
         self._refresh_timer.stop()
@@ -208,7 +215,7 @@ class EditPage(QWidget):
         self.info = infer_network(project.network)
         self.scene.sync(project.network, self.info)
         self.statistics.set_info(self.info)
-        self.issues.set_issues(collect_issues(project, self.info))
+        self.refresh_issues()
         n_err = len(self.info.errors)
         text = (f"{len(self.info.order)} layers  ·  {self.info.total_params:,} parameters  ·  "
                 f"{self.info.total_macs:,} multiply-adds per sample")
@@ -216,6 +223,11 @@ class EditPage(QWidget):
             text += f"  ·  <span style='color:#c62828'><b>{n_err} error{'s' if n_err != 1 else ''}</b></span>"
         self.totals.setText(text)
         self._selection_changed()
+
+    def refresh_issues(self) -> None:
+        """The issues list alone: the network's (from the last refresh) and the settings' problems."""
+        self._issues_timer.stop()
+        self.issues.set_issues(collect_issues(self.document.project, self.info))
 
     def _reloaded(self) -> None:
         self.scene.select_names([])

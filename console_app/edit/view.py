@@ -57,16 +57,16 @@ class NetworkView(QGraphicsView):
     def zoom_reset(self) -> None:
         self.set_zoom(1.0)
 
-    def fit(self, rect: Optional[QRectF] = None, max_zoom: float = 1.0) -> None:
-        """Show the whole network (or ``rect``), never magnified beyond ``max_zoom``."""
-        rect = rect if rect is not None else self.scene().nodes_rect()
+    def fit(self) -> None:
+        """Show the whole network, never magnified beyond 100%."""
+        rect = self.scene().nodes_rect()
         if rect.isNull() or rect.isEmpty():
             self.zoom_reset()
             return
         rect = rect.adjusted(-30, -30, 30, 30)
         self.fitInView(rect, Qt.KeepAspectRatio)
-        if self.zoom() > max_zoom:
-            self.set_zoom(max_zoom)
+        if self.zoom() > 1.0:
+            self.set_zoom(1.0)
         elif self.zoom() < MIN_ZOOM:
             self.set_zoom(MIN_ZOOM)
         self.centerOn(rect.center())

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 from console_app.widgets.grid import SharedXGrid
 from console_app.widgets.plots import (LR_COLOR, TRAIN_COLOR, VALID_COLOR, GrowingSeries, color, fast_curve,
                                        style_plot_item)
+from engine import runs
 
 SERIES = ("train_loss", "train_error", "valid_loss", "valid_error", "lr")
 Y_HEADROOM = 1.1  # the y axis ends 10% above the largest value shown
@@ -33,7 +34,7 @@ def run_label(run_dir: str) -> str:
 
     name = os.path.basename(run_dir.rstrip(os.sep))
     try:
-        with open(os.path.join(run_dir, "plan.json")) as fh:
+        with open(os.path.join(run_dir, runs.PLAN_FILE)) as fh:
             plan = json.load(fh)
         return f"N={plan['workers']}, batch {plan['logical_batch']}, LR {plan['effective_lr']:g} ({name})"
     except (OSError, ValueError, KeyError, TypeError):
@@ -80,8 +81,8 @@ class RunCurves:
             kind = r.get("type")
             if kind == "train":
                 x = float(r.get("epoch", 0.0))
-                if not self.planned_epochs and r.get("total_iterations") and r.get("iteration") and x > 0:
-                    self.planned_epochs = round(r["total_iterations"] * x / r["iteration"])
+                if not self.planned_epochs:
+                    self.planned_epochs = runs.planned_epochs(r)
                 cols["train_loss"][0].append(x)
                 cols["train_loss"][1].append(float(r.get("loss", float("nan"))))
                 cols["train_error"][0].append(x)

@@ -43,10 +43,10 @@ class RunRow:
         return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.started))
 
 
-def collect_runs(root: str) -> List[RunRow]:
-    """Every run under a results root, newest first."""
+def collect_runs(root: str, listing: Optional[List[str]] = None) -> List[RunRow]:
+    """Every run under a results root, newest first (``listing``: ``runs.list_runs(root)`` if already read)."""
     rows = []
-    for run_dir in runs.list_runs(root):
+    for run_dir in runs.list_runs(root) if listing is None else listing:
         st = runs.effective_status(run_dir)
         if st is None:
             continue
@@ -104,8 +104,8 @@ class RunHistory(QWidget):
         layout.addWidget(self.table, 1)
         layout.addLayout(buttons)
 
-    def set_rows(self, rows: List[RunRow], keep_checked: bool = True) -> None:
-        checked = set(self.checked_runs()) if keep_checked else set()
+    def set_rows(self, rows: List[RunRow]) -> None:
+        checked = set(self.checked_runs())
         selected = self.selected_run()
         self._filling = True
         try:

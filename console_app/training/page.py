@@ -29,8 +29,7 @@ ERROR_STYLE = ("QPlainTextEdit { color: #7a0000; background: #fff4f4; border: 1p
 
 
 def read_all_metrics(run_dir: str) -> List[Dict[str, Any]]:
-    records, _ = runs.read_metrics(run_dir, 0)
-    return records
+    return list(runs.iter_metrics(run_dir))
 
 
 class TrainingPage(QWidget):
@@ -120,7 +119,7 @@ class TrainingPage(QWidget):
         self.history.replay_requested.connect(self.replay_run)
         document.settings_changed.connect(self._setting_changed)
         document.reloaded.connect(self._project_changed)
-        document.path_changed.connect(lambda _p: self._project_changed())
+        document.path_changed.connect(self._path_changed)
         app = QCoreApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
@@ -136,7 +135,16 @@ class TrainingPage(QWidget):
         return runs.results_root(path) if path else None
 
     def _project_changed(self) -> None:
+        """A different project: its workers setting and its runs."""
         self.workers.setValue(max(1, int(self.document.project.multi_gpu.workers)))
+        self._show_runs()
+
+    def _path_changed(self, _path: str) -> None:
+        """The project was saved to another file: another results folder, the same settings (the
+        Workers choice stays)."""
+        self._show_runs()
+
+    def _show_runs(self) -> None:
         self.refresh_history()
         if not self.controller.is_running() and self.rows:
             self.history.select_run(self.rows[0].run_dir)
@@ -168,16 +176,16 @@ class TrainingPage(QWidget):
 
     def start_run(self) -> bool:
         """Save if needed and start ``nnconsole train`` with the chosen number of workers."""
+        workers = self.workers.value()  # the user's choice, read before saving can signal anything
         if self.controller.is_running() or not self.ensure_saved():
             return False
         outside = self.outside_data()
         if outside and not dialogs.confirm_outside_data(self._dialog_parent(), outside):
             return False
         self.error.hide()
-        self.status.setText(f"Starting {self.workers.value()} worker(s)...")
+        self.status.setText(f"Starting {workers} worker(s)...")
         self.progress.reset("starting...")
-        self.progress.max_epoch = int(self.document.project.config.max_epoch)
-        self.controller.start_training(self.document.path, self.workers.value(), allow_outside_data=bool(outside))
+        self.controller.start_training(self.document.path, workers, allow_outside_data=bool(outside))
         return True
 
     def outside_data(self) -> List[str]:
@@ -271,8 +279,8 @@ class TrainingPage(QWidget):
     def refresh_history(self) -> None:
         """Re-list the runs; attach to one still going when this window is not running one."""
         root = self.results_root()
-        self.rows = collect_runs(root) if root else []
         self._listing = runs.list_runs(root) if root else []
+        self.rows = collect_runs(root, self._listing) if root else []
         self.history.set_rows(self.rows)
         self.tradeoff.set_runs(self.rows)
         if not self.controller.is_running():
@@ -311,7 +319,9 @@ class TrainingPage(QWidget):
         return read_all_metrics(run_dir)
 
     def _compare_changed(self, run_dirs: List[str]) -> None:
-        self.curves.set_overlays({d: self._records_of(d) for d in run_dirs})
+        """Overlay the ticked runs; only runs not drawn yet are read (set_overlays keeps the others)."""
+        shown = set(self.curves.runs)
+        self.curves.set_overlays({d: [] if os.path.abspath(d) in shown else self._records_of(d) for d in run_dirs})
 
     # ---- export -------------------------------------------------------------------------------
     def _save_csv(self) -> None:

@@ -9,9 +9,9 @@ from typing import Any, Dict, List, Optional
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
 
+from engine import runs
 from engine.progress import format_duration
-
-COMM_WARN_SHARE = 0.30
+from engine.train import COMM_WARN_SHARE  # the share above which the engine warns, too
 
 
 class RunProgress(QWidget):
@@ -39,7 +39,6 @@ class RunProgress(QWidget):
             layout.addWidget(label)
             self.labels[key] = label
         self.last: Dict[str, Any] = {}
-        self.max_epoch: Optional[int] = None
         self.reset()
 
     def reset(self, text: str = "idle") -> None:
@@ -68,7 +67,8 @@ class RunProgress(QWidget):
 
     def _show(self, r: Dict[str, Any]) -> None:
         epoch = r.get("epoch")
-        self.labels["epoch"].setText(f"epoch {epoch:.2f}" + (f" / {self.max_epoch}" if self.max_epoch else "")
+        planned = runs.planned_epochs(r)
+        self.labels["epoch"].setText(f"epoch {epoch:.2f}" + (f" / {planned}" if planned else "")
                                      if epoch is not None else "epoch -")
         self.labels["elapsed"].setText(f"elapsed {format_duration(r.get('elapsed'))}")
         self.labels["eta"].setText(f"ETA {format_duration(r.get('eta'))}")

@@ -10,7 +10,7 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QFont
 
 # Colour-blind-friendly (Okabe-Ito / Tableau-like) colours: one per run in overlays.
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
@@ -108,17 +108,5 @@ class GrowingSeries:
         self._y[self._n: need] = ys
         self._n = need
 
-    def clear(self) -> None:
-        """Start over in fresh buffers (curves may still hold views of the old ones)."""
-        self._x = np.empty(256, dtype=np.float64)
-        self._y = np.empty(256, dtype=np.float64)
-        self._n = 0
-
     def data(self) -> Tuple[np.ndarray, np.ndarray]:
         return self._x[: self._n], self._y[: self._n]
-
-
-def qcolor(text: str, alpha: int = 255) -> QColor:
-    c = QColor(text)
-    c.setAlpha(alpha)
-    return c

@@ -115,6 +115,48 @@ def test_open_save_as_and_recent_projects(window, template_project, tmp_path, mo
     assert window.settings.get(app_settings.RECENT_PROJECTS) == [target]
 
 
+def test_one_open_refreshes_each_tab_once_and_only_a_new_file_is_a_path_change(make_window, template_project,
+                                                                               tmp_path, monkeypatch, qtbot):
+    """Opening announces a different project (reloaded) and no path change: every tab rebuilds once.
+    Saving to the same file announces nothing; Save As announces the new path, once."""
+    from console_app.config.commands import set_setting
+    from console_app.config.page import ConfigPage
+    from console_app.dataset.page import DatasetPage
+    from console_app.edit.page import EditPage
+    from console_app.evaluation.page import EvaluationPage
+    from console_app.training.page import TrainingPage
+
+    calls = []
+    for cls, name in ((EditPage, "refresh"), (DatasetPage, "refresh"), (ConfigPage, "reload"),
+                      (TrainingPage, "refresh_history"), (EvaluationPage, "refresh_runs")):
+        def counted(self, *args, _original=getattr(cls, name), _name=cls.__name__):
+            calls.append(_name)
+            return _original(self, *args)
+        monkeypatch.setattr(cls, name, counted)
+    window = make_window(tab_keys=tuple(key for key, _, _ in TABS))
+    paths = []
+    window.document.path_changed.connect(paths.append)
+    qtbot.wait(50)
+    calls.clear()
+    assert window.files.open_path(template_project)
+    qtbot.wait(400)  # past the DATASET tab's debounce of network changes
+    assert sorted(calls) == ["ConfigPage", "DatasetPage", "EditPage", "EvaluationPage", "TrainingPage"]
+    assert paths == []
+
+    set_setting(window.document, "config.max_epoch", 7)
+    qtbot.wait(50)
+    calls.clear()
+    assert window.files.save() and not window.document.modified
+    qtbot.wait(50)
+    assert paths == [] and calls == [] and window.windowTitle() == "digits/project.yaml — nnconsole"
+
+    target = str(tmp_path / "elsewhere" / "copy.yaml")
+    monkeypatch.setattr(dialogs, "ask_save_path", lambda parent, suggested: target)
+    assert window.files.save_as()
+    assert paths == [target] and window.windowTitle() == "elsewhere/copy.yaml — nnconsole"
+    assert "TrainingPage" in calls and "EvaluationPage" in calls
+
+
 @pytest.mark.parametrize("answer", ["cancel", "discard", "save"])
 def test_unsaved_changes_prompt_on_close(window, template_project, monkeypatch, answer):
     asked = []
@@ -234,6 +276,10 @@ def test_open_dialog_imports_an_nnc_project(window, tmp_path, monkeypatch):
     assert any(layer.position for layer in saved.network.layers)  # NNC's canvas positions kept
     assert not window.document.modified
     assert all("imported" in text for text in reports)
+    # The file's repeat block is expanded on import: the user is told so, once, naming the source.
+    [report] = reports
+    assert report.splitlines()[0] == f"imported {source}"
+    assert "notes:" in report and "RepeatStart 'RepeatStart' x2" in report and "expanded into 2 copies" in report
 
 
 def test_cancelling_the_import_target_opens_nothing(window, tmp_path, monkeypatch):
