@@ -86,6 +86,17 @@ def load_h5(path: str) -> dict:
     return params
 
 
+def final_params(run_dir: str) -> dict:
+    """The parameters a run ended with (``parameters_final.h5``)."""
+    return load_h5(os.path.join(run_dir, "parameters_final.h5"))
+
+
+def max_relative_error(a: dict, b: dict) -> float:
+    """The largest difference between two parameter sets, relative to each parameter's magnitude in ``a``."""
+    assert sorted(a) == sorted(b)
+    return max(float(np.max(np.abs(a[k] - b[k])) / (np.max(np.abs(a[k])) + 1e-12)) for k in a)
+
+
 def live_processes(text: str) -> list:
     """(pid, command line) of live, non-zombie processes whose command line contains ``text``."""
     found = []

@@ -15,13 +15,6 @@ from engine.shapes import infer_network  # noqa: E402
 B = 3
 
 
-@pytest.fixture(autouse=True)
-def clean_parameters():
-    nn.clear_parameters()
-    yield
-    nn.clear_parameters()
-
-
 def L(name, type_, inputs=(), **params):
     return Layer(name=name, type=type_, inputs=list(inputs), params=params)
 

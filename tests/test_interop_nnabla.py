@@ -16,8 +16,8 @@ import pytest
 
 from engine.project.io import save_project
 from engine.project.model import Datasets, Layer, Network, Project, TrainingConfig
+from tests.helpers import ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NNABLA_CLI = os.path.join(os.path.dirname(sys.executable), "nnabla_cli")
 DIGITS = os.path.join(ROOT, "project_templates", "digits_cnn", "data")
 DATA = os.path.join(ROOT, "tests", "data", "interop")

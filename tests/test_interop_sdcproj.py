@@ -1,6 +1,7 @@
 """engine.interop: Neural Network Console desktop projects (.sdcproj) and training imported projects."""
 from __future__ import annotations
 
+import math
 import os
 
 import pytest
@@ -55,6 +56,7 @@ def _train(project_path: str, out: str):
     assert result.status == "finished", result.message
     valid = list(runs.iter_metrics(result.run_dir, "validation"))
     assert len(valid) == 2 and all(r["loss"] == r["loss"] for r in valid)  # two epochs, finite losses
+    assert all(math.isfinite(r["loss"]) for r in valid), valid  # neither NaN nor infinite
     assert os.path.isfile(os.path.join(result.run_dir, "model_final.nnp"))
     return result.run_dir
 

@@ -23,7 +23,8 @@ from engine import runs
 from engine.checkpoint import (CheckpointError, CheckpointState, NonFiniteParametersError, find_usable_checkpoint,
                                read_checkpoint, save_checkpoint)
 from engine.launch import check_resumable
-from tests.helpers import live_processes, ROOT, load_h5, nnconsole, run_dir_from, tabular_project, write_tabular_csv
+from tests.helpers import (ROOT, final_params, live_processes, load_h5, max_relative_error, nnconsole, run_dir_from,
+                           tabular_project, write_tabular_csv)
 
 # One worker x batch 16 and two workers x batch 8 make the same updates (keep-logical-batch), so
 # one uninterrupted single-worker run is the reference for every scenario.
@@ -34,15 +35,6 @@ ENV = dict(os.environ, PYTHONPATH=ROOT)
 
 
 # ---- helpers ------------------------------------------------------------------------------------------
-def final_params(run_dir: str) -> dict:
-    return load_h5(os.path.join(run_dir, "parameters_final.h5"))
-
-
-def max_relative_error(a: dict, b: dict) -> float:
-    assert sorted(a) == sorted(b)
-    return max(float(np.max(np.abs(a[k] - b[k])) / (np.max(np.abs(a[k])) + 1e-12)) for k in a)
-
-
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory) -> dict:
     """Final parameters of the uninterrupted single-worker run."""
@@ -75,22 +67,17 @@ def wait_for_checkpoints(results: str, count: int, alive, timeout: float = 60) -
     raise AssertionError(f"no {count} checkpoints after {timeout} s")
 
 
-def processes_of(run_dir: str) -> list:
-    """Live (not zombie) processes whose command line names the run directory (workers, mpiexec)."""
-    return live_processes(run_dir)
-
-
 def wait_until_gone(run_dir: str, timeout: float = 30) -> float:
     """Seconds until no process of the run is left (fails after ``timeout``)."""
     start_time = time.monotonic()
-    while processes_of(run_dir):
-        assert time.monotonic() - start_time < timeout, f"left behind: {processes_of(run_dir)}"
+    while live_processes(run_dir):
+        assert time.monotonic() - start_time < timeout, f"left behind: {live_processes(run_dir)}"
         time.sleep(0.05)
     return time.monotonic() - start_time
 
 
 def worker_pids(run_dir: str) -> list:
-    return [pid for pid, args in processes_of(run_dir) if "engine.worker" in args and "mpiexec" not in args
+    return [pid for pid, args in live_processes(run_dir) if "engine.worker" in args and "mpiexec" not in args
             and "prterun" not in args]
 
 
@@ -194,14 +181,47 @@ def test_killed_launcher_takes_its_worker_along_and_the_run_resumes(tmp_path, re
 
 
 def _listeners() -> dict:
-    """{pid: [local address, ...]} of listening TCP sockets."""
-    out = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True).stdout
+    """{pid: [local address, ...]} of listening TCP sockets (IPv4 and IPv6).
+
+    Read from /proc (what ``ss -ltnp`` reads), so that the check never depends on ``ss`` being installed.
+    """
+    addresses = {}  # socket inode -> local address (hex, as the kernel writes it)
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        if not os.path.exists(table):
+            continue
+        with open(table) as fh:
+            for line in fh.readlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A":  # TCP_LISTEN
+                    addresses[fields[9]] = fields[1]
     found: dict = {}
-    for line in out.splitlines():
-        fields = line.split()
-        for pid in (int(p) for p in re.findall(r"pid=(\d+)", line)):
-            found.setdefault(pid, []).append(fields[3])
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir(f"/proc/{name}/fd")
+        except OSError:
+            continue  # ended meanwhile, or not ours to read
+        for fd in fds:
+            try:
+                link = os.readlink(f"/proc/{name}/fd/{fd}")
+            except OSError:
+                continue  # closed meanwhile (the listing's own descriptor, for one)
+            match = re.fullmatch(r"socket:\[(\d+)\]", link)
+            if match and match.group(1) in addresses:
+                found.setdefault(int(name), []).append(addresses[match.group(1)])
     return found
+
+
+def test_listeners_finds_a_listening_socket():
+    """The check below must see a listener when there is one (else it could pass by seeing nothing)."""
+    import socket
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        address = f"0100007F:{server.getsockname()[1]:04X}"
+        # (this test process may hold other listeners from earlier tests, e.g. an in-process MPI)
+        assert address not in _listeners().get(os.getpid(), [])
+        server.listen()
+        assert address in _listeners()[os.getpid()]
 
 
 @pytest.mark.mpi
@@ -212,10 +232,9 @@ def test_killed_launcher_takes_mpiexec_and_both_ranks_along(tmp_path, reference)
     run_dir = wait_for_checkpoints(results_of(project), 1, lambda: proc.poll() is None)
     # While it runs: the ranks open no TCP listener (shared memory only on one machine); what
     # mpiexec itself opens is documented in docs/security.md.
-    if subprocess.run(["which", "ss"], capture_output=True).returncode == 0:
-        listening = _listeners()
-        assert not [pid for pid in worker_pids(run_dir) if pid in listening], listening
-        assert proc.pid not in listening
+    listening = _listeners()
+    assert not [pid for pid in worker_pids(run_dir) if pid in listening], listening
+    assert proc.pid not in listening
     proc.kill()
     proc.communicate(timeout=30)
     assert wait_until_gone(run_dir) < 10
@@ -248,7 +267,9 @@ def test_a_killed_gui_leaves_the_run_going_to_the_same_end(tmp_path, reference):
     assert runs_alive(launcher) and runs.read_status(run_dir).status == "running"  # killed mid-run
     # The launcher outlives its reader (its output pipes are broken): the run goes on to its end,
     # so a GUI crash costs nothing; a restarted GUI finds it in the history (status 'running').
-    assert wait_until_gone(run_dir, timeout=120) >= 0
+    # The worker still had 15 of 16 epochs to train: it was alive when the wait began (the wait polls
+    # every 0.05 s, so it lasts at least that long only if a process was there), and it ended by itself.
+    assert wait_until_gone(run_dir, timeout=120) >= 0.05
     deadline = time.monotonic() + 30
     while runs_alive(launcher) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -307,7 +328,7 @@ def test_a_full_disk_during_training_is_reported_and_the_run_resumes(tmp_path, s
     assert proc.returncode == 1
     assert "is full" in stderr and "Traceback" not in stderr, stderr
     assert f"nnconsole train --resume {run_dir}" in stderr
-    assert not processes_of(run_dir)
+    assert not live_processes(run_dir)
     assert_intact(project, before, run_dir)
     leftovers = [n for n in os.listdir(runs.checkpoint_dir(run_dir)) if ".tmp" in n]
     assert not leftovers, leftovers
@@ -419,7 +440,7 @@ def test_resume_is_refused_cleanly_when_impossible(tmp_path):
     # The launcher is gone but a worker of the run is still writing its last checkpoint.
     orphan = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "engine.worker", str(run_dir)])
     try:
-        while not processes_of(str(run_dir)):  # until exec() has given it its command line
+        while not live_processes(str(run_dir)):  # until exec() has given it its command line
             time.sleep(0.01)
         with pytest.raises(CheckpointError, match=f"process\\(es\\) {orphan.pid} of this run are still ending"):
             check_resumable(str(run_dir))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from typing import Optional
 
 import numpy as np
 import yaml
@@ -9,13 +10,22 @@ import yaml
 from tests.helpers import load_h5, nnconsole, run_dir_from, tabular_project
 
 
-def one_update(tmp_path, name: str, multipliers: dict) -> dict:
-    """Final parameters after exactly one SGD update with fc2's multipliers set as given."""
+def one_update(tmp_path, name: str, multipliers: dict, initial: Optional[dict] = None) -> dict:
+    """Final parameters after exactly one SGD update with fc2's multipliers set as given.
+
+    ``initial`` (name -> array), when given, is where training starts instead of the initializers.
+    """
     path = tabular_project(str(tmp_path / name), n=8, batch=8, epochs=1, solver="Sgd", lr=0.5)
     data = yaml.safe_load(open(path))
     for layer in data["network"]["layers"]:
         if layer["name"] == "fc2":
             layer["lr_multipliers"] = multipliers
+    if initial is not None:
+        import nnabla as nn
+
+        nn.save_parameters(str(tmp_path / name / "initial.h5"),
+                           {k: nn.Variable.from_numpy_array(v, need_grad=True) for k, v in initial.items()})
+        data["config"]["initial_parameters"] = "initial.h5"
     yaml.safe_dump(data, open(path, "w"), sort_keys=False)
     run_dir = run_dir_from(nnconsole(["train", path, "-q"]).stdout)
     return load_h5(os.path.join(run_dir, "parameters_final.h5"))
@@ -32,3 +42,11 @@ def test_multiplier_scales_the_step_and_zero_freezes(tmp_path):
     # Parameters without a multiplier take the plain step in both runs.
     np.testing.assert_allclose(doubled["fc2/affine/W"], plain["fc2/affine/W"], rtol=1e-6)
     np.testing.assert_allclose(doubled["fc1/affine/W"], plain["fc1/affine/W"], rtol=1e-6)
+    # Multiplier 0 freezes W and b where they started (b's initializer is the constant 0) ...
+    np.testing.assert_array_equal(frozen["fc2/affine/b"], 0.0)
+    started = one_update(tmp_path, "frozen_from_known", {"W": 0.0, "b": 0.0}, initial=plain)
+    np.testing.assert_array_equal(started["fc2/affine/W"], plain["fc2/affine/W"])
+    np.testing.assert_array_equal(started["fc2/affine/b"], plain["fc2/affine/b"])
+    assert np.abs(started["fc1/affine/W"] - plain["fc1/affine/W"]).max() > 1e-4  # the others still train
+    # ... while multiplier 1 moves W away from that same start.
+    assert np.abs(plain["fc2/affine/W"] - frozen["fc2/affine/W"]).max() > 1e-4

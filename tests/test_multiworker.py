@@ -8,22 +8,13 @@ import subprocess
 import sys
 import time
 
-import numpy as np
 import pytest
 
 from engine import runs
-from tests.helpers import ROOT, live_processes, load_h5, nnconsole, run_dir_from, tabular_project
+from tests.helpers import (ROOT, final_params, live_processes, max_relative_error, nnconsole, run_dir_from,
+                           tabular_project)
 
 pytestmark = pytest.mark.mpi
-
-
-def final_params(run_dir: str) -> dict:
-    return load_h5(os.path.join(run_dir, "parameters_final.h5"))
-
-
-def max_relative_error(a: dict, b: dict) -> float:
-    assert sorted(a) == sorted(b)
-    return max(float(np.max(np.abs(a[k] - b[k])) / (np.max(np.abs(a[k])) + 1e-12)) for k in a)
 
 
 def train(project: str, *extra: str) -> str:

@@ -69,6 +69,10 @@ def test_yaml_syntax_error_names_the_line(tmp_path):
     error = problems_of("format_version: 2\nname: [unclosed\nconfig: {}\n", tmp_path)
     assert "not valid YAML" in str(error)
     assert "p.yaml:" in str(error)
+    # The parser stops at line 3, where the unclosed list meets the next key.
+    [problem] = error.problems
+    assert problem.line == 3 and problem.file == str(tmp_path / "p.yaml")
+    assert f"{tmp_path / 'p.yaml'}:3: not valid YAML" in str(error)
 
 
 def test_unsafe_yaml_tags_are_refused(tmp_path):

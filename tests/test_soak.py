@@ -21,11 +21,6 @@ CLI_RUNS = 50
 GUI_RUNS = 10
 
 
-def engine_processes(root: str) -> list:
-    """Live processes whose command line mentions ``root`` (launchers, mpiexec, workers)."""
-    return live_processes(root)
-
-
 def private_mpi_dirs(tmp_path) -> dict:
     """Environment that sends Open MPI's session directories and shared-memory segments to folders
     of this test, so that whatever a run leaves behind shows up there (and nothing of other jobs)."""
@@ -60,7 +55,7 @@ def test_fifty_cli_runs_back_to_back(tmp_path):
         run_dir = run_dir_from(nnconsole(["train", project, "-q"], timeout=120, env=env).stdout)
         durations.append(time.monotonic() - start)
         assert runs.read_status(run_dir).status == "finished"
-        assert not engine_processes(str(tmp_path)), engine_processes(str(tmp_path))
+        assert not live_processes(str(tmp_path)), live_processes(str(tmp_path))
         assert not stray_files(run_dir), stray_files(run_dir)
     assert len(runs.list_runs(os.path.join(str(tmp_path), "one", "results", "project"))) == CLI_RUNS * 4 // 5
     for folder in env.values():
@@ -90,7 +85,7 @@ def test_ten_gui_runs_leak_no_processes_files_or_memory(tmp_path, qtbot, monkeyp
         assert (status, code) == ("finished", 0), controller.output
         assert not controller.is_running()
         qtbot.wait(200)  # let deleteLater() run
-        assert not engine_processes(str(tmp_path)), engine_processes(str(tmp_path))
+        assert not live_processes(str(tmp_path)), live_processes(str(tmp_path))
         assert not stray_files(run_dir)
         fds.append(open_fds())
         memory.append(rss_mb())

@@ -114,11 +114,19 @@ def test_bad_project_gives_a_located_message_and_no_run(tmp_path):
 
 def test_validate_info_and_plan_commands(tmp_path):
     project = copy_template("digits_cnn", tmp_path)
-    assert "OK" in nnconsole(["validate", project]).stdout
+    validated = nnconsole(["validate", project]).stdout
+    assert "OK" in validated
+    assert validated.splitlines() == [f"{project}: OK (12 layers, 13,706 parameters, "
+                                      "91,776 multiply-adds per sample)"]
     info = nnconsole(["info", project]).stdout
     assert "conv1" in info and "13,706" in info
     plan = nnconsole(["plan", project, "--gpus", "1,2,4"]).stdout
     assert "logical batch" in plan and "128" in plan
+    rows = {line[:20].strip(): line[20:].split() for line in plan.splitlines()[2:] if line.strip()}
+    assert plan.splitlines()[0].split() == ["N=1", "N=2", "N=4"]
+    assert rows["workers"] == ["1", "2", "4"]
+    assert rows["logical batch"] == ["32", "64", "128"]  # per-worker batch 32 x workers
+    assert "  - Logical batch 128 = per-worker batch 32 x 4 workers x update interval 1." in plan.splitlines()
     plans = json.loads(nnconsole(["plan", project, "--gpus", "1,4", "--json"]).stdout)
     assert [p["logical_batch"] for p in plans] == [32, 128]
 

@@ -102,23 +102,14 @@ def test_add_layer_actions_follow_the_selection(page):
 def test_a_project_edited_here_validates_with_the_cli(qtbot, tmp_path, capsys):
     """Edit the digits template in the EDIT tab, save, and let ``nnconsole validate`` (what
     ``nnconsole train`` runs first) check the file with its datasets."""
-    import os
-    import shutil
-
+    from _tab_fixtures import copy_digits
     from console_app.document import ProjectDocument
     from console_app.edit.page import EditPage
     from engine import cli
-    from project_templates import template_path
 
-    source = template_path("digits_cnn")
-    folder = tmp_path / "digits"
-    (folder / "data").mkdir(parents=True)
-    shutil.copy(source / "project.yaml", folder / "project.yaml")
-    for name in ("train.csv", "validation.csv"):
-        shutil.copy(source / "data" / name, folder / "data" / name)
-    os.symlink(source / "data" / "images", folder / "data" / "images")  # 1,797 images: linked, not copied
+    project_path = copy_digits(str(tmp_path / "digits"))  # 1,797 images: linked, not copied
     document = ProjectDocument()
-    document.load(str(folder / "project.yaml"))
+    document.load(project_path)
     page = EditPage(document, None)
     qtbot.addWidget(page)
     page.select_layers(["fc1"])
@@ -128,5 +119,5 @@ def test_a_project_edited_here_validates_with_the_cli(qtbot, tmp_path, capsys):
     drag_connect(page, "Dropout", "fc2", pin=0)
     assert document.project.network.layer("fc2").inputs == ["Dropout"]
     document.save()
-    assert cli.main(["validate", str(folder / "project.yaml")]) == 0
+    assert cli.main(["validate", project_path]) == 0
     assert "OK (13 layers, 9,258 parameters" in capsys.readouterr().out  # 160 + 4,640 + 4,128 + 330

@@ -62,9 +62,14 @@ def test_enum_bool_and_float_editors(digits_page, qtbot):
     page = digits_page
     page.select_layers(["conv1"])
     with_bias = page.properties.findChild(QCheckBox, "param_with_bias")
+    assert page.statistics.totals["n_params"].text() == "13,706"
     with_bias.click()
     assert layer(page, "conv1").params["with_bias"] is False
     assert page.scene.node("conv1") is not None
+    # Without its bias conv1 loses one parameter per output map (16): 16x1x3x3 weights are left.
+    page.flush()
+    assert {row.name: row.n_params for row in page.statistics.chart.rows}["conv1"] == 16 * 3 * 3
+    assert page.statistics.totals["n_params"].text() == f"{13706 - 16:,}"
     page.select_layers(["relu1"])
     page.editor.remove(["relu1"])  # replace ReLU by LeakyReLU to edit a float
     page.flush()

@@ -9,8 +9,7 @@ import sys
 import pytest
 
 from console_app import cli
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from tests.helpers import ROOT
 
 
 @pytest.mark.parametrize("env, expected", [

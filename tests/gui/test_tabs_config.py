@@ -6,9 +6,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLineEdit, QSpinBox
 
 try:
-    from ._tab_fixtures import digits_document, digits_project  # noqa: F401 - fixtures
+    from ._tab_fixtures import digits_project, open_tab_page  # noqa: F401 - fixtures
 except ImportError:
-    from _tab_fixtures import digits_document, digits_project  # noqa: F401
+    from _tab_fixtures import digits_project, open_tab_page  # noqa: F401
 
 from console_app.config.page import ConfigPage, create_page
 
@@ -16,12 +16,8 @@ pytestmark = pytest.mark.gui
 
 
 @pytest.fixture
-def page(qtbot, digits_document) -> ConfigPage:
-    widget = create_page(digits_document, None)
-    qtbot.addWidget(widget)
-    widget.resize(1400, 900)
-    widget.show()
-    return widget
+def page(qtbot, digits_project) -> ConfigPage:
+    return open_tab_page(qtbot, create_page, digits_project)
 
 
 def field(page, dotted):

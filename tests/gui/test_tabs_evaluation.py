@@ -82,8 +82,13 @@ def test_digits_evaluation_confusion_matrix_and_table(qtbot, evaluated):
     assert len(rows) == model.matrix[true_class][predicted]
     assert all(r["label"] == str(true_class) and r["prediction"] == str(predicted) for r in rows)
     assert f"{len(rows)} of 360 samples shown" in page.shown.text()
+    assert bool(m["top_confusions"]) == (mistakes > 0)  # the check below must not be skipped silently
     if m["top_confusions"]:
         assert page.confusions.list.item(0).text().startswith(f"true {m['top_confusions'][0]['true']}")
+        # the most frequent confusion comes first: the largest off-diagonal cell (ties: lowest true, predicted)
+        top = m["top_confusions"][0]
+        assert (top["true"], top["predicted"], top["count"]) == (
+            true_class, predicted, model.matrix[true_class][predicted])
 
 
 def test_a_saved_evaluation_shows_without_running_the_engine(qtbot, evaluated):

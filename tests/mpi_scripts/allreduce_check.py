@@ -89,6 +89,14 @@ data = {"w": nn.Variable((4,))}
 data["w"].d = np.full(4, rank + 10, dtype=np.float32)
 comm.broadcast_parameters(data)
 checks["broadcast"] = bool(np.all(data["w"].d == 10))
+
+# Every rank's checks count: rank 0 alone would trivially pass the broadcast and the crc comparison.
+all_checks = world.gather(checks, root=0)
 if rank == 0:
-    ok = all(v for k, v in checks.items() if k != "buckets")
-    print(json.dumps({"ok": ok, "checks": checks, "buckets": checks["buckets"], "size": size}))
+    ok = len(all_checks) == size and all(v for rank_checks in all_checks
+                                         for k, v in rank_checks.items() if k != "buckets")
+    # Every rank must have planned the same buckets for the same parameters.
+    ok = ok and len({rank_checks["buckets"] for rank_checks in all_checks}) == 1
+    merged = dict(checks)
+    merged.update({f"rank{r}": rank_checks for r, rank_checks in enumerate(all_checks)})
+    print(json.dumps({"ok": ok, "checks": merged, "buckets": checks["buckets"], "size": size}))
