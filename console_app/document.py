@@ -47,7 +47,7 @@ class ProjectDocument(QObject):
     def load(self, path: str, check_datasets: bool = False) -> None:
         """Replace the document with the project at ``path`` (raises ProjectError)."""
         self.project = load_project(path, check_datasets=check_datasets)
-        self.undo_stack.clear()
+        self._reset_history(modified=False)
         self._announce_reload()
 
     def save(self, path: Optional[str] = None) -> str:
@@ -109,10 +109,20 @@ class ProjectDocument(QObject):
         autosave differs from the file on disk).
         """
         self.project = project
+        self._reset_history(modified)
+        self._announce_reload()
+
+    def _reset_history(self, modified: bool) -> None:
+        """An empty undo history, clean unless ``modified``.
+
+        ``QUndoStack.clear()`` leaves the clean index alone when the stack is already empty, so after
+        a ``resetClean()`` (clean index -1) every later project would read as modified: set it here.
+        """
         self.undo_stack.clear()
         if modified:
             self.undo_stack.resetClean()
-        self._announce_reload()
+        else:
+            self.undo_stack.setClean()
 
     def _announce_reload(self) -> None:
         # network_changed first: views that debounce it stop their timer when they rebuild on reloaded

@@ -86,3 +86,21 @@ def test_untitled_project_is_autosaved_in_the_app_data_folder(make_window, monke
     second.start()
     assert second.document.project.network.names() == ["Input"] and second.document.modified
     assert second.document.path is None
+
+
+def test_a_project_opened_after_a_recovery_is_clean(window, template_project, tmp_path, monkeypatch):
+    """Issue 13 item 15: the recovery left the undo stack's clean index at -1, so every project opened
+    later showed as modified."""
+    crash_leftover(template_project, lambda p: p.network.layers.pop())
+    monkeypatch.setattr(dialogs, "ask_recover_autosave", lambda parent, name, when: True)
+    window.files.open_path(template_project)
+    assert window.document.modified
+    other = tmp_path / "other" / "project.yaml"
+    other.parent.mkdir()
+    other.write_bytes(open(template_project, "rb").read())
+    monkeypatch.setattr(dialogs, "ask_save_changes", lambda parent, name: dialogs.DISCARD)
+    assert window.files.open_path(str(other))  # the recovered work is discarded when asked
+    assert not window.document.modified
+    assert window.windowTitle() == "other/project.yaml — nnconsole"
+    window.document.load(template_project)  # the plain document load too
+    assert not window.document.modified
