@@ -246,6 +246,33 @@ def outside_project(project: Project, relative: str) -> Optional[str]:
     return None if inside else full
 
 
+def check_project_file(project: Project, path: str, rel: str, what: str, allow_outside: bool = False
+                       ) -> Optional[Problem]:
+    """The one rule for every file a project names (datasets, initial parameters): it must lie inside
+    the project's folder unless the user allowed otherwise, and exist as a regular file."""
+    outside = outside_project(project, rel)
+    if outside and not allow_outside:
+        return Problem(
+            path, f"'{rel}' points outside the project's folder (to {outside}); a project file may only "
+            f"read files inside its own folder, {project_folder(project)}",
+            fix=f"copy or link the file into the project folder and use a relative path, or, if you trust "
+                f"this project, allow it with '{OUTSIDE_FLAG}' (nnconsole train/validate)")
+    full = dataset_path(project, rel)
+    if not os.path.isfile(full):
+        return Problem(path, f"{what} file not found: {full}", fix="paths are relative to the project file's "
+                       "folder; check the name, or clear the field")
+    return None
+
+
+def check_initial_parameters(project: Project, allow_outside: bool = False) -> List[Problem]:
+    """``config.initial_parameters``: the same folder rule as the datasets, and the file must exist."""
+    rel = project.config.initial_parameters
+    if not rel:
+        return []
+    refused = check_project_file(project, "config.initial_parameters", rel, "initial parameters", allow_outside)
+    return [refused] if refused else []
+
+
 def check_datasets(project: Project, peek: Optional[Callable] = None, allow_outside: bool = False,
                    deep: bool = False) -> List[Problem]:
     """Dataset files exist, lie inside the project's folder, and provide what the Input layers expect.
@@ -269,19 +296,11 @@ def check_datasets(project: Project, peek: Optional[Callable] = None, allow_outs
         if not rel:
             problems.append(Problem(path, f"no {key} dataset set", fix="give a CSV path relative to the project file"))
             continue
-        outside = outside_project(project, rel)
-        if outside and not allow_outside:
-            problems.append(Problem(
-                path, f"'{rel}' points outside the project's folder (to {outside}); a project file may only "
-                f"read data inside its own folder, {project_folder(project)}",
-                fix=f"copy or link the data into the project folder and use a relative path, or, if you trust "
-                    f"this project, allow it with '{OUTSIDE_FLAG}' (nnconsole train/validate)"))
+        refused = check_project_file(project, path, rel, "dataset", allow_outside)
+        if refused:
+            problems.append(refused)
             continue
         full = dataset_path(project, rel)
-        if not os.path.isfile(full):
-            problems.append(Problem(path, f"dataset file not found: {full}",
-                                    fix="paths are relative to the project file's folder"))
-            continue
         try:
             header = peek(full, 0)
         except ValueError as exc:
@@ -311,4 +330,5 @@ def validate(project: Project, datasets: bool = True, allow_outside_data: bool =
     if datasets:  # every cell only when the settings and the network are sound
         deep = not any(p.severity == "error" for p in problems)
         problems += check_datasets(project, allow_outside=allow_outside_data, deep=deep)
+        problems += check_initial_parameters(project, allow_outside=allow_outside_data)
     return problems
