@@ -45,6 +45,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not has_display():
         print(NO_DISPLAY_MESSAGE, file=sys.stderr)
         return EXIT_NO_DISPLAY
+    from console_app.qt_libraries import missing_libraries_message, missing_xcb_libraries
+
+    missing = missing_xcb_libraries()
+    if missing:  # Qt would abort inside QApplication() with "no Qt platform plugin could be initialized"
+        print(missing_libraries_message(missing), file=sys.stderr)
+        return EXIT_NO_DISPLAY
     app = create_application()
     from console_app.main_window import MainWindow
 
