@@ -14,22 +14,36 @@ BUNDLED_OPENMPI_DIR = "openmpi"  # under sys._MEIPASS; packaging/nnconsole.spec 
 LIBMPI_SONAME = "libmpi.so.40"  # Open MPI's ABI; mpi4py's MPI.openmpi extension links against it
 
 
+# ``python -c`` with this program runs ``python -m MODULE ARGS`` without the working folder on sys.path.
+# ``-m`` and ``-c`` put the working folder first on sys.path, so a ``numpy.py`` in a project or run folder
+# (the GUI's and the workers' working folders) would be imported instead of numpy. Python 3.10 has no
+# ``-P``, and ``-I`` would also drop PYTHONPATH (the benchmarks point it at another engine tree), so the
+# entries that name the working folder ('' and '.', or its absolute path) are removed before any import.
+# It is inline code on purpose: nothing may be imported before sys.path is clean.
+SAFE_RUN_MODULE = (
+    "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; import os; "
+    "here = os.path.realpath(os.getcwd()); "
+    "sys.path[:] = [p for p in sys.path if os.path.realpath(p) != here]; "
+    "import runpy; module = sys.argv.pop(1); runpy.run_module(module, run_name='__main__', alter_sys=True)"
+)
+
+
 def is_frozen() -> bool:
     return bool(getattr(sys, "frozen", False))
 
 
 def python_module_command(module: str) -> List[str]:
-    """The argv that runs ``python -m module`` in this installation."""
+    """The argv that runs ``python -m module`` in this installation, never importing from its working folder."""
     if is_frozen():
         return [sys.executable, "--run-module", module]
-    return [sys.executable, "-m", module]
+    return [sys.executable, "-c", SAFE_RUN_MODULE, module]
 
 
 def cli_command() -> List[str]:
     """The argv prefix that runs the ``nnconsole`` CLI here (the frozen app takes CLI arguments directly)."""
     if is_frozen():
         return [sys.executable]
-    return [sys.executable, "-m", "engine.cli"]
+    return python_module_command("engine.cli")
 
 
 def bundled_openmpi_prefix() -> Optional[str]:

@@ -19,6 +19,20 @@ PROJECT_SUFFIXES = (".yaml", ".yml")
 CLI_MODULES = ("engine", "engine.cli")
 
 
+def drop_working_folder_from_path() -> None:
+    """Remove the working folder from sys.path before anything is imported (see runtime_paths.SAFE_RUN_MODULE).
+
+    A frozen app imports from its bundle, but a ``''``, ``'.'`` or the working folder's own path on
+    sys.path would still let a ``numpy.py`` in a project or run folder (the GUI's and the workers'
+    working folders) be imported. Inline, like SAFE_RUN_MODULE: nothing is imported before this.
+    """
+    try:
+        here = os.path.realpath(os.getcwd())
+    except OSError:  # the working folder was deleted: nothing can be imported from it either
+        here = None
+    sys.path[:] = [p for p in sys.path if p not in ("", ".") and os.path.realpath(p) != here]
+
+
 def _configure() -> None:
     """Frozen app: make Open MPI and mpi4py use the bundled prefix before anything imports them."""
     from engine.runtime_paths import configure_frozen_environment
@@ -53,6 +67,7 @@ def run_gui(args: List[str]) -> int:
 
 def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    drop_working_folder_from_path()
     _configure()
     if not argv or argv[0] == "gui":
         return run_gui(argv[1:])

@@ -30,7 +30,8 @@ def test_bucketed_allreduce_averages_gradients(bucket_mb):
 
 def test_single_worker_runs_without_mpiexec():
     cmd = worker_command("/tmp/run", 1)
-    assert cmd[:3] == [sys.executable, "-m", "engine.worker"]
+    assert cmd[0] == sys.executable and cmd[-2:] == ["engine.worker", "/tmp/run"]
+    assert "-m" not in cmd  # -m would import from the working folder (tests/test_security_launch.py)
 
 
 def test_mpiexec_command_for_more_workers_than_cores(monkeypatch):
