@@ -16,13 +16,14 @@ import math
 import os
 import re
 import stat
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
+
+from engine.atomic import write_via
 
 log = logging.getLogger(__name__)
 
@@ -484,20 +485,11 @@ def _cache_write(dirs: List[Path], prefix: str, name: str, variables: List[str],
     payload = {f"v{i}": arrays[v] for i, v in enumerate(variables)}
     payload["__variables__"] = np.array(variables, dtype=str)
     for d in dirs:
-        tmp_name = None
         try:
             d.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile(dir=d, prefix=".tmp-", suffix=".npz", delete=False) as tmp:
-                tmp_name = tmp.name
-                np.savez(tmp, **payload)
-            os.replace(tmp_name, d / name)
+            write_via(str(d / name), lambda tmp: np.savez(tmp, **payload))
         except OSError as exc:
             log.info("dataset cache folder %s not writable (%s); trying the next one", d, exc)
-            if tmp_name is not None:
-                try:
-                    os.unlink(tmp_name)
-                except OSError:
-                    pass
             continue
         for old in d.glob(prefix + "*.npz"):  # stale entries of the same CSV
             if old.name != name:

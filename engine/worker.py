@@ -11,6 +11,8 @@ import sys
 import time
 import traceback
 
+from engine.atomic import atomic_write
+
 EXIT_STOPPED = 3
 
 
@@ -43,17 +45,10 @@ def _report_failure(run_dir: str, rank: int, exc: BaseException) -> None:
     record = {"rank": rank, "type": type(exc).__name__, "message": str(exc), "time": time.time(),
               "errno": getattr(exc, "errno", None) if isinstance(exc, OSError) else None,
               "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))}
-    tmp = error_file(run_dir, rank) + ".tmp"
     try:
-        os.makedirs(os.path.join(run_dir, "logs"), exist_ok=True)
-        with open(tmp, "w") as fh:
-            json.dump(record, fh, indent=2)
-        os.replace(tmp, error_file(run_dir, rank))
+        atomic_write(error_file(run_dir, rank), json.dumps(record, indent=2).encode())
     except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        pass
     try:
         sys.stderr.write(f"[rank {rank}] {record['traceback']}")
         sys.stderr.flush()

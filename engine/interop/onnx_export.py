@@ -12,6 +12,8 @@ import io
 import os
 from typing import List, Optional
 
+from engine.atomic import write_via
+
 from .report import ExportResult, InteropError
 
 ONNX_VERSION = "1.13.1"
@@ -63,16 +65,15 @@ def export_onnx(nnp_path: str, onnx_path: str, opset: int = DEFAULT_OPSET, batch
         names = [f"{f.name} ({f.type})" for f in (network.function if network is not None else []) if f.type in missing]
         raise InteropError(f"{nnp_path}: ONNX cannot hold these layers (no ONNX translation in nnabla's converter): "
                            f"{', '.join(names or sorted(missing))}")
-    tmp = os.path.join(os.path.dirname(os.path.abspath(onnx_path)) or ".", "." + os.path.basename(onnx_path) + ".tmp")
-    try:
+    def convert(tmp: str) -> None:
         with contextlib.redirect_stdout(io.StringIO()):
             OnnxExporter(nnp, int(batch_size), -1, opset=str(int(opset))).execute(tmp)
-        os.replace(tmp, onnx_path)
+
+    try:
+        write_via(onnx_path, convert)
     except InteropError:
         raise
     except Exception as exc:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
         raise InteropError(f"{nnp_path}: nnabla's ONNX converter failed: {exc}") from exc
     notes = [f"the ONNX model has a fixed batch size of {batch_size} and opset {opset}"]
     lost = ["training network, losses, optimizer, datasets and CONFIG: ONNX holds the inference network only"]

@@ -3,22 +3,21 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import stat
-import tempfile
 from typing import Any, Dict, List, Optional
 
 import yaml
 import yaml.reader
 
+from engine.atomic import BACKUP_SUFFIX, atomic_write  # noqa: F401 - the one atomic writer, re-exported
+
 from .codec import project_from_dict, project_to_dict
 from .errors import Problem, ProjectError, UnsupportedVersionError
 from .migrations import MIGRATIONS, migrate
 from .model import FORMAT_VERSION, Project
-from .yamlpos import format_path, parse_with_lines
+from .yamlpos import MAX_YAML_CHARS, format_path, parse_with_lines
 
-BACKUP_SUFFIX = ".bak"
-MAX_PROJECT_BYTES = 32 << 20  # a large network is well under 1 MiB of YAML
+MAX_PROJECT_BYTES = MAX_YAML_CHARS  # a large network is well under 1 MiB of YAML
 
 
 def _parent(path: str) -> str:
@@ -75,7 +74,8 @@ def loads_project(text: str, file: Optional[str] = None, validate: bool = True,
         problem = getattr(exc, "problem", None) or str(exc)
         raise ProjectError([Problem("", f"not valid YAML: {problem}", file=file,
                                     line=mark.line + 1 if mark else 1,
-                                    fix="check indentation and quoting around this line")]) from None
+                                    fix=getattr(exc, "fix", "check indentation and quoting around this line"))]
+                           ) from None
     if not isinstance(data, dict):
         raise UnsupportedVersionError([Problem("", "not an nnconsole project (the file is not a YAML mapping)",
                                                file=file, line=1, fix="open a project.yaml or import an .nntxt")])
@@ -150,36 +150,6 @@ def dumps_project(project: Project) -> str:
     """The YAML text of a project (the same text the GUI and the CLI write)."""
     return yaml.safe_dump(project_to_dict(project), sort_keys=False, default_flow_style=None,
                           allow_unicode=True, width=100)
-
-
-def atomic_write(path: str, data: bytes, backup: bool = False) -> None:
-    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, rename.
-
-    With ``backup`` the previous file is kept as ``path + '.bak'``. A failure leaves the old file intact.
-    """
-    folder = os.path.dirname(os.path.abspath(path)) or "."
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if backup and os.path.exists(path):
-            shutil.copy2(path, path + BACKUP_SUFFIX)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    try:
-        dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:
-        pass
 
 
 def save_project(project: Project, path: Optional[str] = None, backup: bool = True) -> str:
