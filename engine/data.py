@@ -42,10 +42,12 @@ class DatasetError(ValueError):
     ``path`` is the CSV as the caller named it, ``line`` the 1-based CSV line (header = 1) or None.
     """
 
-    def __init__(self, message: str, path: Optional[str] = None, line: Optional[int] = None):
+    def __init__(self, message: str, path: Optional[str] = None, line: Optional[int] = None,
+                 variable: Optional[str] = None):
         super().__init__(message)
         self.path = path
         self.line = line
+        self.variable = variable  # the variable the problem is about; None when it is the file as a whole
 
 
 @dataclass
@@ -114,9 +116,13 @@ def _err(shown: str, line: Optional[int], column: Optional[str], problem: str) -
     where = shown
     if line is not None:
         where += f" line {line}"
+    variable = None
     if column is not None:
         where += f", column {column}"
-    return DatasetError(f"{where}: {problem}", path=shown, line=line)
+        name = column.split(" ", 1)[0]  # 'x__* (4 columns)' names the variable x
+        indexed = _INDEXED.fullmatch(name)
+        variable = indexed.group(1) if indexed else name.split("__", 1)[0]
+    return DatasetError(f"{where}: {problem}", path=shown, line=line, variable=variable)
 
 
 def _read_bytes(path: Path, shown: str) -> bytes:

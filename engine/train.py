@@ -364,6 +364,8 @@ class Trainer:
                 if boundary and (self.comm.any(self.stop.requested()) if N > 1 else self.stop.requested()):
                     done = (k + 1) * B * N
                     self._checkpoint(epoch, done, self._elapsed(started))
+                    if self.rank == 0:  # where the run stopped, for the history and the GUI (not the last epoch's)
+                        runs.update_status(self.run_dir, iteration=self.iteration)
                     self.log.info("stopped at epoch %d, iteration %d; checkpoint written", epoch + 1,
                                   self.iteration)
                     return "stopped"

@@ -56,12 +56,20 @@ def shape_text(shape: Sequence[int]) -> str:
 
 
 def variable_status(expected: ExpectedVariable, header: Optional[Sequence[str]],
-                    loaded: Optional[Dict[str, Tuple[int, ...]]]) -> Tuple[bool, str]:
-    """(ok, text) for one variable in one CSV: header is the CSV's variables (None: no CSV)."""
+                    loaded: Optional[Dict[str, Tuple[int, ...]]], load_error: str = "",
+                    error_variable: Optional[str] = None) -> Tuple[bool, str]:
+    """(ok, text) for one variable in one CSV: header is the CSV's variables (None: no CSV).
+
+    ``load_error`` is the engine's message when loading the CSV failed and ``error_variable`` the
+    variable it is about (``DatasetError.variable``): only that variable is marked, unless the error
+    is about the file as a whole (no variable), which every variable shares.
+    """
     if header is None:
         return False, "no CSV"
     if expected.variable not in header:
         return False, "missing"
     if loaded is not None and expected.variable in loaded:
         return True, f"OK {shape_text(loaded[expected.variable])}"
+    if load_error and error_variable in (None, expected.variable):
+        return False, "error (see problems)"
     return True, "in header"

@@ -57,6 +57,7 @@ class SplitState:
     header: Optional[List[str]] = None
     loaded: Optional[Dict[str, tuple]] = None
     error: str = ""
+    error_variable: Optional[str] = None  # the variable the load error is about (None: the whole file)
     token: int = 0
 
 
@@ -178,6 +179,7 @@ class DatasetPage(QWidget):
             edit.setText(rel)
         state = self.states[split] = SplitState()
         preview = self.previews[split]
+        preview.show_histogram({}, "")  # the previous CSV's (or project's) classes until this one loads
         if not rel:
             state.error = f"No {split} dataset: choose a CSV file."
             preview.clear(state.error)
@@ -206,6 +208,7 @@ class DatasetPage(QWidget):
         preview = self.previews[split]
         if error is not None:
             state.error = str(error)
+            state.error_variable = getattr(error, "variable", None)
             preview.show_error(state.error if isinstance(error, DatasetError)
                                else f"{state.path}: {type(error).__name__}: {error}")
         else:
@@ -272,9 +275,7 @@ class DatasetPage(QWidget):
                 table.setItem(r, c, QTableWidgetItem(text))
             for c, split in enumerate(SPLITS, start=3):
                 state = self.states[split]
-                ok, text = variable_status(var, state.header, state.loaded)
-                if ok and state.loaded is None and state.error and state.header is not None:
-                    ok, text = False, "error (see problems)"
+                ok, text = variable_status(var, state.header, state.loaded, state.error, state.error_variable)
                 item = QTableWidgetItem(("\u2714 " if ok else "\u2716 ") + text)
                 item.setBackground(OK_BRUSH if ok else BAD_BRUSH)
                 table.setItem(r, c, item)

@@ -248,8 +248,9 @@ class TrainingPage(QWidget):
 
     def _run_finished(self, run_dir: str, status: str, code: int) -> None:
         self.live_run = None
-        self.progress.finish(status)
         st = runs.read_status(run_dir)
+        # the run's own figure: status.json records where a stopped or finished run ended
+        self.progress.finish(status, st.iteration if st and status in ("stopped", "finished") else None)
         name = os.path.basename(run_dir)
         if status == "failed":
             rank = f" on rank {st.failed_rank}" if st and st.failed_rank is not None else ""

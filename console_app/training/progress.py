@@ -60,10 +60,12 @@ class RunProgress(QWidget):
             self.bar.setFormat(f"iteration {done:,} / {total:,}  (%p%)")
         self._show(self.last)
 
-    def finish(self, status: str) -> None:
+    def finish(self, status: str, iteration: Optional[int] = None) -> None:
+        """The run ended: ``iteration`` is where, as the run's status.json records it (the last record
+        shown here may be a few iterations before the real end), or None when it records none."""
         if status == "finished":
             self.bar.setValue(1000)
-        self.bar.setFormat(f"{status}" + (f" at iteration {self.last.get('iteration'):,}" if self.last else ""))
+        self.bar.setFormat(status + (f" at iteration {iteration:,}" if iteration else ""))
 
     def _show(self, r: Dict[str, Any]) -> None:
         epoch = r.get("epoch")

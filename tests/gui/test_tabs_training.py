@@ -82,6 +82,10 @@ def test_stop_ends_the_run_with_a_checkpoint(qtbot, tmp_path):
     st = runs.read_status(run_dir)
     assert st.status == "stopped" and st.resumable
     assert runs.list_checkpoints(run_dir)
+    # status.json records where the run stopped (its checkpoint's iteration), and the bar shows that figure
+    stopped_at = int(os.path.basename(runs.latest_checkpoint(run_dir))[5:-5])
+    assert st.iteration == stopped_at
+    assert page.progress.bar.format() == f"stopped at iteration {stopped_at:,}"
     assert os.listdir(os.path.join(run_dir, "checkpoints"))
     assert "stopped with a checkpoint" in page.status.text()
     assert page.history.rows[0].status == "stopped"
