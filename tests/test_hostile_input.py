@@ -68,3 +68,98 @@ def test_a_missing_initial_parameters_file_is_reported_by_validate(iris):
     text = _cli_refuses(["validate", iris], iris, "config.initial_parameters", "not found")
     assert "relative to the project file" in text
     _cli_refuses(["train", iris, "-q"], "config.initial_parameters", "not found")
+
+
+# ---- item 5: resource bombs are refused quickly with bounded memory --------------------------------------
+def _refused_within_bounds(action, seconds: float = 5, megabytes: int = 200) -> Exception:
+    """Run ``action``; it must raise, within ``seconds`` and with a Python heap peak under ``megabytes``."""
+    import time
+    import tracemalloc
+
+    tracemalloc.start()
+    start = time.monotonic()
+    try:
+        action()
+    except Exception as exc:  # noqa: BLE001 - the caller checks the type and message
+        error = exc
+    else:
+        raise AssertionError("the bomb was accepted")
+    finally:
+        elapsed = time.monotonic() - start
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert elapsed < seconds, f"refused after {elapsed:.1f} s"
+    assert peak < megabytes << 20, f"peak {peak >> 20} MiB"
+    return error
+
+
+@pytest.mark.parametrize("values, style", [(300_000, "flow"), (300_000, "block"), (1_000_000, "flow")])
+def test_a_yaml_file_of_many_values_is_refused_quickly(tmp_path, values, style):
+    path = tmp_path / "bomb.yaml"
+    if style == "flow":
+        body = "description: [" + ", ".join("1" for _ in range(values)) + "]\n"
+    else:
+        body = "description:\n" + "  - 1\n" * values
+    path.write_text("format_version: 2\nname: bomb\n" + body)
+    error = _refused_within_bounds(lambda: load_project(str(path)))
+    assert isinstance(error, ProjectError)
+    [problem] = error.problems
+    assert problem.file == str(path) and problem.line and "more than 50,000 values" in problem.message
+    assert "project .yaml file" in problem.fix
+
+
+def test_an_oversized_yaml_text_is_refused_before_parsing(tmp_path):
+    path = tmp_path / "big.yaml"
+    path.write_text("format_version: 2\nname: big\ndescription: '" + "x" * (17 << 20) + "'\n")
+    error = _refused_within_bounds(lambda: load_project(str(path)), megabytes=100)
+    assert isinstance(error, ProjectError) and "larger than 16 MiB" in str(error)
+
+
+def _zip_with_declared_size(path, name: str, payload: bytes, declared: int) -> None:
+    """A deflated zip of one member whose directory entries claim ``declared`` inflated bytes."""
+    import struct
+    import zipfile
+
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(name, payload)
+    data = bytearray(open(path, "rb").read())
+    real = struct.pack("<I", len(payload))
+    for signature, offset in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+        at = data.find(signature)
+        assert data[at + offset: at + offset + 4] == real
+        data[at + offset: at + offset + 4] = struct.pack("<I", declared)
+    open(path, "wb").write(bytes(data))
+
+
+@pytest.mark.parametrize("declared, words", [
+    (4_000_000_000, "refused without inflating it"),  # the archive tells the truth about a huge member
+    (64 << 20, "refused as a zip bomb"),  # declared within the limit, but 1000x smaller than the data
+    (1000, "CRC"),  # declared sizes lie: only what is declared is inflated, then the checksum fails
+])
+def test_an_nnp_zip_bomb_is_refused_quickly_with_bounded_memory(tmp_path, declared, words):
+    from engine.interop import InteropError
+    from engine.interop.nntxt_import import read_proto
+
+    bomb = tmp_path / "bomb.nnp"
+    _zip_with_declared_size(bomb, "parameter.h5", bytes(200 << 20), declared)
+    assert bomb.stat().st_size < 1 << 20
+    error = _refused_within_bounds(lambda: read_proto(str(bomb)))
+    assert isinstance(error, InteropError), repr(error)
+    assert str(bomb) in str(error) and words in str(error)
+    # Through the CLI: exit 2, a message, no traceback, no project written.
+    _cli_refuses(["import", str(bomb), "-o", str(tmp_path / "p.yaml")], str(bomb), words)
+    assert not (tmp_path / "p.yaml").exists()
+
+
+def test_an_nnp_with_thousands_of_members_is_refused(tmp_path):
+    import zipfile
+
+    from engine.interop import InteropError
+    from engine.interop.nntxt_import import read_proto
+
+    bomb = tmp_path / "many.nnp"
+    with zipfile.ZipFile(bomb, "w") as zf:
+        for i in range(5000):
+            zf.writestr(f"p{i}.h5", b"")
+    with pytest.raises(InteropError, match="holds 5,000 files, more than the 256"):
+        read_proto(str(bomb))

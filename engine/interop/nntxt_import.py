@@ -12,13 +12,13 @@ import json
 import os
 import re
 import tempfile
-import zipfile
 from typing import Any, Dict, List, Optional, Tuple
 
 from engine.project.model import (Datasets, Initializer, MultiGPU, Network, Optimizer, Project, Schedule,
                                   TrainingConfig)
 
 from . import mapping
+from .archive import MAX_MEMBER_BYTES, read_bounded, read_zip_members
 from .common import resolve_dataset
 from .netgraph import (Node, WeightInfo, expand_repeats, finalize_names, parameter_renames, remove_pass_through,
                        to_layers, unique_name)
@@ -65,25 +65,21 @@ def read_proto(path: str) -> Tuple[Any, Dict[str, Tuple[Any, bool]], str]:
             raise InteropError(f"{where}: not a valid nnabla protobuf file ({exc})") from None
 
     if ext == ".nnp":
-        try:
-            with zipfile.ZipFile(path) as zf:
-                for name in zf.namelist():
-                    e = os.path.splitext(name)[1].lower()
-                    data = zf.read(name)
-                    where = f"{path}:{name}"
-                    if e in (".nntxt", ".prototxt"):
-                        text = data.decode("utf-8", errors="replace")
-                        text_all += text + "\n"
-                        merge_text(text, where)
-                    elif e == ".protobuf":
-                        merge_binary(data, where)
-                    elif e == ".h5":
-                        params.update(_read_h5(data, where))
-        except zipfile.BadZipFile:
-            raise InteropError(f"{path}: not a valid .nnp (zip) file; export it again from NNC or nnabla") from None
+        members = read_zip_members(path, (".nntxt", ".prototxt", ".protobuf", ".h5"),
+                                   text_suffixes=(".nntxt", ".prototxt"))
+        for name, data in members.items():
+            e = os.path.splitext(name)[1].lower()
+            where = f"{path}:{name}"
+            if e in (".nntxt", ".prototxt"):
+                text = data.decode("utf-8", errors="replace")
+                text_all += text + "\n"
+                merge_text(text, where)
+            elif e == ".protobuf":
+                merge_binary(data, where)
+            elif e == ".h5":
+                params.update(_read_h5(data, where))
     elif ext in (".nntxt", ".prototxt", ".txt"):
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        raw = read_bounded(path)
         try:
             text_all = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
@@ -91,8 +87,7 @@ def read_proto(path: str) -> Tuple[Any, Dict[str, Tuple[Any, bool]], str]:
             raise InteropError(f"{path}:{line}: the file is not UTF-8 text; save it as UTF-8") from None
         merge_text(text_all, path)
     elif ext in (".protobuf", ".pb"):
-        with open(path, "rb") as fh:
-            merge_binary(fh.read(), path)
+        merge_binary(read_bounded(path, MAX_MEMBER_BYTES), path)
     else:
         raise InteropError(f"{path}: unknown file type '{ext}'; nnconsole imports .nntxt, .prototxt, .protobuf, "
                            ".nnp and .sdcproj files")

@@ -28,6 +28,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 from engine.project.model import (Datasets, Initializer, Network, Optimizer, Project, Schedule, TrainingConfig)
 
 from . import mapping
+from .archive import read_bounded
 from .common import (add_loss_targets, as_bool, as_float, as_int, csv_rows, iterations_per_epoch, resolve_dataset)
 from .netgraph import (Node, WeightInfo, expand_repeats, finalize_names, parameter_renames, remove_pass_through,
                        to_layers)
@@ -519,11 +520,9 @@ def _optimizer(reader: _Reader, s: Optional[Section], ipe: Optional[int], unsupp
 def import_sdcproj(path: str) -> ImportResult:
     """Import an NNC desktop project file; see the module docstring."""
     path = os.path.abspath(path)
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        raise InteropError(f"{path}: cannot read the file ({exc.strerror}); check the path") from None
+    if not os.path.exists(path):
+        raise InteropError(f"{path}: file not found; check the path")
+    raw = read_bounded(path)
     for enc in ("utf-8-sig", "cp932", "latin-1"):
         try:
             text = raw.decode(enc)

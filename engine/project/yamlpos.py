@@ -13,8 +13,11 @@ import yaml
 
 PathKey = Tuple[Any, ...]
 
-# A real project has a few thousand values; this bounds the work an alias "bomb" can cause.
-MAX_VALUES = 200_000
+# A real project has a few hundred to a few thousand values (a 500-layer imported network about
+# 10,000). These bound the work and memory a hostile file can cause before it is refused:
+MAX_YAML_CHARS = 16 << 20  # characters of text (a large network is well under 1 MiB)
+MAX_NODES = 50_000  # scalars, lists and mappings written in the file
+MAX_VALUES = 200_000  # values after aliases ('*name') are expanded
 
 
 def format_path(path: PathKey) -> str:
@@ -35,7 +38,11 @@ def parse_with_lines(text: str) -> Tuple[Any, Dict[PathKey, int]]:
     keys, on recursive aliases and when the document expands to more than ``MAX_VALUES`` values.
     Nesting deeper than Python's recursion limit raises RecursionError (the caller reports it).
     """
-    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    if len(text) > MAX_YAML_CHARS:
+        raise LimitError(None, None, f"the text is longer than {MAX_YAML_CHARS >> 20} Mi characters, far more "
+                         "than any project file", None)
+    _count_nodes_quickly(text)
+    node = yaml.compose(text, Loader=_CountingLoader)
     lines: Dict[PathKey, int] = {}
     if node is None:
         return None, lines
@@ -45,6 +52,50 @@ def parse_with_lines(text: str) -> Tuple[Any, Dict[PathKey, int]]:
     finally:
         builder.loader.dispose()
     return data, lines
+
+
+class LimitError(yaml.composer.ComposerError):
+    """A file beyond the size bounds above; ``fix`` tells the user what to do."""
+
+    fix = "check that this is a project .yaml file; datasets belong in CSV files next to it"
+
+
+def _too_many_nodes(mark: yaml.Mark) -> LimitError:
+    return LimitError(None, None, f"the file holds more than {MAX_NODES:,} values, far more than any project "
+                      "file (it is refused before it is built)", mark)
+
+
+def _count_nodes_quickly(text: str) -> None:
+    """Refuse a file with more than MAX_NODES nodes from a streaming parse (libyaml's when present,
+    about a second per million values), before any node is built. Syntax errors are left to the
+    composer, which reports them with its usual messages (and counts nodes itself)."""
+    parser = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
+    count = 0
+    try:
+        for event in yaml.parse(text, Loader=parser):
+            if isinstance(event, yaml.NodeEvent):
+                count += 1
+                if count > MAX_NODES:
+                    raise _too_many_nodes(event.start_mark)
+    except LimitError:
+        raise
+    except yaml.YAMLError:
+        return
+
+
+class _CountingLoader(yaml.SafeLoader):
+    """SafeLoader's composer with a bound on the number of nodes it builds (memory stays bounded
+    whatever the quick scan above missed)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._nodes = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self._nodes += 1
+        if self._nodes > MAX_NODES:
+            raise _too_many_nodes(self.peek_event().start_mark)
+        return super().compose_node(parent, index)
 
 
 _SAFE_COLLECTIONS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
@@ -67,8 +118,8 @@ class _Builder:
     def convert(self, node: yaml.Node, path: PathKey, ancestors: Set[int]) -> Any:
         self.count += 1
         if self.count > MAX_VALUES:
-            raise _error(f"the file expands to more than {MAX_VALUES:,} values (aliases '*name' repeating "
-                         "large parts?); a project file needs far fewer, write the values out", node)
+            raise LimitError(None, None, f"the file expands to more than {MAX_VALUES:,} values (aliases '*name' repeating "
+                         "large parts?); a project file needs far fewer, write the values out", node.start_mark)
         self.lines[path] = node.start_mark.line + 1
         if not isinstance(node, yaml.ScalarNode) and node.tag not in _SAFE_COLLECTIONS:
             raise _error(f"tag {node.tag!r} is not allowed in a project file", node)
