@@ -25,46 +25,45 @@ class DeviceChoice:
 
 @functools.lru_cache(maxsize=None)
 def preload_nvidia_libraries() -> tuple:
-    """Load the CUDA/cuDNN/NCCL libraries of NVIDIA's PyPI wheels (the 'cuda' extra) globally.
+    """Load the libraries nnabla-ext-cuda needs from NVIDIA's PyPI wheels (the 'cuda' extra), globally.
 
-    Those wheels put their .so files under site-packages/nvidia/*/lib, which the dynamic loader
-    does not search; loading them first with RTLD_GLOBAL lets nnabla-ext-cuda resolve them.
+    Those wheels put their .so files under site-packages/nvidia/*/lib, which the dynamic loader does
+    not search; ``engine.gpu_libs`` loads exactly the ones the extension needs, dependencies first.
     Returns the paths loaded (none when the wheels are absent, e.g. with a system CUDA).
     """
-    import ctypes
-    import glob
-    import os
+    from engine.gpu_libs import preload_wheel_libraries
 
-    try:
-        import nvidia  # type: ignore
-    except ImportError:
-        return ()
-    loaded = []
-    order = ("cuda_runtime", "cublas", "curand", "cufft", "cudnn", "nccl")
-    for package in order:
-        for folder in getattr(nvidia, "__path__", []):
-            for path in sorted(glob.glob(os.path.join(folder, package, "lib", "lib*.so*"))):
-                try:
-                    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-                    loaded.append(path)
-                except OSError:
-                    continue
-    return tuple(loaded)
+    return preload_wheel_libraries().loaded
 
 
 def cuda_diagnosis() -> Optional[str]:
-    """None when nnabla's CUDA extension imports and sees a GPU, else the reason in one sentence."""
-    preload_nvidia_libraries()
+    """None when nnabla's CUDA extension imports and sees a GPU, else the reason in one sentence.
+
+    In an MPI worker this first hands nnabla the libmpi that mpi4py loaded (``give_nnabla_libmpi``):
+    nnabla-ext-cuda searches for libmpi when it is imported, and registers its NCCL communicator only
+    when that search succeeds.
+    """
+    import importlib.util
+
+    from engine.gpu_libs import driver_problem, give_nnabla_libmpi, preload_wheel_libraries
+
+    try:
+        installed = importlib.util.find_spec("nnabla_ext.cuda") is not None
+    except (ImportError, ValueError):
+        installed = False
+    if not installed:
+        return ("nnabla-ext-cuda120 is not installed; install the GPU extra: "
+                "pip install 'nnconsole[cuda]' (needs an NVIDIA driver for CUDA 12)")
+    libraries = preload_wheel_libraries()
+    give_nnabla_libmpi()
     try:
         import nnabla_ext.cuda  # noqa: F401
     except ImportError as exc:
-        text = str(exc)
-        if "No module named" in text:
-            return ("nnabla-ext-cuda120 is not installed; install the GPU extra: "
-                    "pip install 'nnconsole[cuda]' (needs an NVIDIA driver for CUDA 12)")
-        return f"nnabla-ext-cuda is installed but failed to load ({text}); check the CUDA 12 runtime and cuDNN 8"
+        cause = driver_problem() or libraries.problem() or "check the CUDA 12 runtime and cuDNN 8"
+        return f"nnabla-ext-cuda is installed but failed to load ({exc}): {cause}"
     except Exception as exc:  # the extension raises various errors when no driver is present
-        return f"nnabla-ext-cuda failed to initialise ({exc}); is an NVIDIA driver installed?"
+        cause = driver_problem() or "is an NVIDIA driver installed?"
+        return f"nnabla-ext-cuda failed to initialise ({exc}): {cause}"
     try:
         from nnabla_ext.cuda import get_device_count
         count = get_device_count()

