@@ -2,7 +2,7 @@
 
 The copy sits next to the project as ``.<file>.autosave`` (or in the app data folder for an
 untitled project). It is deleted when the project is saved or closed normally, so a copy found
-at the next open means nnconsole did not close normally, and recovery is offered.
+at the next open means nnconsole did not close normally, and recovery is offered (``ProjectFiles``).
 """
 from __future__ import annotations
 
@@ -36,15 +36,35 @@ def autosave_path(project_path: Optional[str]) -> str:
 def pending_autosave(project_path: Optional[str]) -> Optional[str]:
     """The side file a crash left for ``project_path``, or None.
 
-    A copy older than the project file is stale (the project was saved after it) and is deleted.
+    A copy holding exactly the project file's text has nothing to recover and is deleted. A copy
+    older than the project file is still offered: the file may have been changed outside nnconsole
+    after the crash, and both versions hold work (see ``older_than_project``).
     """
     side = autosave_path(project_path)
     if not os.path.isfile(side):
         return None
-    if project_path and os.path.isfile(project_path) and os.path.getmtime(side) < os.path.getmtime(project_path):
+    if project_path and _same_bytes(side, project_path):
         remove_quietly(side)
         return None
     return side
+
+
+def older_than_project(side: str, project_path: Optional[str]) -> bool:
+    """Whether the project file was written after the side file (so each holds changes the other lacks)."""
+    try:
+        return bool(project_path) and os.stat(side).st_mtime_ns < os.stat(project_path).st_mtime_ns
+    except OSError:
+        return False
+
+
+def _same_bytes(a: str, b: str) -> bool:
+    try:
+        if os.path.getsize(a) != os.path.getsize(b):
+            return False
+        with open(a, "rb") as fa, open(b, "rb") as fb:
+            return fa.read() == fb.read()
+    except OSError:
+        return False
 
 
 def saved_at(path: str) -> str:

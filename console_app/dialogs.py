@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import os
 import traceback
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QAbstractButton, QFileDialog, QMessageBox, QWidget
 
 from engine.project.errors import ProjectError
 
@@ -20,6 +21,10 @@ OPEN_FILTER = ("nnconsole and NNC files (*.yaml *.yml *.sdcproj *.nntxt *.nnp *.
                "*.protobuf);;All files (*)")
 
 SAVE, DISCARD, CANCEL = "save", "discard", "cancel"
+# answers to "the project file changed outside nnconsole"
+OVERWRITE, RELOAD, SAVE_AS = "overwrite", "reload", "save_as"
+# answers to "the project file is newer than its autosave"
+RECOVER, KEEP_FILE = "recover", "file"
 
 
 def ask_save_changes(parent: Optional[QWidget], name: str) -> str:
@@ -96,6 +101,77 @@ def ask_recover_autosave(parent: Optional[QWidget], name: str, saved_at: str) ->
     box.setDefaultButton(recover)
     box.exec()
     return box.clickedButton() is recover
+
+
+def _stem(name: str) -> str:
+    """'project' for 'digits/project.yaml'."""
+    return os.path.splitext(os.path.basename(name))[0]
+
+
+def _answer(box: QMessageBox, buttons: List[QAbstractButton], answers: Tuple[str, ...]) -> str:
+    """The answer of the button clicked (CANCEL when the box was closed otherwise)."""
+    clicked = box.clickedButton()
+    return next((a for b, a in zip(buttons, answers) if b is clicked), CANCEL)
+
+
+def outside_change_box(parent: Optional[QWidget], name: str) -> Tuple[QMessageBox, List[QAbstractButton]]:
+    """The question for a project file changed outside nnconsole, and its buttons in ``ask_outside_change``'s
+    order (built apart from exec() so tests can look at it)."""
+    box = QMessageBox(parent)
+    box.setObjectName("outside_change_box")
+    box.setIcon(QMessageBox.Warning)
+    box.setWindowTitle("Project changed on disk")
+    box.setText(f"{name} was changed outside nnconsole since it was opened or saved here.")
+    box.setTextFormat(Qt.PlainText)
+    box.setInformativeText(f"Overwrite saves this window's version and keeps the changed file beside it as "
+                           f"{_stem(name)}.outside-<time>.yaml. Reload shows the changed file instead and "
+                           "discards this window's unsaved changes. Save As keeps both under different names.")
+    buttons: List[QAbstractButton] = [
+        box.addButton("Overwrite", QMessageBox.AcceptRole),
+        box.addButton("Reload (discard mine)", QMessageBox.DestructiveRole),
+        box.addButton("Save As…", QMessageBox.ActionRole),
+        box.addButton(QMessageBox.Cancel),
+    ]
+    box.setDefaultButton(buttons[3])
+    box.setEscapeButton(buttons[3])
+    return box, buttons
+
+
+def ask_outside_change(parent: Optional[QWidget], name: str) -> str:
+    """'overwrite', 'reload', 'save_as' or 'cancel' for a project file changed outside nnconsole."""
+    box, buttons = outside_change_box(parent, name)
+    box.exec()
+    return _answer(box, buttons, (OVERWRITE, RELOAD, SAVE_AS, CANCEL))
+
+
+def older_autosave_box(parent: Optional[QWidget], name: str, autosaved_at: str,
+                       file_at: str) -> Tuple[QMessageBox, List[QAbstractButton]]:
+    """The question for a crash's autosave older than its project file, and its buttons in
+    ``ask_recover_older_autosave``'s order."""
+    box = QMessageBox(parent)
+    box.setObjectName("older_autosave_box")
+    box.setIcon(QMessageBox.Question)
+    box.setWindowTitle("Recover unsaved changes")
+    box.setText(f"{name} has unsaved changes from {autosaved_at} (nnconsole did not close normally), "
+                f"but the file itself was changed later, at {file_at}.")
+    box.setTextFormat(Qt.PlainText)
+    box.setInformativeText(f"Which version do you want to open? The other one is kept beside the project, as "
+                           f"{_stem(name)}.autosave-<time>.yaml or {_stem(name)}.outside-<time>.yaml.")
+    buttons: List[QAbstractButton] = [
+        box.addButton("Open the newer file", QMessageBox.AcceptRole),
+        box.addButton("Recover the autosave", QMessageBox.AcceptRole),
+        box.addButton(QMessageBox.Cancel),
+    ]
+    box.setDefaultButton(buttons[0])
+    box.setEscapeButton(buttons[2])
+    return box, buttons
+
+
+def ask_recover_older_autosave(parent: Optional[QWidget], name: str, autosaved_at: str, file_at: str) -> str:
+    """'file', 'recover' or 'cancel' when a crash's autosave is older than the project file."""
+    box, buttons = older_autosave_box(parent, name, autosaved_at, file_at)
+    box.exec()
+    return _answer(box, buttons, (KEEP_FILE, RECOVER, CANCEL))
 
 
 def show_error(parent: Optional[QWidget], title: str, text: str, informative: str = "",

@@ -12,6 +12,8 @@ from typing import Any, Optional
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
+from console_app import file_versions
+from console_app.file_versions import DiskState
 from engine.project.io import load_project, save_project
 from engine.project.model import Layer, Project
 
@@ -27,10 +29,14 @@ class ProjectDocument(QObject):
     # A different project (new content and possibly a new path) is now in this document: views rebuild
     # everything from it. Loading emits this, not path_changed, so one open refreshes each view once.
     reloaded = Signal()
+    # A save replaced a version of the file written outside nnconsole; that version was kept here (path).
+    outside_version_kept = Signal(str)
 
     def __init__(self, project: Optional[Project] = None, parent: Optional[QObject] = None) -> None:
         super().__init__(parent)
         self.project = project or Project()
+        # The project file as this document last read or wrote it: what "changed outside" compares with.
+        self.disk_state: Optional[DiskState] = file_versions.disk_state(self.project.path)
         self.undo_stack = QUndoStack(self)
         # a bound method (not a lambda), so Qt drops the connection when the document is destroyed
         self.undo_stack.cleanChanged.connect(self._clean_changed)
@@ -46,17 +52,34 @@ class ProjectDocument(QObject):
 
     def load(self, path: str, check_datasets: bool = False) -> None:
         """Replace the document with the project at ``path`` (raises ProjectError)."""
+        state = file_versions.disk_state(path)  # before reading: a change during the read is then noticed
         self.project = load_project(path, check_datasets=check_datasets)
+        self.disk_state = state
         self._reset_history(modified=False)
         self._announce_reload()
 
+    def changed_on_disk(self) -> Optional[DiskState]:
+        """The project file's state when someone changed it since this document read or wrote it."""
+        return file_versions.changed_on_disk(self.project.path, self.disk_state)
+
     def save(self, path: Optional[str] = None) -> str:
-        """Save atomically (with a .bak of the previous file) and mark the stack clean."""
+        """Save atomically (with a .bak of the previous file) and mark the stack clean.
+
+        A version of the file written outside nnconsole since this document read it is first kept as
+        ``<name>.outside-<time>.yaml`` (the .bak alone would lose it at the next save); callers that
+        can ask the user do so before (``ProjectFiles``). Raises OSError when it cannot be kept.
+        """
         before = os.path.abspath(self.project.path) if self.project.path else None
+        kept = None
+        if before and os.path.abspath(path or before) == before and self.changed_on_disk():
+            kept = file_versions.keep_copy(before, before, "outside")
         target = save_project(self.project, path or self.project.path)
+        self.disk_state = file_versions.disk_state(target)
         self.undo_stack.setClean()
         if target != before:
             self.path_changed.emit(target)
+        if kept:
+            self.outside_version_kept.emit(kept)
         return target
 
     def display_name(self) -> str:
@@ -102,13 +125,16 @@ class ProjectDocument(QObject):
             target = getattr(target, part)
         return target
 
-    def replace_project(self, project: Project, modified: bool = False) -> None:
+    def replace_project(self, project: Project, modified: bool = False,
+                        disk_state: Optional[DiskState] = None) -> None:
         """Show ``project`` (already loaded, e.g. leniently or from an autosave) instead of the current one.
 
         The undo history is cleared; with ``modified`` the document starts unsaved (a recovered
-        autosave differs from the file on disk).
+        autosave differs from the file on disk). ``disk_state`` is the file's state taken before it
+        was read (default: its state now).
         """
         self.project = project
+        self.disk_state = disk_state or file_versions.disk_state(project.path)
         self._reset_history(modified)
         self._announce_reload()
 

@@ -1,16 +1,17 @@
 """File operations of the main window: new from template, open, save, save as, recent projects,
-the unsaved-changes prompt and crash recovery from autosave copies.
+the unsaved-changes prompt, crash recovery from autosave copies, and edits made to the project file
+outside nnconsole (asked about before a save over them and when the window becomes active again).
 
 Every question goes through ``console_app.dialogs`` so tests can answer it.
 """
 from __future__ import annotations
 
 import os
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Tuple
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QEvent, QObject, Signal
 
-from console_app import autosave, dialogs
+from console_app import autosave, dialogs, file_versions
 from console_app import settings as app_settings
 from engine.project.errors import ProjectError, UnsupportedVersionError
 from engine.project.io import load_project
@@ -30,6 +31,11 @@ class ProjectFiles(QObject):
         self.settings = settings
         self.autosaver = autosaver
         self.last_problems = 0
+        self._asked_about: Optional[file_versions.DiskState] = None  # the outside version last asked about
+        self._asking = False
+        document.outside_version_kept.connect(
+            lambda kept: self.message_posted.emit(f"the version changed outside nnconsole is kept as {kept}"))
+        window.installEventFilter(self)  # WindowActivate: the user may come back from another editor
 
     def _start_dir(self) -> str:
         if self.document.path:
@@ -102,33 +108,102 @@ class ProjectFiles(QObject):
             path = self.import_nnc(path)
             if not path:
                 return False
+        state = file_versions.disk_state(path)  # before reading: a change during the read is then noticed
         try:
             project = self.load(path)
         except (ProjectError, OSError) as exc:
             dialogs.show_project_error(self.window, "open", path, exc)
             return False
-        modified = False
-        side = autosave.pending_autosave(path)
-        if side:
-            name = os.path.basename(os.path.dirname(path)) + "/" + os.path.basename(path)
-            if dialogs.ask_recover_autosave(self.window, name, autosave.saved_at(side)):
-                try:
-                    project, modified = autosave.read_autosave(side, path), True
-                except (ProjectError, OSError) as exc:
-                    dialogs.show_project_error(self.window, "recover", side, exc)
-            else:
-                autosave.remove_quietly(side)
+        recovery = self._offer_recovery(path, project)
+        if recovery is None:
+            return False
+        project, side, kept = recovery
         self.autosaver.discard()
-        self.document.replace_project(project, modified=modified)
-        if modified:
+        self.document.replace_project(project, modified=side is not None, disk_state=state)
+        if side:
             self.autosaver.adopt(side)
         self.settings.add_recent_project(path)
         self.settings.set(app_settings.LAST_DIRECTORY, os.path.dirname(os.path.dirname(path)))
         self.project_opened.emit(path)
         problems = self.last_problems
         note = f" with {problems} problem{'s' if problems != 1 else ''}: see Issues in the EDIT tab" if problems else ""
-        self.message_posted.emit(("recovered unsaved changes of " if modified else "opened ") + path + note)
+        note += f"; the other version is kept as {kept}" if kept else ""
+        self.message_posted.emit(("recovered unsaved changes of " if side else "opened ") + path + note)
         return True
+
+    def _offer_recovery(self, path: str, project: Project) -> Optional[Tuple[Project, Optional[str], Optional[str]]]:
+        """Deal with an autosave a crash left for ``path``: (the project to show, the side file it came
+        from or None, the copy kept of the version not shown or None); None when the user cancels.
+
+        A project file changed after its autosave (outside nnconsole, or by another nnconsole) holds
+        work too: the user chooses which to open and the other is kept beside the project.
+        """
+        side = autosave.pending_autosave(path)
+        if not side:
+            return project, None, None
+        name = os.path.basename(os.path.dirname(path)) + "/" + os.path.basename(path)
+        older = autosave.older_than_project(side, path)
+        if older:
+            answer = dialogs.ask_recover_older_autosave(self.window, name, autosave.saved_at(side),
+                                                        autosave.saved_at(path))
+            if answer not in (dialogs.RECOVER, dialogs.KEEP_FILE):
+                return None
+            recover = answer == dialogs.RECOVER
+        else:
+            recover = dialogs.ask_recover_autosave(self.window, name, autosave.saved_at(side))
+        if not recover:
+            if not older:  # the question said so: declining deletes the copy
+                autosave.remove_quietly(side)
+                return project, None, None
+            try:
+                kept = file_versions.keep_copy(side, path, "autosave")
+            except OSError as exc:
+                dialogs.show_project_error(self.window, "recover", side, exc)
+                return None
+            autosave.remove_quietly(side)  # kept under a name that is not offered again
+            return project, None, kept
+        try:
+            recovered = autosave.read_autosave(side, path)
+            kept = file_versions.keep_copy(path, path, "outside") if older else None
+        except (ProjectError, OSError) as exc:
+            dialogs.show_project_error(self.window, "recover", side, exc)
+            return (project, None, None) if not older else None
+        return recovered, side, kept
+
+    def reload(self) -> bool:
+        """Show the project file as it is on disk now, discarding this window's unsaved changes."""
+        path = self.document.path
+        if not path:
+            return False
+        self.autosaver.discard()
+        return self.open_path(path, ask_save=False)
+
+    # ---- edits made outside nnconsole ---------------------------------------------------------------
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.WindowActivate and watched is self.window:
+            self.check_outside_change()
+        return False
+
+    def check_outside_change(self) -> None:
+        """Ask once about each version of the project file changed outside nnconsole (when the window
+        becomes active again); 'Cancel' means decide later: a save over it asks again."""
+        current = self.document.changed_on_disk()
+        if current is None or current == self._asked_about or self._asking:
+            return
+        answer = self._ask_outside_change(current)
+        if answer == dialogs.OVERWRITE:
+            self._write(self.document.path)
+        elif answer == dialogs.RELOAD:
+            self.reload()
+        elif answer == dialogs.SAVE_AS:
+            self.save_as()
+
+    def _ask_outside_change(self, current: file_versions.DiskState) -> str:
+        self._asked_about, self._asking = current, True
+        try:
+            return dialogs.ask_outside_change(self.window, self.document.display_name())
+        finally:
+            self._asking = False
 
     def import_nnc(self, source: str) -> Optional[str]:
         """Import an NNC / nnabla file into a new project file (asking where); its path, or None."""
@@ -204,6 +279,22 @@ class ProjectFiles(QObject):
         return outside
 
     def _save_to(self, path: str) -> bool:
+        """Save to ``path``, first asking when it is the project file and it was changed outside."""
+        same_file = self.document.path and os.path.abspath(path) == os.path.abspath(self.document.path)
+        current = self.document.changed_on_disk() if same_file else None
+        if current is not None:
+            answer = self._ask_outside_change(current)
+            if answer == dialogs.RELOAD:
+                self.reload()
+                return False
+            if answer == dialogs.SAVE_AS:
+                return self.save_as()
+            if answer != dialogs.OVERWRITE:
+                return False
+        return self._write(path)
+
+    def _write(self, path: str) -> bool:
+        """Save without asking (the document keeps any outside version as a copy)."""
         try:
             saved = self.document.save(path)
         except (OSError, ValueError) as exc:

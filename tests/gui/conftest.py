@@ -21,7 +21,7 @@ from console_app.settings import Settings  # noqa: E402
 
 DIALOGS = ("ask_save_changes", "ask_open_project", "ask_save_path", "ask_directory", "choose_template",
            "ask_recover_autosave", "show_error", "show_project_error", "show_about", "ask_import_target",
-           "show_import_report")
+           "show_import_report", "ask_outside_change", "ask_recover_older_autosave")
 
 
 @pytest.fixture(autouse=True)
