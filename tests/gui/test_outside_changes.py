@@ -46,7 +46,7 @@ def read(path):
 def answer_outside_change(monkeypatch, answer):
     asked = []
     monkeypatch.setattr(dialogs, "ask_outside_change",
-                        lambda parent, name: asked.append(name) or answer, raising=False)
+                        lambda parent, name: asked.append(name) or answer)
     return asked
 
 
@@ -62,7 +62,7 @@ def edited_window(window, template_project):
 def test_overwrite_asks_and_keeps_the_outside_version_through_later_saves(edited_window, template_project,
                                                                         monkeypatch):
     outside = edit_outside(template_project)
-    asked = answer_outside_change(monkeypatch, getattr(dialogs, "OVERWRITE", "overwrite"))
+    asked = answer_outside_change(monkeypatch, dialogs.OVERWRITE)
     edited_window.actions_by_name["save"].trigger()
     assert asked == ["digits/project.yaml"]
     saved = load_project(template_project, check_datasets=False)
@@ -80,7 +80,7 @@ def test_overwrite_asks_and_keeps_the_outside_version_through_later_saves(edited
 
 def test_reload_shows_the_outside_version(edited_window, template_project, monkeypatch):
     outside = edit_outside(template_project)
-    answer_outside_change(monkeypatch, getattr(dialogs, "RELOAD", "reload"))
+    answer_outside_change(monkeypatch, dialogs.RELOAD)
     assert not edited_window.files.save()
     assert read(template_project) == outside
     assert edited_window.document.project.config.max_epoch == 7
@@ -91,7 +91,7 @@ def test_reload_shows_the_outside_version(edited_window, template_project, monke
 
 def test_save_as_leaves_the_changed_file_alone(edited_window, template_project, tmp_path, monkeypatch):
     outside = edit_outside(template_project)
-    answer_outside_change(monkeypatch, getattr(dialogs, "SAVE_AS", "save_as"))
+    answer_outside_change(monkeypatch, dialogs.SAVE_AS)
     other = str(tmp_path / "digits" / "mine.yaml")
     monkeypatch.setattr(dialogs, "ask_save_path", lambda parent, suggested: other)
     assert edited_window.files.save()
@@ -102,7 +102,7 @@ def test_save_as_leaves_the_changed_file_alone(edited_window, template_project, 
 
 def test_cancel_writes_nothing(edited_window, template_project, monkeypatch):
     outside = edit_outside(template_project)
-    answer_outside_change(monkeypatch, getattr(dialogs, "CANCEL", "cancel"))
+    answer_outside_change(monkeypatch, dialogs.CANCEL)
     assert not edited_window.files.save()
     assert read(template_project) == outside and edited_window.document.modified
     assert not copies(template_project, "outside")
@@ -117,7 +117,7 @@ def test_a_touched_file_with_the_same_text_saves_without_asking(edited_window, t
 
 def test_closing_with_save_asks_too(edited_window, template_project, monkeypatch):
     outside = edit_outside(template_project)
-    asked = answer_outside_change(monkeypatch, getattr(dialogs, "CANCEL", "cancel"))
+    asked = answer_outside_change(monkeypatch, dialogs.CANCEL)
     monkeypatch.setattr(dialogs, "ask_save_changes", lambda parent, name: dialogs.SAVE)
     assert not edited_window.files.maybe_save()  # cancelled: the window stays open
     assert asked and read(template_project) == outside
@@ -128,7 +128,7 @@ def test_coming_back_to_the_window_asks_once(edited_window, template_project, mo
     from PySide6.QtWidgets import QApplication
 
     edit_outside(template_project)
-    asked = answer_outside_change(monkeypatch, getattr(dialogs, "CANCEL", "cancel"))
+    asked = answer_outside_change(monkeypatch, dialogs.CANCEL)
     QApplication.sendEvent(edited_window, QEvent(QEvent.WindowActivate))
     assert asked == ["digits/project.yaml"]
     QApplication.sendEvent(edited_window, QEvent(QEvent.WindowActivate))
@@ -143,7 +143,7 @@ def test_coming_back_reloads_an_unmodified_project_when_asked(window, template_p
 
     window.files.open_path(template_project)
     edit_outside(template_project, max_epoch=9)
-    answer_outside_change(monkeypatch, getattr(dialogs, "RELOAD", "reload"))
+    answer_outside_change(monkeypatch, dialogs.RELOAD)
     QApplication.sendEvent(window, QEvent(QEvent.WindowActivate))
     assert window.document.project.config.max_epoch == 9 and not window.document.modified
 
@@ -181,13 +181,13 @@ def older_autosave(template_project):
 def answer_older_recovery(monkeypatch, answer):
     asked = []
     monkeypatch.setattr(dialogs, "ask_recover_older_autosave",
-                        lambda parent, name, autosaved_at, file_at: asked.append(name) or answer, raising=False)
+                        lambda parent, name, autosaved_at, file_at: asked.append(name) or answer)
     return asked
 
 
 def test_newer_file_kept_and_the_autosave_too(window, template_project, monkeypatch):
     _, side, autosaved, outside = older_autosave(template_project)
-    asked = answer_older_recovery(monkeypatch, getattr(dialogs, "KEEP_FILE", "file"))
+    asked = answer_older_recovery(monkeypatch, dialogs.KEEP_FILE)
     assert window.files.open_path(template_project)
     assert asked == ["digits/project.yaml"]
     assert window.document.project.config.max_epoch == 7 and not window.document.modified
@@ -199,7 +199,7 @@ def test_newer_file_kept_and_the_autosave_too(window, template_project, monkeypa
 
 def test_autosave_recovered_and_the_newer_file_kept(window, template_project, monkeypatch):
     recovered, side, _, outside = older_autosave(template_project)
-    answer_older_recovery(monkeypatch, getattr(dialogs, "RECOVER", "recover"))
+    answer_older_recovery(monkeypatch, dialogs.RECOVER)
     assert window.files.open_path(template_project)
     assert window.document.project == recovered and window.document.modified
     kept = copies(template_project, "outside")
@@ -211,7 +211,7 @@ def test_autosave_recovered_and_the_newer_file_kept(window, template_project, mo
 
 def test_cancelled_recovery_opens_nothing_and_deletes_nothing(window, template_project, monkeypatch):
     _, side, autosaved, outside = older_autosave(template_project)
-    answer_older_recovery(monkeypatch, getattr(dialogs, "CANCEL", "cancel"))
+    answer_older_recovery(monkeypatch, dialogs.CANCEL)
     assert not window.files.open_path(template_project)
     assert window.document.path is None
     assert read(side) == autosaved and read(template_project) == outside

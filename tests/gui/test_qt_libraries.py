@@ -107,3 +107,10 @@ def test_an_explicit_xcb_platform_is_checked(x11_desktop, monkeypatch, capsys):
     simulate_libraries(monkeypatch, missing={"libxcb-cursor.so.0"})
     assert console_app.app.main([]) == 2
     assert "libxcb-cursor0" in capsys.readouterr().err
+
+
+def test_library_loads_asks_the_dynamic_loader():
+    from console_app import qt_libraries
+
+    assert qt_libraries.library_loads("libc.so.6")
+    assert not qt_libraries.library_loads("libnnconsole-no-such-library.so.0")
