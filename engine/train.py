@@ -262,6 +262,8 @@ class Trainer:
     def _update(self, lr: float, reduced: bool = False) -> None:
         if not reduced:
             self.comm.all_reduce_gradients(self.trainable, average=not self._prescaled)
+        if self.loss_scaler and not self.loss_scaler.unscale_or_skip(self.solvers, self.comm, self.log, self.iteration):
+            return  # half precision: a rank's gradients overflowed; every rank skips this update
         wd = self._weight_decay
         for (mult, _), solver in zip(self.groups, self.solvers):
             solver.set_learning_rate(lr * mult)
@@ -319,10 +321,12 @@ class Trainer:
         accumulated = 0
         window = {"loss": 0.0, "error": 0.0, "n": 0, "t": time.perf_counter(), "comm": self.comm.allreduce_seconds}
         warned_comm = False
-        self.overlap = self.comm.backward_callback(self.trainable) if N > 1 else None
+        # GPU: the all-reduce runs inside backward, with a fresh nnabla callback per reducing backward.
+        self.overlap = N > 1 and self.comm.overlaps_backward
+        self.loss_scaler = _loss_scaler(self.device)
         # On CPU the 1/N of the gradient mean is applied by backward (with the 1/U of accumulation),
         # and the all-reduce only sums: one pass less over every gradient. Exact for N = 2, 4, 8...
-        self._prescaled = N > 1 and self.overlap is None and getattr(self.comm, "sums_prescaled_gradients", False)
+        self._prescaled = N > 1 and not self.overlap and getattr(self.comm, "sums_prescaled_gradients", False)
         grad_scale = 1.0 / (U * N) if self._prescaled else 1.0 / U
         self.stop.install()
         for epoch in range(self.start_epoch, cfg.max_epoch):
@@ -338,11 +342,9 @@ class Trainer:
                     for solver in self.solvers:
                         solver.zero_grad()
                 nn.forward_all(forward_outputs, clear_no_need_grad=True)
-                reduce_now = self.overlap is not None and accumulated == U - 1
-                if reduce_now:  # GPU: all-reduce overlapped with backward, bucket by bucket
-                    g.loss.backward(grad_scale, clear_buffer=True, communicator_callbacks=self.overlap)
-                else:
-                    g.loss.backward(grad_scale, clear_buffer=True)
+                reduce_now = self.overlap and accumulated == U - 1
+                loss_scale = self.loss_scaler.scale if self.loss_scaler else 1.0
+                self.comm.backward(g.loss, grad_scale * loss_scale, self.trainable, reduce=reduce_now)
                 loss_value = float(self.host.view(g.loss))
                 if not math.isfinite(loss_value):
                     raise TrainingError(
@@ -482,6 +484,13 @@ class Trainer:
         if self.metrics:
             self.metrics.close()
         _close_logger(self.log)
+
+
+def _loss_scaler(device: Any) -> Any:
+    """Dynamic loss scaling for half precision (engine/loss_scaling.py); None in float."""
+    from engine.loss_scaling import DynamicLossScaler
+
+    return DynamicLossScaler() if getattr(device, "type_config", "float") == "half" else None
 
 
 def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> str:

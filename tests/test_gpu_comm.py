@@ -1,0 +1,103 @@
+"""The GPU data-parallel path without a GPU (issue 14 items 3, 4, 8): pack size arithmetic, one
+all-reduce callback per all-reducing backward, and the measured all-reduce share.
+
+The worker's real GPU code path (``run_worker`` -> ``NcclGpuComm`` -> ``Trainer.run``) runs under
+``mpiexec -n 2`` on the CPU with ``tests/mpi_scripts/fake_nccl.py``, a recording stand-in with the API
+shape and buffer arithmetic of nnabla-ext-cuda's communicator.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+import pytest
+
+from engine import launch, runs
+from engine.launch import LaunchRequest, prepare_run
+from engine.project.io import load_project
+from tests.helpers import ROOT, final_params, max_relative_error, tabular_project
+
+SCRIPT = os.path.join(ROOT, "tests", "mpi_scripts", "gpu_path_check.py")
+DELAY = 0.03  # seconds of unhidden NCCL time per reduction in the fake
+
+
+def test_pack_size_leaves_nnabla_buffers_for_float_and_half():
+    from engine.comm import NCCL_PACK_ELEMENTS, NNABLA_CUDA_PACK_POOL_BYTES, nccl_pack_buffers
+
+    assert NNABLA_CUDA_PACK_POOL_BYTES == 40 * 1024 * 1024
+    assert NCCL_PACK_ELEMENTS == 2 << 20 == 2097152  # nnabla's own cli/train.py value
+    for element_bytes in (4, 2):  # float, half
+        assert NCCL_PACK_ELEMENTS * element_bytes <= NNABLA_CUDA_PACK_POOL_BYTES
+        assert nccl_pack_buffers(NCCL_PACK_ELEMENTS, element_bytes) == 40 * 2 ** 20 // element_bytes // (2 << 20)
+        assert nccl_pack_buffers(NCCL_PACK_ELEMENTS, element_bytes) >= 1
+    # The old 64 MB pack (16,777,216 floats) leaves nnabla no buffer at all: refused, not a crash.
+    assert nccl_pack_buffers(64 * 1024 * 1024 // 4, 4) == 0
+    with pytest.raises(ValueError, match="40 MiB"):
+        from engine.comm import checked_pack_elements
+        checked_pack_elements(64 * 1024 * 1024 // 4, 4)
+    assert nccl_pack_buffers(10485760, 4) == 1 and nccl_pack_buffers(10485761, 4) == 0
+
+
+def _run(tmp_path, name, mode, precision="float", delay=0.0, inject=None, update_interval=2, epochs=2):
+    path = tabular_project(str(tmp_path / name), n=128, batch=4, epochs=epochs, lr=0.05, workers=2,
+                           scaling="none", monitor=2)
+    project = load_project(path)
+    project.optimizer.update_interval = update_interval
+    run_dir = prepare_run(project, LaunchRequest(project_path=path, output=str(tmp_path / name / "out")), 2)
+    cmd = [launch.find_mpiexec(), "-n", "2", "--oversubscribe", sys.executable, SCRIPT, run_dir, mode, precision,
+           str(delay)] + ([inject] if inject else [])
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=launch.mpi_environment(), cwd=ROOT)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    result = json.loads([line for line in out.stdout.splitlines() if line.startswith("{")][-1])
+    return run_dir, result["ranks"]
+
+
+@pytest.fixture(scope="module")
+def gpu_and_cpu_runs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("gpu_path")
+    return _run(tmp, "gpu", "gpu", delay=DELAY), _run(tmp, "cpu", "cpu")
+
+
+@pytest.mark.mpi
+def test_one_fresh_callback_per_all_reducing_backward(gpu_and_cpu_runs):
+    (gpu_dir, ranks), (cpu_dir, _) = gpu_and_cpu_runs
+    [last] = [r for r in runs.iter_metrics(gpu_dir, "train")][-1:]
+    updates = last["iteration"] // 2  # update_interval 2: every other backward all-reduces
+    assert updates >= 16
+    for record in ranks:
+        assert record["outcome"] == "finished"
+        callbacks = record["callbacks"]
+        # Every update's gradients were reduced once: by a callback (overlapped with backward) or,
+        # on the few steps that measure the communication, by a plain all_reduce. Accumulation-only
+        # backwards make no callback.
+        assert len(callbacks) + record["all_reduce"] == updates, record
+        assert len(callbacks) >= updates - 2
+        assert all(c["distinct"] for c in callbacks), "a callback object was handed out twice"
+        assert [c["object"] for c in callbacks] == list(range(len(callbacks)))
+        assert {c["pack_size"] for c in callbacks} == {2 << 20}
+        assert all(c["division"] and c["arrays"] == record["parameters"] for c in callbacks)
+        assert record["unsynchronised"] == 0, "NCCL work was left pending into the next backward"
+    [sync] = list(runs.iter_metrics(gpu_dir, "sync_check"))
+    assert sync["identical"] is True
+    # The GPU path trains exactly what the CPU path trains.
+    assert max_relative_error(final_params(cpu_dir), final_params(gpu_dir)) <= 1e-5
+
+
+@pytest.mark.mpi
+def test_allreduce_share_is_measured_on_the_gpu_path(gpu_and_cpu_runs):
+    (gpu_dir, _), _ = gpu_and_cpu_runs
+    train = list(runs.iter_metrics(gpu_dir, "train"))
+    shares = [r["allreduce_share"] for r in train]
+    spans = [r["time_per_iter"] for r in train]
+    # The fake's reductions cost DELAY per update (every other iteration): at least that share of the
+    # time, whatever the backward itself took (the iterations here are a few ms without it).
+    expected = statistics.median([DELAY / 2 / t for t in spans])
+    assert statistics.median(shares) > 0.3, shares
+    assert statistics.median(shares) >= 0.6 * min(expected, 1.0), (shares, expected)
+    assert all(0.0 <= s <= 1.0 for s in shares)
+    warnings = list(runs.iter_metrics(gpu_dir, "warning"))
+    assert any("all-reduce takes" in w["message"] for w in warnings)
+
