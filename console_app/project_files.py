@@ -33,8 +33,8 @@ class ProjectFiles(QObject):
         self.last_problems = 0
         self._asked_about: Optional[file_versions.DiskState] = None  # the outside version last asked about
         self._asking = False
-        document.outside_version_kept.connect(
-            lambda kept: self.message_posted.emit(f"the version changed outside nnconsole is kept as {kept}"))
+        self._kept: Optional[str] = None  # where the last save kept an outside version
+        document.outside_version_kept.connect(self._outside_version_kept)  # any save: TRAINING's too
         window.installEventFilter(self)  # WindowActivate: the user may come back from another editor
 
     def _start_dir(self) -> str:
@@ -127,7 +127,7 @@ class ProjectFiles(QObject):
         self.project_opened.emit(path)
         problems = self.last_problems
         note = f" with {problems} problem{'s' if problems != 1 else ''}: see Issues in the EDIT tab" if problems else ""
-        note += f"; the other version is kept as {kept}" if kept else ""
+        note += f"; the other version is kept beside it as {os.path.basename(kept)}" if kept else ""
         self.message_posted.emit(("recovered unsaved changes of " if side else "opened ") + path + note)
         return True
 
@@ -295,6 +295,7 @@ class ProjectFiles(QObject):
 
     def _write(self, path: str) -> bool:
         """Save without asking (the document keeps any outside version as a copy)."""
+        self._kept = None
         try:
             saved = self.document.save(path)
         except (OSError, ValueError) as exc:
@@ -302,5 +303,14 @@ class ProjectFiles(QObject):
             return False
         self.autosaver.discard()
         self.settings.add_recent_project(saved)
-        self.message_posted.emit(f"saved {saved}")
+        note = f"; {self._kept_note(self._kept)}" if self._kept else ""
+        self.message_posted.emit(f"saved {saved}{note}")
         return True
+
+    def _outside_version_kept(self, kept: str) -> None:
+        self._kept = kept
+        self.message_posted.emit(self._kept_note(kept))
+
+    @staticmethod
+    def _kept_note(kept: str) -> str:
+        return f"the version changed outside nnconsole is kept beside it as {os.path.basename(kept)}"

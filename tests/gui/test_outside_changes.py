@@ -70,6 +70,9 @@ def test_overwrite_asks_and_keeps_the_outside_version_through_later_saves(edited
     kept = copies(template_project, "outside")
     assert len(kept) == 1 and read(kept[0]) == outside
     assert not edited_window.document.modified
+    assert edited_window.statusBar().currentMessage() == (f"saved {template_project}; the version changed "
+                                                          f"outside nnconsole is kept beside it as "
+                                                          f"{os.path.basename(kept[0])}")
     # a second save (the .bak now holds the first save): the outside edit survives, and nobody asks
     edited_window.edit_page.editor.add_layer("ReLU", after="fc2")
     edited_window.actions_by_name["save"].trigger()
@@ -194,6 +197,7 @@ def test_newer_file_kept_and_the_autosave_too(window, template_project, monkeypa
     assert not os.path.exists(side)  # not offered again at the next open...
     kept = copies(template_project, "autosave")
     assert len(kept) == 1 and read(kept[0]) == autosaved  # ...but kept, openable
+    assert window.statusBar().currentMessage().endswith(f"kept beside it as {os.path.basename(kept[0])}")
     assert read(template_project) == outside
 
 
