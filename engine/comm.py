@@ -90,6 +90,14 @@ class SingleComm:
     def any(self, flag: bool) -> bool:
         return bool(flag)
 
+    def average_persistent(self, params: Sequence[Any]) -> None:
+        """Replace non-learned state (BatchNormalization running mean/var) by its mean over ranks."""
+        return None
+
+    def sum_array(self, values: np.ndarray) -> np.ndarray:
+        """The element-wise sum over ranks of a float32 array (synchronized BatchNormalization)."""
+        return values
+
 
 class _MpiBase(SingleComm):
     """Shared mpi4py parts: rank and local rank, small reductions for metrics and stop flags."""
@@ -120,6 +128,27 @@ class _MpiBase(SingleComm):
 
     def any(self, flag: bool) -> bool:
         return bool(self.mpi.allreduce(1 if flag else 0, op=self._MPI.MAX))
+
+    def average_persistent(self, params: Sequence[Any]) -> None:
+        """Mean over ranks of every array in ``params``, in one float64 message (ChainerMN's
+        ``allreduce_persistent``). Every rank receives the same reduced bytes, so the state ends
+        bit-identical on all ranks, and state that is already equal comes back unchanged (exact in float64).
+        """
+        if not params:
+            return
+        flat = np.concatenate([np.asarray(p.d, dtype=np.float64).ravel() for p in params])
+        self.mpi.Allreduce(self._MPI.IN_PLACE, flat, op=self._MPI.SUM)
+        flat /= self.size
+        offset = 0
+        for p in params:
+            n = int(np.prod(p.shape))
+            p.d = flat[offset:offset + n].reshape(p.shape).astype(np.float32)
+            offset += n
+
+    def sum_array(self, values: np.ndarray) -> np.ndarray:
+        out = np.ascontiguousarray(values, dtype=np.float32).copy()
+        self.mpi.Allreduce(self._MPI.IN_PLACE, out, op=self._MPI.SUM)
+        return out
 
 
 class MpiCpuComm(_MpiBase):
@@ -319,6 +348,11 @@ class NcclGpuComm(_MpiBase):
         loss.backward(grad, clear_buffer=True, communicator_callbacks=self.backward_callback(params))
         sync()
         self.allreduce_seconds += max(0.0, clock() - start - self._plain_backward_seconds)
+
+    def average_persistent(self, params: Sequence[Any]) -> None:
+        """Mean over ranks of non-learned state, on the GPU through NCCL (nnabla's all_reduce)."""
+        if params:
+            self.nccl.all_reduce([p.data for p in params], division=True, inplace=False)
 
     def all_reduce_gradients(self, params: Sequence[Any], average: bool = True) -> None:
         start = time.perf_counter()

@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from engine import runs
+from engine import rank_sync, runs
 from engine.checkpoint import CheckpointState, find_usable_checkpoint, load_checkpoint, save_checkpoint
 from engine.project.io import atomic_write, load_project
 from engine.project.model import Project
@@ -175,6 +175,7 @@ class Trainer:
         from engine.plan import make_plan
         from engine.schedule import learning_rate
         from engine.solvers import applies_weight_decay_itself, group_parameters, make_solver
+        from engine.sync_batchnorm import across_workers
 
         speed_up_nnabla_accessors()
         self.host = HostArrays()
@@ -193,12 +194,14 @@ class Trainer:
         nn.seed(cfg.seed)
         nn.clear_parameters()
         B = self.plan.per_worker_batch
-        self.train_graph = build_graph(self.project.network, B, "train")
+        with across_workers(self.comm):  # synchronized BatchNormalization layers reduce through it
+            self.train_graph = build_graph(self.project.network, B, "train")
         self.valid_graph = build_graph(self.project.network, B, "validation")
         if cfg.initial_parameters:  # e.g. the weights of an imported .nnp
             nn.load_parameters(cfg.initial_parameters)
             self.log.info("initial parameters loaded from %s", cfg.initial_parameters)
         self.params = nn.get_parameters(grad_only=False)
+        self.persistent = rank_sync.persistent_state(self.params)
         self.comm.broadcast_parameters(self.params)
         multipliers = lr_multipliers(self.project.network, self.train_graph)
         self.groups = group_parameters(nn.get_parameters(grad_only=True), multipliers)
@@ -271,6 +274,15 @@ class Trainer:
                 solver.weight_decay(wd)
             solver.update()
 
+    def _average_persistent_state(self) -> None:
+        """Make the running statistics (need_grad=False parameters) every rank's mean (collective).
+
+        Each rank updates them from its own batches; validation, checkpoints and exported models must
+        all use one set, the same on every rank.
+        """
+        if self.comm.size > 1 and self.persistent:
+            self.comm.average_persistent(self.persistent)
+
     def validate(self) -> Dict[str, float]:
         """Exact validation loss and error over the whole set: sums and counts reduced over ranks."""
         import nnabla as nn
@@ -293,6 +305,8 @@ class Trainer:
         return {"loss": float(total[0] / n), "error": float(total[1] / n), "count": int(total[2])}
 
     def _checkpoint(self, epoch: int, samples_into_epoch: int, elapsed: float) -> None:
+        """Rank 0 saves; every rank calls it (the running statistics are averaged first)."""
+        self._average_persistent_state()
         if self.rank != 0:
             return
         state = CheckpointState(iteration=self.iteration, epoch=epoch, samples_into_epoch=samples_into_epoch,
@@ -414,6 +428,7 @@ class Trainer:
         return warned_comm
 
     def _end_epoch(self, epoch: int, started: float, coverage: Optional[Dict[str, int]] = None) -> None:
+        self._average_persistent_state()
         result = self.validate()
         if not math.isfinite(result["loss"]):
             raise TrainingError(
@@ -446,18 +461,28 @@ class Trainer:
             crc = zlib.crc32(np.ascontiguousarray(self.params[name].d, dtype=np.float32).tobytes(), crc)
         return crc
 
-    def _sync_check(self) -> bool:
-        """Check that every rank ends with bit-identical parameters, and record it."""
+    def _sync_check(self) -> None:
+        """Check that every rank ends with bit-identical parameters, record it, and fail the run if not.
+
+        Collective. Raises TrainingError on every rank when they differ, naming the parameters and
+        the largest difference, so that such a run never counts as finished.
+        """
         crc = float(self.parameters_crc())
         high, neg_low = self.comm.max([crc, -crc])  # one collective: the largest and the smallest CRC
         low = -neg_low
         identical = bool(high == low)
-        if self.metrics:
-            self.metrics.write({"type": "sync_check", "iteration": self.iteration, "workers": self.comm.size,
-                                "identical": identical, "crc32_min": int(low), "crc32_max": int(high)})
+        record = {"type": "sync_check", "iteration": self.iteration, "workers": self.comm.size,
+                  "identical": identical, "crc32_min": int(low), "crc32_max": int(high)}
+        message = ""
         if not identical:
-            self.log.error("parameters differ between ranks at the end of training (CRC %d vs %d)", low, high)
-        return identical
+            differing = rank_sync.parameter_spread(self.comm, self.params)
+            record["differing"] = [{"parameter": name, "max_abs_difference": spread} for name, spread in differing]
+            message = rank_sync.divergence_report(differing, len(self.params))
+            self.log.error("%s (CRC %d vs %d)", message, low, high)
+        if self.metrics:
+            self.metrics.write(record)
+        if not identical:
+            raise TrainingError(message)
 
     def _coverage(self, indices: List[np.ndarray]) -> Optional[Dict[str, int]]:
         """How often each training sample was used this epoch, over all ranks (min and max)."""
@@ -468,6 +493,9 @@ class Trainer:
         return {"samples_min_count": int(total.min()), "samples_max_count": int(total.max())}
 
     def _finish(self) -> None:
+        self._average_persistent_state()
+        if rank_sync.perturb_for_test(self.rank, self.params):
+            self.log.warning("test: this rank's parameters were perturbed before the end-of-run check")
         self._sync_check()
         if self.rank != 0:
             return

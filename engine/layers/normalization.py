@@ -1,7 +1,8 @@
 """Normalisation layers: BatchNormalization and LayerNormalization.
 
 nnabla parameter names: ``<name>/bn/beta``, ``<name>/bn/gamma`` (learned) and ``<name>/bn/mean``,
-``<name>/bn/var`` (running statistics, not learned); ``<name>/layer_normalization/beta`` and
+``<name>/bn/var`` (running statistics, not learned; the trainer averages them over workers before
+validation, checkpoints and export); ``<name>/layer_normalization/beta`` and
 ``.../gamma``. Parameter shapes include a leading batch axis of size 1, as nnabla stores them.
 MACs count one multiply-add per output element (the scale-and-shift).
 """
@@ -48,6 +49,13 @@ def _bn_build(ctx, inputs, layer):
     axes = [a + 1 for a in p["axes"]]
     n = prod([x.shape[a] for a in axes])
     init = {k: ctx.initializer(layer, k, n, n) for k in ("beta", "gamma")}
+    if p["sync_across_workers"] and ctx.batch_stat:
+        from engine.sync_batchnorm import registered_workers, sync_batch_normalization
+
+        comm = registered_workers()
+        if comm is not None:  # training with several workers: statistics over all their samples
+            return sync_batch_normalization(x, axes, p["decay_rate"], p["eps"], comm.sum_array, comm.size,
+                                            param_init=init)
     return PF.batch_normalization(x, axes=axes, decay_rate=p["decay_rate"], eps=p["eps"],
                                   batch_stat=ctx.batch_stat, param_init=init)
 
@@ -59,6 +67,9 @@ register(LayerSpec(
         ParamSpec("axes", "ints", (0,), "Axes kept (without the batch axis); [0] = per channel.", min=0),
         ParamSpec("decay_rate", "float", 0.9, "Decay of the running mean and variance.", min=0.0, max=1.0),
         ParamSpec("eps", "float", 1e-5, "Added to the variance to avoid division by zero.", min=0.0),
+        ParamSpec("sync_across_workers", "bool", False,
+                  "With several workers, compute the batch statistics over all workers' samples (synchronized "
+                  "BatchNormalization: for small per-worker batches, e.g. keep-logical-batch); one worker: no effect."),
     ],
     n_inputs=(1, 1),
     output_shape=_bn_shape,
