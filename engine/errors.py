@@ -7,6 +7,7 @@ from engine.device import DeviceError
 from engine.launch import LaunchError
 from engine.plan import PlanError
 from engine.project.errors import ProjectError
+from engine.run_lock import RunBusyError
 from engine.train import TrainingError
 
 
@@ -14,4 +15,4 @@ from engine.data import DatasetError
 from engine.interop import InteropError
 
 USER_ERRORS = (ProjectError, PlanError, LaunchError, DeviceError, CommError, CheckpointError,
-               TrainingError, DatasetError, InteropError)
+               TrainingError, DatasetError, InteropError, RunBusyError)

@@ -23,6 +23,7 @@ from engine import runs
 from engine.project.io import atomic_write, dumps_project, load_project
 from engine.project.model import Project
 from engine.project.validate import dataset_path
+from engine.run_lock import one_writer_per_run
 from engine.runtime_paths import bundled_mpiexec, python_module_command
 from engine.train import STOP_FILE, WorkerOptions
 from engine.worker import EXIT_STOPPED
@@ -372,6 +373,7 @@ def _worker_processes(run_dir: str) -> List[int]:
     return found
 
 
+@one_writer_per_run  # the run directory's lock (engine.run_lock), held from the first check to the recorded end
 def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: None,
            on_started: Callable[[str, Any], None] = lambda run_dir, plan: None,
            warn: Callable[[str], None] = lambda m: None) -> LaunchResult:
@@ -381,11 +383,12 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
     problems found on the way that do not stop the run (e.g. a damaged checkpoint skipped on resume);
     they are also written to metrics.jsonl as ``warning`` records, where the GUI sees them.
     """
+    from engine.checkpoint import read_checkpoint
     from engine.shapes import infer_network
 
     warnings: List[str] = []
     if request.resume_dir:
-        check_resumable(request.resume_dir, warn=warnings.append)
+        resume_from = check_resumable(request.resume_dir, warn=warnings.append)
     project = _project_for(request)
     workers = request.workers or project.multi_gpu.workers
     device = request.device or project.config.device
@@ -396,6 +399,7 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
     extra = request.mpiexec_args or project.multi_gpu.mpiexec_args
     if request.resume_dir:
         run_dir = request.resume_dir
+        runs.trim_metrics(run_dir, read_checkpoint(resume_from, verify=False).iteration)  # no record twice
         if warnings:
             writer = runs.MetricsWriter(run_dir)
             try:

@@ -11,6 +11,7 @@ in the GUI's history and vice versa. Layout of one run directory::
     metrics.jsonl     one JSON record per line, flushed as written (readable while running)
     train.log         the human log of rank 0; logs/rank<N>.log for every rank
     checkpoints/      ckpt-<iteration>.h5 (+ .json, .solver.h5) written atomically
+    writer.lock       flock held by the launcher training the run (engine.run_lock): one writer
     parameters_final.h5 / parameters_best.h5, model_final.nnp / model_best.nnp
 """
 from __future__ import annotations
@@ -22,7 +23,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, Iterator, List, Optional
 
-from engine.project.io import atomic_write
+from engine.atomic import atomic_write
 
 STATUS_FILE = "status.json"
 METRICS_FILE = "metrics.jsonl"
@@ -31,6 +32,7 @@ SNAPSHOT_FILE = "snapshot.yaml"
 RESOLVED_FILE = "project.yaml"
 LOG_FILE = "train.log"
 CHECKPOINT_DIR = "checkpoints"
+LOCK_FILE = "writer.lock"
 
 
 def results_root(project_path: str) -> str:
@@ -113,6 +115,10 @@ class MetricsWriter:
     def __init__(self, run_dir: str):
         self.path = os.path.join(run_dir, METRICS_FILE)
         self._fh = open(self.path, "a", buffering=1)
+        if self._fh.tell() and not _ends_with_newline(self.path):
+            # A record torn by a crash (kill -9, full disk): start on a fresh line so the next
+            # record is not glued to it (readers skip the torn piece).
+            self._fh.write("\n")
 
     def write(self, record: Dict[str, Any]) -> None:
         self._fh.write(json.dumps(record, separators=(",", ":")) + "\n")
@@ -136,13 +142,59 @@ def read_metrics(run_dir: str, offset: int = 0, until: Optional[int] = None) -> 
     except OSError:
         return records, offset
     end = data.rfind(b"\n") + 1
-    for line in data[:end].splitlines():
-        if line.strip():
-            try:
-                records.append(json.loads(line))
-            except ValueError:
-                continue
+    for line in data[:end].split(b"\n"):
+        record = _record(line)
+        if record is not None:
+            records.append(record)
     return records, offset + end
+
+
+def _record(line: bytes) -> Optional[Dict[str, Any]]:
+    """The record a metrics line holds, or None for a blank, torn or foreign line (never raises)."""
+    if not line.strip():
+        return None
+    try:
+        record = json.loads(line)
+    except ValueError:  # torn by a crash, NUL bytes after a power loss, not UTF-8
+        return None
+    return record if isinstance(record, dict) and isinstance(record.get("type"), str) else None
+
+
+def _ends_with_newline(path: str) -> bool:
+    with open(path, "rb") as fh:
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) == b"\n"
+
+
+def trim_metrics(run_dir: str, iteration: int) -> int:
+    """Drop the records written after the checkpoint at ``iteration``; return how many were dropped.
+
+    A resumed run starts again from its checkpoint, so what the interrupted run wrote beyond it
+    (train and validation records, a torn last line) would appear twice. The records at the file's
+    end whose iteration is beyond ``iteration`` (or that have none, e.g. a previous resume's warnings
+    that preceded them) are cut; the content up to the checkpoint is kept byte for byte, and the file
+    is replaced atomically (a crash leaves the old file) with its mode kept. Call it before the
+    resumed run writes anything.
+    """
+    path = os.path.join(run_dir, METRICS_FILE)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return 0
+    keep = data.rfind(b"\n") + 1  # a torn last line always goes
+    dropped = 0
+    while keep:
+        start = data.rfind(b"\n", 0, keep - 1) + 1
+        record = _record(data[start:keep])
+        at = record.get("iteration") if record else None
+        if isinstance(at, (int, float)) and not isinstance(at, bool) and at <= iteration:
+            break
+        dropped += record is not None
+        keep = start
+    if keep < len(data):
+        atomic_write(path, data[:keep])
+    return dropped
 
 
 def planned_epochs(record: Dict[str, Any]) -> int:
