@@ -285,7 +285,8 @@ class NcclGpuComm(_MpiBase):
 
     def __init__(self, mpi_comm: Any, ctx: Any, params: Dict[str, Any]) -> None:
         super().__init__(mpi_comm)
-        from engine.device import nccl_library
+        from engine.device import check_nccl_device, nccl_library
+        from engine.gpu_libs import nccl_failure_hint
 
         try:
             import nnabla.communicators as C
@@ -293,14 +294,12 @@ class NcclGpuComm(_MpiBase):
             comm.add_context_and_parameters((ctx, params))
             comm.init()
         except Exception as exc:
-            lib = nccl_library()
-            hint = ("libnccl.so.2 was not found: pip install nvidia-nccl-cu12 (the 'cuda' extra) or add NCCL "
-                    "to LD_LIBRARY_PATH" if not lib else f"libnccl found at {lib}; check that nnabla-ext-cuda "
-                    "was built against Open MPI (the venv's mpiexec) and run 'nnconsole doctor'")
+            hint = nccl_failure_hint(nccl_library())
             raise CommError(f"cannot create the NCCL communicator on rank {self.rank}: {exc}. {hint}") from None
         if comm.size != self.size:
             raise CommError(f"nnabla's communicator sees {comm.size} processes but MPI has {self.size}: "
                             "nnabla-ext-cuda is not using the same MPI as mpiexec")
+        check_nccl_device(comm.local_rank, ctx)  # nnabla's init() set the GPU of its local rank
         self.nccl = comm
         # sizeof(float) bounds both float and half gradients (nnabla's arithmetic above).
         self.pack_size = checked_pack_elements(NCCL_PACK_ELEMENTS, 4)

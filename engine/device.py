@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ctypes.util
 import functools
+import os
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -100,6 +101,41 @@ def nccl_library() -> Optional[str]:
     return None
 
 
+def gpu_for_local_rank(local_rank: int, visible: int) -> int:
+    """The GPU a worker computes on: its node-local rank, the GPU nnabla's NCCL communicator will set.
+
+    nnabla-ext-cuda's communicator ``init()`` sets the device to the local rank (the number of earlier
+    ranks on the same host) whatever the context says. A worker whose local rank has no visible GPU
+    would fail there with "invalid device ordinal"; it is told why and what to change instead.
+    """
+    if visible < 1:
+        raise DeviceError("no GPU is visible to this worker (check nvidia-smi and CUDA_VISIBLE_DEVICES)")
+    if local_rank >= visible:
+        shown = os.environ.get("CUDA_VISIBLE_DEVICES")
+        raise DeviceError(
+            f"this worker is process {local_rank + 1} on its machine but sees only {visible} GPU(s)"
+            f"{f' (CUDA_VISIBLE_DEVICES={shown})' if shown is not None else ''}: nnabla's NCCL communicator puts "
+            f"the n-th process of a machine on GPU n-1, and GPU {local_rank} does not exist here "
+            "(CUDA error 'invalid device ordinal'). Let every worker see all GPUs of its machine (Slurm: "
+            "--gpus-per-node=N or --gres=gpu:N instead of --gpus-per-task=1; containers and job scripts: no "
+            f"per-worker CUDA_VISIBLE_DEVICES), or start at most {visible} worker(s) per machine.")
+    return local_rank
+
+
+def check_nccl_device(nccl_local_rank: int, ctx: Any) -> None:
+    """After nnabla's communicator ``init()``: its device (its local rank) must be the engine's device.
+
+    Only CUDA contexts have a device for nnabla to set (CPU stand-ins in tests have none).
+    """
+    if not any(str(b).startswith(("cuda", "cudnn")) for b in getattr(ctx, "backend", None) or []):
+        return
+    engine_device = int(getattr(ctx, "device_id", 0) or 0)
+    if int(nccl_local_rank) != engine_device:
+        raise DeviceError(f"nnabla's NCCL communicator set GPU {nccl_local_rank} (its local rank on this "
+                          f"machine) but this worker computes on GPU {engine_device}: the engine's local rank "
+                          "and nnabla's disagree (are host names unique per machine?)")
+
+
 def select_device(device: str, precision: str = "float", local_rank: int = 0) -> DeviceChoice:
     """Pick and activate the nnabla context for this process (device id = local rank on GPU)."""
     import nnabla as nn
@@ -112,8 +148,7 @@ def select_device(device: str, precision: str = "float", local_rank: int = 0) ->
             raise DeviceError(f"config.device is 'cuda' but the GPU cannot be used: {reason}. "
                               "Set config.device to 'cpu' (or 'auto') to train on the CPU.")
         from nnabla_ext.cuda import get_device_count
-        count = get_device_count()
-        device_id = local_rank % count
+        device_id = gpu_for_local_rank(local_rank, int(get_device_count()))
         ctx = get_extension_context("cudnn", device_id=str(device_id), type_config=type_config)
         nn.set_default_context(ctx)
         return DeviceChoice("cuda", device_id, type_config, ctx, f"CUDA GPU {device_id} ({type_config})")

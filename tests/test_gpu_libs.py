@@ -140,3 +140,99 @@ def test_no_libmpi_folder_without_mpi(monkeypatch):
     assert gpu_libs.give_nnabla_libmpi() is None
     assert os.environ["OMPI_HOME"] == "/opt/site-mpi"
     assert gpu_libs.nnabla_libmpi_candidates()[0] == "/opt/site-mpi/lib/libmpi.so"
+
+
+# ---- item 6: the engine's GPU is the one nnabla's communicator picks ------------------------------
+def nnabla_local_rank(hosts, rank):
+    """nnabla-ext-cuda's MultiProcessDataParallelCommunicatorNccl::init(): the number of earlier ranks
+    on the same host (host-name hashes gathered over MPI_COMM_WORLD); it then sets that GPU."""
+    return sum(1 for other in range(rank) if hosts[other] == hosts[rank])
+
+
+@pytest.fixture
+def fake_gpus(monkeypatch):
+    """select_device against a stand-in nnabla-ext-cuda that reports ``count[0]`` visible GPUs."""
+    import nnabla
+    import nnabla.ext_utils
+
+    from engine import device
+
+    count = [0]
+    monkeypatch.setattr(device, "cuda_diagnosis", lambda: None)
+    monkeypatch.setitem(sys.modules, "nnabla_ext.cuda", types.SimpleNamespace(get_device_count=lambda: count[0]))
+    monkeypatch.setattr(nnabla.ext_utils, "get_extension_context",
+                        lambda name, device_id="0", type_config="float": types.SimpleNamespace(
+                            backend=name, device_id=device_id, type_config=type_config))
+    monkeypatch.setattr(nnabla, "set_default_context", lambda ctx: None)
+    return count
+
+
+@pytest.mark.parametrize("hosts, visible", [
+    (["a", "a"], 2),                   # one machine, two GPUs
+    (["a", "a", "b", "b"], 2),         # two machines, by slot
+    (["a", "b", "a", "b"], 2),         # two machines, round robin
+    (["a", "a", "a", "a"], 8),         # fewer workers than GPUs
+])
+def test_engine_gpu_is_nnabla_local_rank(fake_gpus, hosts, visible):
+    from engine.device import select_device
+
+    fake_gpus[0] = visible
+    for rank in range(len(hosts)):
+        local = nnabla_local_rank(hosts, rank)  # the engine's local rank: MPI's shared-memory split, by rank
+        choice = select_device("cuda", "float", local)
+        assert choice.device_id == local and choice.context.device_id == str(local)
+
+
+@pytest.mark.parametrize("hosts, visible, failing", [
+    (["a", "a"], 1, [1]),              # Slurm --gpus-per-task=1: each worker sees one GPU
+    (["a", "a", "a", "a"], 2, [2, 3]),  # more workers than GPUs on a machine
+])
+def test_a_worker_without_its_gpu_is_told_what_to_change(fake_gpus, monkeypatch, hosts, visible, failing):
+    from engine.device import DeviceError, select_device
+
+    fake_gpus[0] = visible
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
+    for rank in range(len(hosts)):
+        local = nnabla_local_rank(hosts, rank)
+        if rank not in failing:
+            assert select_device("cuda", "float", local).device_id == local
+            continue
+        with pytest.raises(DeviceError) as caught:
+            select_device("auto", "float", local)
+        text = str(caught.value)
+        assert f"only {visible} GPU" in text and "invalid device ordinal" in text, text
+        assert "--gpus-per-task" in text and "CUDA_VISIBLE_DEVICES=3" in text and f"at most {visible}" in text
+
+
+def test_nccl_communicator_on_another_gpu_than_the_engine_is_an_error(monkeypatch):
+    """After init() nnabla has set the device to its local rank: it must be the engine's device."""
+    import nnabla.communicators
+    from mpi4py import MPI
+
+    from engine.comm import CommError, NcclGpuComm
+    from engine.device import DeviceError
+
+    class FakeNccl:
+        size, rank, local_rank = 1, 0, 1  # nnabla counted this process as the 2nd on its host
+
+        def __init__(self, ctx):
+            pass
+
+        def add_context_and_parameters(self, pair):
+            pass
+
+        def init(self):
+            pass
+
+    monkeypatch.setattr(nnabla.communicators, "MultiProcessDataParallelCommunicator", FakeNccl, raising=False)
+    ctx = types.SimpleNamespace(backend=["cudnn:float"], device_id="0", array_class="CudaCachedArray")
+    with pytest.raises((DeviceError, CommError)) as caught:
+        NcclGpuComm(MPI.COMM_SELF, ctx, {})
+    assert "GPU 1" in str(caught.value) and "GPU 0" in str(caught.value)
+    FakeNccl.local_rank = 0
+    try:
+        NcclGpuComm(MPI.COMM_SELF, ctx, {})
+    except (DeviceError, CommError) as exc:
+        pytest.fail(f"matching devices refused: {exc}")
+    except Exception:
+        pass  # the stand-in lacks what later set-up needs (a device synchroniser); the check passed
