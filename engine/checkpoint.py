@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional
 
 from engine.atomic import write_via
 from engine.project.io import atomic_write
+from engine.run_json import RunFileError, read_run_json
 from engine.runs import checkpoint_dir, list_checkpoints
 
 KEEP_CHECKPOINTS = 3
@@ -128,13 +129,13 @@ _PIECE = re.compile(r"^\.?ckpt-(\d+)\.")
 def read_checkpoint(meta_path: str, verify: bool = True) -> CheckpointState:
     """Read a checkpoint's metadata and (``verify``) its files' checksums; raise CheckpointError if unusable."""
     try:
-        with open(meta_path) as fh:
-            data = json.load(fh)
-        if not isinstance(data, dict):
-            raise ValueError("not a JSON object")
-        state = CheckpointState(**data)
-    except (OSError, ValueError, TypeError) as exc:
-        raise CheckpointError(f"{meta_path}: unreadable checkpoint metadata ({exc})") from None
+        state = read_run_json(meta_path, CheckpointState, fix="this checkpoint cannot be used")
+    except RunFileError as exc:
+        raise CheckpointError(f"unreadable checkpoint metadata: {exc}") from None
+    negative = [k for k in ("iteration", "epoch", "samples_into_epoch", "samples_seen", "workers")
+                if getattr(state, k) < 0]
+    if negative:
+        raise CheckpointError(f"{meta_path}: field '{negative[0]}' is negative; this checkpoint cannot be used")
     folder = os.path.dirname(meta_path)
     params = os.path.basename(meta_path)[:-5] + ".h5"
     files = state.files
@@ -162,8 +163,73 @@ def find_usable_checkpoint(run_dir: str, warn=print) -> Optional[str]:
             read_checkpoint(meta)
             return meta
         except CheckpointError as exc:
-            warn(f"warning: {exc}; trying the previous checkpoint")
+            warn(f"{exc}; trying the previous checkpoint")
     return None
+
+
+def read_parameter_file(path: str) -> Dict[str, Any]:
+    """The arrays of an nnabla parameter ``.h5`` file by parameter name; CheckpointError naming the file
+    when it is missing, truncated or not such a file."""
+    import h5py
+    import numpy as np
+
+    arrays: Dict[str, Any] = {}
+    try:
+        with h5py.File(path, "r") as hd:
+            def visit(name: str, obj: Any) -> None:
+                if isinstance(obj, h5py.Dataset):
+                    arrays[name] = np.asarray(obj[...])
+            hd.visititems(visit)
+    except FileNotFoundError:
+        raise CheckpointError(f"{path}: parameter file not found") from None
+    except (OSError, KeyError, ValueError, RuntimeError) as exc:
+        reason = str(exc).split("(", 1)[-1].rstrip(")") if "(" in str(exc) else str(exc)
+        raise CheckpointError(f"{path}: not a readable nnabla parameter file ({reason}); it is damaged or "
+                              "truncated, use another one (parameters_final.h5, an earlier checkpoint)") from None
+    return arrays
+
+
+def parameter_differences(found: Dict[str, tuple], expected: Dict[str, tuple], allow_missing: bool = False,
+                          allow_extra: bool = False) -> List[str]:
+    """What differs between the parameter shapes of a file and of the network, in words (empty: they match).
+
+    ``allow_missing``: the file may lack some of the network's parameters (they keep their initial
+    values); ``allow_extra``: the file may hold parameters the network does not use.
+    """
+    def listed(names: List[str]) -> str:
+        return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+
+    problems = []
+    missing = sorted(set(expected) - set(found))
+    extra = sorted(set(found) - set(expected))
+    if missing and not allow_missing:
+        problems.append(f"the network's {listed(missing)} {'is' if len(missing) == 1 else 'are'} not in the file")
+    if extra and not allow_extra:
+        problems.append(f"the file's {listed(extra)} {'is' if len(extra) == 1 else 'are'} not in the network")
+    for name in sorted(set(found) & set(expected)):
+        if tuple(found[name]) != tuple(expected[name]):
+            problems.append(f"{name} is {tuple(found[name])} in the file but {tuple(expected[name])} in the network")
+    return problems
+
+
+def load_parameters_checked(path: str, params: Dict[str, Any], allow_missing: bool = False,
+                            allow_extra: bool = False) -> None:
+    """Copy the arrays of ``path`` into the nnabla Variables ``params`` (name -> Variable) after checking
+    that names and shapes match; CheckpointError names the file and what differs.
+
+    Unlike ``nn.load_parameters`` nothing is registered or replaced: a file for another network
+    cannot slip parameters of other shapes under the graph that was built.
+    """
+    arrays = read_parameter_file(path)
+    differences = parameter_differences({k: v.shape for k, v in arrays.items()},
+                                        {k: tuple(v.shape) for k, v in params.items()}, allow_missing, allow_extra)
+    if differences:
+        raise CheckpointError(f"{path}: the parameters do not fit this network: " + "; ".join(differences[:6])
+                              + ("; ..." if len(differences) > 6 else "") + " (was the network changed after "
+                              "these parameters were saved?)")
+    for name, array in arrays.items():
+        if name in params:
+            params[name].d = array
 
 
 def load_checkpoint(meta_path: str, solvers: List[Any]) -> CheckpointState:
@@ -173,12 +239,13 @@ def load_checkpoint(meta_path: str, solvers: List[Any]) -> CheckpointState:
     state = read_checkpoint(meta_path, verify=False)  # its files were just hashed; not again
     folder = os.path.dirname(meta_path)
     stem = os.path.basename(meta_path)[:-5]
+    load_parameters_checked(os.path.join(folder, f"{stem}.h5"), nn.get_parameters(grad_only=False))
     try:
-        nn.load_parameters(os.path.join(folder, f"{stem}.h5"))
         for k, solver in enumerate(solvers):
             path = os.path.join(folder, f"{stem}.solver{k}.h5")
             if os.path.isfile(path):
                 solver.load_states(path)
-    except Exception as exc:  # noqa: BLE001 - a checkpoint that verifies but does not load (other network?)
-        raise CheckpointError(f"{meta_path}: the checkpoint does not fit this network ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - solver states that verify but do not load (other network?)
+        raise CheckpointError(f"{meta_path}: the checkpoint's solver states do not fit this network "
+                              f"({str(exc).splitlines()[0]})") from None
     return state

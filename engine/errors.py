@@ -7,6 +7,7 @@ from engine.device import DeviceError
 from engine.launch import LaunchError
 from engine.plan import PlanError
 from engine.project.errors import ProjectError
+from engine.run_json import RunFileError
 from engine.run_lock import RunBusyError
 from engine.train import TrainingError
 
@@ -15,4 +16,4 @@ from engine.data import DatasetError
 from engine.interop import InteropError
 
 USER_ERRORS = (ProjectError, PlanError, LaunchError, DeviceError, CommError, CheckpointError,
-               TrainingError, DatasetError, InteropError, RunBusyError)
+               TrainingError, DatasetError, InteropError, RunBusyError, RunFileError)

@@ -175,10 +175,16 @@ def _run_network(project: Project, params_file: str, dataset: Any, batch_size: i
     from engine.data import validation_batches
     from engine.export import build_runtime
 
+    from engine.checkpoint import CheckpointError, load_parameters_checked
+
     nn.clear_parameters()
-    nn.load_parameters(params_file)
     batch = max(1, min(int(batch_size), dataset.size))
     runtime = build_runtime(project, batch_size=batch)
+    try:  # into the parameters the runtime network just created, after checking names and shapes
+        load_parameters_checked(params_file, nn.get_parameters(grad_only=False), allow_extra=True)
+    except CheckpointError as exc:
+        nn.clear_parameters()
+        raise EvaluationError(str(exc)) from None
     missing = [v for v in runtime.inputs if v not in dataset.arrays]
     if missing:
         raise EvaluationError(f"{dataset.path}: no column for the network input(s) {', '.join(missing)}")

@@ -334,7 +334,7 @@ def check_resumable(run_dir: str, warn: Callable[[str], None] = lambda m: None) 
     if not os.path.isfile(os.path.join(run_dir, runs.RESOLVED_FILE)):
         raise CheckpointError(f"{run_dir}: not a run directory (no {runs.RESOLVED_FILE}); give the folder that "
                               "'nnconsole train' printed as 'run directory'")
-    status = runs.read_status(run_dir)
+    status = runs.read_status(run_dir, strict=True)  # a damaged status.json is reported, not guessed at
     if status and status.status == "running" and status.pid != os.getpid() and runs.pid_alive(status.pid):
         raise CheckpointError(f"{run_dir}: the run is still going (process {status.pid}); stop it first "
                               "(Ctrl-C, or the GUI's Stop) and resume afterwards")

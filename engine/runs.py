@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, Iterator, List, Optional
 
 from engine.atomic import atomic_write
+from engine.run_json import RunFileError, read_run_json
 
 STATUS_FILE = "status.json"
 METRICS_FILE = "metrics.jsonl"
@@ -85,19 +86,18 @@ def write_status(run_dir: str, status: RunStatus) -> None:
     atomic_write(os.path.join(run_dir, STATUS_FILE), json.dumps(status.to_dict(), indent=2).encode())
 
 
-def read_status(run_dir: str) -> Optional[RunStatus]:
-    """The run's status, or None when the file is missing or unreadable."""
+def read_status(run_dir: str, strict: bool = False) -> Optional[RunStatus]:
+    """The run's status, or None when the file is missing (or, unless ``strict``, damaged).
+
+    With ``strict`` a damaged file (not JSON, a field of the wrong type) raises RunFileError naming
+    the file and the field: commands that act on the run (resume) say so instead of guessing.
+    """
     try:
-        with open(os.path.join(run_dir, STATUS_FILE)) as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict):
-        return None
-    known = RunStatus.__dataclass_fields__
-    try:
-        return RunStatus(**{k: v for k, v in data.items() if k in known})
-    except TypeError:
+        return read_run_json(os.path.join(run_dir, STATUS_FILE), RunStatus, required=False,
+                             fix="delete status.json to let nnconsole treat the run as ended, or start a new run")
+    except RunFileError:
+        if strict:
+            raise
         return None
 
 

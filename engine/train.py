@@ -17,7 +17,8 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from engine import rank_sync, runs
-from engine.checkpoint import CheckpointState, find_usable_checkpoint, load_checkpoint, save_checkpoint
+from engine.checkpoint import (CheckpointState, find_usable_checkpoint, load_checkpoint, load_parameters_checked,
+                               save_checkpoint)
 from engine.project.io import atomic_write, load_project
 from engine.project.model import Project
 from engine.project.validate import dataset_path
@@ -43,12 +44,10 @@ class WorkerOptions:
 
     @classmethod
     def read(cls, run_dir: str) -> "WorkerOptions":
-        path = os.path.join(run_dir, "launch.json")
-        if not os.path.isfile(path):
-            return cls()
-        with open(path) as fh:
-            data = json.load(fh)
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+        from engine.run_json import read_run_json  # a damaged file is a RunFileError naming the field
+
+        return read_run_json(os.path.join(run_dir, "launch.json"), cls, required=False, fix="delete launch.json "
+                             "to use the project's settings, or start a new run") or cls()
 
     def write(self, run_dir: str) -> None:
         atomic_write(os.path.join(run_dir, "launch.json"), json.dumps(self.__dict__, indent=2).encode())
@@ -198,7 +197,7 @@ class Trainer:
             self.train_graph = build_graph(self.project.network, B, "train")
         self.valid_graph = build_graph(self.project.network, B, "validation")
         if cfg.initial_parameters:  # e.g. the weights of an imported .nnp
-            nn.load_parameters(cfg.initial_parameters)
+            load_parameters_checked(cfg.initial_parameters, nn.get_parameters(grad_only=False), allow_missing=True)
             self.log.info("initial parameters loaded from %s", cfg.initial_parameters)
         self.params = nn.get_parameters(grad_only=False)
         self.persistent = rank_sync.persistent_state(self.params)

@@ -163,3 +163,140 @@ def test_an_nnp_with_thousands_of_members_is_refused(tmp_path):
             zf.writestr(f"p{i}.h5", b"")
     with pytest.raises(InteropError, match="holds 5,000 files, more than the 256"):
         read_proto(str(bomb))
+
+
+# ---- item 20: located errors instead of tracebacks --------------------------------------------------------
+@pytest.mark.parametrize("value, words", [
+    ("2024-02-30", "'2024-02-30' is written as a date but is not a valid one (day is out of range for month)"),
+    ("9" * 5000, "is written as an integer but is not a valid one (Exceeds the limit (4300)"),
+    ("!!binary x@", "failed to decode base64 data"),
+    ("!!float abc", "'abc' is written as a number but is not a valid one"),
+    ("!!bool maybe", "'maybe' is written as true/false"),
+    ("!!timestamp 2024-13-01", "month must be in 1..12"),
+])
+def test_yaml_scalars_pyyaml_cannot_build_are_located_errors(iris, value, words):
+    _set(iris, "\nname: iris_mlp\n", f"\nname: {value}\n")
+    text = _cli_refuses(["validate", iris], f"{iris}:3: not valid YAML", words)
+    assert "quotes" in text or "base64" in text
+
+
+def test_non_ascii_layer_names_are_refused_by_validation(iris):
+    # nnabla's solvers turn parameter names into ASCII C++ strings: 'set_parameters' raised
+    # UnicodeEncodeError in the worker after 'validate' had said OK.
+    text = open(iris).read().replace("fc1", "全結合")
+    open(iris, "w").write(text)
+    line = text.splitlines().index("    - name: 全結合") + 1
+    _cli_refuses(["validate", iris], f"{iris}:{line}: network.layers[1].name", "outside ASCII", "rename it")
+    _cli_refuses(["train", iris, "-q"], "network.layers[1].name")
+    assert not os.path.exists(os.path.join(os.path.dirname(iris), "results"))
+
+
+def test_a_batch_size_beyond_memory_is_a_located_error(iris):
+    text = _set(iris, "batch_size: 16", "batch_size: 1000000000")
+    line = text.splitlines().index("  batch_size: 1000000000") + 1
+    _cli_refuses(["validate", iris], f"{iris}:{line}: config.batch_size", "GiB", "smaller batch size")
+    from engine.project.validate import check_batch_memory
+
+    project = load_project(iris, validate=False)
+    # 1000 values per sample x 12 bytes: 1,000 samples need 12 MB; a 10 MB machine cannot hold them.
+    assert check_batch_memory(project, 1000, memory=10 << 20)
+    project.config.batch_size = 100
+    assert check_batch_memory(project, 1000, memory=10 << 20) == []
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory) -> str:
+    """A 2-epoch iris run (checkpoints, best and final parameters), trained once for this module."""
+    folder = tmp_path_factory.mktemp("run") / "iris"
+    shutil.copytree(TEMPLATE, folder, ignore=shutil.ignore_patterns(".nnconsole-cache", "results"))
+    project = str(folder / "project.yaml")
+    _set(project, "max_epoch: 100", "max_epoch: 2")
+    from tests.helpers import run_dir_from
+
+    return run_dir_from(nnconsole(["train", project, "-q"], timeout=300).stdout)
+
+
+def _copy_run(run: str, tmp_path) -> str:
+    copy = str(tmp_path / "run")
+    shutil.copytree(run, copy, ignore=shutil.ignore_patterns("writer.lock", "evaluation"))
+    return copy
+
+
+def test_evaluate_reports_a_truncated_parameter_file(finished_run, tmp_path):
+    run = _copy_run(finished_run, tmp_path)
+    params = os.path.join(run, "parameters_best.h5")
+    data = open(params, "rb").read()
+    open(params, "wb").write(data[: len(data) // 3])
+    _cli_refuses(["evaluate", run], f"{params}: not a readable nnabla parameter file", "truncated")
+
+
+def test_evaluate_and_resume_name_what_differs_from_the_network(finished_run, tmp_path):
+    run = _copy_run(finished_run, tmp_path)
+    resolved = os.path.join(run, "project.yaml")
+    _set(resolved, "out_shape: 32", "out_shape: 16")  # the run's network no longer fits its parameters
+    _cli_refuses(["evaluate", run], os.path.join(run, "parameters_best.h5"),
+                 "fc1/affine/W is (4, 32) in the file but (4, 16) in the network")
+    out = nnconsole(["train", "--resume", run, "--epochs", "3", "-q"], check=False, timeout=300)
+    assert out.returncode != 0 and "Traceback" not in out.stdout + out.stderr, out.stderr
+    assert "ckpt-00000016.h5: the parameters do not fit this network" in out.stderr, out.stderr
+    assert "fc1/affine/W is (4, 32) in the file but (4, 16) in the network" in out.stderr
+
+
+@pytest.mark.parametrize("name, change, words", [
+    ("launch.json", lambda d: d.update(workers="two"), "field 'workers' should be an integer, got 'two'"),
+    ("launch.json", lambda d: d.update(max_epoch=[3]), "field 'max_epoch' should be an integer or null, got [3]"),
+    ("launch.json", None, "not valid JSON"),
+    ("status.json", lambda d: d.update(status="running", pid="abc"), "field 'pid' should be an integer or null"),
+    ("status.json", None, "not valid JSON"),
+])
+def test_damaged_run_files_are_named_with_their_field(finished_run, tmp_path, name, change, words):
+    import json
+
+    run = _copy_run(finished_run, tmp_path)
+    path = os.path.join(run, name)
+    if change is None:
+        open(path, "w").write(open(path).read()[:20])  # truncated by a crash
+    else:
+        data = json.load(open(path))
+        change(data)
+        json.dump(data, open(path, "w"))
+    _cli_refuses(["train", "--resume", run, "-q"], path, words)
+    if name == "launch.json":
+        _cli_refuses(["replay", run, "-q"], path, words)
+
+
+def test_a_checkpoint_json_with_wrong_types_is_skipped_with_a_named_warning(finished_run, tmp_path):
+    import json
+
+    from engine.checkpoint import CheckpointError, read_checkpoint
+
+    run = _copy_run(finished_run, tmp_path)
+    newest = os.path.join(run, "checkpoints", "ckpt-00000016.json")
+    data = json.load(open(newest))
+    data["iteration"] = None
+    json.dump(data, open(newest, "w"))
+    with pytest.raises(CheckpointError, match=r"ckpt-00000016.json: field 'iteration' should be an integer, got None"):
+        read_checkpoint(newest)
+    out = nnconsole(["train", "--resume", run, "--epochs", "3", "-q"], check=False, timeout=300)
+    assert out.returncode == 0 and "Traceback" not in out.stdout + out.stderr, out.stderr
+    assert "ckpt-00000016.json: field 'iteration' should be an integer, got None" in out.stderr
+    for other in (["iteration", -5, "field 'iteration' is negative"], ["files", {"a": 1}, "field 'files' should be"]):
+        data = json.load(open(os.path.join(run, "checkpoints", "ckpt-00000008.json")))
+        data[other[0]] = other[1]
+        bad = tmp_path / "ckpt-00000099.json"
+        json.dump(data, open(bad, "w"))
+        with pytest.raises(CheckpointError, match=other[2]):
+            read_checkpoint(str(bad))
+
+
+def test_parameter_differences_name_missing_extra_and_reshaped_parameters():
+    from engine.checkpoint import parameter_differences
+
+    network = {"a/W": (4, 3), "a/b": (3,), "c/W": (3, 2)}
+    assert parameter_differences(dict(network), network) == []
+    found = {"a/W": (4, 3), "a/b": (4,), "z/W": (1,)}
+    assert parameter_differences(found, network) == [
+        "the network's c/W is not in the file", "the file's z/W is not in the network",
+        "a/b is (4,) in the file but (3,) in the network"]
+    assert parameter_differences(found, network, allow_missing=True, allow_extra=True) == [
+        "a/b is (4,) in the file but (3,) in the network"]

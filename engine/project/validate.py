@@ -182,6 +182,10 @@ def check_network(project: Project) -> List[Problem]:
     index: dict = {}
     for i, layer in enumerate(layers):
         index.setdefault(layer.name, i)  # duplicates are reported by infer_network
+        if not layer.name.isascii():  # nnabla turns parameter names into C++ ASCII strings
+            problems.append(Problem(f"network.layers[{i}].name", f"layer name '{layer.name}' holds characters "
+                                    "outside ASCII, which nnabla cannot use in parameter names",
+                                    fix="rename it with ASCII letters, digits, '_' or '-'"))
         for key, mult in layer.lr_multipliers.items():
             p = _at_least(f"network.layers[{i}].lr_multipliers.{key}", mult, 0, fix="0 freezes the parameter")
             if p:
@@ -218,7 +222,33 @@ def check_network(project: Project) -> List[Problem]:
     if not info.loss_layers:
         problems.append(Problem("network.layers", "the network has no loss layer, so it cannot be trained",
                                 fix="add e.g. SoftmaxCrossEntropy fed by the output and the label Input"))
+    if not problems:
+        problems += check_batch_memory(project, sum(li.output_size for li in info.layers.values()))
     return problems
+
+
+def physical_memory() -> int:
+    """Bytes of RAM on this machine (0 when the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def check_batch_memory(project: Project, values_per_sample: int, memory: Optional[int] = None) -> List[Problem]:
+    """``config.batch_size`` whose arrays cannot fit in memory: every layer output of a sample is held
+    as float32 for the forward pass, its gradient and the validation pass (3 x 4 bytes per value).
+    A batch beyond the machine's RAM would end in a MemoryError or the kernel killing the worker."""
+    memory = physical_memory() if memory is None else memory
+    batch = project.config.batch_size
+    per_sample = 12 * max(values_per_sample, 1)
+    if not memory or batch * per_sample <= memory:
+        return []
+    fits = max(memory // per_sample, 1)
+    return [Problem("config.batch_size", f"a batch of {batch:,} samples needs about "
+                    f"{batch * per_sample / (1 << 30):,.0f} GiB for this network's arrays, more than this machine's "
+                    f"{memory / (1 << 30):,.0f} GiB of memory", fix=f"use a smaller batch size: the arrays of {fits:,} "
+                    "samples alone would fill the memory (the batch size is per worker)")]
 
 
 def project_folder(project: Project) -> str:

@@ -60,6 +60,12 @@ class LimitError(yaml.composer.ComposerError):
     fix = "check that this is a project .yaml file; datasets belong in CSV files next to it"
 
 
+class ValueProblem(yaml.constructor.ConstructorError):
+    """A scalar that looks like a number, date or tagged value but cannot be built as one."""
+
+    fix = "write a valid value, or put it in quotes to keep it as text"
+
+
 def _too_many_nodes(mark: yaml.Mark) -> LimitError:
     return LimitError(None, None, f"the file holds more than {MAX_NODES:,} values, far more than any project "
                       "file (it is refused before it is built)", mark)
@@ -153,8 +159,23 @@ class _Builder:
         return [self.convert(item, path + (i,), inner) for i, item in enumerate(node.value)]
 
     def scalar(self, node: yaml.ScalarNode) -> Any:
-        """Construct one scalar with SafeLoader's rules (the node cache is dropped each time)."""
+        """Construct one scalar with SafeLoader's rules (the node cache is dropped each time).
+
+        Text that looks like a value PyYAML cannot build (a 30 February, an integer of thousands of
+        digits, ``!!float abc``) is refused with its line instead of escaping as a ValueError.
+        """
         try:
             return self.loader.construct_object(node)
+        except yaml.YAMLError:
+            raise
+        except (ValueError, KeyError, TypeError, OverflowError, ArithmeticError) as exc:
+            shown = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+            tag = node.tag.rsplit(":", 1)[-1]
+            kind = {"int": "an integer", "float": "a number", "timestamp": "a date", "bool": "true/false"}.get(
+                tag, f"a {tag}")
+            reason = "not a word YAML reads as true or false" if isinstance(exc, KeyError) else (
+                str(exc).split(";")[0] or type(exc).__name__)
+            raise ValueProblem(None, None, f"'{shown}' is written as {kind} but is not a valid one ({reason})",
+                               node.start_mark) from None
         finally:
             self.loader.constructed_objects.clear()
