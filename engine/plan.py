@@ -390,12 +390,21 @@ def make_plan(project: model.Project, workers: Optional[int] = None, policy: Opt
             f"LR scaling is known to keep accuracy (Goyal et al. 2017); {lr_name.lower()} becomes "
             f"{_g(effective_lr)}.",
             f"{extra}use multi_gpu.scaling sqrt, the Lars solver, or fewer workers / a smaller config.batch_size."))
-    bn = [layer.name for layer in project.network.layers if layer.type == "BatchNormalization"]
+    bn_layers = [layer for layer in project.network.layers if layer.type == "BatchNormalization"]
+    synced = [layer.name for layer in bn_layers if n > 1 and layer.params.get("sync_across_workers") is True]
+    bn = [layer.name for layer in bn_layers if layer.name not in synced]
+    if synced:
+        notes.append(f"BatchNormalization {', '.join(synced[:3])}{' ...' if len(synced) > 3 else ''} synchronizes "
+                     f"its batch statistics over the {n} workers: {per_worker * n} samples per batch"
+                     + (f" (below {BN_MIN_BATCH}: still noisy; raise config.batch_size)." if per_worker * n < BN_MIN_BATCH
+                        else "."))
     if bn and per_worker < BN_MIN_BATCH:
         shown = ", ".join(bn[:3]) + (f" and {len(bn) - 3} more" if len(bn) > 3 else "")
         fix = (f"keep the per-worker batch at {BN_MIN_BATCH} or more: use fewer workers or multi_gpu.scaling linear "
-               "instead of keep-logical-batch." if policy == "keep-logical-batch" else
-               f"raise config.batch_size to {BN_MIN_BATCH} or more (it is per worker).")
+               "instead of keep-logical-batch" if policy == "keep-logical-batch" else
+               f"raise config.batch_size to {BN_MIN_BATCH} or more (it is per worker)")
+        fix += (f", or set sync_across_workers: true on these layers (statistics over all {n} workers' "
+                f"{per_worker * n} samples)." if n > 1 else ".")
         warns.append(PlanWarning(
             "small-batch-batchnorm",
             f"per-worker batch {per_worker} is below {BN_MIN_BATCH} and the network has BatchNormalization layers "

@@ -157,3 +157,24 @@ def test_ranks_that_end_with_different_parameters_fail_the_run(tmp_path):
     assert not os.path.exists(os.path.join(run_dir, "model_final.nnp"))
     [sync] = list(runs.iter_metrics(run_dir, "sync_check"))
     assert sync["identical"] is False
+
+
+# ---- the plan offers and explains synchronized BatchNormalization ----------------------------------
+def test_plan_offers_synchronized_batchnorm_for_small_per_worker_batches():
+    from engine.plan import make_plan
+    from tests.test_plan import make_project
+
+    def plan(sync: bool, workers: int, batch: int = 32):
+        project = make_project(batch=batch, bn=True)
+        if sync:
+            project.network.layer("bn").params["sync_across_workers"] = True
+        return make_plan(project, workers=workers, policy="keep-logical-batch")
+
+    [warning] = [w for w in plan(False, 4).warnings if w.code == "small-batch-batchnorm"]
+    assert "sync_across_workers" in warning.fix  # the remedy is named where the problem is reported
+    synced = plan(True, 4)  # 4 workers x 8 samples: statistics over 32
+    assert "small-batch-batchnorm" not in [w.code for w in synced.warnings]
+    assert any("bn" in note and "32 samples" in note and "synchroniz" in note for note in synced.notes)
+    # One worker has nothing to synchronize with: a small batch is still reported, without that remedy.
+    [alone] = [w for w in plan(True, 1, batch=8).warnings if w.code == "small-batch-batchnorm"]
+    assert "sync_across_workers" not in alone.fix
