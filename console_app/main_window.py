@@ -215,6 +215,10 @@ class MainWindow(QMainWindow):
         s.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        # Pages with work going ask first (TRAINING: stop the runs, leave them running, or cancel).
+        if not all(page.confirm_close() for page in self.pages.values() if hasattr(page, "confirm_close")):
+            event.ignore()
+            return
         if not self.files.maybe_save():
             event.ignore()
             return

@@ -1,17 +1,25 @@
-"""Runs the engine's CLI in a QProcess and tails the run directory, so the GUI trains exactly as the CLI does.
+"""Runs the engine's CLI as a process and tails the run directory, so the GUI trains exactly as the CLI does.
 
 ``RunController`` owns one training (or replay) process: it starts ``nnconsole train PROJECT --gpus N
 --quiet``, learns the run directory from the CLI's first line, tails ``metrics.jsonl`` with
-``engine.runs.read_metrics`` on a QTimer, and reports the end from ``status.json``. Stop sends SIGTERM
-(QProcess.terminate), which the launcher turns into a graceful stop with a checkpoint. A run started
-elsewhere (the CLI, or a previous GUI) can be attached to: it is tailed until its process is gone.
-``EngineCommand`` runs one short CLI command (evaluate) off the GUI thread.
+``engine.runs.read_metrics`` on a QTimer, and reports the end from ``status.json``. Stop sends SIGTERM,
+which the launcher turns into a graceful stop with a checkpoint. A run started elsewhere (the CLI, or
+a previous GUI) can be attached to: it is tailed until its process is gone.
+
+The training process is detached from the GUI: it runs in its own session with its output in files
+(not pipes), so it survives the GUI when the user leaves it running (``release``), and the next GUI
+attaches to it through its status.json (``attach``). ``EngineCommand`` runs one short CLI command
+(evaluate) off the GUI thread.
 """
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
+import subprocess
+import tempfile
+import time
 from typing import List, Optional
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
@@ -35,6 +43,37 @@ def _environment() -> QProcessEnvironment:
     env = QProcessEnvironment.systemEnvironment()
     env.insert("PYTHONUNBUFFERED", "1")
     return env
+
+
+def _start_detached(args: List[str], cwd: Optional[str], folder: str) -> subprocess.Popen:
+    """Start ``nnconsole ARGS`` in its own session, stdout and stderr into files in ``folder``.
+
+    Its own session: the GUI's terminal (Ctrl-C, hang-up) and the GUI's exit do not reach it. Files,
+    not pipes: nothing breaks when the GUI that reads them is gone.
+    """
+    program, lead = engine_program()
+    with open(os.path.join(folder, "stdout"), "wb") as out, open(os.path.join(folder, "stderr"), "wb") as err:
+        return subprocess.Popen([program] + lead + list(args), cwd=cwd or None, stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=err, env=dict(os.environ, PYTHONUNBUFFERED="1"),
+                                start_new_session=True, close_fds=True)
+
+
+class _OutputTail:
+    """New text of a file another process appends to (the detached CLI's stdout or stderr)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.offset = 0
+
+    def read(self) -> str:
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(self.offset)
+                data = fh.read()
+        except OSError:
+            return ""
+        self.offset += len(data)
+        return data.decode("utf-8", "replace")
 
 
 def _engine_process(owner: QObject, cwd: Optional[str], on_stdout, on_stderr, on_finished, on_error) -> QProcess:
@@ -67,7 +106,9 @@ class RunController(QObject):
 
     def __init__(self, parent: Optional[QObject] = None) -> None:
         super().__init__(parent)
-        self._process: Optional[QProcess] = None
+        self._child: Optional[subprocess.Popen] = None
+        self._output_dir: Optional[str] = None  # the child's stdout/stderr files
+        self._tails: List[_OutputTail] = []
         self._run_dir: Optional[str] = None
         self._attached_pid: Optional[int] = None
         self._offset = 0
@@ -94,7 +135,12 @@ class RunController(QObject):
         return self._stderr
 
     def is_running(self) -> bool:
-        return self._process is not None or self._attached_pid is not None
+        return self._child is not None or self._attached_pid is not None
+
+    @property
+    def launcher_pid(self) -> Optional[int]:
+        """The ``nnconsole train`` process of the run (started here or attached to), None when idle."""
+        return self._child.pid if self._child is not None else self._attached_pid
 
     def records_so_far(self) -> List[dict]:
         """The live run's records already emitted (up to the tail offset), to redraw it without duplicates."""
@@ -133,10 +179,18 @@ class RunController(QObject):
         if self.is_running():
             raise RuntimeError("a run is already going; stop it first")
         self._reset()
-        self._process = _engine_process(self, cwd, self._read_stdout, self._read_stderr, self._on_finished,
-                                        self._on_error)
+        self._output_dir = tempfile.mkdtemp(prefix="nnconsole-run-")
+        try:
+            self._child = _start_detached(args, cwd, self._output_dir)
+        except OSError as exc:
+            self._drop_output()
+            program, lead = engine_program()
+            self.launch_failed.emit(f"could not start the engine ({' '.join([program] + lead)}): "
+                                    f"{exc.strerror or exc}")
+            return
+        self._tails = [_OutputTail(os.path.join(self._output_dir, name)) for name in ("stdout", "stderr")]
         self.running_changed.emit(True)
-        _start_engine(self._process, args)
+        self._timer.start()
 
     def attach(self, run_dir: str) -> bool:
         """Tail a run another process is training; False when it is not running (anymore)."""
@@ -164,31 +218,73 @@ class RunController(QObject):
 
     # ---- stopping ---------------------------------------------------------------------------------
     def stop(self) -> None:
-        """Ask the run to stop at the next update: SIGTERM to ``nnconsole train`` (checkpoint kept)."""
+        """Ask the run to stop at the next update: SIGTERM to ``nnconsole train`` (checkpoint kept).
+
+        When the signal cannot be sent (another user's process), the run's STOP file asks the same.
+        """
         self.stop_requested = True
-        if self._process is not None:
-            self._process.terminate()
-        elif self._attached_pid:
-            try:
-                os.kill(self._attached_pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+        pid = self.launcher_pid
+        if not pid:
+            return
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            if self._run_dir:
+                from engine.train import STOP_FILE
+
+                try:
+                    open(os.path.join(self._run_dir, STOP_FILE), "w").close()
+                except OSError:
+                    pass
 
     def shutdown(self, wait_ms: int = 15000) -> None:
         """Stop gracefully and wait (blocking, for application exit) so no run is killed mid-write."""
         self._timer.stop()
-        process = self._process
-        if process is not None and process.state() != QProcess.NotRunning:
-            process.terminate()
-            if not process.waitForFinished(wait_ms):
-                process.kill()
-                process.waitForFinished(2000)
-
-    # ---- process I/O ------------------------------------------------------------------------------
-    def _read_stdout(self) -> None:
-        if self._process is None:
+        if not self.is_running():
             return
-        text = bytes(self._process.readAllStandardOutput()).decode("utf-8", "replace")
+        self.stop()
+        deadline = time.monotonic() + wait_ms / 1000
+        if self._child is not None:
+            try:
+                self._child.wait(max(deadline - time.monotonic(), 0))
+            except subprocess.TimeoutExpired:
+                self._child.kill()
+                self._child.wait(2)
+            self._child = None
+            self._drop_output()
+        else:
+            while runs.pid_alive(self._attached_pid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            self._attached_pid = None
+
+    def release(self) -> None:
+        """Leave the run going without this GUI (application exit): stop following it, never signal it.
+
+        The process is in its own session and writes to files, so it trains on; a later GUI attaches
+        to it through status.json. Its output files are unlinked (it keeps writing to them unseen).
+        """
+        self._timer.stop()
+        self._child = None
+        self._attached_pid = None
+        self._drop_output()
+
+    def _drop_output(self) -> None:
+        folder, self._output_dir = self._output_dir, None
+        self._tails = []
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    # ---- process output ---------------------------------------------------------------------------
+    def _read_output(self) -> None:
+        """New text of the child's stdout (the run directory line) and stderr."""
+        if not self._tails:
+            return
+        text = self._tails[0].read()
+        self._stderr += self._tails[1].read()
+        if not text:
+            return
         self._stdout += text
         self._line_buffer += text
         *lines, self._line_buffer = self._line_buffer.split("\n")
@@ -197,40 +293,24 @@ class RunController(QObject):
             if match and self._run_dir is None:
                 self._run_dir = os.path.abspath(match.group("dir"))
                 self.run_started.emit(self._run_dir)
-                self._timer.start()
-                self._poll()
 
-    def _read_stderr(self) -> None:
-        if self._process is None:
-            return
-        text = bytes(self._process.readAllStandardError()).decode("utf-8", "replace")
-        self._stderr += text
-
-    def _on_error(self, error: QProcess.ProcessError) -> None:
-        if error == QProcess.FailedToStart and self._process is not None:
-            program, lead = engine_program()
-            message = self._process.errorString()
-            self._end_process()
-            self.running_changed.emit(False)
-            self.launch_failed.emit(f"could not start the engine ({' '.join([program] + lead)}): {message}")
-
-    def _on_finished(self, code: int, exit_status: QProcess.ExitStatus) -> None:
-        if self._process is None:
-            return
-        self._read_stdout()
-        self._read_stderr()
-        if exit_status == QProcess.CrashExit and code == 0:
-            code = -1
-        self._end_process()
+    def _child_ended(self) -> bool:
+        """True when the child exited (its end is then reported)."""
+        code = self._child.poll() if self._child is not None else None
+        if code is None:
+            return False
+        self._child = None
+        self._read_output()
+        self._drop_output()
         self._finish(code)
-
-    def _end_process(self) -> None:
-        process, self._process = self._process, None
-        if process is not None:
-            process.deleteLater()
+        return True
 
     # ---- tailing ----------------------------------------------------------------------------------
     def _poll(self) -> None:
+        if self._child is not None:
+            self._read_output()
+            if self._child_ended():
+                return
         if self._run_dir is None:
             return
         records, self._offset = runs.read_metrics(self._run_dir, self._offset)

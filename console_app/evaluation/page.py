@@ -141,11 +141,21 @@ class EvaluationPage(QWidget):
         self.mistakes_only.toggled.connect(lambda _on: self._apply_filter())
         self.class_filter.currentIndexChanged.connect(lambda _i: self._apply_filter())
         self.confusion.cell_clicked.connect(self._cell_clicked)
-        document.path_changed.connect(lambda _p: self.refresh_runs())
-        document.reloaded.connect(self.refresh_runs)
+        document.path_changed.connect(lambda _p: self._project_changed())
+        document.reloaded.connect(self._project_changed)
         self.refresh_runs()
 
     # ---- runs ---------------------------------------------------------------------------------
+    def _project_changed(self) -> None:
+        """Another project (or file): nothing of the previous one's evaluations stays on screen."""
+        self.error.hide()
+        self.clear()
+        self.refresh_runs()
+
+    def _results_root(self) -> Optional[str]:
+        path = self.document.path
+        return os.path.abspath(runs.results_root(path)) if path else None
+
     def selected_run(self) -> Optional[str]:
         return self.run_combo.currentData()
 
@@ -193,9 +203,12 @@ class EvaluationPage(QWidget):
         return True
 
     def _command_finished(self, code: int, stdout: str, stderr: str) -> None:
-        self.evaluate_button.setEnabled(True)
+        self.evaluate_button.setEnabled(self.run_combo.count() > 0)
         folder, self._pending = self._pending, None
-        if code != 0 or folder is None:
+        root = self._results_root()
+        if folder is None or root is None or os.path.commonpath([root, os.path.abspath(folder)]) != root:
+            return  # an evaluation of a project no longer open: its files are there when it is opened again
+        if code != 0:
             message = stderr.strip() or stdout.strip() or f"nnconsole evaluate exited with code {code}"
             lines = [line for line in message.splitlines() if "[nnabla][INFO]" not in line]
             self.show_error("\n".join(lines) or message)
@@ -224,12 +237,18 @@ class EvaluationPage(QWidget):
                 self.state.setText("Not evaluated yet: press Evaluate.")
 
     def clear(self) -> None:
+        """Show no evaluation: every view of the previous one is emptied."""
         self.metrics, self.folder, self._loaded_stamp = None, None, None
         self.summary.setText("")
         self.samples.set_samples([], "classification", "")
         self.confusion.set_matrix([])
         self.per_class.setRowCount(0)
         self.confusions.list.clear()
+        self.regression.clear()
+        self.left.setCurrentIndex(0)
+        self.class_filter.blockSignals(True)
+        self.class_filter.clear()
+        self.class_filter.blockSignals(False)
         self.shown.setText("")
 
     def load(self, folder: str) -> None:

@@ -117,6 +117,12 @@ class RegressionView(QWidget):
         layout.addWidget(self.stats)
         layout.addWidget(self.plot, 1)
 
+    def clear(self) -> None:
+        """No regression shown (another project, or a run not evaluated yet)."""
+        self.stats.setText("")
+        self.scatter.setData([], [])
+        self.identity.setData([], [])
+
     def set_data(self, metrics: Dict[str, Any], rows: List[Dict[str, str]]) -> None:
         r2 = metrics.get("r2")
         self.stats.setText(

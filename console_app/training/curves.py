@@ -204,6 +204,10 @@ class LearningCurves(QWidget):
             self.runs.pop(run_dir).remove(self.plots)
         self.primary = run_dir
         if run_dir is None:
+            if self.runs:
+                self.flush()
+            else:
+                self._empty_axes()
             return
         self.runs[run_dir] = RunCurves(run_dir, self.plots, 0, primary=True)
         if records:
@@ -220,6 +224,14 @@ class LearningCurves(QWidget):
                 self.runs[run_dir] = RunCurves(run_dir, self.plots, i, primary=False)
                 self.runs[run_dir].add(records)
         self.flush()
+
+    def _empty_axes(self) -> None:
+        """Nothing shown: neutral axes, not the span and heights of the runs shown before."""
+        self._x_span = 0
+        self._y_top.clear()
+        for plot in self.plots.values():
+            plot.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+            plot.enableAutoRange()
 
     def overlays(self) -> List[str]:
         return [r for r in self.runs if r != self.primary]

@@ -2,11 +2,34 @@
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import List, Optional
 
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+
+STOP_RUNS, LEAVE_RUNNING, CANCEL_QUIT = "stop", "leave", "cancel"
+
+
+def ask_quit_during_run(parent: Optional[QWidget], projects: List[str]) -> str:
+    """Quitting while runs go: 'stop' them (checkpoints kept), 'leave' them running, or 'cancel'."""
+    box = QMessageBox(parent)
+    box.setObjectName("quit_during_run_box")
+    box.setIcon(QMessageBox.Question)
+    box.setWindowTitle("Training is running")
+    which = ", ".join(projects)
+    box.setText(f"{'A run is' if len(projects) == 1 else f'{len(projects)} runs are'} still training ({which}).")
+    box.setInformativeText(
+        "Stop and quit: the run stops at the next update and keeps a checkpoint (resume it later).\n"
+        "Leave it running and quit: it trains on without the window; open its project again to follow "
+        "it and stop it.")
+    stop = box.addButton("Stop and quit", QMessageBox.DestructiveRole)
+    leave = box.addButton("Leave it running and quit", QMessageBox.AcceptRole)
+    cancel = box.addButton(QMessageBox.Cancel)
+    box.setDefaultButton(cancel)
+    box.exec()
+    clicked = box.clickedButton()
+    return STOP_RUNS if clicked is stop else LEAVE_RUNNING if clicked is leave else CANCEL_QUIT
 
 
 def confirm_save(parent: Optional[QWidget], name: str) -> bool:

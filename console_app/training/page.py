@@ -1,9 +1,10 @@
 """The TRAINING tab: Run/Stop through the CLI, live learning curves, progress, run history, trade-off graph.
 
-The tab launches exactly what the CLI launches (``nnconsole train PROJECT --gpus N`` in a QProcess,
-owned by ``RunController``) and reads only the run-directory files. Selecting a run in the history
-shows its curves; ticking Compare overlays more runs; a run still going from an earlier session or
-from a terminal is attached to and followed live.
+The tab launches exactly what the CLI launches (``nnconsole train PROJECT --gpus N``, a detached
+process owned by ``RunController``) and reads only the run-directory files. Selecting a run in the
+history shows its curves; ticking Compare overlays more runs; a run still going from an earlier session
+or from a terminal is attached to and followed live. A run belongs to its project: the tab shows only
+the open project's runs, while runs of other projects go on in the background (``ProjectRuns``).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from console_app.training import dialogs
 from console_app.training.curves import LearningCurves
 from console_app.training.history import RunHistory, RunRow, collect_runs
 from console_app.training.progress import RunProgress
+from console_app.training.project_runs import ProjectRuns, project_key, project_name
 from console_app.training.tradeoff import TradeoffPlot
 from engine import runs
 
@@ -40,8 +42,9 @@ class TrainingPage(QWidget):
         self.setObjectName("training_page")
         self.document = document
         self.window_ = window
-        self.controller = RunController(self)
-        self.live_run: Optional[str] = None
+        self.projects = ProjectRuns(self._wire_controller, self)
+        self._leave_runs_at_exit = False  # the user's answer when closing during a run
+        self._shut_down = False
         self.rows: List[RunRow] = []
         self._listing: List[str] = []
 
@@ -107,11 +110,6 @@ class TrainingPage(QWidget):
         self.log_scale.toggled.connect(self.curves.set_log_scale)
         self.save_csv_button.clicked.connect(self._save_csv)
         self.save_png_button.clicked.connect(self._save_png)
-        self.controller.run_started.connect(self._run_started)
-        self.controller.records_received.connect(self._records_received)
-        self.controller.run_finished.connect(self._run_finished)
-        self.controller.launch_failed.connect(self._launch_failed)
-        self.controller.running_changed.connect(self._running_changed)
         self.history.run_selected.connect(self.show_run)
         self.history.compare_changed.connect(self._compare_changed)
         self.history.refresh_requested.connect(self.refresh_history)
@@ -127,9 +125,31 @@ class TrainingPage(QWidget):
         self._poll.setInterval(HISTORY_POLL_MS)
         self._poll.timeout.connect(self._poll_history)
         self._poll.start()
+        status_bar = getattr(window, "statusBar", None)
+        if callable(status_bar):
+            status_bar().addPermanentWidget(self.projects.indicator)
+        self.projects.indicator.linkActivated.connect(self._open_project)
         self._project_changed()
 
     # ---- project ------------------------------------------------------------------------------
+    @property
+    def controller(self) -> RunController:
+        """The open project's run controller (runs of other projects have their own)."""
+        return self.projects.controller(project_key(self.document.path))
+
+    @property
+    def live_run(self) -> Optional[str]:
+        """The open project's run being followed, if any."""
+        controller = self.controller
+        return controller.run_dir if controller.is_running() else None
+
+    def _wire_controller(self, controller: RunController) -> None:
+        controller.run_started.connect(lambda d, c=controller: self._run_started(c, d))
+        controller.records_received.connect(lambda d, r, c=controller: self._records_received(c, d, r))
+        controller.run_finished.connect(lambda d, st, code, c=controller: self._run_finished(c, d, st, code))
+        controller.launch_failed.connect(lambda m, c=controller: self._launch_failed(c, m))
+        controller.running_changed.connect(lambda on, c=controller: self._running_changed(c, on))
+
     def results_root(self) -> Optional[str]:
         path = self.document.path
         return runs.results_root(path) if path else None
@@ -137,19 +157,55 @@ class TrainingPage(QWidget):
     def _project_changed(self) -> None:
         """A different project: its workers setting and its runs."""
         self.workers.setValue(max(1, int(self.document.project.multi_gpu.workers)))
-        self._show_runs()
+        self._show_project()
 
     def _path_changed(self, _path: str) -> None:
         """The project was saved to another file: another results folder, the same settings (the
         Workers choice stays)."""
-        self._show_runs()
+        self._show_project()
 
-    def _show_runs(self) -> None:
-        self.refresh_history()
-        if not self.controller.is_running() and self.rows:
-            self.history.select_run(self.rows[0].run_dir)
-        elif not self.rows:
-            self.curves.set_primary(None)
+    def _show_project(self) -> None:
+        """Show the open project's state only: its runs, its live run (if any), nothing of another's."""
+        controller = self.projects.show(project_key(self.document.path))
+        self._clear_view()
+        self._running_changed(controller, controller.is_running())
+        was_live = controller.is_running() and controller.run_dir is not None
+        self.refresh_history()  # may attach to a run of this project still going (its run_started shows it)
+        if was_live:
+            self._show_live(controller)
+        elif not controller.is_running() and self.rows:
+            self.history.select_run(self.rows[0].run_dir, emit=False)  # may be selected already: no signal
+            self.show_run(self.rows[0].run_dir)
+
+    def _clear_view(self) -> None:
+        """Empty curves, progress, status and error: what the previous project left must not stay."""
+        self.curves.set_overlays({})
+        self.curves.set_primary(None)
+        self.progress.reset()
+        self.error.hide()
+        self.error.clear()
+        self.status.setText("No run yet.")
+        self.status.setToolTip("")
+
+    def _show_live(self, controller: RunController) -> None:
+        """Follow the open project's running run: its curves so far, progress, status and Stop."""
+        run_dir = controller.run_dir
+        records = controller.records_so_far()
+        what = "Following" if controller.is_attached() else "Training"
+        self.status.setText(f"{what} <b>{html.escape(os.path.basename(run_dir))}</b> &mdash; "
+                            f"<code>{html.escape(run_dir)}</code>")
+        self.error.hide()
+        self.progress.reset("starting...")
+        self.progress.update_from(records)
+        self.curves.set_primary(run_dir, records)
+        self.history.select_run(run_dir, emit=False)
+        self._running_changed(controller, True)
+
+    def _open_project(self, path: str) -> None:
+        """A link of the background-runs line: open that project (its run shows live there)."""
+        files = getattr(self.window_, "files", None)
+        if files is not None:
+            files.open_path(path)
 
     def _setting_changed(self, dotted: str) -> None:
         if dotted == "multi_gpu.workers" and not self.controller.is_running():
@@ -198,6 +254,7 @@ class TrainingPage(QWidget):
         return sorted({path for path in found if path})
 
     def stop_run(self) -> None:
+        """Stop the open project's run (never another project's)."""
         if self.controller.is_running():
             self.status.setText("Stopping at the next update (a checkpoint is kept)...")
             self.stop_button.setEnabled(False)
@@ -214,28 +271,55 @@ class TrainingPage(QWidget):
         self.controller.start_replay(run_dir)
         return True
 
+    def running_projects(self) -> List[str]:
+        """Names of the projects whose runs this window follows (started here or attached to)."""
+        return [project_name(key) for key, _ in self.projects.running()]
+
+    def confirm_close(self) -> bool:
+        """Closing the window during runs: ask to stop them, leave them running, or cancel (False)."""
+        running = self.running_projects()
+        if not running:
+            return True
+        answer = dialogs.ask_quit_during_run(self._dialog_parent(), running)
+        if answer == dialogs.CANCEL_QUIT:
+            return False
+        self._leave_runs_at_exit = answer == dialogs.LEAVE_RUNNING
+        return True
+
     def shutdown(self) -> None:
-        """Application exit: stop a run this window started, gracefully (its checkpoint is kept)."""
+        """Application exit: stop the runs gracefully (checkpoints kept), or leave them running when the
+        user chose so (they are detached; the next start attaches to them)."""
+        if self._shut_down:
+            return
+        self._shut_down = True
         self._poll.stop()
-        self.controller.shutdown()
+        self.projects.shutdown(stop=not self._leave_runs_at_exit)
 
     # ---- controller signals -------------------------------------------------------------------
-    def _running_changed(self, running: bool) -> None:
+    def _is_shown(self, controller: RunController) -> bool:
+        return controller is self.projects.controllers.get(project_key(self.document.path))
+
+    def _background_message(self, text: str) -> None:
+        status_bar = getattr(self.window_, "statusBar", None)
+        if callable(status_bar):
+            status_bar().showMessage(text, 15000)
+
+    def _running_changed(self, controller: RunController, running: bool) -> None:
+        if not self._is_shown(controller):
+            return
         self.run_button.setEnabled(not running)
         self.workers.setEnabled(not running)
-        self.stop_button.setEnabled(running and self.controller.run_dir is not None)
+        self.stop_button.setEnabled(running and controller.run_dir is not None)
 
-    def _run_started(self, run_dir: str) -> None:
-        self.live_run = run_dir
-        self.stop_button.setEnabled(True)
-        what = "Following" if self.controller.is_attached() else "Training"
-        self.status.setText(f"{what} <b>{html.escape(os.path.basename(run_dir))}</b> &mdash; "
-                            f"<code>{html.escape(run_dir)}</code>")
+    def _run_started(self, controller: RunController, run_dir: str) -> None:
+        if not self._is_shown(controller):
+            return
         self.refresh_history()
-        self.curves.set_primary(run_dir)
-        self.history.select_run(run_dir, emit=False)
+        self._show_live(controller)
 
-    def _records_received(self, run_dir: str, records: List[Dict[str, Any]]) -> None:
+    def _records_received(self, controller: RunController, run_dir: str, records: List[Dict[str, Any]]) -> None:
+        if not self._is_shown(controller):
+            return
         self.curves.add_records(run_dir, records)
         if run_dir == self.live_run:
             self.progress.update_from(records)
@@ -246,15 +330,18 @@ class TrainingPage(QWidget):
                 self.status.setText(f"<span style='color:#9a5b00'>&#9888; {html.escape(message.split('. ')[0])}"
                                     "</span>")
 
-    def _run_finished(self, run_dir: str, status: str, code: int) -> None:
-        self.live_run = None
+    def _run_finished(self, controller: RunController, run_dir: str, status: str, code: int) -> None:
+        if not self._is_shown(controller):
+            self._background_message(f"The run {os.path.basename(run_dir)} of {project_name(os.path.dirname(run_dir))}"
+                                     f" ended: {status}.")
+            return
         st = runs.read_status(run_dir)
         # the run's own figure: status.json records where a stopped or finished run ended
         self.progress.finish(status, st.iteration if st and status in ("stopped", "finished") else None)
         name = os.path.basename(run_dir)
         if status == "failed":
             rank = f" on rank {st.failed_rank}" if st and st.failed_rank is not None else ""
-            message = (st.message if st and st.message else "") or self.controller.stderr_text.strip()
+            message = (st.message if st and st.message else "") or controller.stderr_text.strip()
             self.show_error(f"Run {name} failed{rank} (exit code {code}).\n{message}")
             self.status.setText(f"<span style='color:#b00000'>Run {html.escape(name)} failed{rank}.</span>")
         elif status == "stopped":
@@ -266,8 +353,10 @@ class TrainingPage(QWidget):
             self.status.setText(f"Run <b>{html.escape(name)}</b> {html.escape(status)}{best}.")
         self.refresh_history()
 
-    def _launch_failed(self, message: str) -> None:
-        self.live_run = None
+    def _launch_failed(self, controller: RunController, message: str) -> None:
+        if not self._is_shown(controller):
+            self._background_message(f"A run did not start: {message.splitlines()[0] if message else ''}")
+            return
         self.progress.reset("not started")
         self.show_error(f"The engine did not start the run:\n{message}")
         self.status.setText("<span style='color:#b00000'>The run did not start (see the message).</span>")
