@@ -37,6 +37,35 @@ def _positive_int(text: str) -> int:
     return value[0]
 
 
+def _host_list(text: str) -> List[str]:
+    """``--hosts H1,H2:slots``: host names only (mpiexec hands them to ssh, where '-o...' is an option)."""
+    from engine.hosts import host_problem
+
+    hosts = [h for h in text.split(",") if h]
+    for host in hosts:
+        problem = host_problem(host)
+        if problem:
+            raise argparse.ArgumentTypeError(problem)
+    return hosts
+
+
+def _hostfile(text: str) -> str:
+    """``--hostfile FILE``: made absolute here, and every line must name a host (see engine.hosts)."""
+    from engine.hosts import read_hostfile_problems
+
+    path = _user_path(text)
+    problems = read_hostfile_problems(path)
+    if problems:
+        raise argparse.ArgumentTypeError("; ".join(problems))
+    return path
+
+
+def _user_path(text: Optional[str]) -> Optional[str]:
+    """A path the user typed, resolved against their working folder once, here: the launcher and the
+    workers run in other folders (the workers in the run's parent), where a relative path means something else."""
+    return os.path.abspath(text) if text else text
+
+
 # ---- commands -------------------------------------------------------------------------------------
 def cmd_train(args: argparse.Namespace) -> int:
     from engine.launch import LaunchRequest, launch
@@ -45,11 +74,11 @@ def cmd_train(args: argparse.Namespace) -> int:
     if not args.project and not args.resume:
         print("nnconsole train: give a PROJECT file, or --resume RUN_DIR", file=sys.stderr)
         return EXIT_BAD_INPUT
-    request = LaunchRequest(project_path=args.project or "", output=args.output, workers=args.gpus,
-                            epochs=args.epochs, device=args.device, hosts=args.hosts or [],
+    request = LaunchRequest(project_path=_user_path(args.project) or "", output=_user_path(args.output),
+                            workers=args.gpus, epochs=args.epochs, device=args.device, hosts=args.hosts or [],
                             hostfile=args.hostfile or "", launcher=args.launcher,
-                            mpiexec_args=args.mpiexec_arg or [], resume_dir=args.resume,
-                            allow_outside_data=args.allow_outside_data,
+                            mpiexec_args=args.mpiexec_arg or [], resume_dir=_user_path(args.resume),
+                            allow_outside_data=args.allow_outside_data, oversubscribe=args.oversubscribe,
                             fail_at_iteration=args.fail_at_iteration, fail_rank=args.fail_rank)
     printer = ProgressPrinter(live=False if args.quiet else None)
     if args.quiet:
@@ -102,7 +131,7 @@ def _print_result(result) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from engine.replay import replay
 
-    return replay(args.run_dir, quiet=args.quiet)
+    return replay(_user_path(args.run_dir), quiet=args.quiet)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -178,9 +207,10 @@ def _add_train_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpus", "--workers", dest="gpus", type=_positive_int, metavar="N",
                    help="number of workers (GPUs, or CPU processes); default multi_gpu.workers")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="override config.device")
-    p.add_argument("--hosts", type=lambda s: [h for h in s.split(",") if h], metavar="H1,H2",
-                   help="hosts for mpiexec (host or host:slots)")
-    p.add_argument("--hostfile", metavar="FILE", help="mpiexec hostfile")
+    p.add_argument("--hosts", type=_host_list, metavar="H1,H2", help="hosts for mpiexec (host or host:slots)")
+    p.add_argument("--hostfile", type=_hostfile, metavar="FILE", help="mpiexec hostfile (lines: host [slots=N])")
+    p.add_argument("--oversubscribe", action="store_true", help="allow more workers than this machine's cores "
+                   "(refused otherwise, whatever the project asks)")
     p.add_argument("--launcher", choices=("auto", "mpiexec", "srun"), help="default: srun inside Slurm")
     p.add_argument("--mpiexec-arg", action="append", metavar="ARG", help="extra argument for mpiexec/srun "
                    "(repeatable), e.g. --mpiexec-arg=--mca --mpiexec-arg=btl_tcp_if_include=eth0")
@@ -229,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--template", "-t", default="digits_cnn", help="template name (see 'nnconsole templates')")
     p = add("doctor", cmd_doctor, "Check Python, nnabla, GPUs, NCCL, MPI and run an all-reduce smoke test.")
     p.add_argument("--gpus", "--workers", dest="gpus", type=_positive_int, default=2, metavar="N")
-    p.add_argument("--hosts", type=lambda s: [h for h in s.split(",") if h], metavar="H1,H2")
+    p.add_argument("--hosts", type=_host_list, metavar="H1,H2")
     for extension in _extensions():
         extension(add)
     return parser

@@ -126,6 +126,9 @@ def _err(shown: str, line: Optional[int], column: Optional[str], problem: str) -
 
 
 def _read_bytes(path: Path, shown: str) -> bytes:
+    if path.exists() and not path.is_file() and not path.is_dir():  # a FIFO or device: reading would block
+        raise DatasetError(f"{shown}: is not a regular file (a FIFO or device); point the dataset at a .csv file",
+                           path=shown)
     try:
         return path.read_bytes()
     except FileNotFoundError:

@@ -3,12 +3,13 @@
 One worker runs as a plain child process; N workers run under ``mpiexec -n N`` from the venv's
 Open MPI (or ``srun`` inside a Slurm allocation). The launcher owns the run's final status, turns a
 stop request (Ctrl-C, SIGTERM) into a STOP file that the workers honour at an iteration boundary,
-and names the failing rank with its traceback when a worker dies.
+and names the failing rank with its traceback when a worker dies (watching and diagnosis:
+``engine.launch_watch``). More workers than this machine's cores need the user's consent
+(``nnconsole train --oversubscribe``), never a project file's.
 """
 from __future__ import annotations
 
 import errno
-import json
 import os
 import re
 import shutil
@@ -20,6 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional
 
 from engine import runs
+from engine.hosts import read_hostfile_problems
+from engine.launch_watch import (STALLED_RANK_SECONDS, STOP_GRACE_SECONDS, Stall, Watcher,  # noqa: F401
+                                 diagnose_failure, launch_header, wait_for_job, worker_processes, worker_ranks)
 from engine.project.io import atomic_write, dumps_project, load_project
 from engine.project.model import Project
 from engine.project.validate import dataset_path
@@ -28,17 +32,7 @@ from engine.runtime_paths import bundled_mpiexec, python_module_command
 from engine.train import STOP_FILE, WorkerOptions
 from engine.worker import EXIT_STOPPED
 
-STOP_GRACE_SECONDS = 120.0
-POLL_SECONDS = 0.2
-# Below this much free space the run directory's disk counts as full in failure messages.
-DISK_FULL_BYTES = 1 << 20
-# Failures caused by the input (not by nnconsole): reported without a traceback, exit code 2.
-BAD_INPUT_ERRORS = ("DatasetError", "ProjectError")
-# A diverged run: resuming with the same settings would diverge again.
-DIVERGED_ERRORS = ("TrainingError", "NonFiniteParametersError")
-# Failures the user can act on from the message alone: reported without a traceback.
-PLAIN_ERRORS = BAD_INPUT_ERRORS + ("TrainingError", "CheckpointError", "NonFiniteParametersError", "CommError",
-                                   "DeviceError")
+OVERSUBSCRIBE_FLAG = "--oversubscribe"
 
 
 class LaunchError(RuntimeError):
@@ -60,6 +54,7 @@ class LaunchRequest:
     mpiexec_args: List[str] = field(default_factory=list)
     resume_dir: Optional[str] = None
     allow_outside_data: bool = False  # the user allowed dataset paths outside the project's folder
+    oversubscribe: bool = False  # the user allowed more workers than this machine's cores (command line only)
     fail_at_iteration: Optional[int] = None  # tests: make a rank raise
     fail_rank: Optional[int] = None
 
@@ -140,9 +135,27 @@ def mpi_environment() -> dict:
     return env
 
 
+def check_oversubscription(workers: int, oversubscribe: bool, hosts: Optional[List[str]] = None,
+                            hostfile: str = "", launcher: str = "mpiexec") -> None:
+    """Refuse more workers than this machine's cores unless the user agreed on the command line.
+
+    A project file's ``workers`` (or ``--mpiexec-arg`` in it) cannot give that consent: a shared
+    project asking for 65536 workers would otherwise start them all on this machine.
+    """
+    cores = os.cpu_count() or 1
+    if workers <= cores or oversubscribe or hosts or hostfile or launcher == "srun":
+        return
+    raise LaunchError(f"{workers} workers on one machine with {cores} cores: more workers than cores only run "
+                      f"with your consent; add {OVERSUBSCRIBE_FLAG} to 'nnconsole train' (each worker then gets a "
+                      f"share of a core, which is slower, not faster), or ask for at most {cores} workers "
+                      f"(--gpus {cores}, or multi_gpu.workers in the project)")
+
+
 def worker_command(run_dir: str, workers: int, launcher: str = "mpiexec", hosts: Optional[List[str]] = None,
-                   hostfile: str = "", extra: Optional[List[str]] = None, cpu: bool = True) -> List[str]:
-    """The command line that starts all ranks of a run."""
+                   hostfile: str = "", extra: Optional[List[str]] = None, cpu: bool = True,
+                   oversubscribe: bool = False) -> List[str]:
+    """The command line that starts all ranks of a run (LaunchError: more workers than cores without consent,
+    a hostfile that is missing or holds something other than hosts)."""
     python = python_module_command("engine.worker") + [run_dir]
     if workers <= 1 and not hosts and not hostfile and launcher != "srun":
         return python
@@ -152,12 +165,14 @@ def worker_command(run_dir: str, workers: int, launcher: str = "mpiexec", hosts:
     if hosts:
         cmd += ["--host", ",".join(hosts)]
     if hostfile:
-        if not os.path.isfile(hostfile):
-            raise LaunchError(f"hostfile not found: {hostfile}")
+        problems = read_hostfile_problems(hostfile)
+        if problems:
+            raise LaunchError("\n".join(problems) if os.path.exists(hostfile) else f"hostfile not found: {hostfile}")
         cmd += ["--hostfile", hostfile]
     single_host = not hosts and not hostfile
-    if single_host and cpu and workers > (os.cpu_count() or 1):
-        cmd.append("--oversubscribe")
+    check_oversubscription(workers, oversubscribe, hosts, hostfile, launcher)
+    if single_host and workers > (os.cpu_count() or 1):
+        cmd.append(OVERSUBSCRIBE_FLAG)
     if single_host and not _sets_mca(extra or [], "btl"):
         # All ranks share this machine: shared memory only, so no rank opens a TCP listener
         # (Open MPI's TCP transport listens on every interface; docs/security.md lists what remains),
@@ -188,113 +203,6 @@ def _preexec() -> None:
         libc.prctl(1, signal.SIGTERM)
     except Exception:
         pass
-
-
-# ---- watching -------------------------------------------------------------------------------------
-def _read_errors(run_dir: str) -> List[dict]:
-    logs = os.path.join(run_dir, "logs")
-    errors = []
-    if os.path.isdir(logs):
-        for name in sorted(os.listdir(logs)):
-            if name.endswith(".error.json"):
-                try:
-                    with open(os.path.join(logs, name)) as fh:
-                        record = json.load(fh)
-                    if isinstance(record, dict) and "rank" in record:
-                        errors.append(record)
-                except (OSError, ValueError):
-                    continue
-    return sorted(errors, key=lambda r: r.get("time", 0.0))
-
-
-def _disk_free(path: str) -> Optional[int]:
-    try:
-        st = os.statvfs(path)
-    except OSError:
-        return None
-    return st.f_bavail * st.f_frsize
-
-
-def _log_tail(run_dir: str, lines: int = 15) -> str:
-    launcher_log = os.path.join(run_dir, "logs", "launcher.log")
-    if not os.path.isfile(launcher_log):
-        return ""
-    with open(launcher_log, errors="replace") as fh:
-        kept = [line for line in fh.readlines() if "][INFO]:" not in line and not line.startswith("-----")
-                and " -m engine.worker " not in line]  # nnabla's chatter, banners, our own command line
-    return "".join(kept[-lines:])
-
-
-def _failure(run_dir: str, exit_code: int) -> tuple:
-    """(failed rank or None, message, exit code for the CLI) of a failed job."""
-    from engine.runs import latest_checkpoint
-
-    errors = _read_errors(run_dir)
-    free = _disk_free(run_dir)
-    disk_full = free is not None and free < DISK_FULL_BYTES
-    code = 1
-    if errors:
-        first = errors[0]
-        rank, kind = first.get("rank"), str(first.get("type", "Error"))
-        message = f"rank {rank} failed: {kind}: {first.get('message', '')}"
-        if first.get("errno") == errno.ENOSPC:
-            disk_full = True
-        if kind in BAD_INPUT_ERRORS:
-            code = 2
-        if kind not in PLAIN_ERRORS and not disk_full:
-            message += "\n" + str(first.get("traceback", "")).rstrip()
-    else:
-        rank = None
-        tail = _log_tail(run_dir)
-        found = re.search(r"process rank (\d+) with PID (\d+) on node \S+ exited on\s+signal (\d+)", tail)
-        if found:
-            rank = int(found.group(1))
-            what = f"rank {rank} (pid {found.group(2)}) was killed by {_signal_name(int(found.group(3)))}"
-        elif exit_code < 0 or exit_code > 128:
-            signum = -exit_code if exit_code < 0 else exit_code - 128
-            what = f"the worker process was killed by {_signal_name(signum)}"
-        else:
-            what = f"a worker ended with exit code {exit_code}"
-        message = f"{what} and left no traceback"
-        if found or exit_code < 0 or exit_code > 128:
-            message += " (killed from outside, or by the kernel when memory ran out)"
-        elif tail and not disk_full:
-            message += "\n" + tail.rstrip()
-    last = latest_checkpoint(run_dir)
-    if disk_full:
-        message += f"\nthe disk holding {run_dir} is full ({free or 0:,} bytes free): free some space first"
-    if last is not None and errors and errors[0].get("type") in DIVERGED_ERRORS:
-        # Resuming would diverge again with the same settings: point at what was kept instead.
-        message += f"\nlast good checkpoint kept: {last[:-5]}.h5"
-    elif last is not None:
-        message += (f"\nlast checkpoint kept: {os.path.basename(last)[:-5]}; continue with: "
-                    f"nnconsole train --resume {run_dir}")
-    return rank, message, code
-
-
-def _signal_name(signum: int) -> str:
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
-
-
-class Watcher:
-    """Tails metrics.jsonl while the job runs and hands new records to a reporter."""
-
-    def __init__(self, run_dir: str, report: Callable[[dict], None]):
-        self.run_dir = run_dir
-        self.report = report
-        self.offset = 0
-
-    def poll(self) -> None:
-        records, self.offset = runs.read_metrics(self.run_dir, self.offset)
-        for record in records:
-            try:
-                self.report(record)
-            except OSError:
-                # The terminal or the GUI that read our output is gone (EPIPE/EIO): keep training.
-                self.report = lambda r: None
 
 
 def plan_for(project: Project, workers: int, device: Optional[str] = None, policy: Optional[str] = None):
@@ -338,7 +246,7 @@ def check_resumable(run_dir: str, warn: Callable[[str], None] = lambda m: None) 
     if status and status.status == "running" and status.pid != os.getpid() and runs.pid_alive(status.pid):
         raise CheckpointError(f"{run_dir}: the run is still going (process {status.pid}); stop it first "
                               "(Ctrl-C, or the GUI's Stop) and resume afterwards")
-    left = _worker_processes(run_dir)
+    left = worker_processes(run_dir)
     if left:
         raise CheckpointError(f"{run_dir}: worker process(es) {', '.join(map(str, left))} of this run are still "
                               "ending (its launcher was killed?); wait until they are gone, then resume")
@@ -349,28 +257,6 @@ def check_resumable(run_dir: str, warn: Callable[[str], None] = lambda m: None) 
         raise CheckpointError(f"{run_dir}: no usable checkpoint to resume from ({why}); start a new run with "
                               "'nnconsole train PROJECT'")
     return meta
-
-
-def _worker_processes(run_dir: str) -> List[int]:
-    """Live worker processes of ``run_dir`` (Linux /proc; empty elsewhere)."""
-    target = os.path.abspath(run_dir).encode()
-    found = []
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return found
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as fh:
-                args = fh.read().split(b"\0")
-        except OSError:
-            continue
-        if b"engine.worker" in args and any(os.path.abspath(a.decode(errors="replace")).encode() == target
-                                            for a in args[-2:] if a):
-            found.append(int(name))
-    return found
 
 
 @one_writer_per_run  # the run directory's lock (engine.run_lock), held from the first check to the recorded end
@@ -395,8 +281,10 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
     plan = plan_for(project, workers, device)  # impossible settings fail here, before anything is written
     launcher = choose_launcher(request.launcher or project.multi_gpu.launcher)
     hosts = request.hosts or project.multi_gpu.hosts
-    hostfile = request.hostfile or project.multi_gpu.hostfile
+    hostfile = request.hostfile or _project_hostfile(project)
     extra = request.mpiexec_args or project.multi_gpu.mpiexec_args
+    consent = request.oversubscribe or OVERSUBSCRIBE_FLAG in request.mpiexec_args  # the command line's only
+    worker_command("", workers, launcher, hosts, hostfile, oversubscribe=consent)  # refuse before writing
     if request.resume_dir:
         run_dir = request.resume_dir
         runs.trim_metrics(run_dir, read_checkpoint(resume_from, verify=False).iteration)  # no record twice
@@ -417,7 +305,8 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
                 os.unlink(os.path.join(run_dir, "logs", name))
     else:
         run_dir = prepare_run(project, request, workers)
-    cmd = worker_command(run_dir, workers, launcher, hosts, hostfile, extra, cpu=device != "cuda")
+    cmd = worker_command(run_dir, workers, launcher, hosts, hostfile, extra, cpu=device != "cuda",
+                         oversubscribe=consent)
     status = runs.read_status(run_dir) or runs.RunStatus()
     status.status, status.pid, status.workers, status.message, status.failed_rank = "running", os.getpid(), \
         workers, "", None
@@ -433,15 +322,15 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
         env["OMPI_MCA_btl_sm_backing_directory"] = env["OMPI_MCA_btl_vader_backing_directory"] = shm
     try:
         with open(os.path.join(run_dir, "logs", "launcher.log"), "ab") as log:
-            log.write((" ".join(cmd) + "\n").encode())
+            log.write(launch_header(cmd).encode())
             log.flush()
             child = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
                                      preexec_fn=_preexec, cwd=os.path.dirname(run_dir))
-            code = _wait(child, run_dir, Watcher(run_dir, report))
+            code, stall = wait_for_job(child, run_dir, Watcher(run_dir, report))
     finally:
         if shm:
             shutil.rmtree(shm, ignore_errors=True)
-    return _finish(run_dir, code)
+    return _finish(run_dir, code, stall)
 
 
 def _shared_memory_dir(cmd: List[str], hosts: List[str], hostfile: str) -> Optional[str]:
@@ -466,53 +355,15 @@ def _shared_memory_dir(cmd: List[str], hosts: List[str], hostfile: str) -> Optio
         return None
 
 
-def _wait(child: subprocess.Popen, run_dir: str, watcher: Watcher) -> int:
-    stop_asked: List[float] = []
-
-    def on_signal(signum, frame):  # noqa: ARG001
-        if not stop_asked:
-            stop_asked.append(time.monotonic())
-            try:
-                open(os.path.join(run_dir, STOP_FILE), "w").close()
-            except OSError:  # a full disk: the workers take SIGTERM as the same stop request
-                try:
-                    os.killpg(child.pid, signal.SIGTERM)
-                except OSError:
-                    pass
-
-    previous = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            previous[sig] = signal.signal(sig, on_signal)
-        except ValueError:
-            pass
-    try:
-        while child.poll() is None:
-            watcher.poll()
-            if stop_asked and time.monotonic() - stop_asked[0] > STOP_GRACE_SECONDS:
-                _kill_group(child)
-            time.sleep(POLL_SECONDS)
-        watcher.poll()
-        return child.returncode
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        if child.poll() is None:
-            _kill_group(child)
+def _project_hostfile(project: Project) -> str:
+    """``multi_gpu.hostfile`` as a path: relative to the project's folder, like its datasets."""
+    name = project.multi_gpu.hostfile
+    if not name or os.path.isabs(name) or not project.path:
+        return name
+    return os.path.join(os.path.dirname(os.path.abspath(project.path)), name)
 
 
-def _kill_group(child: subprocess.Popen) -> None:
-    try:
-        os.killpg(child.pid, signal.SIGTERM)
-        child.wait(timeout=5)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        try:
-            os.killpg(child.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-
-def _finish(run_dir: str, code: int) -> LaunchResult:
+def _finish(run_dir: str, code: int, stall: Optional[Stall] = None) -> LaunchResult:
     from engine.runs import latest_checkpoint
 
     stop_file = os.path.join(run_dir, STOP_FILE)
@@ -520,16 +371,16 @@ def _finish(run_dir: str, code: int) -> LaunchResult:
         os.unlink(stop_file)
     except OSError:
         pass
-    if code == 0:
+    if code == 0 and stall is None:
         result = LaunchResult(run_dir, "finished", 0)
         _set_status(result, status="finished", finished=time.time(), resumable=False)
         return result
-    if code == EXIT_STOPPED:
+    if code == EXIT_STOPPED and stall is None:
         message = f"stopped with a checkpoint; continue with: nnconsole train --resume {run_dir}"
         result = LaunchResult(run_dir, "stopped", EXIT_STOPPED, message)
         _set_status(result, status="stopped", finished=time.time(), resumable=True, message=message)
         return result
-    rank, message, exit_code = _failure(run_dir, code)
+    rank, message, exit_code = diagnose_failure(run_dir, code, stall)
     resumable = latest_checkpoint(run_dir) is not None
     result = LaunchResult(run_dir, "failed", exit_code, message, rank)
     _set_status(result, status="failed", finished=time.time(), resumable=resumable, message=message,

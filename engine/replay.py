@@ -4,12 +4,14 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import sys
 from typing import Dict, List, Tuple
 
 from engine import runs
 from engine.train import WorkerOptions
 
 TOLERANCE = 1e-6
+RUN_OPTIONS_FILE = "launch.json"  # engine.train.WorkerOptions
 
 
 def metric_differences(a_dir: str, b_dir: str) -> Tuple[float, List[str]]:
@@ -39,7 +41,17 @@ def replay(run_dir: str, quiet: bool = False) -> int:
 
     resolved = os.path.join(run_dir, runs.RESOLVED_FILE)
     if not os.path.isfile(resolved):
-        print(f"{run_dir}: not a run directory (no {runs.RESOLVED_FILE})")
+        print(f"{run_dir}: not a run directory (no {runs.RESOLVED_FILE})", file=sys.stderr)
+        return 2
+    # The run's own project.yaml is trusted (absolute dataset paths) only next to the files nnconsole
+    # wrote with it; without them it would be refused as a project reaching outside its folder.
+    missing = [name for name in (runs.SNAPSHOT_FILE, RUN_OPTIONS_FILE)
+               if not os.path.isfile(os.path.join(run_dir, name))]
+    if missing:
+        print(f"{run_dir}: {' and '.join(missing)} missing: replay trains again from the project as it was when "
+              f"the run started ({runs.SNAPSHOT_FILE}) with the run's options ({RUN_OPTIONS_FILE}), both written "
+              "then; this folder cannot be replayed (train its project again with 'nnconsole train')",
+              file=sys.stderr)
         return 2
     options = WorkerOptions.read(run_dir)
     request = LaunchRequest(project_path=resolved, output=os.path.dirname(os.path.abspath(run_dir)),

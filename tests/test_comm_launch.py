@@ -36,7 +36,7 @@ def test_single_worker_runs_without_mpiexec():
 
 def test_mpiexec_command_for_more_workers_than_cores(monkeypatch):
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    cmd = worker_command("/tmp/run", 4)
+    cmd = worker_command("/tmp/run", 4, oversubscribe=True)  # the user's --oversubscribe (test_security_launch)
     assert cmd[0].endswith("mpiexec") and cmd[1:3] == ["-n", "4"]
     assert "--oversubscribe" in cmd and cmd[-1] == "/tmp/run"
     assert "--oversubscribe" not in worker_command("/tmp/run", 2)

@@ -113,3 +113,100 @@ def test_frozen_app_drops_the_working_folder_from_sys_path(tmp_path, monkeypatch
     monkeypatch.setattr(sys, "path", ["", ".", str(tmp_path), "/opt/app/base_library.zip", "/opt/app"])
     nnconsole_app.drop_working_folder_from_path()
     assert sys.path == ["/opt/app/base_library.zip", "/opt/app"]
+
+
+# ---- item 3: hosts are host names -------------------------------------------------------------------------
+def with_multi_gpu(project: str, **values) -> str:
+    """Rewrite ``project`` with ``multi_gpu`` values set (written as text: loading would refuse them)."""
+    import yaml
+
+    with open(project) as fh:
+        data = yaml.safe_load(fh)
+    data.setdefault("multi_gpu", {}).update(values)
+    with open(project, "w") as fh:
+        yaml.safe_dump(data, fh)
+    return project
+
+
+def cli(args, cwd: str = ROOT, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "engine.cli", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env=dict(os.environ, PYTHONPATH=ROOT))
+
+
+def test_option_shaped_hosts_in_a_project_are_refused_with_their_place(tmp_path):
+    mark = tmp_path / "ran"
+    project = with_multi_gpu(tabular_project(str(tmp_path / "p"), n=32, batch=8, epochs=1),
+                             workers=2, hosts=["node1:1", f"-oProxyCommand=touch {mark}"])
+    for command in ("validate", "train"):
+        out = cli([command, project])
+        assert out.returncode == 2, out.stdout + out.stderr
+        assert "multi_gpu.hosts[1]" in out.stderr and "is not a host name" in out.stderr, out.stderr
+        assert "Traceback" not in out.stderr
+    assert not mark.exists()
+    assert not (tmp_path / "p" / "results").exists()
+
+
+def test_option_shaped_hosts_on_the_command_line_are_refused(tmp_path):
+    project = tabular_project(str(tmp_path / "p"), n=32, batch=8, epochs=1)
+    for args in (["train", project, "--gpus", "2", "--hosts=-oProxyCommand=x,node2"],
+                 ["doctor", "--hosts=node1,-oProxyCommand=x"]):
+        out = cli(args)
+        assert out.returncode == 2 and "'-oProxyCommand=x' is not a host name" in out.stderr, out.stderr
+    hostfile = tmp_path / "hosts.txt"
+    hostfile.write_text("node1 slots=2\n-oProxyCommand=x slots=1\n")
+    out = cli(["train", project, "--gpus", "2", "--hostfile", str(hostfile)])
+    assert out.returncode == 2 and f"{hostfile}:2: '-oProxyCommand=x' is not a host name" in out.stderr, out.stderr
+    # The same hostfile named by the project (relative to its folder) is refused before anything starts.
+    os.replace(hostfile, tmp_path / "p" / "hosts.txt")
+    with_multi_gpu(project, workers=2, hostfile="hosts.txt")
+    out = cli(["train", project])
+    assert out.returncode == 2 and "hosts.txt:2: '-oProxyCommand=x' is not a host name" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr and not (tmp_path / "p" / "results").exists()
+
+
+def test_host_names_and_addresses_are_accepted():
+    from engine.hosts import host_problem, hostfile_problems
+
+    for good in ("node1", "node1:4", "gpu-01.cluster.example.org", "10.0.0.2:8", "fe80::1", "[fe80::1]:2",
+                 "localhost"):
+        assert host_problem(good) is None, good
+    for bad in ("-oProxyCommand=x", "--mca", "node1:0", "node1:-1", "a b", "a..b", "node1\n", "$(id)", "",
+                "[10.0.0.1]:2", "n\u00f6de"):
+        assert host_problem(bad), bad
+    assert hostfile_problems("# rack 1\nnode1 slots=4 max_slots=8\n\nnode2\n") == []
+    assert [n for n, _ in hostfile_problems("node1\nnode2 slots=2 -oX=y\n")] == [2]
+
+
+# ---- item 4: more workers than cores only with the user's consent ----------------------------------------
+def test_oversubscription_needs_consent_on_the_command_line(monkeypatch):
+    from engine.launch import LaunchError, worker_command
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    with pytest.raises(LaunchError, match=r"4 workers.*2 cores.*--oversubscribe"):
+        worker_command("/tmp/run", 4)
+    assert "--oversubscribe" in worker_command("/tmp/run", 4, oversubscribe=True)
+    assert "--oversubscribe" not in worker_command("/tmp/run", 2)
+    assert "--oversubscribe" not in worker_command("/tmp/run", 4, hosts=["a:2", "b:2"])  # the hosts' slots decide
+
+
+def test_a_project_asking_for_65536_workers_is_refused_before_anything_starts(tmp_path):
+    import time
+
+    project = with_multi_gpu(tabular_project(str(tmp_path / "p"), n=32, batch=8, epochs=1), workers=65536)
+    began = time.monotonic()
+    out = cli(["train", project])
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert time.monotonic() - began < 60
+    cores = os.cpu_count()
+    assert f"65536 workers" in out.stderr and f"{cores} cores" in out.stderr and "--oversubscribe" in out.stderr
+    assert "Traceback" not in out.stderr and not (tmp_path / "p" / "results").exists()
+
+
+@pytest.mark.mpi
+def test_oversubscription_with_consent_trains(tmp_path):
+    project = tabular_project(str(tmp_path / "p"), n=48, batch=4, epochs=1)
+    workers = str((os.cpu_count() or 1) + 1)
+    out = cli(["train", project, "--gpus", workers, "-q"], timeout=300)
+    assert out.returncode == 2 and "--oversubscribe" in out.stderr, out.stdout + out.stderr
+    out = cli(["train", project, "--gpus", workers, "--oversubscribe", "-q"], timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr

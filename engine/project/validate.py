@@ -101,6 +101,9 @@ def check_settings(project: Project) -> List[Problem]:
             problems.append(Problem(f"optimizer.schedule.steps[{i}]", f"step points are iterations >= 1, got {step}"))
     problems += _check_solver_params(project)
     problems += check_mpiexec_args(m.mpiexec_args)
+    from engine.hosts import HOST_FORMS, check_hosts  # mpiexec hands hosts to ssh: no option-shaped names
+    problems += [Problem(f"multi_gpu.hosts[{i}]", why, fix=f"write {HOST_FORMS}")
+                 for i, why in check_hosts(m.hosts)]
     return problems
 
 
@@ -288,6 +291,9 @@ def check_project_file(project: Project, path: str, rel: str, what: str, allow_o
             fix=f"copy or link the file into the project folder and use a relative path, or, if you trust "
                 f"this project, allow it with '{OUTSIDE_FLAG}' (nnconsole train/validate)")
     full = dataset_path(project, rel)
+    if os.path.exists(full) and not os.path.isfile(full):  # a FIFO or a device would block the reader
+        return Problem(path, f"{what} {full} is not a regular file (a folder, FIFO or device)",
+                       fix="point it at a regular file")
     if not os.path.isfile(full):
         return Problem(path, f"{what} file not found: {full}", fix="paths are relative to the project file's "
                        "folder; check the name, or clear the field")
