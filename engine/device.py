@@ -4,9 +4,12 @@ A requested GPU that cannot be used is an error with a diagnosis, never a silent
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes.util
 import functools
+import io
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -57,14 +60,19 @@ def cuda_diagnosis() -> Optional[str]:
                 "pip install 'nnconsole[cuda]' (needs an NVIDIA driver for CUDA 12)")
     libraries = preload_wheel_libraries()
     give_nnabla_libmpi()
+    printed = io.StringIO()
     try:
-        import nnabla_ext.cuda  # noqa: F401
+        with contextlib.redirect_stdout(printed):  # its GPU-list warning goes to stderr, not into results
+            import nnabla_ext.cuda  # noqa: F401
     except ImportError as exc:
-        cause = driver_problem() or libraries.problem() or "check the CUDA 12 runtime and cuDNN 8"
-        return f"nnabla-ext-cuda is installed but failed to load ({exc}): {cause}"
+        cause = driver_problem() or libraries.problem() or f"{exc}; check the CUDA 12 runtime and cuDNN 8"
+        return f"nnabla-ext-cuda is installed but does not load: {cause}"
     except Exception as exc:  # the extension raises various errors when no driver is present
         cause = driver_problem() or "is an NVIDIA driver installed?"
         return f"nnabla-ext-cuda failed to initialise ({exc}): {cause}"
+    finally:
+        if printed.getvalue():
+            sys.stderr.write(printed.getvalue())
     try:
         from nnabla_ext.cuda import get_device_count
         count = get_device_count()

@@ -1,7 +1,8 @@
 """``nnconsole doctor``: a step-by-step check of the multi-worker chain, each failure with its fix.
 
-Modelled on ChainerMN's troubleshooting steps: interpreter, nnabla, CUDA extension and GPUs,
-NCCL, MPI library and launcher, host reachability, and a real N-process all-reduce with its bandwidth.
+Modelled on ChainerMN's troubleshooting steps: interpreter, nnabla, CUDA libraries, driver, extension
+and GPUs (engine.doctor_gpu), NCCL, MPI library and launcher, host reachability, a real N-process MPI
+all-reduce with its bandwidth and, where GPUs work, an NCCL smoke test through the engine's communicator.
 """
 from __future__ import annotations
 
@@ -41,20 +42,6 @@ def _nnabla() -> Check:
     if nnabla.__version__ != "1.39.0":
         return Check("nnabla", "warn", f"version {nnabla.__version__}", "nnconsole is tested with nnabla 1.39.0")
     return Check("nnabla", "ok", f"{nnabla.__version__}")
-
-
-def _cuda(workers: int) -> Check:
-    from engine.device import cuda_diagnosis, gpu_count
-
-    reason = cuda_diagnosis()
-    if reason:
-        return Check("nnabla-ext-cuda and GPUs", "skip", f"CPU only: {reason}",
-                     "for GPUs: pip install 'nnconsole[cuda]' on a machine with an NVIDIA driver")
-    count = gpu_count()
-    if count < workers:
-        return Check("nnabla-ext-cuda and GPUs", "warn", f"{count} GPU(s) visible, {workers} workers asked",
-                     "use --gpus <= the GPU count on one machine, or add hosts")
-    return Check("nnabla-ext-cuda and GPUs", "ok", f"{count} GPU(s) visible")
 
 
 def _nccl() -> Check:
@@ -185,23 +172,35 @@ def smoke_worker() -> None:
 
 def run_doctor(workers: int = 2, hosts: Optional[List[str]] = None, out: Callable[[str], None] = print) -> int:
     """Run every check in order; 0 when nothing failed."""
+    from engine import doctor_gpu
+
     def smoke() -> Check:
-        if failed:
+        if failed - gpu_failed:  # a broken GPU stack does not stop the MPI check
             return Check(f"all-reduce smoke test ({workers} processes)", "skip",
                          "not run: fix the failures above first")
         return _smoke(workers, hosts or [])
 
-    steps: List[Callable[[], object]] = [_python, _nnabla, lambda: _cuda(workers), _nccl, _mpi_library, _mpiexec,
-                                         lambda: _hosts(hosts or []), smoke]
-    failed = 0
+    def cuda() -> Check:
+        nonlocal gpus_usable
+        check = doctor_gpu.cuda_extension(workers)
+        gpus_usable = check.status in ("ok", "warn")
+        return check
+
+    gpus_usable = False
+    gpu_steps = [doctor_gpu.cuda_libraries, doctor_gpu.nvidia_driver, cuda, _nccl, doctor_gpu.nnabla_libmpi]
+    steps: List[Callable[[], object]] = [
+        _python, _nnabla, *gpu_steps[:4], _mpi_library, gpu_steps[4], _mpiexec, lambda: _hosts(hosts or []), smoke,
+        lambda: doctor_gpu.nccl_smoke(workers, hosts or [], gpus_usable, failed)]
+    failed = gpu_failed = 0
     labels = {"ok": " OK ", "warn": "WARN", "fail": "FAIL", "skip": "SKIP"}
-    for i, step in enumerate(steps, 1):
+    for step in steps:
         result = step()
-        for check in result if isinstance(result, list) else [result]:
+        for check in result if isinstance(result, list) else [result] if result else []:
             out(f"[{labels[check.status]}] {check.name}: {check.detail}")
             if check.fix and check.status in ("fail", "warn", "skip"):
                 out(f"       fix: {check.fix}")
             failed += check.status == "fail"
+            gpu_failed += check.status == "fail" and step in gpu_steps
     out("all checks passed" if not failed else f"{failed} check(s) failed: fix them in the order shown")
     return 1 if failed else 0
 
@@ -209,3 +208,7 @@ def run_doctor(workers: int = 2, hosts: Optional[List[str]] = None, out: Callabl
 if __name__ == "__main__":
     if "--smoke" in sys.argv:
         smoke_worker()
+    elif "--smoke-nccl" in sys.argv:
+        from engine.doctor_gpu import nccl_smoke_worker
+
+        nccl_smoke_worker()

@@ -1,0 +1,37 @@
+"""Run under mpiexec: the doctor's NCCL smoke test (engine.doctor_gpu.nccl_smoke_worker) on the CPU.
+
+nnabla-ext-cuda's communicator is replaced by fake_nccl's recording stand-in (real MPI collectives,
+nnabla-ext-cuda's pack-pool arithmetic, callback reductions finished at device synchronisation) and
+the device choice by a CPU context, so the smoke test's own checks (all_reduce sum, one callback
+backward at the engine's pack size against the gradient of the mean input) run as on a GPU.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+import fake_nccl  # noqa: E402
+import nnabla as nn  # noqa: E402
+import nnabla.communicators as C  # noqa: E402
+from nnabla.ext_utils import get_extension_context  # noqa: E402
+
+import engine.comm  # noqa: E402
+import engine.device  # noqa: E402
+from engine.device import DeviceChoice  # noqa: E402
+from engine.doctor_gpu import nccl_smoke_worker  # noqa: E402
+
+C.MultiProcessDataParallelCommunicator = fake_nccl.RecordingNccl
+engine.comm.device_synchronizer = lambda ctx: fake_nccl.synchronize
+
+
+def cpu_choice(device, precision="float", local_rank=0):
+    ctx = get_extension_context("cpu", type_config="float")
+    nn.set_default_context(ctx)
+    return DeviceChoice("cuda", local_rank, "float", ctx, "test: the GPU path on the CPU")
+
+
+engine.device.select_device = cpu_choice
+if "--break-callback" in sys.argv:  # a callback that reduces nothing must be caught
+    fake_nccl.RecordingNccl.all_reduce_callback = lambda self, data, pack_size, division=False, **kw: []
+nccl_smoke_worker()
