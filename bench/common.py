@@ -227,7 +227,7 @@ def mpi_prefix(workers: int, plain: bool = False) -> List[str]:
     from engine.runtime_paths import python_module_command
 
     tail = len(python_module_command("engine.worker")) + 1  # the worker's Python command and run dir
-    return worker_command("RUN", workers)[:-tail]
+    return worker_command("RUN", workers, oversubscribe=True)[:-tail]  # --workers N on the command line is consent
 
 
 def mpi_env() -> dict:
