@@ -176,7 +176,7 @@ def digits_project(folder: str, model: str = "digits_cnn", epochs: int = 10, bat
     project.datasets.validation = "data/validation.csv"
     project.config.max_epoch = epochs
     project.config.batch_size = batch
-    project.config.monitor_interval = monitor
+    project.config.log_interval = monitor
     project.config.device = "cpu"
     project.multi_gpu.workers = 1  # the benches choose the worker count on the command line
     project.multi_gpu.bucket_mb = 0.0  # the engine's default bucket size

@@ -4,7 +4,7 @@ Both run in this one process, one thread, alternating round by round, on the sam
 per-worker batch, the same solver (Adam) and the same number of iterations per epoch:
 
 - engine: ``engine.train.Trainer.run()`` on a real run directory (metrics.jsonl, logs, monitor records
-  every ``monitor_interval`` iterations). Timed from the end of one epoch's validation to the start of
+  every ``log_interval`` iterations). Timed from the end of one epoch's validation to the start of
   the next one's, so start-up, validation, checkpoints and the final export are excluded; epoch 1 is
   warm-up and is dropped.
 - hand: the loop a user would write with nnabla's parametric functions: feed, zero_grad, forward,

@@ -2,7 +2,7 @@
 from starting the GUI to its main window painted.
 
 Training: the real CLI (``python -m engine.cli train``, what ``nnconsole train`` runs) on the digits
-CNN with ``monitor_interval: 1``, so metrics.jsonl gets its first record right after iteration 1. The
+CNN with ``log_interval: 1``, so metrics.jsonl gets its first record right after iteration 1. The
 file is polled every 2 ms. Milestones, all from the moment the CLI process is spawned:
 
 - run dir: the CLI printed its run directory (Python + engine imports, project load and checks, plan);

@@ -373,7 +373,7 @@ class Trainer:
                 if boundary:
                     self._update(self._learning_rate(), reduced=reduce_now)
                     accumulated = 0
-                if self.iteration % cfg.monitor_interval == 0 or k == len(batches) - 1:
+                if self.iteration % cfg.log_interval == 0 or k == len(batches) - 1:
                     warned_comm = self._record_training(window, epoch, k + 1, len(batches), started,
                                                         start_iteration, total_iters, warned_comm)
                 if boundary and (self.comm.any(self.stop.requested()) if N > 1 else self.stop.requested()):
@@ -416,7 +416,7 @@ class Trainer:
         if self.metrics:
             self.metrics.write(record)
         if self.comm.size > 1 and share > COMM_WARN_SHARE and not warned_comm and self.iteration > 2 * (
-                self.project.config.monitor_interval):
+                self.project.config.log_interval):
             message = (f"all-reduce takes {share:.0%} of each iteration: communication dominates. Use a larger "
                        "batch per worker, fewer workers, or a faster interconnect.")
             self.log.warning(message)
@@ -427,6 +427,12 @@ class Trainer:
         return warned_comm
 
     def _end_epoch(self, epoch: int, started: float, coverage: Optional[Dict[str, int]] = None) -> None:
+        cfg = self.project.config
+        if (epoch + 1) % cfg.validation_interval and epoch + 1 < cfg.max_epoch:  # validate every N epochs and last
+            if self.rank == 0:
+                runs.update_status(self.run_dir, epoch=epoch + 1, iteration=self.iteration)
+            self._checkpoint(epoch + 1, 0, self._elapsed(started))
+            return
         self._average_persistent_state()
         result = self.validate()
         if not math.isfinite(result["loss"]):

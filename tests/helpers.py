@@ -44,7 +44,7 @@ def tabular_project(folder: str, n: int = 64, batch: int = 8, epochs: int = 3, s
     ]
     project = Project(name="tabular", network=Network(layers),
                       datasets=Datasets(training="train.csv", validation="valid.csv", shuffle=shuffle),
-                      config=TrainingConfig(max_epoch=epochs, batch_size=batch, monitor_interval=monitor, seed=3,
+                      config=TrainingConfig(max_epoch=epochs, batch_size=batch, log_interval=monitor, seed=3,
                                             device="cpu"),
                       optimizer=Optimizer(solver=solver, learning_rate=lr))
     project.multi_gpu.workers = workers

@@ -97,8 +97,8 @@ def test_template_round_trip_without_nnconsole_comment(name, tmp_path):
     same_network(project.network, back.network)
     assert back.optimizer == project.optimizer
     c, d = project.config, back.config
-    assert (c.max_epoch, c.batch_size, c.save_best, c.monitor_interval, c.precision) == \
-           (d.max_epoch, d.batch_size, d.save_best, d.monitor_interval, d.precision)
+    assert (c.max_epoch, c.batch_size, c.save_best, c.validation_interval, c.precision) == \
+           (d.max_epoch, d.batch_size, d.save_best, d.validation_interval, d.precision)
 
 
 def test_export_is_read_by_nnabla_with_names_shapes_and_settings(tmp_path):
@@ -152,7 +152,7 @@ def test_nnc_written_sample_imports_with_repeat_expanded():
     o = p.optimizer
     assert (o.solver, o.learning_rate, o.solver_params, o.weight_decay) == ("Momentum", 0.05, {"momentum": 0.9}, 1e-4)
     assert (o.schedule.type, o.schedule.steps, o.schedule.gamma, o.warmup_iterations) == ("step", [6, 9], 0.5, 3)
-    assert (p.config.max_epoch, p.config.batch_size, p.config.monitor_interval) == (2, 8, 5)
+    assert (p.config.max_epoch, p.config.batch_size, p.config.validation_interval) == (2, 8, 5)
     # the Windows training path is found by its file name next to the .nntxt; the relative one directly
     assert p.datasets.training == os.path.join(DATA, "tiny_train.csv")
     assert p.datasets.validation == os.path.join(DATA, "tiny_valid.csv")

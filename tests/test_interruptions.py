@@ -466,7 +466,7 @@ def diverging_project(folder) -> str:
               Layer("y", "Input", params={"shape": [1]}),
               Layer("loss", "SquaredError", ["fc", "y"])]
     project = Project(name="diverges", network=Network(layers), datasets=Datasets("train.csv", "valid.csv"),
-                      config=TrainingConfig(max_epoch=20, batch_size=16, monitor_interval=4, seed=1, device="cpu"),
+                      config=TrainingConfig(max_epoch=20, batch_size=16, log_interval=4, seed=1, device="cpu"),
                       optimizer=Optimizer(solver="Sgd", learning_rate=0.01, lr_multiplier=1000.0,
                                           lr_update_interval=16))
     path = os.path.join(folder, "project.yaml")

@@ -7,6 +7,7 @@ import yaml
 
 import project_templates
 from engine.data import class_histogram, load_dataset
+from engine.project.model import FORMAT_VERSION
 
 # name -> (total samples, number of classes or None for regression, input shape of x)
 EXPECTED = {
@@ -42,7 +43,7 @@ def test_template_datasets_match_network(name, tmp_path):
     total, classes, x_shape = EXPECTED[name]
     folder = project_templates.template_path(name)
     project = yaml.safe_load((folder / "project.yaml").read_text(encoding="utf-8"))
-    assert project["format_version"] == 2 and project["name"] == name
+    assert project["format_version"] == FORMAT_VERSION and project["name"] == name
     assert project["multi_gpu"] == {"workers": 1, "scaling": "linear"}
     assert project["optimizer"]["schedule"]["type"] == "exponential"
     shapes = input_shapes(project)

@@ -16,7 +16,8 @@ MERGE_ID = 0x5E77  # QUndoCommand.id() of mergeable setting edits
 # What the undo menu says for a field ("Undo Change Batch size").
 FIELD_LABELS: Dict[str, str] = {
     "config.max_epoch": "Max epoch", "config.batch_size": "Batch size", "config.precision": "Precision",
-    "config.monitor_interval": "Monitor interval", "config.save_best": "Save best", "config.seed": "Seed",
+    "config.validation_interval": "Validation interval (epochs)", "config.log_interval": "Log interval (iterations)",
+    "config.save_best": "Save best", "config.seed": "Seed",
     "config.device": "Device", "optimizer.solver": "Solver", "optimizer.solver_params": "Solver parameters",
     "optimizer.learning_rate": "Learning rate", "optimizer.weight_decay": "Weight decay",
     "optimizer.lr_multiplier": "LR multiplier", "optimizer.lr_update_interval": "LR update interval",

@@ -22,8 +22,10 @@ GLOBAL_FIELDS = [
               "(per GPU); the logical batch is this x workers x update interval."),
     FieldSpec("config.precision", "choice", "Precision", choices=PRECISIONS, tooltip="half = mixed precision "
               "on GPUs."),
-    FieldSpec("config.monitor_interval", "int", "Monitor interval", 1, tooltip="Iterations between training-loss "
-              "records on the learning curve."),
+    FieldSpec("config.validation_interval", "int", "Validation interval (epochs)", 1, tooltip="Epochs between "
+              "validations (NNC's Monitor Interval); the last epoch is always validated."),
+    FieldSpec("config.log_interval", "int", "Log interval (iterations)", 1, tooltip="Iterations between "
+              "training-loss records on the learning curve."),
     FieldSpec("config.save_best", "bool", "Save best", tooltip="Keep the parameters with the lowest validation "
               "error (parameters_best.h5)."),
     FieldSpec("config.seed", "int", "Seed", 0, tooltip="Random seed: the same seed and workers replay a run."),

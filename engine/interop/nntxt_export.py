@@ -256,7 +256,8 @@ def extras_of(project: Project) -> Dict[str, Any]:
     opt = project.optimizer
     return {
         "name": project.name, "description": project.description,
-        "config": {"seed": project.config.seed, "device": project.config.device},
+        "config": {"seed": project.config.seed, "device": project.config.device,
+                   "log_interval": project.config.log_interval},
         "multi_gpu": dataclasses.asdict(project.multi_gpu),
         "datasets": {"cache": project.datasets.cache},
         "layers": layers,
@@ -331,7 +332,7 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
     t.max_epoch = int(cfg.max_epoch)
     t.iter_per_epoch = int(ipe or 0)
     t.save_best = bool(cfg.save_best)
-    t.monitor_interval = int(cfg.monitor_interval)
+    t.monitor_interval = int(cfg.validation_interval)  # nnabla_cli: epochs between validations
     if not ipe:
         unsupported.append(f"iter_per_epoch: the training CSV '{train_csv or '(none)'}' could not be read, so it "
                            "is 0 (nnabla_cli would not train); set training_config.iter_per_epoch by hand")

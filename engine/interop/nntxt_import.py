@@ -14,8 +14,8 @@ import re
 import tempfile
 from typing import Any, Dict, List, Optional, Tuple
 
-from engine.project.model import (Datasets, Initializer, MultiGPU, Network, Optimizer, Project, Schedule,
-                                  TrainingConfig)
+from engine.project.model import (FORMAT_VERSION, Datasets, Initializer, MultiGPU, Network, Optimizer, Project,
+                                  Schedule, TrainingConfig)
 
 from . import mapping
 from .archive import MAX_MEMBER_BYTES, read_bounded, read_zip_members
@@ -516,7 +516,8 @@ def _config(proto: Any, net: Any, batch: int, notes: List[str]) -> TrainingConfi
     cfg.max_epoch = int(t.max_epoch) if t.max_epoch > 0 else cfg.max_epoch
     if proto.HasField("training_config"):
         cfg.save_best = bool(t.save_best)
-    cfg.monitor_interval = int(t.monitor_interval) if t.monitor_interval > 0 else cfg.monitor_interval
+    # nnabla_cli validates when epoch % monitor_interval == 0: epochs between validations.
+    cfg.validation_interval = int(t.monitor_interval) if t.monitor_interval > 0 else cfg.validation_interval
     cfg.batch_size = int(net.batch_size or batch or cfg.batch_size)
     backends = list(proto.global_config.default_context.backends)
     if any(b.endswith(":half") for b in backends):
@@ -598,12 +599,12 @@ def apply_extras(project: Project, extras: Dict[str, Any], notes: List[str]) -> 
     project.name = str(extras.get("name", project.name))
     project.description = str(extras.get("description", project.description))
     cfg = extras.get("config", {})
-    for key in ("seed", "device"):
-        if key in cfg:
+    for key in ("seed", "device", "log_interval"):
+        if key in cfg and (key != "log_interval" or (type(cfg[key]) is int and cfg[key] >= 1)):
             setattr(project.config, key, cfg[key])
     if isinstance(extras.get("multi_gpu"), dict):
         problems: list = []
-        wrapper = project_from_dict({"format_version": 2, "multi_gpu": extras["multi_gpu"]}, problems)
+        wrapper = project_from_dict({"format_version": FORMAT_VERSION, "multi_gpu": extras["multi_gpu"]}, problems)
         if not problems:
             project.multi_gpu = wrapper.multi_gpu if isinstance(wrapper.multi_gpu, _MultiGPU) else project.multi_gpu
     if "cache" in extras.get("datasets", {}):

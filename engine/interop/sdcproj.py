@@ -429,7 +429,8 @@ def _config(reader: _Reader, unsupported: List[str]) -> TrainingConfig:
     cfg.max_epoch = reader.int(s, "MaxEpoch", cfg.max_epoch)
     cfg.batch_size = reader.int(s, "BatchSize", cfg.batch_size)
     cfg.save_best = as_bool(s.get("SaveBest"), True)
-    cfg.monitor_interval = reader.int(s, "MonitorInterval", cfg.monitor_interval) or cfg.monitor_interval
+    # NNC's Monitor Interval: epochs between validations (nnconsole's log_interval has no NNC field).
+    cfg.validation_interval = reader.int(s, "MonitorInterval", cfg.validation_interval) or cfg.validation_interval
     precision = (s.get("TypeConfig") or "Float").strip().lower()
     if precision in ("half", "float16", "mixed"):
         cfg.precision = "half"

@@ -14,6 +14,9 @@ from .errors import Problem
 from .model import Layer, Project
 
 PathKey = Tuple[Any, ...]
+# Keys of older formats that a file of the current format may still carry by habit.
+RENAMED_KEYS = {"monitor_interval": "format 3 splits it in two: 'log_interval' (iterations between training "
+                "records) and 'validation_interval' (epochs between validations, NNC's Monitor Interval)"}
 
 
 def project_from_dict(data: Dict[str, Any], problems: List[Problem]) -> Project:
@@ -124,6 +127,7 @@ def _to_dataclass(tp: Any, data: Dict[str, Any], path: PathKey, problems: List[P
         if key not in fields:
             close = difflib.get_close_matches(str(key), list(fields), n=1)
             hint = f"did you mean '{close[0]}'?" if close else "valid keys: " + ", ".join(fields)
+            hint = RENAMED_KEYS.get(str(key), hint) if path == ("config",) else hint
             problems.append(Problem(format_path(path + (key,)), f"unknown key '{key}'", fix=hint))
             continue
         kwargs[key] = _convert(hints[key], value, path + (key,), problems)

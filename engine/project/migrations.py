@@ -42,6 +42,26 @@ def _v1_to_v2(data: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
+@migrator(2)
+def _v2_to_v3(data: Dict[str, Any]) -> Dict[str, Any]:
+    """Version 2 had one ``config.monitor_interval``, iterations between training records, while NNC
+    and nnabla use the same name for epochs between validations. Version 3 names both: the old value
+    becomes ``log_interval`` and ``validation_interval`` is 1, the every-epoch validation of version 2."""
+    out = copy.deepcopy(data)
+    config = out.get("config")
+    if isinstance(config, dict) and "monitor_interval" in config:
+        renamed = {}
+        for key, value in config.items():  # keep the key's place in the file
+            if key == "monitor_interval":
+                renamed["log_interval"] = value
+                renamed["validation_interval"] = 1
+            else:
+                renamed[key] = value
+        out["config"] = renamed
+    out["format_version"] = 3
+    return out
+
+
 def migrate(data: Dict[str, Any], version: int, target: int) -> Dict[str, Any]:
     """Apply migrators from ``version`` up to ``target``."""
     while version < target:

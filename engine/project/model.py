@@ -9,7 +9,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 SOLVERS = ("Sgd", "Momentum", "Nesterov", "Adam", "AdamW", "Adagrad", "RMSprop", "AdaBound", "Lars")
 # Solvers whose learning-rate argument nnabla calls ``alpha`` (Adam family).
@@ -114,12 +114,15 @@ class Optimizer:
 
 @dataclass
 class TrainingConfig:
-    """The CONFIG tab's Global Config."""
+    """The CONFIG tab's Global Config. ``validation_interval`` is NNC's and nnabla's Monitor Interval
+    (epochs between validations; the last epoch is always validated); ``log_interval`` is nnconsole's
+    own interval between training records, in iterations."""
 
     max_epoch: int = 10
     batch_size: int = 64  # per worker
     precision: str = "float"
-    monitor_interval: int = 10  # iterations between training-loss records
+    log_interval: int = 10  # iterations between training records (loss, error, speed) on the learning curve
+    validation_interval: int = 1  # epochs between validations: NNC's and nnabla's "Monitor Interval"
     save_best: bool = True
     seed: int = 0
     device: str = "auto"

@@ -74,7 +74,9 @@ def check_settings(project: Project) -> List[Problem]:
     checks = [
         _count("config.max_epoch", c.max_epoch, 1),
         _count("config.batch_size", c.batch_size, 1, fix="batch size is per worker; use e.g. 32"),
-        _count("config.monitor_interval", c.monitor_interval, 1),
+        _count("config.log_interval", c.log_interval, 1, fix="iterations between training records; e.g. 10"),
+        _count("config.validation_interval", c.validation_interval, 1, fix="epochs between validations; 1 "
+               "validates after every epoch"),
         _count("config.seed", c.seed, 0, fix="use a seed between 0 and 4294967295", maximum=MAX_SEED),
         _choice("config.precision", c.precision, PRECISIONS, "precision"),
         _choice("config.device", c.device, DEVICES, "device"),
