@@ -186,6 +186,8 @@ def worker_command(run_dir: str, workers: int, launcher: str = "mpiexec", hosts:
         cmd += ["--bind-to", "none"]
     cmd += ["-x", "PYTHONUNBUFFERED", "-x", "PYTHONPATH"] if os.environ.get("PYTHONPATH") else ["-x",
                                                                                                   "PYTHONUNBUFFERED"]
+    # NCCL's and nnabla's settings (NCCL_SOCKET_IFNAME, NCCL_DEBUG, ...) reach ranks on other hosts too.
+    cmd += [arg for name in sorted(os.environ) if name.startswith(("NCCL_", "NNABLA_")) for arg in ("-x", name)]
     return cmd + list(extra or []) + python
 
 

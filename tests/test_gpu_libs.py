@@ -236,3 +236,21 @@ def test_nccl_communicator_on_another_gpu_than_the_engine_is_an_error(monkeypatc
         pytest.fail(f"matching devices refused: {exc}")
     except Exception:
         pass  # the stand-in lacks what later set-up needs (a device synchroniser); the check passed
+
+
+def test_nccl_and_nnabla_settings_reach_remote_ranks(monkeypatch):
+    """Open MPI passes only what ``-x`` names to ranks on other hosts (NCCL_SOCKET_IFNAME, NCCL_DEBUG...)."""
+    from engine.launch import worker_command
+
+    for name in list(os.environ):
+        if name.startswith(("NCCL_", "NNABLA_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("NCCL_SOCKET_IFNAME", "ib0")
+    monkeypatch.setenv("NCCL_DEBUG", "INFO")
+    monkeypatch.setenv("NNABLA_CUDNN_WORKSPACE_LIMIT", "0")
+    monkeypatch.setenv("NOT_NCCL_SECRET", "x")
+    cmd = worker_command("run", 2, "mpiexec", ["node1:1", "node2:1"], cpu=False)
+    exported = [cmd[i + 1] for i, arg in enumerate(cmd) if arg == "-x"]
+    assert {"NCCL_SOCKET_IFNAME", "NCCL_DEBUG", "NNABLA_CUDNN_WORKSPACE_LIMIT"} <= set(exported), cmd
+    assert "NOT_NCCL_SECRET" not in exported
+    assert cmd.index("-x") < cmd.index(sys.executable)  # mpiexec options, before the program
