@@ -516,8 +516,8 @@ def _cache_write(dirs: List[Path], prefix: str, name: str, variables: List[str],
 # Public API
 # --------------------------------------------------------------------------------------------
 
-def _prepare(table: _Table, expected: Dict[str, Tuple[int, ...]], base: Path, root: Optional[str] = None
-             ) -> Tuple[
+def _prepare(table: _Table, expected: Dict[str, Tuple[int, ...]], base: Path, root: Optional[str] = None,
+             label_classes: Optional[Mapping[str, int]] = None) -> Tuple[
         Dict[str, List[Tuple[Path, os.stat_result]]], Dict[str, Optional[Tuple[int, int, int]]], Dict[str, np.ndarray]]:
     """Every check that needs no image decoding: rows, variables, image files present, numbers.
 
@@ -543,27 +543,47 @@ def _prepare(table: _Table, expected: Dict[str, Tuple[int, ...]], base: Path, ro
     # Numeric columns are parsed every time (cheap) so their errors never hide behind a cache hit.
     numeric = {v.name: _load_numbers(table, v, expected.get(v.name)) for v in table.variables
                if v.kind == "numeric"}
+    for var in table.variables:
+        if label_classes and var.name in label_classes:
+            _check_labels(table, var, numeric.get(var.name), int(label_classes[var.name]))
     return files, targets, numeric
 
 
+def _check_labels(table: _Table, var: _Var, values: Optional[np.ndarray], classes: int) -> None:
+    """Every value of a class-label variable is a class index (engine.labels), else a located error."""
+    from engine.labels import first_bad_label, label_rule_text
+
+    if values is None:
+        raise _err(table.shown, 1, var.name, f"'{var.name}' holds file paths, but the network reads it as class "
+                   f"labels; {label_rule_text(classes)}")
+    bad = first_bad_label(values, classes)
+    if bad is not None:
+        sample, index, problem = bad
+        column = var.columns[index]
+        raise _err(table.shown, table.lines[sample], table.names[column],
+                   f"class label '{table.rows[sample][column].strip()}' {problem}: {label_rule_text(classes)}")
+
+
 def check_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequence[int]]] = None,
-                  confine_to: Optional[PathLike] = None) -> CsvPreview:
+                  confine_to: Optional[PathLike] = None, label_classes: Optional[Mapping[str, int]] = None
+                  ) -> CsvPreview:
     """Check a dataset as ``load_dataset`` would, except decoding images; returns a preview without rows.
 
     Reads every row and number and checks that every image file exists, so ``nnconsole validate``
     and ``train`` report a bad dataset (file, line, column, fix) before any worker starts. With
-    ``confine_to`` (the project's folder) image paths that lead outside it are refused.
-    Raises :class:`DatasetError`.
+    ``confine_to`` (the project's folder) image paths that lead outside it are refused;
+    ``label_classes`` as for ``load_dataset``. Raises :class:`DatasetError`.
     """
     table = _read_table(csv_path)
     expected = {str(k): tuple(int(s) for s in v) for k, v in (expected_shapes or {}).items()}
     root = os.path.normpath(os.path.abspath(os.fspath(confine_to))) if confine_to is not None else None
-    _prepare(table, expected, Path(csv_path).parent, root)
+    _prepare(table, expected, Path(csv_path).parent, root, label_classes)
     return CsvPreview(table.shown, table.columns, [v.name for v in table.variables], len(table.rows), [])
 
 
 def load_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequence[int]]] = None,
-                 normalize: bool = True, cache: bool = True, cache_dir: Optional[PathLike] = None) -> Dataset:
+                 normalize: bool = True, cache: bool = True, cache_dir: Optional[PathLike] = None,
+                 label_classes: Optional[Mapping[str, int]] = None) -> Dataset:
     """Load an NNC dataset CSV into float32 arrays, checking them against the network's Input shapes.
 
     ``expected_shapes`` maps variable name -> sample shape from the Input layers (batch dim excluded);
@@ -572,12 +592,13 @@ def load_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequ
     decoded arrays of image datasets are kept in ``<csv folder>/.nnconsole-cache/`` (or
     ``~/.cache/nnconsole/datasets/``, or ``cache_dir``) keyed by the CSV bytes, the referenced files'
     mtimes and sizes, ``normalize`` and the expected shapes; a hit decodes nothing.
-    Raises :class:`DatasetError` on any problem.
+    ``label_classes`` maps each class-label variable to its class count (``engine.labels``): every
+    value must be a whole number from 0 to count - 1. Raises :class:`DatasetError` on any problem.
     """
     table = _read_table(csv_path)
     shown = table.shown
     expected = {str(k): tuple(int(s) for s in v) for k, v in (expected_shapes or {}).items()}
-    files, targets, numeric = _prepare(table, expected, Path(csv_path).parent)
+    files, targets, numeric = _prepare(table, expected, Path(csv_path).parent, label_classes=label_classes)
     variables = [v.name for v in table.variables]
     kinds = {v.name: v.kind for v in table.variables}
     sources = {v.name: [row[v.columns[0]].strip() for row in table.rows] for v in table.variables

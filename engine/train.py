@@ -128,13 +128,14 @@ def _expected_shapes(project: Project) -> Dict[str, tuple]:
 def load_dataset_split(project: Project, which: str, shapes: Optional[Dict[str, tuple]] = None) -> Any:
     """The ``which`` ('training' or 'validation') dataset with the shapes the Input layers declare."""
     from engine.data import load_dataset
+    from engine.labels import class_label_variables
 
     if which not in ("training", "validation"):
         raise ValueError(f"unknown dataset split {which!r}; expected 'training' or 'validation'")
     ds = project.datasets
     return load_dataset(dataset_path(project, getattr(ds, which)),
                         expected_shapes=_expected_shapes(project) if shapes is None else shapes,
-                        normalize=ds.normalize, cache=ds.cache)
+                        normalize=ds.normalize, cache=ds.cache, label_classes=class_label_variables(project.network))
 
 
 def load_datasets(project: Project) -> tuple:

@@ -354,9 +354,11 @@ def check_datasets(project: Project, peek: Optional[Callable] = None, allow_outs
             continue
         if deep:
             from engine.data import check_dataset
+            from engine.labels import class_label_variables
             try:
                 check_dataset(full, expected_shapes={k: tuple(v) for k, v in needed.items()},
-                              confine_to=None if allow_outside else project_folder(project))
+                              confine_to=None if allow_outside else project_folder(project),
+                              label_classes=class_label_variables(project.network))
             except ValueError as exc:
                 problems.append(Problem(path, str(exc)))
     return problems

@@ -1,0 +1,72 @@
+"""Class labels: which dataset variables a network reads as class indices, and which values fit.
+
+SoftmaxCrossEntropy and CategoricalCrossEntropy read their target as an integer class index into
+the prediction's class axis. nnabla does not check it: a label outside 0..C-1 or a fraction
+trains to "finished" on garbage, and a huge one (1e8) reads far outside the prediction and
+crashes the worker (SIGSEGV). The dataset loader checks every label against these rules.
+"""
+from __future__ import annotations
+
+from typing import Dict, Optional, Tuple
+
+import numpy as np
+
+from engine.project.model import Network
+
+CLASS_INDEX_LOSSES = ("SoftmaxCrossEntropy", "CategoricalCrossEntropy")
+
+
+def class_label_variables(network: Network) -> Dict[str, int]:
+    """Dataset variable -> number of classes, for each Input that feeds a class-index loss's target.
+
+    The count is the size of the loss's prediction along its class axis. A target computed by other
+    layers (not read straight from an Input) is not a dataset column, so it has no entry; a
+    variable read by several such losses gets the smallest count.
+    """
+    from engine.layers.inputs import input_variable
+    from engine.layers.registry import norm_axis
+    from engine.shapes import infer_network
+
+    info = infer_network(network)
+    by_name = {layer.name: layer for layer in network.layers}
+    found: Dict[str, int] = {}
+    for name in info.loss_layers:
+        loss = by_name.get(name)
+        loss_info = info.layers.get(name)
+        if loss is None or loss_info is None or loss.type not in CLASS_INDEX_LOSSES or len(loss.inputs) != 2:
+            continue
+        prediction = info.layers.get(loss.inputs[0])
+        target, target_info = by_name.get(loss.inputs[1]), info.layers.get(loss.inputs[1])
+        if prediction is None or prediction.out_shape is None or target is None or target.type != "Input" \
+                or target_info is None or not loss_info.params:
+            continue
+        shape = prediction.out_shape
+        classes = int(shape[norm_axis(loss_info.params.get("axis", -1), len(shape))])
+        variable = input_variable(target, target_info.params)
+        found[variable] = min(classes, found.get(variable, classes))
+    return found
+
+
+def first_bad_label(values: np.ndarray, classes: int) -> Optional[Tuple[int, int, str]]:
+    """(sample, value index within the sample, problem) of the first label that is not a class index.
+
+    ``values`` has one row per sample; a label must be a whole number from 0 to ``classes`` - 1.
+    """
+    flat = values.reshape(len(values), -1)
+    whole = np.floor(flat) == flat
+    inside = (flat >= 0) & (flat <= classes - 1)
+    bad = ~(whole & inside)
+    if not bad.any():
+        return None
+    sample, index = (int(i) for i in np.argwhere(bad)[0])
+    if not whole[sample, index]:
+        problem = "is not a whole number"
+    else:
+        problem = "is outside the network's classes"
+    return sample, index, problem
+
+
+def label_rule_text(classes: int) -> str:
+    """The valid labels, as the error messages say it."""
+    return (f"class labels are whole numbers from 0 to {classes - 1} (the classifier's prediction has {classes} "
+            "classes); fix the label, or give the layer before the loss as many outputs as there are classes")
