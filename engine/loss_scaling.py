@@ -27,10 +27,6 @@ GROWTH_INTERVAL = 2000  # nnabla's DynamicLossScalingUpdater default N
 MAX_CONSECUTIVE_OVERFLOWS = 64
 
 
-class LossScaleError(RuntimeError):
-    """Gradients stay non-finite however far the loss scale falls; the message says what to check."""
-
-
 class DynamicLossScaler:
     """The loss scale of one rank, kept equal on all ranks by agreeing on every overflow."""
 
@@ -71,7 +67,9 @@ class DynamicLossScaler:
                 log.info("half precision: gradients overflowed at iteration %d; update skipped, loss scale %g -> %g",
                          iteration, old, self.scale)
             if self.overflows_in_a_row >= MAX_CONSECUTIVE_OVERFLOWS:
-                raise LossScaleError(
+                from engine.train import TrainingError  # the run diverged: reported like a NaN loss
+
+                raise TrainingError(
                     f"the gradients were inf or NaN in {self.overflows_in_a_row} updates in a row (iteration "
                     f"{iteration}), down to a loss scale of {self.scale:g}: the model diverged or the data holds "
                     "inf/NaN. Check the data, lower optimizer.learning_rate, or set config.precision to 'float'.")

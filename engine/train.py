@@ -534,6 +534,7 @@ def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> str
     the gradients then go through NCCL, whose communicator needs the context and the parameters
     that ``Trainer.setup`` creates.
     """
+    from engine.backend_agreement import agree_on_backend
     from engine.comm import NcclGpuComm, create_communicator
     from engine.device import select_device
 
@@ -544,6 +545,8 @@ def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> str
     if device_choice is None:
         device_choice = select_device(options.device or project.config.device, project.config.precision,
                                       comm.local_rank)
+    # Before any collective on the chosen backend: ranks on different backends would hang.
+    agree_on_backend(comm, device_choice, options.device or project.config.device)
     trainer = Trainer(run_dir, comm, options)
     try:
         trainer.setup(device_choice, project)

@@ -12,13 +12,14 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 import pytest
 
 from engine import launch, runs
 from engine.launch import LaunchRequest, prepare_run
 from engine.project.io import load_project
-from tests.helpers import ROOT, final_params, max_relative_error, tabular_project
+from tests.helpers import ROOT, final_params, max_relative_error, nnconsole, tabular_project
 
 SCRIPT = os.path.join(ROOT, "tests", "mpi_scripts", "gpu_path_check.py")
 DELAY = 0.03  # seconds of unhidden NCCL time per reduction in the fake
@@ -101,3 +102,44 @@ def test_allreduce_share_is_measured_on_the_gpu_path(gpu_and_cpu_runs):
     warnings = list(runs.iter_metrics(gpu_dir, "warning"))
     assert any("all-reduce takes" in w["message"] for w in warnings)
 
+
+
+@pytest.mark.mpi
+def test_ranks_that_choose_different_backends_all_fail_at_once_naming_each(tmp_path):
+    # device: auto on this GPU-less machine puts every rank on the CPU; the test seam makes rank 1
+    # report 'cuda', as a node with a working GPU stack would next to one whose stack is broken.
+    path = tabular_project(str(tmp_path / "p"), n=64, batch=8, epochs=1, workers=2)
+    with open(path) as fh:
+        text = fh.read()
+    assert "device: cpu" in text
+    with open(path, "w") as fh:
+        fh.write(text.replace("device: cpu", "device: auto"))
+    started = time.monotonic()
+    result = nnconsole(["train", path, "-q"], check=False, timeout=180,
+                       env={"NNCONSOLE_TEST_REPORT_BACKEND": "1=cuda"})
+    assert result.returncode != 0
+    assert time.monotonic() - started < 120  # failed, did not hang
+    run_dir = os.path.join(os.path.dirname(path), "results", "project")
+    [run] = os.listdir(run_dir)
+    errors = [json.load(open(os.path.join(run_dir, run, "logs", name)))["message"]
+              for name in os.listdir(os.path.join(run_dir, run, "logs")) if name.endswith(".error.json")]
+    assert errors, result.stdout + result.stderr
+    for message in errors:
+        assert "different compute backends (1 on cpu, 1 on cuda)" in message
+        assert "rank 0 on " in message and "rank 1 on " in message
+        assert "fell back to the CPU: " in message  # rank 0's real reason, from the GPU check
+        assert "NNCONSOLE_TEST_REPORT_BACKEND" in message
+    # No training step ran: no metrics of training, no checkpoint.
+    assert not any(runs.iter_metrics(os.path.join(run_dir, run), "train"))
+    assert "different compute backends" in result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr  # a message to act on, not a crash
+
+
+def test_backend_agreement_is_silent_when_all_agree_and_for_one_process():
+    from engine.backend_agreement import agree_on_backend, mismatch_message
+    from engine.comm import SingleComm
+
+    agree_on_backend(SingleComm(), None, "auto")  # one process: nothing to agree on, no MPI
+    text = mismatch_message([{"rank": 0, "host": "a", "backend": "cuda", "reason": "CUDA GPU 0 (float)"},
+                             {"rank": 1, "host": "b", "backend": "cpu", "reason": "fell back to the CPU: no GPU"}])
+    assert "rank 1 on b: cpu (fell back to the CPU: no GPU)" in text and "1 on cpu, 1 on cuda" in text
