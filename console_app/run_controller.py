@@ -39,6 +39,28 @@ def engine_program() -> tuple:
     return argv[0], argv[1:]
 
 
+def is_engine_launcher(pid: Optional[int]) -> bool:
+    """Whether ``pid`` is a live ``nnconsole train`` or ``replay`` process.
+
+    The PID in a run's status.json may belong to any program by now (the launcher was killed, the
+    machine rebooted): such a process must never be followed or sent a stop signal. Where the
+    system has no /proc to tell, a live PID is taken at its word.
+    """
+    if not runs.pid_alive(pid):
+        return False
+    if not os.path.isdir("/proc/self"):
+        return True
+    try:
+        with open(f"/proc/{int(pid)}/cmdline", "rb") as fh:
+            argv = [a.decode("utf-8", "replace") for a in fh.read().split(b"\0") if a]
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    engine = any(a == "engine.cli" or os.path.basename(a).startswith("nnconsole") for a in argv)
+    return engine and any(a in ("train", "replay") for a in argv)
+
+
 def _environment() -> QProcessEnvironment:
     env = QProcessEnvironment.systemEnvironment()
     env.insert("PYTHONUNBUFFERED", "1")
@@ -197,7 +219,7 @@ class RunController(QObject):
         if self.is_running():
             return False
         status = runs.read_status(run_dir)
-        if status is None or status.status != "running" or not runs.pid_alive(status.pid):
+        if status is None or status.status != "running" or not is_engine_launcher(status.pid):
             return False
         self._reset()
         self._attached_pid = status.pid

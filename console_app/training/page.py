@@ -332,8 +332,8 @@ class TrainingPage(QWidget):
 
     def _run_finished(self, controller: RunController, run_dir: str, status: str, code: int) -> None:
         if not self._is_shown(controller):
-            self._background_message(f"The run {os.path.basename(run_dir)} of {project_name(os.path.dirname(run_dir))}"
-                                     f" ended: {status}.")
+            self._background_message(f"The run {os.path.basename(run_dir)} of "
+                                     f"{project_name(self.projects.key_of(controller))} ended: {status}.")
             return
         st = runs.read_status(run_dir)
         # the run's own figure: status.json records where a stopped or finished run ended
@@ -355,7 +355,8 @@ class TrainingPage(QWidget):
 
     def _launch_failed(self, controller: RunController, message: str) -> None:
         if not self._is_shown(controller):
-            self._background_message(f"A run did not start: {message.splitlines()[0] if message else ''}")
+            self._background_message(f"The run of {project_name(self.projects.key_of(controller))} did not start: "
+                                     f"{message.splitlines()[0] if message else ''}")
             return
         self.progress.reset("not started")
         self.show_error(f"The engine did not start the run:\n{message}")

@@ -9,6 +9,7 @@
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 
@@ -47,6 +48,20 @@ def process_gone(pid: int) -> bool:
             return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return True
+
+
+@contextlib.contextmanager
+def stand_in_launcher():
+    """A process that looks like ``nnconsole train`` (for runs written by hand); its PID."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "engine.cli", "train"])
+    try:
+        yield proc.pid
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def training_window(make_window, path):
@@ -241,3 +256,48 @@ def test_a_run_outlives_a_killed_gui_and_the_next_one_follows_and_stops_it(qtbot
             gui.wait()
         if launcher and not process_gone(launcher):
             os.kill(launcher, signal.SIGTERM)
+
+
+def test_a_background_run_that_ends_is_reported_under_its_own_project(qtbot, make_window, tmp_path):
+    try:
+        from .run_fakes import fake_run, train_records
+    except ImportError:
+        from run_fakes import fake_run, train_records
+
+    a = copy_digits(str(tmp_path / "a"))
+    b = copy_digits(str(tmp_path / "b"))
+    with stand_in_launcher() as pid:  # a run of A going in another process, followed when A is opened
+        run_dir = fake_run(a, "20260101_000000", status="running", records=train_records(1), pid=pid)
+        window, page = training_window(make_window, a)
+        assert page.controller.is_attached() and page.live_run == run_dir
+        assert window.files.open_path(b, ask_save=False)
+        wait_until(qtbot, lambda: "a/project.yaml" in page.projects.indicator.text(), 10)
+        runs.update_status(run_dir, status="stopped", iteration=23)
+        wait_until(qtbot, lambda: "ended: stopped" in window.statusBar().currentMessage(), 10)
+        assert "a/project.yaml" in window.statusBar().currentMessage()
+        assert not page.projects.indicator.isVisible() and page.status.text() == "No run yet."
+
+
+def test_a_pid_reused_by_another_program_is_never_followed_or_stopped(qtbot, make_window, tmp_path):
+    """status.json says running with a PID that is alive, but it is not an nnconsole process (the launcher
+    died long ago and the PID was reused): the tab must not follow it, and Stop must not signal it."""
+    try:
+        from .run_fakes import fake_run, train_records
+    except ImportError:
+        from run_fakes import fake_run, train_records
+    import subprocess
+    import sys
+
+    a = copy_digits(str(tmp_path / "a"))
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        run_dir = fake_run(a, "20260101_000000", status="running", records=train_records(1), pid=other.pid)
+        window, page = training_window(make_window, a)
+        assert not page.controller.is_running() and page.live_run is None
+        assert not page.stop_button.isEnabled() and "Following" not in page.status.text()
+        page.stop_run()
+        assert other.poll() is None  # not signalled
+        assert page.history.rows[0].run_dir == run_dir
+    finally:
+        other.kill()
+        other.wait()
