@@ -64,6 +64,18 @@ def test_an_existing_file_keeps_its_mode_whatever_the_umask(tmp_path, writer, ma
     assert [p.name for p in tmp_path.iterdir()] == ["kept.yaml"]  # no temp file left
 
 
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a file to another user needs root")
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+def test_root_saving_another_users_file_leaves_it_theirs(tmp_path, writer):
+    target = tmp_path / "theirs.yaml"
+    target.write_bytes(b"old")
+    os.chown(target, 4321, 4322)
+    os.chmod(target, 0o640)
+    WRITERS[writer](str(target), b"new")
+    st = os.stat(target)
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (4321, 4322, 0o640)
+
+
 def test_a_failed_write_leaves_the_old_file_and_no_temp_file(tmp_path):
     target = tmp_path / "kept.h5"
     target.write_bytes(b"old")

@@ -196,6 +196,7 @@ def test_the_reader_survives_torn_and_stray_lines(tmp_path):
     assert list(runs.iter_metrics(run_dir, "train")) == good
     records, offset = runs.read_metrics(run_dir)
     assert records == good
+    assert offset == len("\n".join(lines) + "\n")  # a live reader waits for the torn line's end
     # A writer that opens the file after a torn tail starts on a fresh line: nothing merges into it.
     writer = runs.MetricsWriter(run_dir)
     writer.write({"type": "train", "iteration": 4})
@@ -216,7 +217,8 @@ def test_trimming_keeps_the_history_up_to_the_checkpoint(tmp_path):
     os.chmod(path, 0o640)
     runs.trim_metrics(run_dir, 40)
     assert list(runs.iter_metrics(run_dir)) == records[:-1]
-    assert open(path).read() == text[: text.rindex('{"type": "train", "iteration": 50}')]
+    with open(path) as fh:
+        assert fh.read() == text[: text.rindex('{"type": "train", "iteration": 50}')]
     assert os.stat(path).st_mode & 0o777 == 0o640
     runs.trim_metrics(run_dir, 20)
     assert list(runs.iter_metrics(run_dir)) == records[:3]
