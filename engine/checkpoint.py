@@ -167,9 +167,9 @@ def find_usable_checkpoint(run_dir: str, warn=print) -> Optional[str]:
     return None
 
 
-def read_parameter_file(path: str) -> Dict[str, Any]:
-    """The arrays of an nnabla parameter ``.h5`` file by parameter name; CheckpointError naming the file
-    when it is missing, truncated or not such a file."""
+def read_parameter_file(path: str, shapes_only: bool = False) -> Dict[str, Any]:
+    """The arrays (or, with ``shapes_only``, just their shapes) of an nnabla parameter ``.h5`` file by
+    parameter name; CheckpointError naming the file when it is missing, truncated or not such a file."""
     import h5py
     import numpy as np
 
@@ -178,7 +178,7 @@ def read_parameter_file(path: str) -> Dict[str, Any]:
         with h5py.File(path, "r") as hd:
             def visit(name: str, obj: Any) -> None:
                 if isinstance(obj, h5py.Dataset):
-                    arrays[name] = np.asarray(obj[...])
+                    arrays[name] = tuple(obj.shape) if shapes_only else np.asarray(obj[...])
             hd.visititems(visit)
     except FileNotFoundError:
         raise CheckpointError(f"{path}: parameter file not found") from None

@@ -300,3 +300,28 @@ def test_parameter_differences_name_missing_extra_and_reshaped_parameters():
         "a/b is (4,) in the file but (3,) in the network"]
     assert parameter_differences(found, network, allow_missing=True, allow_extra=True) == [
         "a/b is (4,) in the file but (3,) in the network"]
+
+
+def test_validate_checks_the_initial_parameters_file_itself(iris):
+    import nnabla as nn
+    import nnabla.parametric_functions as PF
+
+    folder = os.path.dirname(iris)
+    _set(iris, "  seed: 0\n", "  seed: 0\n  initial_parameters: start.h5\n")
+    with open(os.path.join(folder, "start.h5"), "wb") as fh:
+        fh.write(b"\x89HDF\r\n\x1a\n" + bytes(100))  # an HDF5 signature, then nothing: truncated
+    _cli_refuses(["validate", iris], "config.initial_parameters", "start.h5", "damaged or truncated")
+    with nn.parameter_scope("fc1"):
+        PF.affine(nn.Variable((1, 4)), 16)  # the network's fc1 has 32 outputs
+    nn.save_parameters(os.path.join(folder, "start.h5"))
+    nn.clear_parameters()
+    _cli_refuses(["validate", iris], "config.initial_parameters",
+                 "fc1/W is (4, 16) in the file but (4, 32) in the network")
+    out = nnconsole(["train", iris, "-q"], check=False, timeout=120)
+    assert out.returncode == 2 and "Traceback" not in out.stderr and "fc1/W is (4, 16)" in out.stderr
+    # Parameters for part of the network (fine-tuning from an imported model) are fine.
+    with nn.parameter_scope("fc1"):
+        PF.affine(nn.Variable((1, 4)), 32)
+    nn.save_parameters(os.path.join(folder, "start.h5"))
+    nn.clear_parameters()
+    assert nnconsole(["validate", iris], check=False).returncode == 0

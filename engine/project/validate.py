@@ -308,7 +308,27 @@ def check_initial_parameters(project: Project, allow_outside: bool = False) -> L
     if not rel:
         return []
     refused = check_project_file(project, "config.initial_parameters", rel, "initial parameters", allow_outside)
-    return [refused] if refused else []
+    if refused:
+        return [refused]
+    from engine.checkpoint import CheckpointError, parameter_differences, read_parameter_file
+    from engine.shapes import infer_network
+
+    try:
+        found = read_parameter_file(dataset_path(project, rel), shapes_only=True)
+    except CheckpointError as exc:
+        return [Problem("config.initial_parameters", str(exc).split("; it is damaged")[0] + " (damaged or truncated)",
+                        fix="export the parameters again, or clear the field to start from the initializers")]
+    # nnabla names a parameter <layer>/<function scope>/<weight>; the registry knows layer and weight.
+    info = infer_network(project.network)
+    expected = {f"{name}/{weight}": shape for name, li in info.layers.items()
+                for weight, shape in li.weight_shapes.items()}
+    differences = parameter_differences({f"{n.split('/')[0]}/{n.split('/')[-1]}": s for n, s in found.items()},
+                                        expected, allow_missing=True)
+    if differences:
+        return [Problem("config.initial_parameters", f"{dataset_path(project, rel)} does not fit the network: "
+                        + "; ".join(differences[:4]) + ("; ..." if len(differences) > 4 else ""),
+                        fix="use parameters saved for this network, or clear the field")]
+    return []
 
 
 def check_datasets(project: Project, peek: Optional[Callable] = None, allow_outside: bool = False,
