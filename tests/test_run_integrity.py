@@ -106,8 +106,9 @@ def test_a_resume_is_refused_while_another_process_holds_the_run(failed_run):
 
 def test_two_resumes_at_once_one_trains_the_other_is_refused(failed_run):
     run_dir = failed_run
-    procs = [subprocess.Popen(resume_cmd(run_dir), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env=ENV, cwd=ROOT) for _ in range(2)]
+    epochs = 2 * EPOCHS  # the winner trains for seconds: the other cannot start after it ended, even under load
+    procs = [subprocess.Popen(resume_cmd(run_dir) + ["--epochs", str(epochs)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=ENV, cwd=ROOT) for _ in range(2)]
     outs = [p.communicate(timeout=300) for p in procs]
     codes = sorted(p.returncode for p in procs)
     assert codes == [0, 2], (codes, outs)
@@ -115,7 +116,7 @@ def test_two_resumes_at_once_one_trains_the_other_is_refused(failed_run):
     winner = next(p for p in procs if p.returncode == 0)
     assert f"pid {winner.pid}" in refused and run_dir in refused and "Traceback" not in refused
     assert runs.read_status(run_dir).status == "finished"
-    assert_one_clean_history(run_dir)
+    assert_one_clean_history(run_dir, epochs)
 
 
 def test_a_suspended_launcher_keeps_the_run_and_a_killed_one_frees_it(failed_run):
