@@ -162,8 +162,8 @@ def give_nnabla_libmpi() -> Optional[str]:
     """Point ``OMPI_HOME`` at a private folder whose lib/libmpi.so is the libmpi mpi4py loaded.
 
     Call after MPI started and before the first ``import nnabla_ext.cuda``. Returns the folder, or None
-    when MPI is not running in this process (single-process runs need no communicator). The folder
-    is removed when the process exits; the library stays mapped.
+    when MPI is not running in this process (single-process runs need no communicator) or no
+    temporary folder is writable. The folder is removed when the process exits; the library stays mapped.
     """
     if "mpi4py.MPI" not in sys.modules:
         return None
@@ -174,10 +174,13 @@ def give_nnabla_libmpi() -> Optional[str]:
     link = os.path.join(home, "lib", "libmpi.so")
     if os.path.basename(home).startswith(_OMPI_HOME_PREFIX) and os.path.realpath(link) == os.path.realpath(libmpi):
         return home
-    home = tempfile.mkdtemp(prefix=_OMPI_HOME_PREFIX)  # mode 0700: nobody else can swap the link
-    os.mkdir(os.path.join(home, "lib"))
-    os.symlink(libmpi, os.path.join(home, "lib", "libmpi.so"))
-    atexit.register(shutil.rmtree, home, True)
+    try:
+        home = tempfile.mkdtemp(prefix=_OMPI_HOME_PREFIX)  # mode 0700: nobody else can swap the link
+        atexit.register(shutil.rmtree, home, True)
+        os.mkdir(os.path.join(home, "lib"))
+        os.symlink(libmpi, os.path.join(home, "lib", "libmpi.so"))
+    except OSError:  # no writable temporary folder: nnabla's own search runs, its failure is reported
+        return None
     os.environ["OMPI_HOME"] = home
     return home
 

@@ -254,3 +254,16 @@ def test_nccl_and_nnabla_settings_reach_remote_ranks(monkeypatch):
     assert {"NCCL_SOCKET_IFNAME", "NCCL_DEBUG", "NNABLA_CUDNN_WORKSPACE_LIMIT"} <= set(exported), cmd
     assert "NOT_NCCL_SECRET" not in exported
     assert cmd.index("-x") < cmd.index(sys.executable)  # mpiexec options, before the program
+
+
+def test_no_writable_temporary_folder_leaves_nnabla_its_own_search(monkeypatch, tmp_path):
+    import tempfile
+
+    from mpi4py import MPI  # noqa: F401  (maps libmpi, as in a worker)
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setattr(tempfile, "tempdir", str(blocker))
+    monkeypatch.delenv("OMPI_HOME", raising=False)
+    assert gpu_libs.loaded_libmpi() is not None
+    assert gpu_libs.give_nnabla_libmpi() is None and "OMPI_HOME" not in os.environ
