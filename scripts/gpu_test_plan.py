@@ -186,14 +186,16 @@ def report_markdown(r: dict) -> str:
     lines = ["# GPU test report", "", f"Generated {r['generated']} by scripts/gpu_test_plan.py ({mode}).", "",
              "## Preconditions", ""]
     lines += [f"- {k}: {v}" for k, v in pre.items() if k not in ("ready", "not_ready_because")]
-    if not pre["ready"] and not r.get("cpu_rehearsal"):
+    if not pre["ready"]:
         lines += ["", "**NOT RUN: " + "; ".join(pre["not_ready_because"]) + ".** No GPU figures in this report."]
-        return "\n".join(lines) + "\n"
+        if not r.get("cpu_rehearsal"):
+            return "\n".join(lines) + "\n"
     for title, key in (("Doctor", "doctor"), ("1 vs N GPU parameter equivalence", "equivalence"),
                        ("Samples/s and scaling efficiency", "scaling"), ("All-reduce bus bandwidth", "bandwidth"),
                        ("Half vs float", "half_vs_float")):
-        lines += ["", f"## {title}", "", "```", json.dumps(r.get(key), indent=1) if not isinstance(r.get(key), str)
-                  else r[key], "```"]
+        value = r.get(key)
+        shown = "not run (needs GPUs)" if value is None else value if isinstance(value, str) else json.dumps(value, indent=1)
+        lines += ["", f"## {title}", "", "```", shown, "```"]
     return "\n".join(lines) + "\n"
 
 
