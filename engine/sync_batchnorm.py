@@ -13,7 +13,8 @@ running mean and unbiased variance exactly as nnabla's BatchNormalization makes 
 sums leave the device, so it works with any context.
 
 The layer uses the communicator registered with ``across_workers`` while a training graph is built;
-without one (a single worker, validation, evaluation, export) it is nnabla's BatchNormalization.
+without one (a single worker, validation, evaluation, export) it is nnabla's BatchNormalization, except
+for layers that keep several axes while training, whose running statistics nnabla 1.39 never updates.
 """
 from __future__ import annotations
 
@@ -40,6 +41,11 @@ def registered_workers() -> Optional[Any]:
     """The communicator of the graph being built, when it has more than one rank."""
     comm = _REGISTERED[-1] if _REGISTERED else None
     return comm if comm is not None and getattr(comm, "size", 1) > 1 else None
+
+
+def on_this_worker(values: np.ndarray) -> np.ndarray:
+    """The 'sum over ranks' of a single worker: the values themselves."""
+    return values
 
 
 class _GlobalMean(PythonFunction):

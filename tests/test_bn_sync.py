@@ -200,3 +200,32 @@ def test_plan_offers_synchronized_batchnorm_for_small_per_worker_batches():
     # One worker has nothing to synchronize with: a small batch is still reported, without that remedy.
     [alone] = [w for w in plan(True, 1, batch=8).warnings if w.code == "small-batch-batchnorm"]
     assert "sync_across_workers" not in alone.fix
+
+
+# ---- nnabla 1.39 leaves running statistics alone when BatchNormalization keeps several axes --------
+def test_batchnorm_over_several_axes_updates_its_running_statistics():
+    import nnabla as nn
+
+    from engine.graph import build_graph
+    from engine.project.model import Network
+
+    network = Network([
+        Layer("x", "Input", params={"shape": [3, 4, 5]}),
+        Layer("bn", "BatchNormalization", ["x"], {"axes": [0, 1], "decay_rate": 0.5}),
+        Layer("fc", "Affine", ["bn"], {"out_shape": 3}),
+        Layer("y", "Input", params={"shape": [1]}),
+        Layer("loss", "SoftmaxCrossEntropy", ["fc", "y"]),
+    ])
+    nn.clear_parameters()
+    graph = build_graph(network, 6, "train")
+    x = (np.random.RandomState(2).randn(6, 3, 4, 5) * 2 + 3).astype(np.float32)
+    graph.inputs["x"].d = x
+    graph.inputs["y"].d = np.zeros((6, 1), dtype=np.float32)
+    graph.loss.forward()
+    params = nn.get_parameters(grad_only=False)
+    count = 6 * 5
+    mean = x.astype(np.float64).mean(axis=(0, 3), keepdims=True)
+    var = x.astype(np.float64).var(axis=(0, 3), keepdims=True) * count / (count - 1)
+    np.testing.assert_allclose(params["bn/bn/mean"].d, 0.5 * mean, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(params["bn/bn/var"].d, 0.5 + 0.5 * var, rtol=1e-5, atol=1e-6)
+    nn.clear_parameters()

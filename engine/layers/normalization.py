@@ -49,12 +49,15 @@ def _bn_build(ctx, inputs, layer):
     axes = [a + 1 for a in p["axes"]]
     n = prod([x.shape[a] for a in axes])
     init = {k: ctx.initializer(layer, k, n, n) for k in ("beta", "gamma")}
-    if p["sync_across_workers"] and ctx.batch_stat:
-        from engine.sync_batchnorm import registered_workers, sync_batch_normalization
+    if ctx.batch_stat:
+        from engine.sync_batchnorm import on_this_worker, registered_workers, sync_batch_normalization
 
-        comm = registered_workers()
-        if comm is not None:  # training with several workers: statistics over all their samples
-            return sync_batch_normalization(x, axes, p["decay_rate"], p["eps"], comm.sum_array, comm.size,
+        comm = registered_workers() if p["sync_across_workers"] else None
+        # nnabla 1.39's BatchNormalization never updates its running statistics when it keeps several
+        # axes (it normalises a transposed copy): ours does, on one worker as on several.
+        if comm is not None or len(axes) > 1:
+            return sync_batch_normalization(x, axes, p["decay_rate"], p["eps"],
+                                            comm.sum_array if comm else on_this_worker, comm.size if comm else 1,
                                             param_init=init)
     return PF.batch_normalization(x, axes=axes, decay_rate=p["decay_rate"], eps=p["eps"],
                                   batch_stat=ctx.batch_stat, param_init=init)
