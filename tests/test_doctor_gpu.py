@@ -20,6 +20,8 @@ def broken_extension(tmp_path, monkeypatch):
         "raise ImportError('libcusolver.so.11: cannot open shared object file: No such file or directory')\n")
     monkeypatch.syspath_prepend(str(tmp_path / "ext"))
     monkeypatch.delitem(sys.modules, "nnabla_ext.cuda", raising=False)
+    monkeypatch.setenv("OMPI_HOME", "")  # recorded, so the libmpi check's OMPI_HOME is undone after the test
+    monkeypatch.delenv("OMPI_HOME")
     from engine import doctor
 
     # The MPI all-reduce smoke test is covered by test_comm_launch; here it would only cost time.
