@@ -22,7 +22,7 @@ from engine.project.io import load_project
 from tests.helpers import ROOT, final_params, max_relative_error, nnconsole, tabular_project
 
 SCRIPT = os.path.join(ROOT, "tests", "mpi_scripts", "gpu_path_check.py")
-DELAY = 0.03  # seconds of unhidden NCCL time per reduction in the fake
+DELAY = 0.08  # seconds of unhidden NCCL time per reduction in the fake (well above a loaded iteration)
 
 
 def test_pack_size_leaves_nnabla_buffers_for_float_and_half():
@@ -143,3 +143,21 @@ def test_backend_agreement_is_silent_when_all_agree_and_for_one_process():
     text = mismatch_message([{"rank": 0, "host": "a", "backend": "cuda", "reason": "CUDA GPU 0 (float)"},
                              {"rank": 1, "host": "b", "backend": "cpu", "reason": "fell back to the CPU: no GPU"}])
     assert "rank 1 on b: cpu (fell back to the CPU: no GPU)" in text and "1 on cpu, 1 on cuda" in text
+
+
+@pytest.mark.mpi
+def test_without_accumulation_the_first_reducing_backward_is_a_timed_probe(tmp_path):
+    # update_interval 1: no plain backward to compare with, so the first all-reducing backward runs
+    # unoverlapped (plain backward, then nnabla's all_reduce, each timed); the rest use callbacks.
+    from engine.comm import COMM_PROBE_INTERVAL
+
+    run_dir, ranks = _run(tmp_path, "u1", "gpu", delay=DELAY, update_interval=1, epochs=1)
+    updates = [r for r in runs.iter_metrics(run_dir, "train")][-1]["iteration"]
+    assert updates < COMM_PROBE_INTERVAL
+    for record in ranks:
+        assert record["all_reduce"] == 1 and len(record["callbacks"]) == updates - 1, record
+        assert record["unsynchronised"] == 0
+    shares = [r["allreduce_share"] for r in runs.iter_metrics(run_dir, "train")]
+    assert min(shares) > 0.0, shares  # the probe's window too
+    [sync] = list(runs.iter_metrics(run_dir, "sync_check"))
+    assert sync["identical"] is True
