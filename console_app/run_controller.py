@@ -8,8 +8,10 @@ a previous GUI) can be attached to: it is tailed until its process is gone.
 
 The training process is detached from the GUI: it runs in its own session with its output in files
 (not pipes), so it survives the GUI when the user leaves it running (``release``), and the next GUI
-attaches to it through its status.json (``attach``). ``EngineCommand`` runs one short CLI command
-(evaluate) off the GUI thread.
+attaches to it through its status.json (``attach``). The output files start in a private folder in
+the results root and move into the run directory once the CLI names it (``cli-output.log``,
+``cli-errors.log``): the CLI keeps writing to them there, GUI or not. ``EngineCommand`` runs one
+short CLI command (evaluate) off the GUI thread.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from engine import runs
 
 POLL_MS = 66  # ~15 Hz: how often metrics.jsonl is read while a run goes
 ALIVE_CHECK_TICKS = 15  # attached runs: check the process every ~1 s
+OUTPUT_FILES = (("stdout", "cli-output.log"), ("stderr", "cli-errors.log"))  # (started as, name in the run dir)
 _RUN_DIR_LINE = re.compile(r"^(?:run directory: |replaying .* into )(?P<dir>.+?)\s*$")
 
 
@@ -65,6 +68,31 @@ def _environment() -> QProcessEnvironment:
     env = QProcessEnvironment.systemEnvironment()
     env.insert("PYTHONUNBUFFERED", "1")
     return env
+
+
+def _output_folder(near: str) -> tuple:
+    """(folder, folders made for it): a private folder for the CLI's output in ``near`` (the results
+    root: the same file system as the run directory, so the files can move there), else in the system's
+    temp folder. The folders made are removed again if no run comes of it (``_remove_empty``)."""
+    made = []
+    parent = os.path.abspath(near)
+    while parent and not os.path.isdir(parent) and os.path.dirname(parent) != parent:
+        made.append(parent)
+        parent = os.path.dirname(parent)
+    try:
+        os.makedirs(near, exist_ok=True)
+        return tempfile.mkdtemp(prefix=".starting-", dir=near), made
+    except OSError:
+        return tempfile.mkdtemp(prefix="nnconsole-run-"), []
+
+
+def _remove_empty(folders: List[str]) -> None:
+    """Remove these folders, deepest first, where they are (still) empty."""
+    for folder in folders:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            return
 
 
 def _start_detached(args: List[str], cwd: Optional[str], folder: str) -> subprocess.Popen:
@@ -130,6 +158,7 @@ class RunController(QObject):
         super().__init__(parent)
         self._child: Optional[subprocess.Popen] = None
         self._output_dir: Optional[str] = None  # the child's stdout/stderr files
+        self._made_dirs: List[str] = []  # results folders made for them (removed if no run comes of it)
         self._tails: List[_OutputTail] = []
         self._run_dir: Optional[str] = None
         self._attached_pid: Optional[int] = None
@@ -191,17 +220,19 @@ class RunController(QObject):
             args += ["--device", device]
         if output:
             args += ["--output", output]
-        self._start(args, os.path.dirname(os.path.abspath(project_path)))
+        self._start(args, os.path.dirname(os.path.abspath(project_path)),
+                    os.path.abspath(output) if output else runs.results_root(project_path))
 
     def start_replay(self, run_dir: str) -> None:
         """``nnconsole replay RUN_DIR --quiet``: trains a new run from the snapshot and compares metrics."""
-        self._start(["replay", os.path.abspath(run_dir), "--quiet"], os.path.dirname(os.path.abspath(run_dir)))
+        root = os.path.dirname(os.path.abspath(run_dir))  # the replay's run goes next to the original
+        self._start(["replay", os.path.abspath(run_dir), "--quiet"], root, root)
 
-    def _start(self, args: List[str], cwd: str) -> None:
+    def _start(self, args: List[str], cwd: str, results_root: str) -> None:
         if self.is_running():
             raise RuntimeError("a run is already going; stop it first")
         self._reset()
-        self._output_dir = tempfile.mkdtemp(prefix="nnconsole-run-")
+        self._output_dir, self._made_dirs = _output_folder(results_root)
         try:
             self._child = _start_detached(args, cwd, self._output_dir)
         except OSError as exc:
@@ -210,7 +241,7 @@ class RunController(QObject):
             self.launch_failed.emit(f"could not start the engine ({' '.join([program] + lead)}): "
                                     f"{exc.strerror or exc}")
             return
-        self._tails = [_OutputTail(os.path.join(self._output_dir, name)) for name in ("stdout", "stderr")]
+        self._tails = [_OutputTail(os.path.join(self._output_dir, name)) for name, _ in OUTPUT_FILES]
         self.running_changed.emit(True)
         self._timer.start()
 
@@ -297,6 +328,9 @@ class RunController(QObject):
         self._tails = []
         if folder:
             shutil.rmtree(folder, ignore_errors=True)
+        if self._run_dir is None:
+            _remove_empty(self._made_dirs)
+        self._made_dirs = []
 
     # ---- process output ---------------------------------------------------------------------------
     def _read_output(self) -> None:
@@ -314,7 +348,24 @@ class RunController(QObject):
             match = _RUN_DIR_LINE.match(line.strip())
             if match and self._run_dir is None:
                 self._run_dir = os.path.abspath(match.group("dir"))
+                self._move_output(self._run_dir)
                 self.run_started.emit(self._run_dir)
+
+    def _move_output(self, run_dir: str) -> None:
+        """Move the output files into the run directory (the CLI writes on to them there); the private
+        folder goes. Where they cannot move (another file system), they stay until the run ends."""
+        folder = self._output_dir
+        if not folder or not os.path.isdir(run_dir):
+            return
+        try:
+            for tail, (name, final) in zip(self._tails, OUTPUT_FILES):
+                target = os.path.join(run_dir, final)
+                os.replace(os.path.join(folder, name), target)
+                tail.path = target
+        except OSError:
+            return
+        self._output_dir = None
+        shutil.rmtree(folder, ignore_errors=True)
 
     def _child_ended(self) -> bool:
         """True when the child exited (its end is then reported)."""

@@ -171,7 +171,7 @@ def test_leaving_a_run_running_detaches_it_and_the_next_window_follows_and_stops
     monkeypatch.setattr(training_dialogs, "ask_quit_during_run",
                         lambda parent, projects: training_dialogs.LEAVE_RUNNING)
     assert window.close()
-    qtbot.wait(3000)
+    qtbot.wait(500)
     assert runs.pid_alive(launcher) and runs.read_status(run_dir).status == "running"
     seen = len(list(runs.iter_metrics(run_dir, "train")))
     deadline = time.monotonic() + 30
@@ -194,6 +194,11 @@ def test_leaving_a_run_running_detaches_it_and_the_next_window_follows_and_stops
         time.sleep(0.2)
     assert process_gone(launcher)
     assert runs.read_status(run_dir).status == "stopped" and runs.list_checkpoints(run_dir)
+    # the CLI's output went to files that moved into the run directory: its last words are there too
+    with open(os.path.join(run_dir, "cli-output.log")) as fh:
+        output = fh.read()
+    assert output.startswith(f"run directory: {run_dir}") and "stopped with a checkpoint" in output
+    assert not [n for n in os.listdir(os.path.dirname(run_dir)) if n.startswith(".starting-")]
 
 
 GUI_THAT_STARTS_A_RUN = """

@@ -124,6 +124,7 @@ def test_bad_input_before_a_run_directory_is_shown(qtbot, tmp_path):
     assert "config.batch_size" in blocker.args[0]
     assert not page.error.isHidden() and "config.batch_size" in page.error.toPlainText()
     assert page.run_button.isEnabled()
+    assert not os.path.exists(os.path.join(os.path.dirname(project), "results"))  # nothing left behind
 
 
 def test_unsaved_changes_are_saved_or_the_run_is_cancelled(qtbot, tmp_path, monkeypatch):
