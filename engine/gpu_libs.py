@@ -161,12 +161,17 @@ def nnabla_libmpi_problem() -> Optional[str]:
 def give_nnabla_libmpi() -> Optional[str]:
     """Point ``OMPI_HOME`` at a private folder whose lib/libmpi.so is the libmpi mpi4py loaded.
 
-    Call after MPI started and before the first ``import nnabla_ext.cuda``. Returns the folder, or None
-    when MPI is not running in this process (single-process runs need no communicator) or no
+    Call before the first ``import nnabla_ext.cuda``; in a process an MPI launcher started, MPI is
+    started here if it was not yet (the engine's workers start it anyway). Returns the folder, or None
+    when this process is not an MPI rank (single-process runs need no communicator) or no
     temporary folder is writable. The folder is removed when the process exits; the library stays mapped.
     """
     if "mpi4py.MPI" not in sys.modules:
-        return None
+        from engine.comm import launched_by_mpi
+
+        if not launched_by_mpi():
+            return None
+        from mpi4py import MPI  # noqa: F401  (an MPI-launched worker starts MPI anyway: do it first)
     libmpi = loaded_libmpi()
     if libmpi is None:
         return None

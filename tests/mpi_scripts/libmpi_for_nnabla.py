@@ -7,6 +7,7 @@ does anything, and once inside a stand-in ``nnabla_ext.cuda`` imported by the en
 ``engine.device.cuda_diagnosis`` (the import is when nnabla-ext-cuda searches). It then calls
 MPI_Initialized and MPI_Comm_size(MPI_COMM_WORLD) through the handle nnabla would use: they only
 answer 1 and the world size when that handle is the MPI instance mpi4py started. One JSON line per rank.
+With ``--device-first`` the engine's device check runs before anything imported mpi4py.
 """
 import ctypes
 import json
@@ -16,9 +17,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from mpi4py import MPI  # noqa: E402  (starts MPI, as the engine's workers do before any nnabla_ext.cuda)
-
 from engine import gpu_libs  # noqa: E402
+
+DEVICE_FIRST = "--device-first" in sys.argv
+if not DEVICE_FIRST:
+    from mpi4py import MPI  # noqa: E402  (starts MPI, as the engine's workers do before any nnabla_ext.cuda)
 
 
 def search():
@@ -26,9 +29,9 @@ def search():
     return {"found": found, "failures": failures, "problem": gpu_libs.nnabla_libmpi_problem()}
 
 
-before = search()
+before = None if DEVICE_FIRST else search()
 # A stand-in nnabla_ext.cuda that runs nnabla's search when imported, as the real one does.
-fake = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"fake-ext-{MPI.COMM_WORLD.Get_rank()}")
+fake = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"fake-ext-{os.getpid()}")
 os.makedirs(os.path.join(fake, "nnabla_ext", "cuda"), exist_ok=True)
 with open(os.path.join(fake, "nnabla_ext", "cuda", "__init__.py"), "w") as fh:
     fh.write("from engine import gpu_libs\n"
@@ -42,6 +45,7 @@ diagnosis = cuda_diagnosis()
 import nnabla_ext.cuda  # noqa: E402
 
 after = nnabla_ext.cuda.SEARCH
+from mpi4py import MPI  # noqa: E402,F811
 home = os.environ.get("OMPI_HOME")
 flag, size = ctypes.c_int(-1), ctypes.c_int(-1)
 if after["found"]:  # nnabla would register its NCCL communicator and call MPI through this handle
