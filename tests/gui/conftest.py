@@ -55,6 +55,9 @@ def no_unexpected_dialogs(monkeypatch):
 
     for name in DIALOGS:
         monkeypatch.setattr(dialogs, name, make(name))
+    from console_app.training import dialogs as training_dialogs  # closing during a run asks there
+
+    monkeypatch.setattr(training_dialogs, "ask_quit_during_run", make("ask_quit_during_run"))
     return calls
 
 

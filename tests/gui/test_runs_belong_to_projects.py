@@ -27,14 +27,6 @@ pytestmark = pytest.mark.gui
 RUN_TIMEOUT_MS = 120_000
 
 
-@pytest.fixture(autouse=True)
-def no_unexpected_quit_question(monkeypatch):
-    def unexpected(*args, **kwargs):
-        raise AssertionError(f"unexpected dialog: ask_quit_during_run{args[1:]}")
-
-    monkeypatch.setattr(training_dialogs, "ask_quit_during_run", unexpected, raising=False)
-
-
 @pytest.fixture
 def long_projects(tmp_path):
     """(A, B): two digits projects; A trains for 500 epochs (minutes), so it runs until stopped."""
