@@ -20,7 +20,7 @@ def ask_quit_during_run(parent: Optional[QWidget], projects: List[str]) -> str:
     which = ", ".join(projects)
     box.setText(f"{'A run is' if len(projects) == 1 else f'{len(projects)} runs are'} still training ({which}).")
     box.setInformativeText(
-        "Stop and quit: the run stops at the next update and keeps a checkpoint (resume it later).\n"
+        "Stop and quit: the run stops at the next update and keeps a checkpoint (resume it later).\n\n"
         "Leave it running and quit: it trains on without the window; open its project again to follow "
         "it and stop it.")
     stop = box.addButton("Stop and quit", QMessageBox.DestructiveRole)
