@@ -169,7 +169,8 @@ def give_nnabla_libmpi() -> Optional[str]:
     if "mpi4py.MPI" not in sys.modules:
         from engine.comm import launched_by_mpi
 
-        if not launched_by_mpi():
+        # Not SLURM_PROCID: a Slurm batch script has it too, and nnconsole's launcher must not start MPI.
+        if not launched_by_mpi({k: v for k, v in os.environ.items() if k != "SLURM_PROCID"}):
             return None
         from mpi4py import MPI  # noqa: F401  (an MPI-launched worker starts MPI anyway: do it first)
     libmpi = loaded_libmpi()

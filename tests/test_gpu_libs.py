@@ -269,3 +269,29 @@ def test_no_writable_temporary_folder_leaves_nnabla_its_own_search(monkeypatch, 
     monkeypatch.delenv("OMPI_HOME", raising=False)
     assert gpu_libs.loaded_libmpi() is not None
     assert gpu_libs.give_nnabla_libmpi() is None and "OMPI_HOME" not in os.environ
+
+
+def test_a_slurm_batch_script_does_not_start_mpi(monkeypatch):
+    """nnconsole train inside sbatch (SLURM_PROCID=0) checks the GPU in the launcher: no MPI there."""
+    from engine.comm import MPI_LAUNCHER_VARIABLES
+
+    for name in MPI_LAUNCHER_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SLURM_PROCID", "0")
+    monkeypatch.delitem(sys.modules, "mpi4py.MPI", raising=False)
+    started = []
+    monkeypatch.setattr("builtins.__import__", _recording_import(started))
+    assert gpu_libs.give_nnabla_libmpi() is None
+    assert "mpi4py" not in started
+
+
+def _recording_import(started):
+    import builtins
+
+    real = builtins.__import__
+
+    def fake(name, *args, **kwargs):
+        started.append(name)
+        return real(name, *args, **kwargs)
+
+    return fake
