@@ -336,6 +336,8 @@ def test_a_full_disk_during_training_is_reported_and_the_run_resumes(tmp_path, s
     os.unlink(filler)
     resume(run_dir)
     assert max_relative_error(reference, final_params(run_dir)) <= SAME_WORKERS
+    # One history: what the full disk cut short beyond the checkpoint is not repeated (issue 13 item 10).
+    assert [r["epoch"] for r in runs.iter_metrics(run_dir, "validation")] == list(range(1, SETTINGS["epochs"] + 1))
 
 
 def _tiny_model():
