@@ -20,12 +20,16 @@ LIBMPI_SONAME = "libmpi.so.40"  # Open MPI's ABI; mpi4py's MPI.openmpi extension
 # ``-P``, and ``-I`` would also drop PYTHONPATH (the benchmarks point it at another engine tree), so the
 # entries that name the working folder ('' and '.', or its absolute path) are removed before any import.
 # It is inline code on purpose: nothing may be imported before sys.path is clean.
-SAFE_RUN_MODULE = (
-    "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; import os; "
-    "here = os.path.realpath(os.getcwd()); "
-    "sys.path[:] = [p for p in sys.path if os.path.realpath(p) != here]; "
-    "import runpy; module = sys.argv.pop(1); runpy.run_module(module, run_name='__main__', alter_sys=True)"
-)
+SAFE_RUN_MODULE = """\
+import os, sys
+try:
+    here = os.path.realpath(os.getcwd())
+except OSError:  # the working folder was deleted: nothing can be imported from it anyway
+    here = None
+sys.path[:] = [p for p in sys.path if os.path.isabs(p) and os.path.realpath(p) != here]
+import runpy
+runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)
+"""
 
 
 def is_frozen() -> bool:

@@ -76,6 +76,18 @@ def test_engine_argvs_do_not_put_the_working_folder_on_sys_path(tmp_path):
     assert fired(markers) == []
 
 
+def test_engine_argvs_start_from_a_deleted_working_folder(tmp_path):
+    """A working folder removed under the command (a deleted run folder) must not crash the bootstrap."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = "import os, subprocess, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); " \
+             "sys.exit(subprocess.run(sys.argv[2:]).returncode)"
+    out = subprocess.run([sys.executable, "-c", script, str(gone)] + cli_command() + ["--help"],
+                         capture_output=True, text=True, timeout=120, env=engine_env())
+    assert out.returncode == 0, out.stderr
+    assert "usage: nnconsole" in out.stdout
+
+
 def test_validate_from_the_project_folder_imports_nothing_from_it(trap):
     project, markers = trap
     out = run_engine(["validate", project], cwd=os.path.dirname(project))
