@@ -159,6 +159,43 @@ def test_a_stop_checkpoint_holds_averaged_statistics_so_resume_gives_the_uninter
     assert runs.read_status(run_dir).status == "finished"
     assert largest_difference(reference, final_params(run_dir)) <= 1e-5
 
+
+def _gpu_path_run(tmp_path, name: str, mode: str, sync: bool) -> tuple:
+    """A 2-worker BatchNormalization run through the worker's GPU code path (NcclGpuComm) on the CPU,
+    with the recording NCCL stand-in of tests/mpi_scripts (mode 'gpu'), or the CPU path (mode 'cpu')."""
+    import subprocess
+    import sys
+
+    from engine import launch
+    from engine.launch import LaunchRequest, prepare_run
+    from tests.helpers import ROOT
+
+    path = bn_project(str(tmp_path / name), sync=sync, n=64, batch=8, epochs=2, lr=0.1, workers=2, scaling="none")
+    project = load_project(path)
+    run_dir = prepare_run(project, LaunchRequest(project_path=path, output=str(tmp_path / name / "out")), 2)
+    script = os.path.join(ROOT, "tests", "mpi_scripts", "gpu_path_check.py")
+    out = subprocess.run([launch.find_mpiexec(), "-n", "2", "--oversubscribe", sys.executable, script, run_dir, mode,
+                          "float"], capture_output=True, text=True, timeout=240, env=launch.mpi_environment(), cwd=ROOT)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    return run_dir, out.stdout
+
+
+@pytest.mark.mpi
+def test_the_gpu_path_averages_statistics_through_nccl_and_synchronizes_batchnorm(tmp_path):
+    import json
+
+    gpu_dir, stdout = _gpu_path_run(tmp_path, "gpu", "gpu", sync=True)
+    cpu_dir, _ = _gpu_path_run(tmp_path, "cpu", "cpu", sync=True)
+    for run_dir in (gpu_dir, cpu_dir):
+        [check] = list(runs.iter_metrics(run_dir, "sync_check"))
+        assert check["identical"] is True, check
+    # Through the (stand-in) NCCL communicator: 8 gradient reductions (4 updates x 2 epochs, in backward
+    # callbacks or plain all_reduce) and 5 averages of the running statistics (before each validation,
+    # at each epoch's checkpoint, and before the final export).
+    for record in json.loads([line for line in stdout.splitlines() if line.startswith("{")][-1])["ranks"]:
+        assert len(record["callbacks"]) + record["all_reduce"] == 8 + 5, record
+    assert largest_difference(final_params(cpu_dir), final_params(gpu_dir)) <= 1e-5
+
 def largest_difference(a: dict, b: dict) -> float:
     """The largest parameter difference relative to the parameter's magnitude, floored at 0.01: fc1's
     bias feeds BatchNormalization, so its gradient is 0 and its value rounding noise (about 1e-9)."""
