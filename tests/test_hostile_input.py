@@ -325,3 +325,16 @@ def test_validate_checks_the_initial_parameters_file_itself(iris):
     nn.save_parameters(os.path.join(folder, "start.h5"))
     nn.clear_parameters()
     assert nnconsole(["validate", iris], check=False).returncode == 0
+
+
+@pytest.mark.parametrize("body, line", [
+    ("name: " + "[" * 3000 + "]" * 3000 + "\n", 2),  # flow: libyaml's own limit is 1,000 levels
+    ("name:\n" + "".join("  " * i + "-\n" for i in range(1, 3000)), 66),  # block: the 65th level
+])
+def test_deeply_nested_yaml_is_refused_quickly_at_its_line(tmp_path, body, line):
+    path = tmp_path / "deep.yaml"
+    path.write_text("format_version: 3\n" + body)
+    error = _refused_within_bounds(lambda: load_project(str(path)))
+    assert isinstance(error, ProjectError)
+    [problem] = error.problems
+    assert problem.line == line and "nested too deeply (more than 64 levels)" in problem.message

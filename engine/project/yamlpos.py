@@ -18,6 +18,7 @@ PathKey = Tuple[Any, ...]
 MAX_YAML_CHARS = 16 << 20  # characters of text (a large network is well under 1 MiB)
 MAX_NODES = 50_000  # scalars, lists and mappings written in the file
 MAX_VALUES = 200_000  # values after aliases ('*name') are expanded
+MAX_DEPTH = 64  # nested lists and mappings (a project nests about 6 deep)
 
 
 def format_path(path: PathKey) -> str:
@@ -66,6 +67,13 @@ class ValueProblem(yaml.constructor.ConstructorError):
     fix = "write a valid value, or put it in quotes to keep it as text"
 
 
+def _too_deep(mark: yaml.Mark) -> LimitError:
+    error = LimitError(None, None, f"the values are nested too deeply (more than {MAX_DEPTH} "
+                       "levels)", mark)
+    error.fix = "a project file nests mappings and lists a few levels deep; check the brackets and the indentation"
+    return error
+
+
 def _too_many_nodes(mark: yaml.Mark) -> LimitError:
     return LimitError(None, None, f"the file holds more than {MAX_NODES:,} values, far more than any project "
                       "file (it is refused before it is built)", mark)
@@ -76,16 +84,24 @@ def _count_nodes_quickly(text: str) -> None:
     about a second per million values), before any node is built. Syntax errors are left to the
     composer, which reports them with its usual messages (and counts nodes itself)."""
     parser = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
-    count = 0
+    count = depth = 0
     try:
         for event in yaml.parse(text, Loader=parser):
             if isinstance(event, yaml.NodeEvent):
                 count += 1
                 if count > MAX_NODES:
                     raise _too_many_nodes(event.start_mark)
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise _too_deep(event.start_mark)
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
     except LimitError:
         raise
-    except yaml.YAMLError:
+    except yaml.YAMLError as exc:
+        if "nesting depth" in str(getattr(exc, "problem", "")):  # libyaml stops at 1,000 levels, scanning ahead
+            raise _too_deep(getattr(exc, "problem_mark", None)) from None
         return
 
 
@@ -95,13 +111,19 @@ class _CountingLoader(yaml.SafeLoader):
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
-        self._nodes = 0
+        self._nodes = self._depth = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         self._nodes += 1
         if self._nodes > MAX_NODES:
             raise _too_many_nodes(self.peek_event().start_mark)
-        return super().compose_node(parent, index)
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH + 1:  # scalars sit one level below their collection
+                raise _too_deep(self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 _SAFE_COLLECTIONS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
