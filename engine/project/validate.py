@@ -2,7 +2,8 @@
 
 Every check yields a Problem with the YAML path and a fix; ``io.load_project`` adds file and line.
 Two rules protect a user who opens a project written by someone else (see docs/security.md):
-dataset paths must stay inside the project's folder unless the user allows otherwise, and
+the files it names (datasets, initial parameters) must stay inside the project's folder unless
+the user allows otherwise, and
 ``multi_gpu.mpiexec_args`` may only hold launcher options that cannot run other programs.
 """
 from __future__ import annotations
