@@ -146,8 +146,9 @@ class _Builder:
     def convert(self, node: yaml.Node, path: PathKey, ancestors: Set[int]) -> Any:
         self.count += 1
         if self.count > MAX_VALUES:
-            raise LimitError(None, None, f"the file expands to more than {MAX_VALUES:,} values (aliases '*name' repeating "
-                         "large parts?); a project file needs far fewer, write the values out", node.start_mark)
+            raise LimitError(None, None, f"the file expands to more than {MAX_VALUES:,} values (aliases '*name' "
+                             "repeating large parts?); a project file needs far fewer, write the values out",
+                             node.start_mark)
         self.lines[path] = node.start_mark.line + 1
         if not isinstance(node, yaml.ScalarNode) and node.tag not in _SAFE_COLLECTIONS:
             raise _error(f"tag {node.tag!r} is not allowed in a project file", node)
