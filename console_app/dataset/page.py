@@ -8,6 +8,7 @@ line and fix. Header problems come from ``engine.project.validate.check_datasets
 """
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
@@ -24,6 +25,7 @@ from console_app.dataset.background import BackgroundCall
 from console_app.dataset.matching import ExpectedVariable, expected_variables, shape_text, variable_status
 from console_app.dataset.preview import PREVIEW_ROWS, DatasetPreview
 from engine.data import DatasetError, class_histogram, load_dataset, peek_csv
+from engine.labels import class_label_variables
 from engine.project.validate import check_datasets, dataset_path
 
 SPLITS = ("training", "validation")
@@ -197,7 +199,8 @@ class DatasetPage(QWidget):
         preview.show_error("")
         shapes = {v.variable: v.shape for v in self.expected if v.shape}
         ds = project.datasets
-        state.token = self.loader.start(load_dataset, state.path, shapes, ds.normalize, ds.cache)
+        load = functools.partial(load_dataset, label_classes=_label_classes(project))
+        state.token = self.loader.start(load, state.path, shapes, ds.normalize, ds.cache)
         self._token_split[state.token] = split
 
     def _loaded(self, token: int, dataset: Any, error: Optional[BaseException]) -> None:
@@ -302,3 +305,12 @@ class DatasetPage(QWidget):
 def create_page(document: Any, window: Any = None) -> QWidget:
     """Entry point used by the main window: the DATASET tab for ``document``."""
     return DatasetPage(document, window)
+
+
+def _label_classes(project: Any) -> Dict[str, int]:
+    """Class counts of the label variables, so the preview checks labels as training will (none while the
+    network being edited is not yet complete enough to say)."""
+    try:
+        return class_label_variables(project.network)
+    except Exception:  # a half-built network: the EDIT tab reports it; the preview checks shapes only
+        return {}

@@ -115,6 +115,23 @@ def test_an_image_of_the_wrong_size_is_reported_with_line_and_fix(qtbot, digits_
     assert page.previews["training"].histogram_counts  # the other CSV is still fine
 
 
+def test_a_label_outside_the_networks_classes_is_reported_in_the_preview(qtbot, digits_document):
+    """The DATASET tab checks labels as training does (10 digit classes: 10 and 2.5 are not classes)."""
+    folder = os.path.dirname(digits_document.path)
+    path = os.path.join(folder, "data", "validation.csv")
+    with open(path) as fh:
+        lines = fh.read().splitlines()
+    image = lines[3].split(",")[0]
+    lines[3] = image + ",10"
+    with open(path, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    page = make_page(qtbot, digits_document)
+    wait_checked(qtbot, page)
+    text = page.previews["validation"].error.text()
+    assert "validation.csv line 4" in text and "'10'" in text and "0 to 9" in text, text
+    assert page.previews["training"].histogram_counts  # the other CSV is still fine
+
+
 def test_browse_stores_a_path_relative_to_the_project(qtbot, digits_document, monkeypatch):
     folder = os.path.dirname(digits_document.path)
     chosen = os.path.join(folder, "data", "validation.csv")
