@@ -16,7 +16,7 @@ from engine import gpu_libs
 
 # The NCCL smoke test's all-reduce, as the MPI smoke test's (engine.doctor.SMOKE_MB).
 NCCL_SMOKE_MB = 64
-CUDA_12_DRIVER = 12000  # cuDriverGetVersion() of the first CUDA 12 driver (525.60.13)
+CUDA_12_DRIVER = 12000  # cuDriverGetVersion() of the first CUDA 12 driver (gpu_libs.MIN_DRIVER)
 
 
 def _check(name: str, status: str, detail: str, fix: str = "") -> Any:
@@ -61,14 +61,15 @@ def nvidia_driver() -> Optional[Any]:
     name = "NVIDIA driver"
     problem = gpu_libs.driver_problem()
     if problem:
-        return _check(name, "fail", problem, "install an NVIDIA driver >= 525.60.13 on a machine with a GPU; to "
-                      "train on the CPU here instead, pip uninstall nnabla-ext-cuda120 (device 'auto' then uses "
-                      "the CPU) or set config.device to 'cpu'")
+        return _check(name, "fail", problem,
+                      f"install an NVIDIA driver >= {gpu_libs.MIN_DRIVER} on a machine with a GPU; to train on the "
+                      "CPU here instead, pip uninstall nnabla-ext-cuda120 (device 'auto' then uses the CPU) or set "
+                      "config.device to 'cpu'")
     version = driver_version()
     if version is None or version < CUDA_12_DRIVER:
         shown = "unknown" if version is None else f"{version // 1000}.{version % 1000 // 10}"
         return _check(name, "fail", f"the driver supports CUDA {shown}; nnabla-ext-cuda120 needs CUDA 12",
-                      "update the NVIDIA driver to 525.60.13 or newer")
+                      f"update the NVIDIA driver to {gpu_libs.MIN_DRIVER} or newer")
     return _check(name, "ok", f"supports CUDA {version // 1000}.{version % 1000 // 10}")
 
 

@@ -32,6 +32,7 @@ NNABLA_NCCL_MESSAGE = "libnccl.so library is not found, distribution training fe
 # nnabla-ext-cuda's libmpi search after $OMPI_HOME/lib/libmpi.so (dl_mpi.cpp, v1.39.0).
 NNABLA_LIBMPI_FALLBACKS = ("libmpi.so", "/usr/lib64/libmpi.so", "/usr/lib/libmpi.so", "/opt/openmpi/lib/libmpi.so")
 DRIVER_LIBRARY = "libcuda.so.1"
+MIN_DRIVER = "525.60.13"  # the first Linux driver for CUDA 12 (minor-version compatibility for all of 12.x)
 _OMPI_HOME_PREFIX = "nnconsole-ompi-"
 
 
@@ -122,7 +123,7 @@ def driver_problem() -> Optional[str]:
         ctypes.CDLL(DRIVER_LIBRARY)
     except OSError as exc:
         return (f"no NVIDIA driver on this machine: {DRIVER_LIBRARY} cannot be loaded ({exc}); "
-                "nnabla-ext-cuda120 needs driver 525.60.13 or newer and a GPU")
+                f"nnabla-ext-cuda120 needs driver {MIN_DRIVER} or newer and a GPU")
     return None
 
 

@@ -62,7 +62,8 @@ def preconditions(gpus: int, nccl_tests: str) -> dict:
     if not found["python_ok"]:
         reasons.append(f"CPython {found['python']}, not 3.10")
     if found["gpus_visible"] < gpus:
-        reasons.append(f"NO GPU: {found['gpus_visible']} usable GPU(s) here, {gpus} needed ({found['cuda_diagnosis']})")
+        reasons.append(f"NO GPU: {found['gpus_visible']} usable GPU(s) here, {gpus} needed "
+                       f"({found['cuda_diagnosis']})")
     found["ready"] = not reasons
     found["not_ready_because"] = reasons
     return found
@@ -194,7 +195,8 @@ def report_markdown(r: dict) -> str:
                        ("Samples/s and scaling efficiency", "scaling"), ("All-reduce bus bandwidth", "bandwidth"),
                        ("Half vs float", "half_vs_float")):
         value = r.get(key)
-        shown = "not run (needs GPUs)" if value is None else value if isinstance(value, str) else json.dumps(value, indent=1)
+        shown = "not run (needs GPUs)" if value is None else value if isinstance(value, str) else \
+            json.dumps(value, indent=1)
         lines += ["", f"## {title}", "", "```", shown, "```"]
     return "\n".join(lines) + "\n"
 

@@ -93,7 +93,8 @@ def test_without_the_extension_the_gpu_checks_stay_quiet(monkeypatch):
     monkeypatch.setattr(doctor, "_smoke", lambda workers, hosts: doctor.Check("all-reduce smoke test", "ok", "stub"))
     code, lines = _doctor()
     assert any(line.startswith("[SKIP] nnabla-ext-cuda and GPUs: CPU only") for line in lines), lines
-    assert not any(line.startswith(("[FAIL]", "[ OK ] NVIDIA driver", "[ OK ] CUDA libraries")) for line in lines), lines
+    assert not any(line.startswith(("[FAIL]", "[ OK ] NVIDIA driver", "[ OK ] CUDA libraries")) for line in lines), \
+        lines
     assert code == 0 and "all checks passed" in lines
     assert any(line.startswith("[SKIP] NCCL smoke test") for line in lines), lines
 

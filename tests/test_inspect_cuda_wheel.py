@@ -56,7 +56,8 @@ def wheels(tmp_path):
                links=["liba.so.1", "libcuda.so.1"])
     del driver  # linked against, but shipped by no wheel: the NVIDIA driver
     _wheel(wheels, "nnabla-ext-cuda120", "1.39.0", {"nnabla_ext/cuda/libnnabla_cuda-120_8.so": ext})
-    _wheel(wheels, "nvidia-alpha-cu12", "1.0", {"nvidia/alpha/lib/liba.so.1": liba, "nvidia/alpha/lib/libspare.so.1": spare})
+    _wheel(wheels, "nvidia-alpha-cu12", "1.0",
+           {"nvidia/alpha/lib/liba.so.1": liba, "nvidia/alpha/lib/libspare.so.1": spare})
     _wheel(wheels, "nvidia-beta-cu12", "2.0", {"nvidia/beta/lib/libb.so.1": libb})
     _wheel(wheels, "nvidia-nccl-cu12", "2.20.5", {"nvidia/nccl/lib/libnccl.so.2": nccl})
     return wheels
@@ -74,7 +75,8 @@ def test_needed_closure_dlopen_names_and_load_order(wheels):
                                       "how": "NEEDED", "needed_by": ["liba.so.1"], "needs": []}
     assert libraries["libnccl.so.2"]["how"] == "dlopen"
     order = result["preload_order"]
-    assert sorted(order) == ["liba.so.1", "libb.so.1", "libnccl.so.2"] and order.index("libb.so.1") < order.index("liba.so.1")
+    assert sorted(order) == ["liba.so.1", "libb.so.1", "libnccl.so.2"]
+    assert order.index("libb.so.1") < order.index("liba.so.1")  # dependencies first
     assert result["not_needed"] == ["libspare.so.1"]
     assert result["outside_the_extra"]["libcuda.so.1"]["provided_by"] == "the NVIDIA driver"
 
