@@ -338,3 +338,13 @@ def test_deeply_nested_yaml_is_refused_quickly_at_its_line(tmp_path, body, line)
     assert isinstance(error, ProjectError)
     [problem] = error.problems
     assert problem.line == line and "nested too deeply (more than 64 levels)" in problem.message
+
+
+def test_the_gui_consent_lists_initial_parameters_outside_the_folder_too(iris, tmp_path):
+    from engine.project.validate import files_outside
+
+    _set(iris, "  seed: 0\n", "  seed: 0\n  initial_parameters: ../secret.h5\n")
+    project = load_project(iris, validate=False)
+    assert files_outside(project) == [str(tmp_path / "secret.h5")]
+    project.datasets.training = "../shared/train.csv"
+    assert files_outside(project) == [str(tmp_path / "secret.h5"), str(tmp_path / "shared" / "train.csv")]

@@ -245,13 +245,10 @@ class TrainingPage(QWidget):
         return True
 
     def outside_data(self) -> List[str]:
-        """Dataset files of the project that lie outside its folder (the engine asks for consent)."""
-        from engine.project.validate import outside_project
+        """Files the project reads (datasets, initial parameters) outside its folder (the engine asks for consent)."""
+        from engine.project.validate import files_outside
 
-        project = self.document.project
-        found = [outside_project(project, getattr(project.datasets, key)) for key in ("training", "validation")
-                 if getattr(project.datasets, key)]
-        return sorted({path for path in found if path})
+        return files_outside(self.document.project)
 
     def stop_run(self) -> None:
         """Stop the open project's run (never another project's)."""

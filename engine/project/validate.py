@@ -282,6 +282,20 @@ def outside_project(project: Project, relative: str) -> Optional[str]:
     return None if inside else full
 
 
+def named_files(project: Project) -> List[tuple]:
+    """(YAML path, path as written) of every file the project reads: the datasets and the initial
+    parameters. The folder rule and the GUI's consent question cover exactly these."""
+    c, d = project.config, project.datasets
+    named = [("datasets.training", d.training), ("datasets.validation", d.validation),
+             ("config.initial_parameters", c.initial_parameters)]
+    return [(path, rel) for path, rel in named if rel]
+
+
+def files_outside(project: Project) -> List[str]:
+    """The resolved paths of the files the project reads that lie outside its folder (sorted, unique)."""
+    return sorted({full for full in (outside_project(project, rel) for _, rel in named_files(project)) if full})
+
+
 def check_project_file(project: Project, path: str, rel: str, what: str, allow_outside: bool = False
                        ) -> Optional[Problem]:
     """The one rule for every file a project names (datasets, initial parameters): it must lie inside
