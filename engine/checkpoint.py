@@ -27,6 +27,10 @@ class CheckpointError(RuntimeError):
     """A checkpoint that cannot be used (missing file or checksum mismatch)."""
 
 
+class ParameterFileError(CheckpointError):
+    """A parameter .h5 file that is damaged or does not fit the network: bad input, not a crash."""
+
+
 class NonFiniteParametersError(CheckpointError):
     """Training diverged: some parameters are NaN or Inf, so they are not saved as a checkpoint."""
 
@@ -181,10 +185,10 @@ def read_parameter_file(path: str, shapes_only: bool = False) -> Dict[str, Any]:
                     arrays[name] = tuple(obj.shape) if shapes_only else np.asarray(obj[...])
             hd.visititems(visit)
     except FileNotFoundError:
-        raise CheckpointError(f"{path}: parameter file not found") from None
+        raise ParameterFileError(f"{path}: parameter file not found") from None
     except (OSError, KeyError, ValueError, RuntimeError) as exc:
         reason = str(exc).split("(", 1)[-1].rstrip(")") if "(" in str(exc) else str(exc)
-        raise CheckpointError(f"{path}: not a readable nnabla parameter file ({reason}); it is damaged or "
+        raise ParameterFileError(f"{path}: not a readable nnabla parameter file ({reason}); it is damaged or "
                               "truncated, use another one (parameters_final.h5, an earlier checkpoint)") from None
     return arrays
 
@@ -224,7 +228,7 @@ def load_parameters_checked(path: str, params: Dict[str, Any], allow_missing: bo
     differences = parameter_differences({k: v.shape for k, v in arrays.items()},
                                         {k: tuple(v.shape) for k, v in params.items()}, allow_missing, allow_extra)
     if differences:
-        raise CheckpointError(f"{path}: the parameters do not fit this network: " + "; ".join(differences[:6])
+        raise ParameterFileError(f"{path}: the parameters do not fit this network: " + "; ".join(differences[:6])
                               + ("; ..." if len(differences) > 6 else "") + " (was the network changed after "
                               "these parameters were saved?)")
     for name, array in arrays.items():

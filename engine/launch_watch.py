@@ -35,7 +35,7 @@ STALLED_RANK_SECONDS = 5.0  # a rank stopped this long ends the job (documented 
 # Below this much free space the run directory's disk counts as full in failure messages.
 DISK_FULL_BYTES = 1 << 20
 # Failures caused by the input (not by nnconsole): reported without a traceback, exit code 2.
-BAD_INPUT_ERRORS = ("DatasetError", "ProjectError")
+BAD_INPUT_ERRORS = ("DatasetError", "ProjectError", "ParameterFileError")
 # A diverged run: resuming with the same settings would diverge again.
 DIVERGED_ERRORS = ("TrainingError", "NonFiniteParametersError")
 # Failures the user can act on from the message alone: reported without a traceback.

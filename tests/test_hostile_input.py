@@ -237,7 +237,7 @@ def test_evaluate_and_resume_name_what_differs_from_the_network(finished_run, tm
     _cli_refuses(["evaluate", run], os.path.join(run, "parameters_best.h5"),
                  "fc1/affine/W is (4, 32) in the file but (4, 16) in the network")
     out = nnconsole(["train", "--resume", run, "--epochs", "3", "-q"], check=False, timeout=300)
-    assert out.returncode != 0 and "Traceback" not in out.stdout + out.stderr, out.stderr
+    assert out.returncode == 2 and "Traceback" not in out.stdout + out.stderr, out.stderr
     assert "ckpt-00000016.h5: the parameters do not fit this network" in out.stderr, out.stderr
     assert "fc1/affine/W is (4, 32) in the file but (4, 16) in the network" in out.stderr
 
