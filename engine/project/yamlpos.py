@@ -1,9 +1,10 @@
 """Safe YAML parsing that remembers the line of every key, so errors can point at the file line.
 
 Only plain scalars, mappings and sequences are built (no tags that construct objects). Duplicate
-keys, aliases that refer to themselves and files that expand (through aliases) to an absurd
-number of values are refused as YAML errors with a line, so a hostile or broken file cannot hang
-or crash the loader.
+keys, aliases that refer to themselves, scalars PyYAML cannot build (a 30 February), and files
+beyond the bounds below (length, values written, values after aliases, nesting) are refused as
+YAML errors with a line, so a hostile or broken file cannot hang, exhaust memory or crash the
+loader. The bounds on values and nesting are checked by a streaming scan before any node is built.
 """
 from __future__ import annotations
 
@@ -36,8 +37,8 @@ def parse_with_lines(text: str) -> Tuple[Any, Dict[PathKey, int]]:
     """Parse YAML safely (no tags that construct objects) and return (data, {path: 1-based line}).
 
     Raises yaml.YAMLError on syntax errors (with ``problem_mark`` giving the line), on duplicate
-    keys, on recursive aliases and when the document expands to more than ``MAX_VALUES`` values.
-    Nesting deeper than Python's recursion limit raises RecursionError (the caller reports it).
+    keys, on recursive aliases, on values that cannot be built (ValueProblem) and beyond the bounds
+    above (LimitError). Both of those carry a ``fix`` for the message.
     """
     if len(text) > MAX_YAML_CHARS:
         raise LimitError(None, None, f"the text is longer than {MAX_YAML_CHARS >> 20} Mi characters, far more "
