@@ -59,6 +59,8 @@ def test_initial_parameters_outside_the_project_need_the_users_permission(iris, 
     # The CLI refuses both validate and train (nothing read, no run folder), and honours the user's consent.
     _cli_refuses(["validate", iris], "config.initial_parameters", "--allow-outside-data")
     _cli_refuses(["train", iris, "-q"], "config.initial_parameters", "--allow-outside-data")
+    # The same from another working directory, with the project given by a relative path.
+    _cli_refuses(["validate", os.path.relpath(iris, ROOT)], "config.initial_parameters", str(secret))
     assert not os.path.exists(os.path.join(os.path.dirname(iris), "results"))
     assert load_project(iris, allow_outside_data=True).config.initial_parameters == "../secret.h5"
 
