@@ -102,7 +102,7 @@ def worker(quick: bool) -> None:
     import numpy as np
     from mpi4py import MPI
 
-    from engine.comm import DEFAULT_BUCKET_MB, MpiCpuComm
+    from nnconsole.engine.comm import DEFAULT_BUCKET_MB, MpiCpuComm
 
     world = MPI.COMM_WORLD
     rank = world.Get_rank()

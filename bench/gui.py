@@ -1,7 +1,7 @@
 """GUI: learning-curve redraw time with 1e3, 1e4 and 1e5 points, and event-loop latency during a run.
 
 Runs with QT_QPA_PLATFORM=offscreen (set here unless already set). The plots are the training tab's
-own ``console_app.training.curves.LearningCurves`` widget when it imports (three linked plots, five
+own ``nnconsole.app.training.curves.LearningCurves`` widget when it imports (three linked plots, five
 curves, 'peak' auto-downsampling and clip-to-view); otherwise a pyqtgraph GraphicsLayoutWidget with
 the same settings. The widget is 1000 x 700 pixels.
 
@@ -18,7 +18,7 @@ the same settings. The widget is 1000 x 700 pixels.
    above 16 ms at 1e5 points) is judged on the CPU time, which is what the redraw costs: on a shared
    VM the wall time also holds whatever the host gave to other tenants meanwhile (both are printed).
 2. Latency: a 2-worker ``nnconsole train`` (digits CNN, a record every iteration) streams metrics;
-   the GUI side tails metrics.jsonl as the training tab does (``console_app.run_controller.
+   the GUI side tails metrics.jsonl as the training tab does (``nnconsole.app.run_controller.
    RunController`` at its 66 ms poll, records into the curves), while a 5 ms QTimer measures how late
    the event loop serves it. Lateness = actual interval - 5 ms.
 """
@@ -61,7 +61,7 @@ class Curves:
 
     def __init__(self) -> None:
         try:
-            from console_app.training.curves import LearningCurves
+            from nnconsole.app.training.curves import LearningCurves
             self.widget = LearningCurves()
             self.real = True
             self.run = os.path.abspath("bench-run")
@@ -212,7 +212,7 @@ def latency(app, seconds_cap: float, quick: bool) -> dict:
     got = [0]
     state = {"done": False, "how": ""}
     try:
-        from console_app.run_controller import RunController
+        from nnconsole.app.run_controller import RunController
         controller = RunController()
         state["how"] = "RunController"
 
@@ -227,7 +227,7 @@ def latency(app, seconds_cap: float, quick: bool) -> dict:
         os.environ["PYTHONPATH"] = bench_env()["PYTHONPATH"]
         controller.start_training(project, 2, output=os.path.join(folder, "runs"))
     except ImportError as exc:
-        return {"error": f"console_app.run_controller not importable: {exc}"}
+        return {"error": f"nnconsole.app.run_controller not importable: {exc}"}
 
     lateness, seconds = timer_lateness(app, lambda elapsed: not state["done"] and elapsed < seconds_cap)
     curves.widget.close()
@@ -242,7 +242,7 @@ def main() -> int:
     app = QApplication.instance() or QApplication([sys.argv[0]])
     reps = 10 if args.quick else 30
     try:  # what nnconsole-gui does once its window is up
-        from console_app.app import freeze_startup_objects
+        from nnconsole.app.app import freeze_startup_objects
         Curves().widget.close()  # import and build what the console has built by then
         frozen = freeze_startup_objects()
     except ImportError:  # an older console_app (NNCONSOLE_BENCH_ENGINE)
@@ -268,7 +268,7 @@ def main() -> int:
             rows.append((f"{n:,}", f"{3 * n:,}", kind, float(np.median(wall)), float(np.percentile(wall, 95)),
                          float(wall.max()), float(np.median(cpu)), float(cpu.max()), "yes" if met else "NO"))
         why = r["why"]
-    widget = "console_app.training.curves.LearningCurves" if real else f"bare pyqtgraph ({why})"
+    widget = "nnconsole.app.training.curves.LearningCurves" if real else f"bare pyqtgraph ({why})"
     print(table(("train records", "points", "redraw", "wall ms med", "wall ms p95", "wall ms max", "CPU ms med",
                  "CPU ms max", f"CPU max <= {GOAL_MS:g} ms"), rows,
                 title=f"Redraw of {widget}, {SIZE[0]}x{SIZE[1]}, {reps} repetitions. CPU = the GUI thread's CPU "

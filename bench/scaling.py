@@ -49,10 +49,10 @@ def train(project: str, workers: int, out: str) -> dict:
 
 def train_together(project: str, worker_counts: list, out: str) -> list:
     """CLI runs started at the same moment (one per entry of ``worker_counts``); each run's records."""
-    from engine import runs
+    from nnconsole.engine import runs
 
     start = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, "-m", "engine.cli", "train", project, "--gpus", str(n), "-o", out,
+    procs = [subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli", "train", project, "--gpus", str(n), "-o", out,
                                "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=bench_env(),
                               cwd=os.path.dirname(project)) for n in worker_counts]
     results = []
@@ -86,7 +86,7 @@ def allreduce_worker(shapes: list, quick: bool) -> None:
     from mpi4py import MPI
 
     from allreduce import interleaved, make_params
-    from engine.comm import MpiCpuComm
+    from nnconsole.engine.comm import MpiCpuComm
 
     world = MPI.COMM_WORLD
     params = make_params([tuple(s) for s in shapes])
@@ -99,8 +99,8 @@ def allreduce_worker(shapes: list, quick: bool) -> None:
 def gradient_shapes(project_path: str) -> list:
     import nnabla as nn
 
-    from engine.graph import build_graph
-    from engine.project.io import load_project
+    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.project.io import load_project
 
     project = load_project(project_path)
     nn.clear_parameters()

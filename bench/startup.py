@@ -1,7 +1,7 @@
 """Start-up: seconds from ``nnconsole train`` to the first training iteration (1 and 2 workers), and
 from starting the GUI to its main window painted.
 
-Training: the real CLI (``python -m engine.cli train``, what ``nnconsole train`` runs) on the digits
+Training: the real CLI (``python -m nnconsole train``, what ``nnconsole train`` runs) on the digits
 CNN with ``log_interval: 1``, so metrics.jsonl gets its first record right after iteration 1. The
 file is polled every 2 ms. Milestones, all from the moment the CLI process is spawned:
 
@@ -9,7 +9,7 @@ file is polled every 2 ms. Milestones, all from the moment the CLI process is sp
 - worker up: rank 0 logged its device line (mpiexec + worker interpreter + nnabla import + communicator);
 - 1st iteration: the first train record (datasets from the decode cache, graph build, iteration 1).
 
-GUI: a child process does what ``nnconsole gui PROJECT`` does (``console_app.app``: QApplication,
+GUI: a child process does what ``nnconsole gui PROJECT`` does (``nnconsole.app.app``: QApplication,
 MainWindow, show, open the project) with QT_QPA_PLATFORM=offscreen and a scratch settings folder, and
 reports the time of the main window's first paint event. Runs alternate; medians are reported.
 """
@@ -30,9 +30,9 @@ pin_threads(1)
 GUI_DRIVER = r'''
 import sys, time
 from PySide6.QtCore import QEvent, QObject, QTimer
-from console_app.app import create_application
+from nnconsole.app.app import create_application
 app = create_application()
-from console_app.main_window import MainWindow
+from nnconsole.app.main_window import MainWindow
 window = MainWindow()
 
 class FirstPaint(QObject):
@@ -59,7 +59,7 @@ def _log_time(line: str) -> float:
 
 def train_startup(project: str, workers: int, out: str) -> dict:
     """Milestones (seconds after spawning the CLI) of one run."""
-    cmd = [sys.executable, "-m", "engine.cli", "train", project, "--gpus", str(workers), "-o", out, "-q",
+    cmd = [sys.executable, "-m", "nnconsole.engine.cli", "train", project, "--gpus", str(workers), "-o", out, "-q",
            "--epochs", "1"]
     t0 = time.time()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=bench_env(),
@@ -95,9 +95,9 @@ def train_startup(project: str, workers: int, out: str) -> dict:
 
 
 def gui_available() -> str:
-    """'' when console_app.app and console_app.main_window import; otherwise why not."""
+    """'' when nnconsole.app.app and nnconsole.app.main_window import; otherwise why not."""
     env = dict(bench_env(), QT_QPA_PLATFORM="offscreen")
-    probe = subprocess.run([sys.executable, "-c", "import console_app.app, console_app.main_window"],
+    probe = subprocess.run([sys.executable, "-c", "import nnconsole.app.app, nnconsole.app.main_window"],
                            capture_output=True, text=True, env=env, cwd=ENGINE_ROOT, timeout=120)
     return "" if probe.returncode == 0 else (probe.stderr.strip().splitlines() or ["import failed"])[-1]
 
@@ -140,12 +140,12 @@ def main() -> int:
                 title="nnconsole train -> milestones (seconds after spawning the CLI; medians)"))
     why = gui_available()
     if why:
-        print(f"\nGUI start-up: not measured, console_app.app / console_app.main_window do not import here ({why})")
+        print(f"\nGUI start-up: not measured, nnconsole.app.app / nnconsole.app.main_window do not import here ({why})")
     else:
         home = scratch("startup-gui")
         times = [gui_startup(project, home) for _ in range(rounds)]
         print(table(("GUI start -> main window painted", "runs", "median s", "range s"),
-                    [("python -c <console_app.app main, offscreen>", len(times), median(times), spread(times))],
+                    [("python -c <nnconsole.app.app main, offscreen>", len(times), median(times), spread(times))],
                     title="GUI start-up (QT_QPA_PLATFORM=offscreen, scratch settings folder, project opened)"))
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
     return 0

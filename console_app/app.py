@@ -11,7 +11,7 @@ def create_application(argv: Optional[List[str]] = None):
     """The one QApplication, named so settings and autosaves land in nnconsole's folders."""
     from PySide6.QtWidgets import QApplication
 
-    from console_app.settings import APPLICATION, ORGANIZATION
+    from nnconsole.app.settings import APPLICATION, ORGANIZATION
 
     app = QApplication.instance()
     if app is None:
@@ -40,19 +40,19 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="nnconsole-gui", description="The nnconsole desktop console.")
     parser.add_argument("project", nargs="?", help="project YAML file to open")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    from console_app.cli import EXIT_NO_DISPLAY, NO_DISPLAY_MESSAGE, has_display
+    from nnconsole.app.cli import EXIT_NO_DISPLAY, NO_DISPLAY_MESSAGE, has_display
 
     if not has_display():
         print(NO_DISPLAY_MESSAGE, file=sys.stderr)
         return EXIT_NO_DISPLAY
-    from console_app.qt_libraries import missing_libraries_message, missing_xcb_libraries
+    from nnconsole.app.qt_libraries import missing_libraries_message, missing_xcb_libraries
 
     missing = missing_xcb_libraries()
     if missing:  # Qt would abort inside QApplication() with "no Qt platform plugin could be initialized"
         print(missing_libraries_message(missing), file=sys.stderr)
         return EXIT_NO_DISPLAY
     app = create_application()
-    from console_app.main_window import MainWindow
+    from nnconsole.app.main_window import MainWindow
 
     window = MainWindow()
     window.show()

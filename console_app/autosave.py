@@ -12,8 +12,8 @@ from typing import Any, Optional
 
 from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 
-from engine.project.io import atomic_write, dumps_project, loads_project
-from engine.project.model import Project
+from nnconsole.engine.project.io import atomic_write, dumps_project, loads_project
+from nnconsole.engine.project.model import Project
 
 SUFFIX = ".autosave"
 UNTITLED_NAME = "untitled.project.yaml"

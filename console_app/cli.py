@@ -38,12 +38,12 @@ def cmd_gui(args: argparse.Namespace) -> int:
     if not has_display():
         print(NO_DISPLAY_MESSAGE, file=sys.stderr)
         return EXIT_NO_DISPLAY
-    from console_app.app import main
+    from nnconsole.app.app import main
 
     return main([args.project] if args.project else [])
 
 
 def register(add: Callable[..., argparse.ArgumentParser]) -> None:
-    """Add ``gui`` to the engine's CLI (called by engine.cli's extension hook)."""
+    """Add ``gui`` to the engine's CLI (called by nnconsole.engine.cli's extension hook)."""
     p = add("gui", cmd_gui, "Open the desktop console (EDIT, DATASET, CONFIG, TRAINING and EVALUATION tabs).")
     p.add_argument("project", nargs="?", help="project YAML file to open")

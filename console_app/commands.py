@@ -2,7 +2,7 @@
 
 Each command takes deep-copied snapshots when it is built and its redo/undo only call the
 ``ProjectDocument`` mutation methods, so undoing everything gives back the original project
-exactly. Compound edits (paste, delete with edges) are macros built by ``console_app.edit.editor``.
+exactly. Compound edits (paste, delete with edges) are macros built by ``nnconsole.app.edit.editor``.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from PySide6.QtGui import QUndoCommand
 
-from engine.project.model import Initializer, Layer
+from nnconsole.engine.project.model import Initializer, Layer
 
 MOVE_COMMAND_ID = 4001  # consecutive moves of the same nodes merge into one undo step
 

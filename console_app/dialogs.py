@@ -12,7 +12,7 @@ from typing import List, Optional, Tuple
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractButton, QFileDialog, QMessageBox, QWidget
 
-from engine.project.errors import ProjectError
+from nnconsole.engine.project.errors import ProjectError
 
 PROJECT_FILTER = "nnconsole projects (*.yaml *.yml);;All files (*)"
 # The open dialog also takes NNC / nnabla files, which are imported into a new project file.
@@ -78,7 +78,7 @@ def ask_directory(parent: Optional[QWidget], start_dir: str) -> Optional[str]:
 
 def choose_template(parent: Optional[QWidget], start_dir: str) -> Optional[Tuple[str, str]]:
     """(template name, new project folder) from the template chooser, or None when cancelled."""
-    from console_app.templates_dialog import TemplateChooserDialog
+    from nnconsole.app.templates_dialog import TemplateChooserDialog
 
     dialog = TemplateChooserDialog(parent, start_dir)
     try:

@@ -12,10 +12,10 @@ from typing import Any, Optional
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
-from console_app import file_versions
-from console_app.file_versions import DiskState
-from engine.project.io import load_project, save_project
-from engine.project.model import Layer, Project
+from nnconsole.app import file_versions
+from nnconsole.app.file_versions import DiskState
+from nnconsole.engine.project.io import load_project, save_project
+from nnconsole.engine.project.model import Layer, Project
 
 
 class ProjectDocument(QObject):

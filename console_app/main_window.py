@@ -1,7 +1,7 @@
 """The main window: NNC's five tabs, the menus, the title with the unsaved mark, and the
 remembered layout. File operations live in ``project_files``; each tab is a page module.
 
-A tab page is ``console_app.<tab>.page.create_page(document, window) -> QWidget``; when a tab's
+A tab page is ``nnconsole.app.<tab>.page.create_page(document, window) -> QWidget``; when a tab's
 module is not there yet, a placeholder says what the tab will hold.
 """
 from __future__ import annotations
@@ -15,15 +15,15 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QTabWidget, QVBoxLayout, QWidget
 
-from console_app import dialogs
-from console_app import settings as app_settings
-from console_app.autosave import Autosaver
-from console_app.document import ProjectDocument
-from console_app.project_files import ProjectFiles
+from nnconsole.app import dialogs
+from nnconsole.app import settings as app_settings
+from nnconsole.app.autosave import Autosaver
+from nnconsole.app.document import ProjectDocument
+from nnconsole.app.project_files import ProjectFiles
 
 log = logging.getLogger(__name__)
 
-# (key, title, what the tab holds): the key names the package console_app.<key>.page
+# (key, title, what the tab holds): the key names the package nnconsole.app.<key>.page
 TABS: Tuple[Tuple[str, str, str], ...] = (
     ("edit", "EDIT", "the network editor"),
     ("dataset", "DATASET", "the training and validation datasets: CSV files, variables and a preview of samples"),
@@ -88,7 +88,7 @@ class MainWindow(QMainWindow):
     # ---- tabs ----------------------------------------------------------------------------------
     def _create_page(self, key: str, title: str, what: str) -> QWidget:
         try:
-            module = importlib.import_module(f"console_app.{key}.page")
+            module = importlib.import_module(f"nnconsole.app.{key}.page")
         except ImportError as exc:
             log.info("tab %s not available: %s", title, exc)
             return placeholder_page(key, title, what)

@@ -2,7 +2,7 @@
 the unsaved-changes prompt, crash recovery from autosave copies, and edits made to the project file
 outside nnconsole (asked about before a save over them and when the window becomes active again).
 
-Every question goes through ``console_app.dialogs`` so tests can answer it.
+Every question goes through ``nnconsole.app.dialogs`` so tests can answer it.
 """
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from typing import Any, List, Optional, Tuple
 
 from PySide6.QtCore import QEvent, QObject, Signal
 
-from console_app import autosave, dialogs, file_versions
-from console_app import settings as app_settings
-from engine.project.errors import ProjectError, UnsupportedVersionError
-from engine.project.io import load_project
-from engine.project.model import Project
+from nnconsole.app import autosave, dialogs, file_versions
+from nnconsole.app import settings as app_settings
+from nnconsole.engine.project.errors import ProjectError, UnsupportedVersionError
+from nnconsole.engine.project.io import load_project
+from nnconsole.engine.project.model import Project
 
 
 class ProjectFiles(QObject):
@@ -65,7 +65,7 @@ class ProjectFiles(QObject):
         if not choice:
             return False
         name, destination = choice
-        from engine.templates import create_from_template
+        from nnconsole.engine.templates import create_from_template
 
         try:
             path = create_from_template(name, destination)
@@ -102,7 +102,7 @@ class ProjectFiles(QObject):
         if ask_save and not self.maybe_save():
             return False
         path = os.path.abspath(path)
-        from engine.interop import IMPORT_EXTENSIONS
+        from nnconsole.engine.interop import IMPORT_EXTENSIONS
 
         if os.path.splitext(path)[1].lower() in IMPORT_EXTENSIONS:
             path = self.import_nnc(path)
@@ -207,7 +207,7 @@ class ProjectFiles(QObject):
 
     def import_nnc(self, source: str) -> Optional[str]:
         """Import an NNC / nnabla file into a new project file (asking where); its path, or None."""
-        from engine.interop import InteropError, import_to_project
+        from nnconsole.engine.interop import InteropError, import_to_project
 
         target = dialogs.ask_import_target(self.window, source)
         if not target:

@@ -2,7 +2,7 @@
 
 ``RunController`` owns one training (or replay) process: it starts ``nnconsole train PROJECT --gpus N
 --quiet``, learns the run directory from the CLI's first line, tails ``metrics.jsonl`` with
-``engine.runs.read_metrics`` on a QTimer, and reports the end from ``status.json``. Stop sends SIGTERM,
+``nnconsole.engine.runs.read_metrics`` on a QTimer, and reports the end from ``status.json``. Stop sends SIGTERM,
 which the launcher turns into a graceful stop with a checkpoint. A run started elsewhere (the CLI, or
 a previous GUI) can be attached to: it is tailed until its process is gone.
 
@@ -26,7 +26,7 @@ from typing import List, Optional
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
-from engine import runs
+from nnconsole.engine import runs
 
 POLL_MS = 66  # ~15 Hz: how often metrics.jsonl is read while a run goes
 ALIVE_CHECK_TICKS = 15  # attached runs: check the process every ~1 s
@@ -35,8 +35,8 @@ _RUN_DIR_LINE = re.compile(r"^(?:run directory: |replaying .* into )(?P<dir>.+?)
 
 
 def engine_program() -> tuple:
-    """(program, leading arguments) that run the CLI here: ``python -m engine.cli``, or the frozen app."""
-    from engine.runtime_paths import cli_command
+    """(program, leading arguments) that run the CLI here: ``python -m nnconsole``, or the frozen app."""
+    from nnconsole.engine.runtime_paths import cli_command
 
     argv = cli_command()
     return argv[0], argv[1:]
@@ -60,7 +60,7 @@ def is_engine_launcher(pid: Optional[int]) -> bool:
         return False
     except OSError:
         return True
-    engine = any(a == "engine.cli" or os.path.basename(a).startswith("nnconsole") for a in argv)
+    engine = any(a == "nnconsole.engine.cli" or os.path.basename(a).startswith("nnconsole") for a in argv)
     return engine and any(a in ("train", "replay") for a in argv)
 
 
@@ -285,7 +285,7 @@ class RunController(QObject):
             pass
         except PermissionError:
             if self._run_dir:
-                from engine.train import STOP_FILE
+                from nnconsole.engine.train import STOP_FILE
 
                 try:
                     open(os.path.join(self._run_dir, STOP_FILE), "w").close()

@@ -1,7 +1,7 @@
 """The "new project" chooser: the bundled templates with their descriptions, and the new folder.
 
 It only chooses; ``ProjectFiles.new_from_template`` creates the folder with
-``engine.templates.create_from_template`` (the same code as ``nnconsole new``).
+``nnconsole.engine.templates.create_from_template`` (the same code as ``nnconsole new``).
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
                                QListWidgetItem, QPushButton, QSplitter, QVBoxLayout, QWidget)
 
-from project_templates import list_templates
+from nnconsole.templates import list_templates
 
 
 def free_folder_name(parent: str, base: str) -> str:
@@ -123,7 +123,7 @@ class TemplateChooserDialog(QDialog):
         self.buttons.button(QDialogButtonBox.Ok).setEnabled(not problem)
 
     def _browse(self) -> None:
-        from console_app import dialogs
+        from nnconsole.app import dialogs
 
         folder = dialogs.ask_directory(self, self.location.text())
         if folder:

@@ -31,7 +31,7 @@ def _reason(choice: Any, requested: str) -> str:
         return choice.description
     if requested == "cpu":
         return "config.device is 'cpu'"
-    from engine.device import cuda_diagnosis
+    from nnconsole.engine.device import cuda_diagnosis
 
     return f"fell back to the CPU: {cuda_diagnosis() or 'the GPU check passed on a second look (flaky driver?)'}"
 
@@ -59,7 +59,7 @@ def agree_on_backend(comm: Any, choice: Any, requested: str) -> None:
         return
     from mpi4py import MPI
 
-    from engine.comm import CommError
+    from nnconsole.engine.comm import CommError
 
     rank = mpi.Get_rank()
     backend, note = _reported_backend(rank, choice.backend)

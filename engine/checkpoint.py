@@ -15,10 +15,10 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional
 
-from engine.atomic import write_via
-from engine.project.io import atomic_write
-from engine.run_json import RunFileError, read_run_json
-from engine.runs import checkpoint_dir, list_checkpoints
+from nnconsole.engine.atomic import write_via
+from nnconsole.engine.project.io import atomic_write
+from nnconsole.engine.run_json import RunFileError, read_run_json
+from nnconsole.engine.runs import checkpoint_dir, list_checkpoints
 
 KEEP_CHECKPOINTS = 3
 

@@ -7,7 +7,8 @@ import os
 import sys
 from typing import Callable, List, Optional
 
-from engine.project.errors import ProjectError
+from nnconsole import __version__
+from nnconsole.engine.project.errors import ProjectError
 
 EXIT_BAD_INPUT = 2
 
@@ -39,7 +40,7 @@ def _positive_int(text: str) -> int:
 
 def _host_list(text: str) -> List[str]:
     """``--hosts H1,H2:slots``: host names only (mpiexec hands them to ssh, where '-o...' is an option)."""
-    from engine.hosts import host_problem
+    from nnconsole.engine.hosts import host_problem
 
     hosts = [h for h in text.split(",") if h]
     for host in hosts:
@@ -50,8 +51,8 @@ def _host_list(text: str) -> List[str]:
 
 
 def _hostfile(text: str) -> str:
-    """``--hostfile FILE``: made absolute here, and every line must name a host (see engine.hosts)."""
-    from engine.hosts import read_hostfile_problems
+    """``--hostfile FILE``: made absolute here, and every line must name a host (see nnconsole.engine.hosts)."""
+    from nnconsole.engine.hosts import read_hostfile_problems
 
     path = _user_path(text)
     problems = read_hostfile_problems(path)
@@ -68,8 +69,8 @@ def _user_path(text: Optional[str]) -> Optional[str]:
 
 # ---- commands -------------------------------------------------------------------------------------
 def cmd_train(args: argparse.Namespace) -> int:
-    from engine.launch import LaunchRequest, launch
-    from engine.progress import ProgressPrinter
+    from nnconsole.engine.launch import LaunchRequest, launch
+    from nnconsole.engine.progress import ProgressPrinter
 
     if not args.project and not args.resume:
         print("nnconsole train: give a PROJECT file, or --resume RUN_DIR", file=sys.stderr)
@@ -108,7 +109,7 @@ def _print_plan_summary(plan) -> None:
 
 
 def _print_result(result) -> int:
-    from engine import runs
+    from nnconsole.engine import runs
 
     status = runs.read_status(result.run_dir)
     if result.status == "finished":
@@ -129,14 +130,14 @@ def _print_result(result) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from engine.replay import replay
+    from nnconsole.engine.replay import replay
 
     return replay(_user_path(args.run_dir), quiet=args.quiet)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from engine.project.io import load_project
-    from engine.shapes import infer_network
+    from nnconsole.engine.project.io import load_project
+    from nnconsole.engine.shapes import infer_network
 
     project = load_project(args.project, allow_outside_data=args.allow_outside_data)
     info = infer_network(project.network)
@@ -146,8 +147,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    from engine.project.io import load_project
-    from engine.shapes import infer_network
+    from nnconsole.engine.project.io import load_project
+    from nnconsole.engine.shapes import infer_network
 
     project = load_project(args.project, check_datasets=False)
     info = infer_network(project.network)
@@ -166,9 +167,9 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from engine.launch import plan_for
-    from engine.plan import format_plan_table
-    from engine.project.io import load_project
+    from nnconsole.engine.launch import plan_for
+    from nnconsole.engine.plan import format_plan_table
+    from nnconsole.engine.project.io import load_project
 
     project = load_project(args.project, check_datasets=False)
     plans = [plan_for(project, n, args.device, args.policy) for n in (args.gpus or [project.multi_gpu.workers])]
@@ -180,7 +181,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_templates(args: argparse.Namespace) -> int:
-    from project_templates import list_templates
+    from nnconsole.templates import list_templates
 
     for t in list_templates():
         print(f"{t.name:22s} {t.title}")
@@ -188,7 +189,7 @@ def cmd_templates(args: argparse.Namespace) -> int:
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    from engine.templates import create_from_template
+    from nnconsole.engine.templates import create_from_template
 
     path = create_from_template(args.template, args.destination)
     print(f"created {path}")
@@ -196,7 +197,7 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from engine.doctor import run_doctor
+    from nnconsole.engine.doctor import run_doctor
 
     return run_doctor(workers=args.gpus, hosts=args.hosts or [])
 
@@ -224,7 +225,7 @@ def _add_train_options(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nnconsole", description="Train nnabla networks from project files, "
                                      "on one process or N workers under MPI.")
-    parser.add_argument("--version", action="version", version="nnconsole 0.1.0")
+    parser.add_argument("--version", action="version", version=f"nnconsole {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def add(name: str, fn: Callable, help_text: str) -> argparse.ArgumentParser:
@@ -268,7 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _extensions() -> List[Callable]:
     """Subcommands contributed by other modules (evaluate, export, import, gui) when present."""
     found = []
-    for module_name in ("engine.evaluate_cli", "engine.interop.cli", "console_app.cli"):
+    for module_name in ("nnconsole.engine.evaluate_cli", "nnconsole.engine.interop.cli", "nnconsole.app.cli"):
         try:
             module = __import__(module_name, fromlist=["register"])
         except ImportError:
@@ -292,7 +293,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         _say("interrupted", err=True)
         return 130
     except Exception as exc:  # typed engine errors carry their own advice
-        from engine.errors import USER_ERRORS
+        from nnconsole.engine.errors import USER_ERRORS
         if isinstance(exc, USER_ERRORS):
             _say(f"nnconsole {args.command}: {exc}", err=True)
             return EXIT_BAD_INPUT

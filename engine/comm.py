@@ -288,8 +288,8 @@ class NcclGpuComm(_MpiBase):
 
     def __init__(self, mpi_comm: Any, ctx: Any, params: Dict[str, Any]) -> None:
         super().__init__(mpi_comm)
-        from engine.device import check_nccl_device, nccl_library
-        from engine.gpu_libs import nccl_failure_hint
+        from nnconsole.engine.device import check_nccl_device, nccl_library
+        from nnconsole.engine.gpu_libs import nccl_failure_hint
 
         try:
             import nnabla.communicators as C
@@ -414,7 +414,7 @@ def create_communicator(bucket_mb: float = 0.0, require_mpi: bool = False) -> Si
     """The communicator a worker starts with: MPI on CPU when several ranks run, else a single process.
 
     A single-worker run started without any MPI launcher does not initialise MPI at all. GPU runs
-    switch to ``NcclGpuComm`` once their parameters exist (``engine.train.run_worker``).
+    switch to ``NcclGpuComm`` once their parameters exist (``nnconsole.engine.train.run_worker``).
     """
     if not require_mpi and not launched_by_mpi():
         return SingleComm()

@@ -23,7 +23,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from engine.atomic import write_via
+from nnconsole.engine.atomic import write_via
 
 log = logging.getLogger(__name__)
 
@@ -550,8 +550,8 @@ def _prepare(table: _Table, expected: Dict[str, Tuple[int, ...]], base: Path, ro
 
 
 def _check_labels(table: _Table, var: _Var, values: Optional[np.ndarray], classes: int) -> None:
-    """Every value of a class-label variable is a class index (engine.labels), else a located error."""
-    from engine.labels import first_bad_label, label_rule_text
+    """Every value of a class-label variable is a class index (nnconsole.engine.labels), else a located error."""
+    from nnconsole.engine.labels import first_bad_label, label_rule_text
 
     if values is None:
         raise _err(table.shown, 1, var.name, f"'{var.name}' holds file paths, but the network reads it as class "
@@ -592,7 +592,7 @@ def load_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequ
     decoded arrays of image datasets are kept in ``<csv folder>/.nnconsole-cache/`` (or
     ``~/.cache/nnconsole/datasets/``, or ``cache_dir``) keyed by the CSV bytes, the referenced files'
     mtimes and sizes, ``normalize`` and the expected shapes; a hit decodes nothing.
-    ``label_classes`` maps each class-label variable to its class count (``engine.labels``): every
+    ``label_classes`` maps each class-label variable to its class count (``nnconsole.engine.labels``): every
     value must be a whole number from 0 to count - 1. Raises :class:`DatasetError` on any problem.
     """
     table = _read_table(csv_path)

@@ -32,10 +32,10 @@ def preload_nvidia_libraries() -> tuple:
     """Load the libraries nnabla-ext-cuda needs from NVIDIA's PyPI wheels (the 'cuda' extra), globally.
 
     Those wheels put their .so files under site-packages/nvidia/*/lib, which the dynamic loader does
-    not search; ``engine.gpu_libs`` loads exactly the ones the extension needs, dependencies first.
+    not search; ``nnconsole.engine.gpu_libs`` loads exactly the ones the extension needs, dependencies first.
     Returns the paths loaded (none when the wheels are absent, e.g. with a system CUDA).
     """
-    from engine.gpu_libs import preload_wheel_libraries
+    from nnconsole.engine.gpu_libs import preload_wheel_libraries
 
     return preload_wheel_libraries().loaded
 
@@ -47,7 +47,7 @@ def cuda_diagnosis() -> Optional[str]:
     nnabla-ext-cuda searches for libmpi when it is imported, and registers its NCCL communicator only
     when that search succeeds.
     """
-    from engine.gpu_libs import driver_problem, extension_installed, give_nnabla_libmpi, preload_wheel_libraries
+    from nnconsole.engine.gpu_libs import driver_problem, extension_installed, give_nnabla_libmpi, preload_wheel_libraries
 
     if not extension_installed():
         return ("nnabla-ext-cuda120 is not installed; install the GPU extra: "

@@ -1,7 +1,7 @@
 """``nnconsole doctor``: a step-by-step check of the multi-worker chain, each failure with its fix.
 
 Modelled on ChainerMN's troubleshooting steps: interpreter, nnabla, CUDA libraries, driver, extension
-and GPUs (engine.doctor_gpu), NCCL, MPI library and launcher, host reachability, a real N-process MPI
+and GPUs (nnconsole.engine.doctor_gpu), NCCL, MPI library and launcher, host reachability, a real N-process MPI
 all-reduce with its bandwidth and, where GPUs work, an NCCL smoke test through the engine's communicator.
 """
 from __future__ import annotations
@@ -45,7 +45,7 @@ def _nnabla() -> Check:
 
 
 def _nccl() -> Check:
-    from engine.device import cuda_diagnosis, nccl_library
+    from nnconsole.engine.device import cuda_diagnosis, nccl_library
 
     lib = nccl_library()
     if lib:
@@ -84,7 +84,7 @@ def _mpi_library() -> Check:
 
 
 def _mpiexec() -> Check:
-    from engine.launch import LaunchError, find_mpiexec
+    from nnconsole.engine.launch import LaunchError, find_mpiexec
 
     try:
         path = find_mpiexec()
@@ -119,15 +119,15 @@ def _hosts(hosts: List[str]) -> List[Check]:
 
 
 def _smoke(workers: int, hosts: List[str]) -> Check:
-    from engine.launch import LaunchError, mpi_environment, worker_command
+    from nnconsole.engine.launch import LaunchError, mpi_environment, worker_command
 
     try:
         cmd = worker_command("unused", workers, "mpiexec", hosts)
     except LaunchError as exc:
         return Check(f"all-reduce smoke test ({workers} processes)", "fail", str(exc))
-    from engine.runtime_paths import python_module_command
+    from nnconsole.engine.runtime_paths import python_module_command
 
-    cmd = cmd[: cmd.index(sys.executable)] + python_module_command("engine.doctor") + ["--smoke"]
+    cmd = cmd[: cmd.index(sys.executable)] + python_module_command("nnconsole.engine.doctor") + ["--smoke"]
     start = time.monotonic()
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=mpi_environment())
@@ -172,7 +172,7 @@ def smoke_worker() -> None:
 
 def run_doctor(workers: int = 2, hosts: Optional[List[str]] = None, out: Callable[[str], None] = print) -> int:
     """Run every check in order; 0 when nothing failed."""
-    from engine import doctor_gpu
+    from nnconsole.engine import doctor_gpu
 
     def smoke() -> Check:
         if failed - gpu_failed:  # a broken GPU stack does not stop the MPI check
@@ -209,6 +209,6 @@ if __name__ == "__main__":
     if "--smoke" in sys.argv:
         smoke_worker()
     elif "--smoke-nccl" in sys.argv:
-        from engine.doctor_gpu import nccl_smoke_worker
+        from nnconsole.engine.doctor_gpu import nccl_smoke_worker
 
         nccl_smoke_worker()

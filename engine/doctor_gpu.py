@@ -12,15 +12,15 @@ import sys
 import time
 from typing import Any, List, Optional
 
-from engine import gpu_libs
+from nnconsole.engine import gpu_libs
 
-# The NCCL smoke test's all-reduce, as the MPI smoke test's (engine.doctor.SMOKE_MB).
+# The NCCL smoke test's all-reduce, as the MPI smoke test's (nnconsole.engine.doctor.SMOKE_MB).
 NCCL_SMOKE_MB = 64
 CUDA_12_DRIVER = 12000  # cuDriverGetVersion() of the first CUDA 12 driver (gpu_libs.MIN_DRIVER)
 
 
 def _check(name: str, status: str, detail: str, fix: str = "") -> Any:
-    from engine.doctor import Check
+    from nnconsole.engine.doctor import Check
 
     return Check(name, status, detail, fix)
 
@@ -75,7 +75,7 @@ def nvidia_driver() -> Optional[Any]:
 
 def cuda_extension(workers: int) -> Any:
     """nnabla-ext-cuda imports and sees GPUs: SKIP without it, FAIL when installed but unusable."""
-    from engine.device import cuda_diagnosis, gpu_count
+    from nnconsole.engine.device import cuda_diagnosis, gpu_count
 
     name = "nnabla-ext-cuda and GPUs"
     if not gpu_libs.extension_installed():
@@ -114,8 +114,8 @@ def nccl_smoke(workers: int, hosts: List[str], gpus_usable: bool, failed: int) -
     """Run ``--smoke-nccl`` under mpiexec: communicator, all_reduce, one callback backward, bandwidth."""
     import subprocess
 
-    from engine.launch import LaunchError, mpi_environment, worker_command
-    from engine.runtime_paths import python_module_command
+    from nnconsole.engine.launch import LaunchError, mpi_environment, worker_command
+    from nnconsole.engine.runtime_paths import python_module_command
 
     name = f"NCCL smoke test ({workers} processes)"
     if not gpus_usable:
@@ -126,7 +126,7 @@ def nccl_smoke(workers: int, hosts: List[str], gpus_usable: bool, failed: int) -
         cmd = worker_command("unused", workers, "mpiexec", hosts, cpu=False)
     except LaunchError as exc:
         return _check(name, "fail", str(exc))
-    cmd = cmd[: cmd.index(sys.executable)] + python_module_command("engine.doctor") + ["--smoke-nccl"]
+    cmd = cmd[: cmd.index(sys.executable)] + python_module_command("nnconsole.engine.doctor") + ["--smoke-nccl"]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=mpi_environment())
     except subprocess.TimeoutExpired:
@@ -169,8 +169,8 @@ def _nccl_smoke_rank(world: Any, np: Any) -> dict:
     import nnabla.parametric_functions as PF
     from mpi4py import MPI
 
-    from engine.comm import NcclGpuComm, create_communicator, device_synchronizer
-    from engine.device import select_device
+    from nnconsole.engine.comm import NcclGpuComm, create_communicator, device_synchronizer
+    from nnconsole.engine.device import select_device
 
     rank, size = world.Get_rank(), world.Get_size()
     choice = select_device("cuda", "float", create_communicator(require_mpi=size > 1).local_rank)

@@ -1,7 +1,7 @@
 """Evaluate a finished run's model on its validation set: per-sample outputs and the metrics NNC shows.
 
 ``evaluate_run`` loads ``<run>/project.yaml`` and ``parameters_best.h5`` or ``parameters_final.h5``,
-runs the runtime network (``engine.export.build_runtime``: Softmax head for classifiers) over the
+runs the runtime network (``nnconsole.engine.export.build_runtime``: Softmax head for classifiers) over the
 validation set and computes accuracy, the confusion matrix, per-class precision / recall /
 F-measure with macro averages and the most frequent confusions; for regression MAE, RMSE and R^2.
 ``write_evaluation`` stores ``samples.csv`` and ``metrics.json`` atomically under
@@ -21,9 +21,9 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from engine import runs
-from engine.project.io import atomic_write, load_project
-from engine.project.model import Project
+from nnconsole.engine import runs
+from nnconsole.engine.project.io import atomic_write, load_project
+from nnconsole.engine.project.model import Project
 
 MODELS = ("best", "final")
 EVALUATION_DIR = "evaluation"
@@ -149,9 +149,9 @@ def evaluation_dir(run_dir: str, model: str) -> str:
 
 def target_variable(project: Project) -> tuple:
     """(loss layer type, dataset variable holding the loss's target) of the first loss layer."""
-    from engine.layers import get_spec
-    from engine.layers.inputs import input_variable
-    from engine.shapes import first_loss
+    from nnconsole.engine.layers import get_spec
+    from nnconsole.engine.layers.inputs import input_variable
+    from nnconsole.engine.shapes import first_loss
 
     name = first_loss(project.network)
     if name is None:
@@ -172,10 +172,10 @@ def _run_network(project: Project, params_file: str, dataset: Any, batch_size: i
     """Runtime-network outputs for every sample of ``dataset``, shape (size, *output shape)."""
     import nnabla as nn
 
-    from engine.data import validation_batches
-    from engine.export import build_runtime
+    from nnconsole.engine.data import validation_batches
+    from nnconsole.engine.export import build_runtime
 
-    from engine.checkpoint import CheckpointError, load_parameters_checked
+    from nnconsole.engine.checkpoint import CheckpointError, load_parameters_checked
 
     nn.clear_parameters()
     batch = max(1, min(int(batch_size), dataset.size))
@@ -207,7 +207,7 @@ def _sources(dataset: Any) -> List[str]:
 
 def evaluate_run(run_dir: str, model: str = "best", batch_size: Optional[int] = None) -> EvaluationResult:
     """Run the ``model`` ('best' or 'final') parameters of ``run_dir`` on its validation set."""
-    from engine.train import load_dataset_split
+    from nnconsole.engine.train import load_dataset_split
 
     run_dir = os.path.abspath(run_dir)
     project_file = os.path.join(run_dir, runs.RESOLVED_FILE)
@@ -223,7 +223,7 @@ def evaluate_run(run_dir: str, model: str = "best", batch_size: Optional[int] = 
     if label_var not in valid.arrays:
         raise EvaluationError(f"{valid.path}: no column for the target variable '{label_var}'")
     targets = valid.arrays[label_var].reshape(valid.size, -1).astype(np.float64)
-    from engine.layers import get_spec
+    from nnconsole.engine.layers import get_spec
 
     task = get_spec(loss_type).task or "regression"
     if task == "classification":

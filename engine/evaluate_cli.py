@@ -1,6 +1,6 @@
 """``nnconsole evaluate RUN_DIR [--model best|final] [--output DIR]``: the EVALUATION tab from the terminal.
 
-Registered by ``engine.cli._extensions``. Exit codes: 0 written, 2 bad input (not a run, missing
+Registered by ``nnconsole.engine.cli._extensions``. Exit codes: 0 written, 2 bad input (not a run, missing
 parameters, labels out of range, dataset problems), 1 anything unexpected.
 """
 from __future__ import annotations
@@ -14,8 +14,8 @@ EXIT_BAD_INPUT = 2
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from engine.data import DatasetError
-    from engine.evaluate import EvaluationError, evaluate_run, summary_text, write_evaluation
+    from nnconsole.engine.data import DatasetError
+    from nnconsole.engine.evaluate import EvaluationError, evaluate_run, summary_text, write_evaluation
 
     try:
         result = evaluate_run(args.run_dir, model=args.model, batch_size=args.batch_size)
@@ -29,7 +29,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def register(add: Callable) -> None:
-    """Add the ``evaluate`` subcommand through engine.cli's ``add(name, fn, help)``."""
+    """Add the ``evaluate`` subcommand through nnconsole.engine.cli's ``add(name, fn, help)``."""
     p = add("evaluate", cmd_evaluate, "Evaluate a run's best or final model on its validation set: per-sample "
             "outputs, confusion matrix, precision/recall/F-measure (or MAE/RMSE/R^2 for regression).")
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (<project folder>/results/<project file name>/<date>)")

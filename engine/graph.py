@@ -1,6 +1,6 @@
 """Building nnabla computation graphs from a project network.
 
-``build_graph`` checks the network with ``engine.shapes.infer_network`` first and raises
+``build_graph`` checks the network with ``nnconsole.engine.shapes.infer_network`` first and raises
 ``GraphError`` listing every problem, then creates one nnabla function per layer in data-flow
 order. Each layer's weights are created with nnabla's parametric functions under
 ``nn.parameter_scope(layer.name)``, so parameter names are ``<layer>/<pf scope>/<weight>``, e.g.
@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-from engine.layers import get_spec, resolve_params
-from engine.layers.initializers import make_initializer
-from engine.layers.inputs import input_variable
-from engine.layers.registry import fmt_shape
-from engine.project.model import Layer, Network
-from engine.shapes import MODES, NetworkInfo, derive_network, infer_network
+from nnconsole.engine.layers import get_spec, resolve_params
+from nnconsole.engine.layers.initializers import make_initializer
+from nnconsole.engine.layers.inputs import input_variable
+from nnconsole.engine.layers.registry import fmt_shape
+from nnconsole.engine.project.model import Layer, Network
+from nnconsole.engine.shapes import MODES, NetworkInfo, derive_network, infer_network
 
 
 class GraphError(ValueError):

@@ -11,7 +11,7 @@ from typing import Dict, Optional, Tuple
 
 import numpy as np
 
-from engine.project.model import Network
+from nnconsole.engine.project.model import Network
 
 CLASS_INDEX_LOSSES = ("SoftmaxCrossEntropy", "CategoricalCrossEntropy")
 
@@ -23,9 +23,9 @@ def class_label_variables(network: Network) -> Dict[str, int]:
     layers (not read straight from an Input) is not a dataset column, so it has no entry; a
     variable read by several such losses gets the smallest count.
     """
-    from engine.layers.inputs import input_variable
-    from engine.layers.registry import norm_axis
-    from engine.shapes import infer_network
+    from nnconsole.engine.layers.inputs import input_variable
+    from nnconsole.engine.layers.registry import norm_axis
+    from nnconsole.engine.shapes import infer_network
 
     info = infer_network(network)
     by_name = {layer.name: layer for layer in network.layers}

@@ -4,7 +4,7 @@ One worker runs as a plain child process; N workers run under ``mpiexec -n N`` f
 Open MPI (or ``srun`` inside a Slurm allocation). The launcher owns the run's final status, turns a
 stop request (Ctrl-C, SIGTERM) into a STOP file that the workers honour at an iteration boundary,
 and names the failing rank with its traceback when a worker dies (watching and diagnosis:
-``engine.launch_watch``). More workers than this machine's cores need the user's consent
+``nnconsole.engine.launch_watch``). More workers than this machine's cores need the user's consent
 (``nnconsole train --oversubscribe``), never a project file's.
 """
 from __future__ import annotations
@@ -20,17 +20,17 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional
 
-from engine import runs
-from engine.hosts import read_hostfile_problems
-from engine.launch_watch import (STALLED_RANK_SECONDS, STOP_GRACE_SECONDS, Stall, Watcher,  # noqa: F401
+from nnconsole.engine import runs
+from nnconsole.engine.hosts import read_hostfile_problems
+from nnconsole.engine.launch_watch import (STALLED_RANK_SECONDS, STOP_GRACE_SECONDS, Stall, Watcher,  # noqa: F401
                                  diagnose_failure, launch_header, wait_for_job, worker_processes, worker_ranks)
-from engine.project.io import atomic_write, dumps_project, load_project
-from engine.project.model import Project
-from engine.project.validate import dataset_path
-from engine.run_lock import one_writer_per_run
-from engine.runtime_paths import bundled_mpiexec, python_module_command
-from engine.train import STOP_FILE, WorkerOptions
-from engine.worker import EXIT_STOPPED
+from nnconsole.engine.project.io import atomic_write, dumps_project, load_project
+from nnconsole.engine.project.model import Project
+from nnconsole.engine.project.validate import dataset_path
+from nnconsole.engine.run_lock import one_writer_per_run
+from nnconsole.engine.runtime_paths import bundled_mpiexec, python_module_command
+from nnconsole.engine.train import STOP_FILE, WorkerOptions
+from nnconsole.engine.worker import EXIT_STOPPED
 
 OVERSUBSCRIBE_FLAG = "--oversubscribe"
 
@@ -156,7 +156,7 @@ def worker_command(run_dir: str, workers: int, launcher: str = "mpiexec", hosts:
                    oversubscribe: bool = False) -> List[str]:
     """The command line that starts all ranks of a run (LaunchError: more workers than cores without consent,
     a hostfile that is missing or holds something other than hosts)."""
-    python = python_module_command("engine.worker") + [run_dir]
+    python = python_module_command("nnconsole.engine.worker") + [run_dir]
     if workers <= 1 and not hosts and not hostfile and launcher != "srun":
         return python
     if launcher == "srun":
@@ -209,9 +209,9 @@ def _preexec() -> None:
 
 def plan_for(project: Project, workers: int, device: Optional[str] = None, policy: Optional[str] = None):
     """The plan the workers will compute, with the dataset size and (on GPU) the GPUs visible here."""
-    from engine.data import peek_csv
-    from engine.device import gpu_count
-    from engine.plan import make_plan
+    from nnconsole.engine.data import peek_csv
+    from nnconsole.engine.device import gpu_count
+    from nnconsole.engine.plan import make_plan
 
     size = None
     if project.datasets.training:
@@ -239,7 +239,7 @@ def check_resumable(run_dir: str, warn: Callable[[str], None] = lambda m: None) 
 
     Raises CheckpointError when the run is still going or has no usable checkpoint.
     """
-    from engine.checkpoint import CheckpointError, find_usable_checkpoint
+    from nnconsole.engine.checkpoint import CheckpointError, find_usable_checkpoint
 
     if not os.path.isfile(os.path.join(run_dir, runs.RESOLVED_FILE)):
         raise CheckpointError(f"{run_dir}: not a run directory (no {runs.RESOLVED_FILE}); give the folder that "
@@ -261,7 +261,7 @@ def check_resumable(run_dir: str, warn: Callable[[str], None] = lambda m: None) 
     return meta
 
 
-@one_writer_per_run  # the run directory's lock (engine.run_lock), held from the first check to the recorded end
+@one_writer_per_run  # the run directory's lock (nnconsole.engine.run_lock), held from the first check to the recorded end
 def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: None,
            on_started: Callable[[str, Any], None] = lambda run_dir, plan: None,
            warn: Callable[[str], None] = lambda m: None) -> LaunchResult:
@@ -271,8 +271,8 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
     problems found on the way that do not stop the run (e.g. a damaged checkpoint skipped on resume);
     they are also written to metrics.jsonl as ``warning`` records, where the GUI sees them.
     """
-    from engine.checkpoint import read_checkpoint
-    from engine.shapes import infer_network
+    from nnconsole.engine.checkpoint import read_checkpoint
+    from nnconsole.engine.shapes import infer_network
 
     warnings: List[str] = []
     if request.resume_dir:
@@ -366,7 +366,7 @@ def _project_hostfile(project: Project) -> str:
 
 
 def _finish(run_dir: str, code: int, stall: Optional[Stall] = None) -> LaunchResult:
-    from engine.runs import latest_checkpoint
+    from nnconsole.engine.runs import latest_checkpoint
 
     stop_file = os.path.join(run_dir, STOP_FILE)
     try:

@@ -1,7 +1,7 @@
 """Watching a running job and explaining how it ended: metrics tailing, stop requests, stopped ranks,
 and the failure message (which rank, which process, what to do next).
 
-``engine.launch`` starts the job and owns the run's status; this module watches the processes it
+``nnconsole.engine.launch`` starts the job and owns the run's status; this module watches the processes it
 started and reads what they left (``logs/rank<r>.error.json``, this launch's part of
 ``logs/launcher.log``).
 
@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
-from engine import runs
-from engine.train import STOP_FILE
+from nnconsole.engine import runs
+from nnconsole.engine.train import STOP_FILE
 
 STOP_GRACE_SECONDS = 120.0  # a stop request waits this long for the workers' checkpoint at an iteration end
 KILL_GRACE_SECONDS = 5.0  # after SIGTERM, the job's processes get this long before SIGKILL
@@ -46,7 +46,7 @@ PLAIN_ERRORS = BAD_INPUT_ERRORS + ("TrainingError", "CheckpointError", "NonFinit
 LAUNCH_HEADER = "==== nnconsole launch"
 # Variables that carry a process's rank, by launcher: Open MPI, PMIx, Slurm.
 RANK_VARIABLES = (b"OMPI_COMM_WORLD_RANK", b"PMIX_RANK", b"SLURM_PROCID")
-WORKER_MODULE = b"engine.worker"
+WORKER_MODULE = b"nnconsole.engine.worker"
 
 
 @dataclass
@@ -73,7 +73,7 @@ def _cmdline(pid: int) -> List[bytes]:
 
 
 def _is_worker_of(args: List[bytes], target: bytes) -> bool:
-    """Whether ``args`` is ``<python> -c|-m|--run-module ... engine.worker RUN_DIR`` for ``target``."""
+    """Whether ``args`` is ``<python> -c|-m|--run-module ... nnconsole.engine.worker RUN_DIR`` for ``target``."""
     args = [a for a in args if a]
     return (len(args) >= 3 and WORKER_MODULE in args[-2:] and args[1] in (b"-c", b"-m", b"--run-module")
             and os.path.abspath(args[-1].decode(errors="replace")).encode() == target)
@@ -308,7 +308,7 @@ def diagnose_failure(run_dir: str, exit_code: int, stall: Optional[Stall] = None
     ``exit_code`` is the launcher's child's status as subprocess reports it: negative when a signal
     killed it. A positive status is an exit code even above 128 (mpiexec's own codes are not signals).
     """
-    from engine.runs import latest_checkpoint
+    from nnconsole.engine.runs import latest_checkpoint
 
     errors = [] if stall else read_errors(run_dir)
     free = disk_free(run_dir)

@@ -67,7 +67,7 @@ class DynamicLossScaler:
                 log.info("half precision: gradients overflowed at iteration %d; update skipped, loss scale %g -> %g",
                          iteration, old, self.scale)
             if self.overflows_in_a_row >= MAX_CONSECUTIVE_OVERFLOWS:
-                from engine.train import TrainingError  # the run diverged: reported like a NaN loss
+                from nnconsole.engine.train import TrainingError  # the run diverged: reported like a NaN loss
 
                 raise TrainingError(
                     f"the gradients were inf or NaN in {self.overflows_in_a_row} updates in a row (iteration "

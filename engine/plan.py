@@ -15,8 +15,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from engine.project import model
-from engine.schedule import ScheduleParams
+from nnconsole.engine.project import model
+from nnconsole.engine.schedule import ScheduleParams
 
 POLICIES = model.SCALING_POLICIES
 GPU_DEVICES = ("cuda", "gpu", "cudnn")

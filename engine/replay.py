@@ -7,11 +7,11 @@ import shutil
 import sys
 from typing import Dict, List, Tuple
 
-from engine import runs
-from engine.train import WorkerOptions
+from nnconsole.engine import runs
+from nnconsole.engine.train import WorkerOptions
 
 TOLERANCE = 1e-6
-RUN_OPTIONS_FILE = "launch.json"  # engine.train.WorkerOptions
+RUN_OPTIONS_FILE = "launch.json"  # nnconsole.engine.train.WorkerOptions
 
 
 def metric_differences(a_dir: str, b_dir: str) -> Tuple[float, List[str]]:
@@ -36,8 +36,8 @@ def metric_differences(a_dir: str, b_dir: str) -> Tuple[float, List[str]]:
 
 def replay(run_dir: str, quiet: bool = False) -> int:
     """Re-run ``run_dir`` with its snapshot, seed, worker count and epochs; 0 when metrics match."""
-    from engine.launch import LaunchRequest, launch
-    from engine.progress import ProgressPrinter
+    from nnconsole.engine.launch import LaunchRequest, launch
+    from nnconsole.engine.progress import ProgressPrinter
 
     resolved = os.path.join(run_dir, runs.RESOLVED_FILE)
     if not os.path.isfile(resolved):

@@ -16,7 +16,7 @@ import os
 import socket
 from typing import Any, Callable, Optional
 
-from engine.runs import LOCK_FILE, RESOLVED_FILE
+from nnconsole.engine.runs import LOCK_FILE, RESOLVED_FILE
 
 
 class RunBusyError(RuntimeError):

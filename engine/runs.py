@@ -11,7 +11,7 @@ in the GUI's history and vice versa. Layout of one run directory::
     metrics.jsonl     one JSON record per line, flushed as written (readable while running)
     train.log         the human log of rank 0; logs/rank<N>.log for every rank
     checkpoints/      ckpt-<iteration>.h5 (+ .json, .solver.h5) written atomically
-    writer.lock       flock held by the launcher training the run (engine.run_lock): one writer
+    writer.lock       flock held by the launcher training the run (nnconsole.engine.run_lock): one writer
     parameters_final.h5 / parameters_best.h5, model_final.nnp / model_best.nnp
 """
 from __future__ import annotations
@@ -23,8 +23,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, Iterator, List, Optional
 
-from engine.atomic import atomic_write
-from engine.run_json import RunFileError, read_run_json
+from nnconsole.engine.atomic import atomic_write
+from nnconsole.engine.run_json import RunFileError, read_run_json
 
 STATUS_FILE = "status.json"
 METRICS_FILE = "metrics.jsonl"

@@ -47,7 +47,7 @@ def cli_command() -> List[str]:
     """The argv prefix that runs the ``nnconsole`` CLI here (the frozen app takes CLI arguments directly)."""
     if is_frozen():
         return [sys.executable]
-    return python_module_command("engine.cli")
+    return python_module_command("nnconsole.engine.cli")
 
 
 def bundled_openmpi_prefix() -> Optional[str]:

@@ -2,7 +2,7 @@
 
 The engine asks ``learning_rate(params, iteration)`` before every update, so the schedule has no state
 and the same numbers can be printed by ``nnconsole plan``, plotted by the GUI and checked by the tests.
-Iterations here are those of the run being executed: for N workers ``engine.plan`` has already rescaled
+Iterations here are those of the run being executed: for N workers ``nnconsole.engine.plan`` has already rescaled
 every iteration count (see ``Plan.schedule_params``).
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Tuple
 
-from engine.project import model
+from nnconsole.engine.project import model
 
 SCHEDULE_TYPES = model.SCHEDULES
 

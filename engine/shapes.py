@@ -19,11 +19,11 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-from engine.layers import get_spec, resolve_params
-from engine.layers.initializers import check_initializer
-from engine.layers.inputs import input_variable
-from engine.layers.registry import LayerSpec, ShapeError, UnknownLayerType, prod
-from engine.project.model import Layer, Network
+from nnconsole.engine.layers import get_spec, resolve_params
+from nnconsole.engine.layers.initializers import check_initializer
+from nnconsole.engine.layers.inputs import input_variable
+from nnconsole.engine.layers.registry import LayerSpec, ShapeError, UnknownLayerType, prod
+from nnconsole.engine.project.model import Layer, Network
 
 Shape = Tuple[int, ...]
 MODES = ("train", "validation", "runtime")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Tuple
 
-from engine.project.model import Optimizer
+from nnconsole.engine.project.model import Optimizer
 
 # Parameters each solver accepts besides the learning rate (nnabla's names and defaults).
 SOLVER_PARAMS: Dict[str, Dict[str, float]] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from engine.project.errors import Problem, ProjectError
+from nnconsole.engine.project.errors import Problem, ProjectError
 
 
 def create_from_template(name: str, destination: str) -> str:
@@ -12,7 +12,7 @@ def create_from_template(name: str, destination: str) -> str:
 
     Refuses to write into an existing non-empty folder, so nothing of the user's is overwritten.
     """
-    from project_templates import list_templates, template_path
+    from nnconsole.templates import list_templates, template_path
 
     names = [t.name for t in list_templates()]
     if name not in names:

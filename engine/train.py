@@ -16,12 +16,12 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from engine import rank_sync, runs
-from engine.checkpoint import (CheckpointState, find_usable_checkpoint, load_checkpoint, load_parameters_checked,
+from nnconsole.engine import rank_sync, runs
+from nnconsole.engine.checkpoint import (CheckpointState, find_usable_checkpoint, load_checkpoint, load_parameters_checked,
                                save_checkpoint)
-from engine.project.io import atomic_write, load_project
-from engine.project.model import Project
-from engine.project.validate import dataset_path
+from nnconsole.engine.project.io import atomic_write, load_project
+from nnconsole.engine.project.model import Project
+from nnconsole.engine.project.validate import dataset_path
 
 STOP_FILE = "STOP"
 COMM_WARN_SHARE = 0.30
@@ -44,7 +44,7 @@ class WorkerOptions:
 
     @classmethod
     def read(cls, run_dir: str) -> "WorkerOptions":
-        from engine.run_json import read_run_json  # a damaged file is a RunFileError naming the field
+        from nnconsole.engine.run_json import read_run_json  # a damaged file is a RunFileError naming the field
 
         return read_run_json(os.path.join(run_dir, "launch.json"), cls, required=False, fix="delete launch.json "
                              "to use the project's settings, or start a new run") or cls()
@@ -121,14 +121,14 @@ def _close_logger(logger: logging.Logger) -> None:
 
 
 def _expected_shapes(project: Project) -> Dict[str, tuple]:
-    from engine.shapes import infer_network
+    from nnconsole.engine.shapes import infer_network
     return {k: tuple(v) for k, v in infer_network(project.network).input_variables.items()}
 
 
 def load_dataset_split(project: Project, which: str, shapes: Optional[Dict[str, tuple]] = None) -> Any:
     """The ``which`` ('training' or 'validation') dataset with the shapes the Input layers declare."""
-    from engine.data import load_dataset
-    from engine.labels import class_label_variables
+    from nnconsole.engine.data import load_dataset
+    from nnconsole.engine.labels import class_label_variables
 
     if which not in ("training", "validation"):
         raise ValueError(f"unknown dataset split {which!r}; expected 'training' or 'validation'")
@@ -147,7 +147,7 @@ def load_datasets(project: Project) -> tuple:
 def _save_parameters_atomic(path: str) -> None:
     import nnabla as nn
 
-    from engine.atomic import write_via
+    from nnconsole.engine.atomic import write_via
 
     write_via(path, lambda tmp: nn.save_parameters(tmp, extension=".h5"))
 
@@ -169,13 +169,13 @@ class Trainer:
         """Build everything a run needs; ``project`` is the run's resolved project when already loaded."""
         import nnabla as nn
 
-        from engine.comm import speed_up_nnabla_accessors
-        from engine.device import select_device
-        from engine.graph import build_graph, lr_multipliers
-        from engine.plan import make_plan
-        from engine.schedule import learning_rate
-        from engine.solvers import applies_weight_decay_itself, group_parameters, make_solver
-        from engine.sync_batchnorm import across_workers
+        from nnconsole.engine.comm import speed_up_nnabla_accessors
+        from nnconsole.engine.device import select_device
+        from nnconsole.engine.graph import build_graph, lr_multipliers
+        from nnconsole.engine.plan import make_plan
+        from nnconsole.engine.schedule import learning_rate
+        from nnconsole.engine.solvers import applies_weight_decay_itself, group_parameters, make_solver
+        from nnconsole.engine.sync_batchnorm import across_workers
 
         speed_up_nnabla_accessors()
         self.host = HostArrays()
@@ -287,7 +287,7 @@ class Trainer:
         """Exact validation loss and error over the whole set: sums and counts reduced over ranks."""
         import nnabla as nn
 
-        from engine.data import validation_batches
+        from nnconsole.engine.data import validation_batches
 
         g = self.valid_graph
         B = self.plan.per_worker_batch
@@ -319,7 +319,7 @@ class Trainer:
         """Train to the end or to a stop request; returns 'finished' or 'stopped'."""
         import nnabla as nn
 
-        from engine.data import epoch_order, worker_batches
+        from nnconsole.engine.data import epoch_order, worker_batches
 
         cfg = self.project.config
         U = self.plan.update_interval
@@ -505,7 +505,7 @@ class Trainer:
         self._sync_check()
         if self.rank != 0:
             return
-        from engine.export import export_nnp
+        from nnconsole.engine.export import export_nnp
 
         _save_parameters_atomic(os.path.join(self.run_dir, "parameters_final.h5"))
         export_nnp(self.project, os.path.join(self.run_dir, "parameters_final.h5"),
@@ -522,7 +522,7 @@ class Trainer:
 
 def _loss_scaler(device: Any) -> Any:
     """Dynamic loss scaling for half precision (engine/loss_scaling.py); None in float."""
-    from engine.loss_scaling import DynamicLossScaler
+    from nnconsole.engine.loss_scaling import DynamicLossScaler
 
     return DynamicLossScaler() if getattr(device, "type_config", "float") == "half" else None
 
@@ -534,9 +534,9 @@ def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> str
     the gradients then go through NCCL, whose communicator needs the context and the parameters
     that ``Trainer.setup`` creates.
     """
-    from engine.backend_agreement import agree_on_backend
-    from engine.comm import NcclGpuComm, create_communicator
-    from engine.device import select_device
+    from nnconsole.engine.backend_agreement import agree_on_backend
+    from nnconsole.engine.comm import NcclGpuComm, create_communicator
+    from nnconsole.engine.device import select_device
 
     options = WorkerOptions.read(run_dir)
     project = load_project(os.path.join(run_dir, runs.RESOLVED_FILE), check_datasets=False)

@@ -1,4 +1,4 @@
-"""``python -m engine.worker RUN_DIR``: the process every rank runs (alone, or under mpiexec/srun).
+"""``python -m nnconsole.engine.worker RUN_DIR``: the process every rank runs (alone, or under mpiexec/srun).
 
 A rank that fails writes its traceback to ``logs/rank<r>.error.json`` and aborts the whole MPI job,
 so the launcher can name the failing rank within seconds and no rank is left waiting.
@@ -11,7 +11,7 @@ import sys
 import time
 import traceback
 
-from engine.atomic import atomic_write
+from nnconsole.engine.atomic import atomic_write
 
 EXIT_STOPPED = 3
 
@@ -27,7 +27,7 @@ def _rank_and_size() -> tuple:
     shared-memory segment in /dev/shm behind at every run.
     """
     try:
-        from engine.comm import launched_by_mpi
+        from nnconsole.engine.comm import launched_by_mpi
         if not launched_by_mpi():
             return 0, 1
         from mpi4py import MPI
@@ -59,13 +59,13 @@ def _report_failure(run_dir: str, rank: int, exc: BaseException) -> None:
 def main(argv: list | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if len(argv) != 1:
-        sys.stderr.write("usage: python -m engine.worker RUN_DIR\n")
+        sys.stderr.write("usage: python -m nnconsole.engine.worker RUN_DIR\n")
         return 2
     run_dir = argv[0]
     os.environ.setdefault("NNABLA_LOG_LEVEL", "WARNING")
     rank, size = _rank_and_size()
     try:
-        from engine.train import run_worker
+        from nnconsole.engine.train import run_worker
         outcome = run_worker(run_dir)
     except BaseException as exc:  # noqa: BLE001 - every failure must reach the launcher
         _report_failure(run_dir, rank, exc)

@@ -44,8 +44,8 @@ check_one() {  # check_one KIND ARTEFACT
     pngs=$(find "$work/x/data/images" -name '*.png' | wc -l)
     [ "$pngs" -eq 1797 ] || fail "$kind: new project has $pngs PNGs, expected 1797"
     local site
-    site="$("$venv/bin/python" -c 'import project_templates, os; print(os.path.dirname(project_templates.__file__))')"
-    case "$site" in "$venv"/*) ;; *) fail "$kind: project_templates imported from $site, not the venv";; esac
+    site="$("$venv/bin/python" -c 'import nnconsole.templates as t, os; print(os.path.dirname(t.__file__))')"
+    case "$site" in "$venv"/*) ;; *) fail "$kind: nnconsole.templates imported from $site, not the venv";; esac
     t0=$(date +%s)
     "$cli" train "$work/x/project.yaml" --epochs 1 > train.log 2>&1 || { cat train.log >&2; fail "$kind: train"; }
     t1=$(date +%s)

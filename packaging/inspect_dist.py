@@ -16,7 +16,10 @@ from typing import List
 TEMPLATES = ("diabetes_regression", "digits_cnn", "iris_mlp", "wine_mlp")
 FORBIDDEN_PARTS = ("tests", "__pycache__", ".nnconsole-cache", "results", ".pytest_cache", ".hypothesis",
                    ".venv", ".git", "build", "dist", "bench", "packaging")
-PACKAGES = ("engine", "console_app", "project_templates")
+# Where each part of the one installed package lives: in the wheel (import names) and in the sdist (folders).
+WHEEL_LAYOUT = {"nnconsole": "nnconsole", "engine": "nnconsole/engine", "console_app": "nnconsole/app",
+                "project_templates": "nnconsole/templates"}
+SDIST_LAYOUT = {name: name for name in WHEEL_LAYOUT}
 
 
 def expected_png_count(source_root: str) -> int:
@@ -24,17 +27,18 @@ def expected_png_count(source_root: str) -> int:
     return len(glob.glob(os.path.join(source_root, "project_templates", "*", "data", "images", "*.png")))
 
 
-def check_names(kind: str, names: List[str], png_expected: int) -> List[str]:
-    """Problems with one artefact's member names (paths relative to the package root)."""
+def check_names(kind: str, names: List[str], png_expected: int, layout: dict) -> List[str]:
+    """Problems with one artefact's member names (paths relative to its root; ``layout`` maps folders there)."""
     problems = []
-    pngs = [n for n in names if n.startswith("project_templates/") and "/data/images/" in n and n.endswith(".png")]
+    templates = layout["project_templates"]
+    pngs = [n for n in names if n.startswith(templates + "/") and "/data/images/" in n and n.endswith(".png")]
     if len(pngs) != png_expected:
         problems.append(f"{kind}: {len(pngs)} template PNGs, expected {png_expected}")
     for name in TEMPLATES:
         for member in ("project.yaml", "README.md", "data/train.csv", "data/validation.csv"):
-            if f"project_templates/{name}/{member}" not in names:
-                problems.append(f"{kind}: missing project_templates/{name}/{member}")
-    for package in PACKAGES:
+            if f"{templates}/{name}/{member}" not in names:
+                problems.append(f"{kind}: missing {templates}/{name}/{member}")
+    for package in layout.values():
         if f"{package}/__init__.py" not in names:
             problems.append(f"{kind}: missing {package}/__init__.py")
     for n in names:
@@ -49,8 +53,10 @@ def inspect_wheel(path: str, png_expected: int) -> List[str]:
     with zipfile.ZipFile(path) as zf:
         names = zf.namelist()
         entry_points = next((zf.read(n).decode() for n in names if n.endswith(".dist-info/entry_points.txt")), "")
-    problems = check_names("wheel", names, png_expected)
-    for script in ("nnconsole = engine.cli:main", "nnconsole-gui = console_app.app:main"):
+    problems = check_names("wheel", names, png_expected, WHEEL_LAYOUT)
+    if any(n.split("/")[0] in ("engine", "console_app", "project_templates") for n in names):
+        problems.append("wheel: installs a top-level package other than nnconsole")
+    for script in ("nnconsole = nnconsole.engine.cli:main", "nnconsole-gui = nnconsole.app.app:main"):
         if script not in entry_points:
             problems.append(f"wheel: entry point '{script}' missing from entry_points.txt")
     print(f"wheel {os.path.basename(path)}: {len(names)} files, {os.path.getsize(path) / 1e6:.2f} MB")
@@ -62,7 +68,7 @@ def inspect_sdist(path: str, png_expected: int) -> List[str]:
         members = [m.name for m in tf.getmembers() if m.isfile()]
     top = members[0].split("/")[0] if members else ""
     names = [m[len(top) + 1:] for m in members if m.startswith(top + "/")]
-    problems = check_names("sdist", names, png_expected)
+    problems = check_names("sdist", names, png_expected, SDIST_LAYOUT)
     for needed in ("pyproject.toml", "README.md", "PKG-INFO"):
         if needed not in names:
             problems.append(f"sdist: missing {needed}")

@@ -3,7 +3,7 @@
 A frozen app has no ``python -m``, so one executable does all three jobs, chosen by its arguments:
 
 - no arguments, ``gui [ARGS]``, or a project file (the desktop entry's ``%f``) -> the desktop app
-- ``--run-module MODULE [ARGS]``         -> ``python -m MODULE ARGS`` (workers: ``engine.worker``)
+- ``--run-module MODULE [ARGS]``         -> ``python -m MODULE ARGS`` (workers: ``nnconsole.engine.worker``)
 - ``-m MODULE [ARGS]``                   -> the same, so code that runs ``sys.executable -m ...`` works
 - anything else                          -> the ``nnconsole`` CLI (``train``, ``new``, ``templates``...)
 """
@@ -16,7 +16,7 @@ from typing import List, Optional
 
 RUN_MODULE_FLAGS = ("--run-module", "-m")
 PROJECT_SUFFIXES = (".yaml", ".yml")
-CLI_MODULES = ("engine", "engine.cli")
+CLI_MODULES = ("nnconsole", "nnconsole.engine.cli")
 
 
 def drop_working_folder_from_path() -> None:
@@ -30,12 +30,12 @@ def drop_working_folder_from_path() -> None:
         here = os.path.realpath(os.getcwd())
     except OSError:  # the working folder was deleted: nothing can be imported from it either
         here = None
-    sys.path[:] = [p for p in sys.path if p not in ("", ".") and os.path.realpath(p) != here]
+    sys.path[:] = [p for p in sys.path if os.path.isabs(p) and os.path.realpath(p) != here]
 
 
 def _configure() -> None:
     """Frozen app: make Open MPI and mpi4py use the bundled prefix before anything imports them."""
-    from engine.runtime_paths import configure_frozen_environment
+    from nnconsole.engine.runtime_paths import configure_frozen_environment
 
     configure_frozen_environment()
 
@@ -57,7 +57,7 @@ def run_module(module: str, args: List[str]) -> int:
 def run_gui(args: List[str]) -> int:
     """Start the desktop app; say clearly when this build has no GUI module."""
     try:
-        from console_app.app import main as gui_main
+        from nnconsole.app.app import main as gui_main
     except ImportError as exc:
         print(f"nnconsole-app: the desktop app is not available in this build ({exc}); "
               "the command line works: nnconsole-app --help", file=sys.stderr)
@@ -84,7 +84,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def run_cli(args: List[str]) -> int:
-    from engine.cli import main as cli_main
+    from nnconsole.engine.cli import main as cli_main
 
     return int(cli_main(args) or 0)
 

@@ -22,7 +22,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
 def train(project: str, *args: str) -> str:
-    out = subprocess.run([sys.executable, "-m", "engine.cli", "train", project, "-q", *args], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "nnconsole.engine.cli", "train", project, "-q", *args], capture_output=True,
                          text=True, check=True, cwd=ROOT)
     return next(line.split(": ", 1)[1] for line in out.stdout.splitlines() if line.startswith("run directory: "))
 
@@ -33,8 +33,8 @@ def main() -> int:
     parser.add_argument("--output", default=os.path.join(ROOT, "docs", "figures", "one_vs_two_workers.png"))
     args = parser.parse_args()
 
-    from engine import runs
-    from engine.templates import create_from_template
+    from nnconsole.engine import runs
+    from nnconsole.engine.templates import create_from_template
 
     work = tempfile.mkdtemp(prefix="nnconsole-guide-")
     try:
@@ -60,8 +60,8 @@ def main() -> int:
 
         from PySide6.QtWidgets import QApplication
 
-        from console_app.training.curves import LearningCurves
-        from console_app.training.page import read_all_metrics
+        from nnconsole.app.training.curves import LearningCurves
+        from nnconsole.app.training.page import read_all_metrics
 
         app = QApplication.instance() or QApplication([])
         widget = LearningCurves()

@@ -28,13 +28,13 @@ def main(argv: list | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     QStandardPaths.setTestModeEnabled(True)
-    from console_app.app import create_application
+    from nnconsole.app.app import create_application
 
     app = create_application()
     app.setOrganizationName("nnconsole-screenshots")
-    from console_app.main_window import MainWindow
-    from console_app.settings import Settings
-    from engine.templates import create_from_template
+    from nnconsole.app.main_window import MainWindow
+    from nnconsole.app.settings import Settings
+    from nnconsole.engine.templates import create_from_template
 
     os.makedirs(args.out, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:

@@ -49,10 +49,10 @@ def main() -> int:
     args = parser.parse_args()
 
     app = QApplication.instance() or QApplication(sys.argv)
-    from console_app.config.commands import set_setting
-    from console_app.document import ProjectDocument
-    from engine import runs
-    from engine.templates import create_from_template
+    from nnconsole.app.config.commands import set_setting
+    from nnconsole.app.document import ProjectDocument
+    from nnconsole.engine import runs
+    from nnconsole.engine.templates import create_from_template
 
     work = tempfile.mkdtemp(prefix="nnconsole-shots-")
     project_dir = os.path.join(work, "digits")
@@ -62,7 +62,7 @@ def main() -> int:
     tabs = QTabWidget()
     pages = {}
     for name in TABS:
-        module = __import__(f"console_app.{name}.page", fromlist=["create_page"])
+        module = __import__(f"nnconsole.app.{name}.page", fromlist=["create_page"])
         pages[name] = module.create_page(document, None)
         tabs.addTab(pages[name], name.upper())
     tabs.resize(1400, 900)

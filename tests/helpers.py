@@ -8,8 +8,8 @@ from typing import List, Optional
 
 import numpy as np
 
-from engine.project.io import save_project
-from engine.project.model import Datasets, Initializer, Layer, Network, Optimizer, Project, TrainingConfig
+from nnconsole.engine.project.io import save_project
+from nnconsole.engine.project.model import Datasets, Initializer, Layer, Network, Optimizer, Project, TrainingConfig
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -59,7 +59,7 @@ def nnconsole(args: List[str], timeout: float = 300, check: bool = True,
     """Run the real CLI in a subprocess (as the user and the GUI do)."""
     full_env = dict(os.environ, **(env or {}))
     full_env["PYTHONPATH"] = ROOT + os.pathsep + full_env.get("PYTHONPATH", "")
-    result = subprocess.run([sys.executable, "-m", "engine.cli", *args], capture_output=True, text=True,
+    result = subprocess.run([sys.executable, "-m", "nnconsole.engine.cli", *args], capture_output=True, text=True,
                             timeout=timeout, env=full_env, cwd=ROOT)
     if check and result.returncode != 0:
         raise AssertionError(f"nnconsole {' '.join(args)} exited {result.returncode}\n"

@@ -1,6 +1,6 @@
 """Atomic saves keep the file's permissions: an existing file keeps its mode, a new one gets the umask's.
 
-One writer (``engine.atomic``) serves every save: project files (GUI and CLI), autosaves, run files
+One writer (``nnconsole.engine.atomic``) serves every save: project files (GUI and CLI), autosaves, run files
 (status, launch options, plan, checkpoints), parameters and models written by nnabla.
 """
 from __future__ import annotations
@@ -11,8 +11,8 @@ import stat
 
 import pytest
 
-from engine.atomic import atomic_write, write_via
-from engine.project.io import load_project, save_project
+from nnconsole.engine.atomic import atomic_write, write_via
+from nnconsole.engine.project.io import load_project, save_project
 from tests.helpers import nnconsole, run_dir_from, tabular_project
 
 

@@ -8,9 +8,9 @@ import signal
 import numpy as np
 import pytest
 
-from engine import runs
-from engine.project.io import load_project, save_project
-from engine.project.model import Layer
+from nnconsole.engine import runs
+from nnconsole.engine.project.io import load_project, save_project
+from nnconsole.engine.project.model import Layer
 from tests.helpers import final_params, nnconsole, run_dir_from, tabular_project
 
 
@@ -37,8 +37,8 @@ def validation_loss_of(run_dir: str, params_file: str) -> float:
     """Mean validation loss of ``params_file`` over the whole validation set, in this process."""
     import nnabla as nn
 
-    from engine.graph import build_graph
-    from engine.train import load_dataset_split
+    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.train import load_dataset_split
 
     project = load_project(os.path.join(run_dir, runs.RESOLVED_FILE), check_datasets=False)
     dataset = load_dataset_split(project, "validation")
@@ -60,7 +60,7 @@ def _bn_pair(x_value: np.ndarray, axes, reduce_sum, seed: int = 0):
     import nnabla.functions as F
     import nnabla.parametric_functions as PF
 
-    from engine.sync_batchnorm import sync_batch_normalization
+    from nnconsole.engine.sync_batchnorm import sync_batch_normalization
 
     results = []
     for which in ("nnabla", "sync"):
@@ -166,8 +166,8 @@ def _gpu_path_run(tmp_path, name: str, mode: str, sync: bool) -> tuple:
     import subprocess
     import sys
 
-    from engine import launch
-    from engine.launch import LaunchRequest, prepare_run
+    from nnconsole.engine import launch
+    from nnconsole.engine.launch import LaunchRequest, prepare_run
     from tests.helpers import ROOT
 
     path = bn_project(str(tmp_path / name), sync=sync, n=64, batch=8, epochs=2, lr=0.1, workers=2, scaling="none")
@@ -220,7 +220,7 @@ def test_ranks_that_end_with_different_parameters_fail_the_run(tmp_path):
 
 # ---- the plan offers and explains synchronized BatchNormalization ----------------------------------
 def test_plan_offers_synchronized_batchnorm_for_small_per_worker_batches():
-    from engine.plan import make_plan
+    from nnconsole.engine.plan import make_plan
     from tests.test_plan import make_project
 
     def plan(sync: bool, workers: int, batch: int = 32):
@@ -243,8 +243,8 @@ def test_plan_offers_synchronized_batchnorm_for_small_per_worker_batches():
 def test_batchnorm_over_several_axes_updates_its_running_statistics():
     import nnabla as nn
 
-    from engine.graph import build_graph
-    from engine.project.model import Network
+    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.project.model import Network
 
     network = Network([
         Layer("x", "Input", params={"shape": [3, 4, 5]}),

@@ -1,4 +1,4 @@
-"""engine.data: NNC CSV parsing, error messages with line numbers, the decode cache, batch order."""
+"""nnconsole.engine.data: NNC CSV parsing, error messages with line numbers, the decode cache, batch order."""
 from __future__ import annotations
 
 import os
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from engine import data
-from engine.data import (DatasetError, class_histogram, epoch_order, load_dataset, peek_csv,
+from nnconsole.engine import data
+from nnconsole.engine.data import (DatasetError, class_histogram, epoch_order, load_dataset, peek_csv,
                          validation_batches, worker_batches)
 
 

@@ -1,4 +1,4 @@
-"""engine.evaluate and ``nnconsole evaluate``: metrics against hand computations, files, errors (no Qt)."""
+"""nnconsole.engine.evaluate and ``nnconsole evaluate``: metrics against hand computations, files, errors (no Qt)."""
 from __future__ import annotations
 
 import csv
@@ -9,13 +9,13 @@ import os
 import numpy as np
 import pytest
 
-from engine import runs
-from engine.cli import main as cli_main
-from engine.data import DatasetError
-from engine.evaluate import (EvaluationError, classification_metrics, confusion_matrix, evaluate_run,
+from nnconsole.engine import runs
+from nnconsole.engine.cli import main as cli_main
+from nnconsole.engine.data import DatasetError
+from nnconsole.engine.evaluate import (EvaluationError, classification_metrics, confusion_matrix, evaluate_run,
                              evaluation_dir, read_evaluation, regression_metrics, summary_text, write_evaluation)
-from engine.project.io import save_project
-from engine.project.model import Datasets, Layer, Network, Project, TrainingConfig
+from nnconsole.engine.project.io import save_project
+from nnconsole.engine.project.model import Datasets, Layer, Network, Project, TrainingConfig
 
 
 # ---------------------------------------------------------------------------------------------- pure metrics
@@ -89,7 +89,7 @@ def _tiny_run(tmp_path, loss="SoftmaxCrossEntropy", targets=LABELS, out=3, with_
     """A run directory as the engine leaves it: project.yaml with absolute dataset paths and parameters."""
     import nnabla as nn
 
-    from engine.graph import build_graph
+    from nnconsole.engine.graph import build_graph
 
     data = tmp_path / "data"
     data.mkdir()
@@ -171,7 +171,7 @@ def test_missing_parameters_and_bad_labels_are_reported_with_a_fix(tmp_path):
     other = tmp_path / "other"
     other.mkdir()
     bad = _tiny_run(other, targets=np.array([0, 1, 2, 5, 0, 1]))
-    # Found where the data loads (engine.labels), located by CSV line and column (tests/test_labels.py).
+    # Found where the data loads (nnconsole.engine.labels), located by CSV line and column (tests/test_labels.py).
     with pytest.raises(DatasetError, match=r"valid.csv line 5, column y: class label '5' is outside the network's "
                                            r"classes: class labels are whole numbers from 0 to 2"):
         evaluate_run(bad, "best")

@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from engine.data import DatasetError, check_dataset, load_dataset, peek_csv
-from engine.project.errors import ProjectError
-from engine.project.io import load_project
+from nnconsole.engine.data import DatasetError, check_dataset, load_dataset, peek_csv
+from nnconsole.engine.project.errors import ProjectError
+from nnconsole.engine.project.io import load_project
 from tests.helpers import ROOT, nnconsole
 
 FUZZ = settings(max_examples=200, deadline=None, derandomize=True,

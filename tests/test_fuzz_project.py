@@ -18,9 +18,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.project.errors import ProjectError
-from engine.project.io import load_project, loads_project
-from engine.project.validate import check_datasets, check_mpiexec_args
+from nnconsole.engine.project.errors import ProjectError
+from nnconsole.engine.project.io import load_project, loads_project
+from nnconsole.engine.project.validate import check_datasets, check_mpiexec_args
 from tests.helpers import ROOT, nnconsole
 
 TEMPLATE = os.path.join(ROOT, "project_templates", "iris_mlp")

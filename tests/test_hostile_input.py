@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from engine.project.errors import ProjectError
-from engine.project.io import load_project
+from nnconsole.engine.project.errors import ProjectError
+from nnconsole.engine.project.io import load_project
 from tests.helpers import ROOT, nnconsole
 
 TEMPLATE = os.path.join(ROOT, "project_templates", "iris_mlp")
@@ -139,8 +139,8 @@ def _zip_with_declared_size(path, name: str, payload: bytes, declared: int) -> N
     (1000, "CRC"),  # declared sizes lie: only what is declared is inflated, then the checksum fails
 ])
 def test_an_nnp_zip_bomb_is_refused_quickly_with_bounded_memory(tmp_path, declared, words):
-    from engine.interop import InteropError
-    from engine.interop.nntxt_import import read_proto
+    from nnconsole.engine.interop import InteropError
+    from nnconsole.engine.interop.nntxt_import import read_proto
 
     bomb = tmp_path / "bomb.nnp"
     _zip_with_declared_size(bomb, "parameter.h5", bytes(200 << 20), declared)
@@ -156,8 +156,8 @@ def test_an_nnp_zip_bomb_is_refused_quickly_with_bounded_memory(tmp_path, declar
 def test_an_nnp_with_thousands_of_members_is_refused(tmp_path):
     import zipfile
 
-    from engine.interop import InteropError
-    from engine.interop.nntxt_import import read_proto
+    from nnconsole.engine.interop import InteropError
+    from nnconsole.engine.interop.nntxt_import import read_proto
 
     bomb = tmp_path / "many.nnp"
     with zipfile.ZipFile(bomb, "w") as zf:
@@ -197,7 +197,7 @@ def test_a_batch_size_beyond_memory_is_a_located_error(iris):
     text = _set(iris, "batch_size: 16", "batch_size: 1000000000")
     line = text.splitlines().index("  batch_size: 1000000000") + 1
     _cli_refuses(["validate", iris], f"{iris}:{line}: config.batch_size", "GiB", "smaller batch size")
-    from engine.project.validate import check_batch_memory
+    from nnconsole.engine.project.validate import check_batch_memory
 
     project = load_project(iris, validate=False)
     # 1000 values per sample x 12 bytes: 1,000 samples need 12 MB; a 10 MB machine cannot hold them.
@@ -270,7 +270,7 @@ def test_damaged_run_files_are_named_with_their_field(finished_run, tmp_path, na
 def test_a_checkpoint_json_with_wrong_types_is_skipped_with_a_named_warning(finished_run, tmp_path):
     import json
 
-    from engine.checkpoint import CheckpointError, read_checkpoint
+    from nnconsole.engine.checkpoint import CheckpointError, read_checkpoint
 
     run = _copy_run(finished_run, tmp_path)
     newest = os.path.join(run, "checkpoints", "ckpt-00000016.json")
@@ -292,7 +292,7 @@ def test_a_checkpoint_json_with_wrong_types_is_skipped_with_a_named_warning(fini
 
 
 def test_parameter_differences_name_missing_extra_and_reshaped_parameters():
-    from engine.checkpoint import parameter_differences
+    from nnconsole.engine.checkpoint import parameter_differences
 
     network = {"a/W": (4, 3), "a/b": (3,), "c/W": (3, 2)}
     assert parameter_differences(dict(network), network) == []
@@ -343,7 +343,7 @@ def test_deeply_nested_yaml_is_refused_quickly_at_its_line(tmp_path, body, line)
 
 
 def test_the_gui_consent_lists_initial_parameters_outside_the_folder_too(iris, tmp_path):
-    from engine.project.validate import files_outside
+    from nnconsole.engine.project.validate import files_outside
 
     _set(iris, "  seed: 0\n", "  seed: 0\n  initial_parameters: ../secret.h5\n")
     project = load_project(iris, validate=False)

@@ -1,4 +1,4 @@
-"""engine.interop against nnabla's own tools: NnpLoader, ``nnabla_cli forward/train`` (subprocesses) and ONNX.
+"""nnconsole.engine.interop against nnabla's own tools: NnpLoader, ``nnabla_cli forward/train`` (subprocesses) and ONNX.
 
 One network with every layer type the exporter writes (except Embed, which needs integer inputs) runs
 on random weights in the engine, from the engine's .nnp under NnpLoader and ``nnabla_cli forward``, and
@@ -14,8 +14,8 @@ import sys
 import numpy as np
 import pytest
 
-from engine.project.io import save_project
-from engine.project.model import Datasets, Layer, Network, Project, TrainingConfig
+from nnconsole.engine.project.io import save_project
+from nnconsole.engine.project.model import Datasets, Layer, Network, Project, TrainingConfig
 from tests.helpers import ROOT
 
 NNABLA_CLI = os.path.join(os.path.dirname(sys.executable), "nnabla_cli")
@@ -84,7 +84,7 @@ def fake_run(folder, layers, csv_path, seed=0) -> str:
     """A run directory as training leaves it (project.yaml + parameters_final.h5) with random weights."""
     import nnabla as nn
 
-    from engine.graph import build_graph
+    from nnconsole.engine.graph import build_graph
 
     os.makedirs(folder, exist_ok=True)
     project = Project(name="coverage", network=Network(layers),
@@ -105,9 +105,9 @@ def engine_outputs(run_dir, csv_path):
     """The engine's runtime graph (build_runtime) on the run's parameters, for every CSV row."""
     import nnabla as nn
 
-    from engine.data import load_dataset
-    from engine.export import build_runtime
-    from engine.project.io import load_project
+    from nnconsole.engine.data import load_dataset
+    from nnconsole.engine.export import build_runtime
+    from nnconsole.engine.project.io import load_project
 
     project = load_project(os.path.join(run_dir, "project.yaml"), check_datasets=False)
     ds = load_dataset(csv_path, expected_shapes={"x": (1, 8, 8), "y": (1,)})
@@ -136,13 +136,13 @@ def test_nnp_and_nntxt_give_the_engine_outputs_under_nnabla(tmp_path, digits_csv
     import nnabla as nn
     from nnabla.utils.nnp_graph import NnpLoader
 
-    from engine.interop import export_run
+    from nnconsole.engine.interop import export_run
 
     run = fake_run(tmp_path / "run", coverage_layers(), digits_csv)
     x, expected = engine_outputs(run, digits_csv)
     assert expected.shape == (8, 3) and np.allclose(expected.sum(axis=1), 1.0, atol=1e-5)
 
-    nnp = export_run(run, "nnp").path  # the run has no .nnp yet: written by engine.export.export_nnp
+    nnp = export_run(run, "nnp").path  # the run has no .nnp yet: written by nnconsole.engine.export.export_nnp
     assert nnp.endswith("model_final.nnp") and os.path.isfile(nnp)
     loaded = []
     for i in range(len(x)):  # batch 1: the engine's .nnp pins the batch axis of Slice (see report)
@@ -165,7 +165,7 @@ def test_nnp_and_nntxt_give_the_engine_outputs_under_nnabla(tmp_path, digits_csv
 
 
 def test_exported_nntxt_trains_under_nnabla_cli(tmp_path):
-    from engine.interop import export_nntxt, import_file
+    from nnconsole.engine.interop import export_nntxt, import_file
 
     project = import_file(os.path.join(DATA, "nnc_tiny_repeat.nntxt")).project
     project.config.max_epoch = 1
@@ -181,8 +181,8 @@ def test_exported_nntxt_trains_under_nnabla_cli(tmp_path):
 
 
 def test_onnx_export_matches_the_engine_or_names_the_install(tmp_path, digits_csv):
-    from engine.interop import InteropError, export_run
-    from engine.interop.onnx_export import onnx_missing
+    from nnconsole.engine.interop import InteropError, export_run
+    from nnconsole.engine.interop.onnx_export import onnx_missing
 
     missing = onnx_missing()
     if missing:
@@ -220,7 +220,7 @@ def test_onnx_export_matches_the_engine_or_names_the_install(tmp_path, digits_cs
 
 
 def test_export_run_cli_and_errors(tmp_path, digits_csv, capsys):
-    from engine.cli import main
+    from nnconsole.engine.cli import main
 
     run = fake_run(tmp_path / "run", coverage_layers(onnx_friendly=True), digits_csv)
     assert main(["export", run, "--format", "nnp", "-o", str(tmp_path / "m.nnp")]) == 0
@@ -232,8 +232,8 @@ def test_export_run_cli_and_errors(tmp_path, digits_csv, capsys):
 
 
 def test_onnx_missing_names_the_install_command(tmp_path, monkeypatch):
-    from engine.interop import InteropError
-    from engine.interop.onnx_export import export_onnx, onnx_missing
+    from nnconsole.engine.interop import InteropError
+    from nnconsole.engine.interop.onnx_export import export_onnx, onnx_missing
 
     monkeypatch.setitem(sys.modules, "onnx", None)  # as if the package were not installed
     message = onnx_missing()

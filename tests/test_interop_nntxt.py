@@ -1,4 +1,4 @@
-"""engine.interop: .nntxt/.nnp import and export (issue 6), without running nnabla_cli."""
+"""nnconsole.engine.interop: .nntxt/.nnp import and export (issue 6), without running nnabla_cli."""
 from __future__ import annotations
 
 import os
@@ -8,14 +8,14 @@ import zipfile
 import numpy as np
 import pytest
 
-import project_templates
-from engine.interop import InteropError, import_file
-from engine.interop.common import canonical_params
-from engine.interop.nntxt_export import export_nntxt, project_to_proto
-from engine.interop.nntxt_import import import_nntxt
-from engine.layers import get_spec
-from engine.project.io import load_project, save_project
-from engine.project.model import Initializer, Layer, Network, Project, Schedule
+from nnconsole import templates as project_templates
+from nnconsole.engine.interop import InteropError, import_file
+from nnconsole.engine.interop.common import canonical_params
+from nnconsole.engine.interop.nntxt_export import export_nntxt, project_to_proto
+from nnconsole.engine.interop.nntxt_import import import_nntxt
+from nnconsole.engine.layers import get_spec
+from nnconsole.engine.project.io import load_project, save_project
+from nnconsole.engine.project.model import Initializer, Layer, Network, Project, Schedule
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "interop")
 SAMPLE = os.path.join(DATA, "nnc_tiny_repeat.nntxt")
@@ -43,8 +43,8 @@ def effective_params(layer: Layer) -> dict:
 
 def same_network(a: Network, b: Network) -> None:
     """Equal as the engine sees them: names, types, inputs, checked params, initializers, LR multipliers."""
-    from engine.layers.other import _slice_ranges
-    from engine.shapes import infer_network
+    from nnconsole.engine.layers.other import _slice_ranges
+    from nnconsole.engine.shapes import infer_network
 
     assert [l.name for l in a.layers] == [l.name for l in b.layers]
     info_a, info_b = infer_network(a), infer_network(b)
@@ -63,7 +63,7 @@ def same_network(a: Network, b: Network) -> None:
 
 
 def absolute_datasets(project: Project) -> Project:
-    from engine.project.validate import dataset_path
+    from nnconsole.engine.project.validate import dataset_path
     copy = project.copy()
     for key in ("training", "validation"):
         setattr(copy.datasets, key, dataset_path(project, getattr(project.datasets, key)))
@@ -156,7 +156,7 @@ def test_nnc_written_sample_imports_with_repeat_expanded():
     # the Windows training path is found by its file name next to the .nntxt; the relative one directly
     assert p.datasets.training == os.path.join(DATA, "tiny_train.csv")
     assert p.datasets.validation == os.path.join(DATA, "tiny_valid.csv")
-    from engine.shapes import infer_network
+    from nnconsole.engine.shapes import infer_network
     assert infer_network(p.network).ok
 
 
@@ -187,7 +187,7 @@ def _sample_nnp(tmp_path, values):
 def test_nnp_parameters_become_initial_weights(tmp_path):
     import nnabla as nn
 
-    from engine.graph import build_graph
+    from nnconsole.engine.graph import build_graph
 
     nnp, values = _sample_nnp(tmp_path, np.random.RandomState(3))
     shutil.copy(os.path.join(DATA, "tiny_valid.csv"), tmp_path)
@@ -304,7 +304,7 @@ def test_flatten_and_constant_schedule_survive_through_the_comment(tmp_path):
 
 
 def test_cli_import_then_export(tmp_path, capsys):
-    from engine.cli import main
+    from nnconsole.engine.cli import main
 
     folder = tmp_path / "proj"  # the data next to the project (nnconsole reads data inside its folder only)
     shutil.copytree(DATA, folder)
@@ -326,8 +326,8 @@ def test_cli_import_then_export(tmp_path, capsys):
 
 def every_layer_type_project() -> Project:
     """The nnabla-test network plus Embed and every loss type: all registry types at least once."""
-    from engine.layers import all_specs
-    from engine.project.model import Datasets
+    from nnconsole.engine.layers import all_specs
+    from nnconsole.engine.project.model import Datasets
     from tests.test_interop_nnabla import coverage_layers
 
     L = Layer
@@ -353,7 +353,7 @@ def every_layer_type_project() -> Project:
 
 @pytest.mark.parametrize("extras", [True, False])
 def test_every_layer_type_round_trips(tmp_path, extras):
-    from engine.shapes import infer_network
+    from nnconsole.engine.shapes import infer_network
 
     project = every_layer_type_project()
     assert infer_network(project.network).ok
@@ -421,8 +421,8 @@ def test_nested_repeats_expand_like_nnablas_own_expander(tmp_path):
     from nnabla.utils import nnabla_pb2
     from nnabla.utils.converter.nnabla.expander import NnpExpander
 
-    from engine.interop.netgraph import parameter_renames
-    from engine.interop.nntxt_import import proto_to_project
+    from nnconsole.engine.interop.netgraph import parameter_renames
+    from nnconsole.engine.interop.nntxt_import import proto_to_project
 
     proto = nnabla_pb2.NNablaProtoBuf()
     text_format.Merge(NESTED_NNTXT, proto)
@@ -449,11 +449,11 @@ def test_nested_repeats_expand_like_nnablas_own_expander(tmp_path):
 def test_imported_nnp_weights_are_the_starting_point_of_training(tmp_path):
     import nnabla as nn
 
-    from engine.cli import main
-    from engine.comm import SingleComm
-    from engine.launch import LaunchRequest, prepare_run
-    from engine.project.io import load_project
-    from engine.train import Trainer, WorkerOptions
+    from nnconsole.engine.cli import main
+    from nnconsole.engine.comm import SingleComm
+    from nnconsole.engine.launch import LaunchRequest, prepare_run
+    from nnconsole.engine.project.io import load_project
+    from nnconsole.engine.train import Trainer, WorkerOptions
 
     nnp, values = _sample_nnp(tmp_path, np.random.RandomState(5))
     for name in ("tiny_train.csv", "tiny_valid.csv"):

@@ -1,4 +1,4 @@
-"""engine.interop: Neural Network Console desktop projects (.sdcproj) and training imported projects."""
+"""nnconsole.engine.interop: Neural Network Console desktop projects (.sdcproj) and training imported projects."""
 from __future__ import annotations
 
 import math
@@ -6,10 +6,10 @@ import os
 
 import pytest
 
-from engine.interop import InteropError, import_file
-from engine.project.io import load_project, save_project
-from engine.project.model import Initializer
-from engine.shapes import infer_network
+from nnconsole.engine.interop import InteropError, import_file
+from nnconsole.engine.project.io import load_project, save_project
+from nnconsole.engine.project.model import Initializer
+from nnconsole.engine.shapes import infer_network
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "interop")
 SDCPROJ = os.path.join(DATA, "nnc_tiny_cnn.sdcproj")
@@ -49,8 +49,8 @@ def test_sdcproj_imports_layers_positions_initializers_and_lr_multipliers():
 
 
 def _train(project_path: str, out: str):
-    from engine import runs
-    from engine.launch import LaunchRequest, launch
+    from nnconsole.engine import runs
+    from nnconsole.engine.launch import LaunchRequest, launch
 
     result = launch(LaunchRequest(project_path=project_path, output=out, epochs=2, device="cpu"))
     assert result.status == "finished", result.message

@@ -19,10 +19,10 @@ import time
 import numpy as np
 import pytest
 
-from engine import runs
-from engine.checkpoint import (CheckpointError, CheckpointState, NonFiniteParametersError, find_usable_checkpoint,
+from nnconsole.engine import runs
+from nnconsole.engine.checkpoint import (CheckpointError, CheckpointState, NonFiniteParametersError, find_usable_checkpoint,
                                read_checkpoint, save_checkpoint)
-from engine.launch import check_resumable
+from nnconsole.engine.launch import check_resumable
 from tests.helpers import (ROOT, final_params, live_processes, load_h5, max_relative_error, nnconsole, run_dir_from,
                            tabular_project, write_tabular_csv)
 
@@ -47,7 +47,7 @@ def new_project(tmp_path, name: str = "p", workers: int = 1) -> str:
 
 
 def start(project: str, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "engine.cli", "train", project, "-q", *extra],
+    return subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli", "train", project, "-q", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=ROOT)
 
 
@@ -77,7 +77,7 @@ def wait_until_gone(run_dir: str, timeout: float = 30) -> float:
 
 
 def worker_pids(run_dir: str) -> list:
-    return [pid for pid, args in live_processes(run_dir) if "engine.worker" in args and "mpiexec" not in args
+    return [pid for pid, args in live_processes(run_dir) if "nnconsole.engine.worker" in args and "mpiexec" not in args
             and "prterun" not in args]
 
 
@@ -247,7 +247,7 @@ def test_killed_launcher_takes_mpiexec_and_both_ranks_along(tmp_path, reference)
 GUI = """
 import subprocess, sys, time
 # Like the GUI's RunController: 'nnconsole train PROJECT --gpus 1 --quiet' in a child with pipes.
-child = subprocess.Popen([sys.executable, "-m", "engine.cli", "train", sys.argv[1], "--gpus", "1", "--quiet"],
+child = subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli", "train", sys.argv[1], "--gpus", "1", "--quiet"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 print(child.pid, flush=True)
 child.stdout.readline()  # 'run directory: ...'
@@ -440,7 +440,7 @@ def test_resume_is_refused_cleanly_when_impossible(tmp_path):
         sleeper.kill()
         sleeper.wait()
     # The launcher is gone but a worker of the run is still writing its last checkpoint.
-    orphan = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "engine.worker", str(run_dir)])
+    orphan = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "nnconsole.engine.worker", str(run_dir)])
     try:
         while not live_processes(str(run_dir)):  # until exec() has given it its command line
             time.sleep(0.01)
@@ -455,8 +455,8 @@ def test_resume_is_refused_cleanly_when_impossible(tmp_path):
 def diverging_project(folder) -> str:
     """Linear regression whose learning rate is multiplied by 1000 every epoch: fine in epoch 1,
     overflowing in epoch 2."""
-    from engine.project.io import save_project
-    from engine.project.model import (Datasets, Initializer, Layer, Network, Optimizer, Project,
+    from nnconsole.engine.project.io import save_project
+    from nnconsole.engine.project.model import (Datasets, Initializer, Layer, Network, Optimizer, Project,
                                       TrainingConfig)
 
     os.makedirs(folder, exist_ok=True)

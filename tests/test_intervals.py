@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 
-from engine.project.io import load_project, loads_project
+from nnconsole.engine.project.io import load_project, loads_project
 from tests.helpers import ROOT, nnconsole, run_dir_from, tabular_project
 
 DATA = os.path.join(ROOT, "tests", "data", "interop")
@@ -27,7 +27,7 @@ def test_format_2_monitor_interval_becomes_log_interval_and_validation_every_epo
 
 
 def test_the_old_key_in_a_current_file_names_both_new_fields():
-    from engine.project.model import FORMAT_VERSION
+    from nnconsole.engine.project.model import FORMAT_VERSION
 
     text = f"format_version: {FORMAT_VERSION}\nconfig:\n  monitor_interval: 5\n"
     try:
@@ -39,7 +39,7 @@ def test_the_old_key_in_a_current_file_names_both_new_fields():
 
 
 def test_nnc_monitor_interval_is_epochs_between_validations_on_import(tmp_path):
-    from engine.interop import import_file
+    from nnconsole.engine.interop import import_file
 
     for name in ("nnc_tiny_cnn.sdcproj", "nnc_tiny_repeat.nntxt"):  # both say MonitorInterval / monitor_interval 5
         project = import_file(os.path.join(DATA, name)).project
@@ -48,9 +48,9 @@ def test_nnc_monitor_interval_is_epochs_between_validations_on_import(tmp_path):
 
 
 def test_export_writes_validation_interval_as_nnablas_monitor_interval(tmp_path):
-    from engine.interop import import_file
-    from engine.interop.nntxt_export import export_nntxt
-    from engine.interop.nntxt_import import read_proto
+    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.nntxt_export import export_nntxt
+    from nnconsole.engine.interop.nntxt_import import read_proto
 
     project = load_project(tabular_project(str(tmp_path / "p")))
     project.config.validation_interval, project.config.log_interval = 3, 17
@@ -75,8 +75,8 @@ def test_training_validates_every_validation_interval_epochs_and_at_the_end(tmp_
 
 
 def test_the_config_tab_offers_both_intervals_with_their_units():
-    from console_app.config.commands import FIELD_LABELS
-    from console_app.config.page import GLOBAL_FIELDS
+    from nnconsole.app.config.commands import FIELD_LABELS
+    from nnconsole.app.config.page import GLOBAL_FIELDS
 
     specs = {spec.dotted: spec for spec in GLOBAL_FIELDS}
     assert "config.monitor_interval" not in specs

@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from engine import launch, runs
-from engine.launch_watch import diagnose_failure
+from nnconsole.engine import launch, runs
+from nnconsole.engine.launch_watch import diagnose_failure
 from tests.helpers import ROOT, live_processes, nnconsole, run_dir_from, tabular_project
 
 ENV = dict(os.environ, PYTHONPATH=ROOT)
@@ -22,7 +22,7 @@ LONG = dict(n=1024, batch=8, epochs=400, monitor=64)
 
 
 def start(args, cwd: str = ROOT) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "engine.cli", "train", *args], stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli", "train", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=ENV, cwd=cwd)
 
 
@@ -30,7 +30,7 @@ def ranks_of(run_dir: str) -> list:
     """PIDs of the run's worker processes by rank (Open MPI's rank variable; a lone worker is rank 0)."""
     found = {}
     for pid, args in live_processes(run_dir):
-        if "engine.worker" not in args or "mpiexec" in args or "prterun" in args:
+        if "nnconsole.engine.worker" not in args or "mpiexec" in args or "prterun" in args:
             continue
         try:
             with open(f"/proc/{pid}/environ", "rb") as fh:
@@ -135,7 +135,7 @@ def test_relative_output_and_resume_from_another_working_folder(tmp_path):
     tabular_project(str(tmp_path / "proj"), n=32, batch=8, epochs=1)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    out = subprocess.run([sys.executable, "-m", "engine.cli", "train", "../proj/project.yaml", "-o", "results2",
+    out = subprocess.run([sys.executable, "-m", "nnconsole.engine.cli", "train", "../proj/project.yaml", "-o", "results2",
                           "-q"], cwd=str(elsewhere), capture_output=True, text=True, env=ENV, timeout=240)
     assert out.returncode == 0, out.stdout + out.stderr
     run_dir = run_dir_from(out.stdout)
@@ -146,7 +146,7 @@ def test_relative_output_and_resume_from_another_working_folder(tmp_path):
                if os.path.isdir(os.path.join(run_dir, n)))
     # The README's form: --resume with the run folder relative to where the user stands.
     relative = os.path.relpath(run_dir, str(elsewhere))
-    out = subprocess.run([sys.executable, "-m", "engine.cli", "train", "--resume", relative, "--epochs", "2", "-q"],
+    out = subprocess.run([sys.executable, "-m", "nnconsole.engine.cli", "train", "--resume", relative, "--epochs", "2", "-q"],
                          cwd=str(elsewhere), capture_output=True, text=True, env=ENV, timeout=240)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "Traceback" not in out.stderr
@@ -211,7 +211,7 @@ def test_replay_without_a_snapshot_says_so(tmp_path):
 
 
 def test_a_fifo_dataset_is_not_a_regular_file(tmp_path):
-    from engine.data import DatasetError, peek_csv
+    from nnconsole.engine.data import DatasetError, peek_csv
 
     project = tabular_project(str(tmp_path / "p"), n=32, batch=8, epochs=1)
     fifo = tmp_path / "p" / "fifo.csv"

@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from engine.layers import ShapeError, all_specs, defaults, get_spec, groups, resolve_params
-from engine.layers.registry import GROUPS, ParamSpec
-from engine.project.model import Initializer, Layer, Network
-from engine.shapes import derive_network, infer_network, runtime_layer_names, topological_order
+from nnconsole.engine.layers import ShapeError, all_specs, defaults, get_spec, groups, resolve_params
+from nnconsole.engine.layers.registry import GROUPS, ParamSpec
+from nnconsole.engine.project.model import Initializer, Layer, Network
+from nnconsole.engine.shapes import derive_network, infer_network, runtime_layer_names, topological_order
 
 
 def L(name, type_, inputs=(), **params):
@@ -307,7 +307,7 @@ def test_infer_is_fast_for_50_layers():
 
 
 def test_shapes_does_not_import_nnabla():
-    code = "import sys, engine.shapes, engine.layers; sys.exit(1 if 'nnabla' in sys.modules else 0)"
+    code = "import sys, nnconsole.engine.shapes, nnconsole.engine.layers; sys.exit(1 if 'nnabla' in sys.modules else 0)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 

@@ -15,10 +15,10 @@ import sys
 import numpy as np
 import pytest
 
-from engine import launch, runs
-from engine.launch import LaunchRequest, prepare_run
-from engine.loss_scaling import GROWTH_INTERVAL, INITIAL_LOSS_SCALE, MAX_CONSECUTIVE_OVERFLOWS, DynamicLossScaler
-from engine.project.io import load_project
+from nnconsole.engine import launch, runs
+from nnconsole.engine.launch import LaunchRequest, prepare_run
+from nnconsole.engine.loss_scaling import GROWTH_INTERVAL, INITIAL_LOSS_SCALE, MAX_CONSECUTIVE_OVERFLOWS, DynamicLossScaler
+from nnconsole.engine.project.io import load_project
 from tests.helpers import ROOT, final_params, max_relative_error, tabular_project
 
 
@@ -105,7 +105,7 @@ def test_scale_grows_after_the_interval_of_good_updates_and_an_overflow_resets_t
 
 
 def test_gradients_that_never_become_finite_stop_the_run_with_a_reason():
-    from engine.train import TrainingError
+    from nnconsole.engine.train import TrainingError
 
     params, loss, solver = _net()
     scaler = DynamicLossScaler()
@@ -149,14 +149,14 @@ def _prepared_run(tmp_path, name, workers=1, epochs=2):
 def _cpu_choice(type_config: str):
     from nnabla.ext_utils import get_extension_context
 
-    from engine.device import DeviceChoice
+    from nnconsole.engine.device import DeviceChoice
 
     ctx = get_extension_context("cpu", type_config="float")
     return DeviceChoice("cpu", 0, type_config, ctx, f"test: CPU computing float, update step of {type_config}")
 
 
 def test_half_update_step_trains_exactly_like_float(tmp_path):
-    from engine.train import run_worker
+    from nnconsole.engine.train import run_worker
 
     float_run = _prepared_run(tmp_path, "float")
     half_run = _prepared_run(tmp_path, "half")
@@ -167,8 +167,8 @@ def test_half_update_step_trains_exactly_like_float(tmp_path):
 
 
 def test_half_update_step_skips_an_overflowed_update(tmp_path):
-    from engine.comm import SingleComm
-    from engine.train import run_worker
+    from nnconsole.engine.comm import SingleComm
+    from nnconsole.engine.train import run_worker
 
     class InjectingComm(SingleComm):
         """Makes the gradients of the 3rd backward non-finite; snapshots parameters around it."""

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from engine import runs
+from nnconsole.engine import runs
 from tests.helpers import (ROOT, final_params, live_processes, max_relative_error, nnconsole, run_dir_from,
                            tabular_project)
 
@@ -84,12 +84,12 @@ def test_a_failing_worker_ends_the_job_quickly_and_is_named(tmp_path):
 
 
 def _stray_workers(run_dir: str) -> list:
-    return [p for p in live_processes(run_dir) if "engine.worker" in p[1]]
+    return [p for p in live_processes(run_dir) if "nnconsole.engine.worker" in p[1]]
 
 
 def _start_training(project: str, *extra: str) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=ROOT)
-    return subprocess.Popen([sys.executable, "-m", "engine.cli", "train", project, "-q", *extra],
+    return subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli", "train", project, "-q", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import configparser
 import importlib.util
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -18,7 +19,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from engine import runtime_paths
+from nnconsole.engine import runtime_paths
 from tests.helpers import ROOT
 
 PACKAGING = os.path.join(ROOT, "packaging")
@@ -135,10 +136,10 @@ def test_app_entry_dispatches_cli_modules_and_project_files(monkeypatch, capsys,
     app = _load("nnconsole_app_under_test", os.path.join(PACKAGING, "nnconsole_app.py"))
     assert app.main(["templates"]) == 0
     assert "digits_cnn" in capsys.readouterr().out
-    monkeypatch.delitem(sys.modules, "engine.worker", raising=False)  # as in a fresh worker process
-    assert app.main(["--run-module", "engine.worker"]) == 2  # the worker's own usage error, via runpy
-    assert "usage: python -m engine.worker RUN_DIR" in capsys.readouterr().err
-    assert app.main(["-m", "engine.cli", "templates"]) == 0  # what the GUI's QProcess runs
+    monkeypatch.delitem(sys.modules, "nnconsole.engine.worker", raising=False)  # as in a fresh worker process
+    assert app.main(["--run-module", "nnconsole.engine.worker"]) == 2  # the worker's own usage error, via runpy
+    assert "usage: python -m nnconsole.engine.worker RUN_DIR" in capsys.readouterr().err
+    assert app.main(["-m", "nnconsole.engine.cli", "templates"]) == 0  # what the GUI's QProcess runs
     assert "iris_mlp" in capsys.readouterr().out
     assert app.main(["--run-module"]) == 2
     opened = []
@@ -166,24 +167,47 @@ def test_frozen_environment_points_open_mpi_and_mpi4py_at_the_bundle(monkeypatch
     assert env["OPAL_PREFIX"] == env["PMIX_PREFIX"] == str(prefix)
     assert env["MPI4PY_LIBMPI"] == str(prefix / "lib" / runtime_paths.LIBMPI_SONAME)
     assert runtime_paths.bundled_mpiexec() == str(mpiexec)
-    assert runtime_paths.python_module_command("engine.worker") == [sys.executable, "--run-module",
-                                                                     "engine.worker"]
+    assert runtime_paths.python_module_command("nnconsole.engine.worker") == [sys.executable, "--run-module",
+                                                                     "nnconsole.engine.worker"]
     assert runtime_paths.cli_command() == [sys.executable]
 
 
 def test_dist_inspection_flags_tests_caches_and_missing_images():
     inspect = _load("inspect_dist_under_test", os.path.join(PACKAGING, "inspect_dist.py"))
-    good = [f"{p}/__init__.py" for p in inspect.PACKAGES]
+    templates = inspect.WHEEL_LAYOUT["project_templates"]
+    good = [f"{p}/__init__.py" for p in inspect.WHEEL_LAYOUT.values()]
     for name in inspect.TEMPLATES:
-        good += [f"project_templates/{name}/{m}" for m in ("project.yaml", "README.md", "data/train.csv",
-                                                           "data/validation.csv")]
-    good += [f"project_templates/digits_cnn/data/images/{i:05d}.png" for i in range(3)]
-    assert inspect.check_names("wheel", good, 3) == []
-    bad = good[:-1] + ["tests/test_x.py", "project_templates/digits_cnn/data/.nnconsole-cache/a.npz",
-                       "engine/__pycache__/cli.cpython-310.pyc"]
-    problems = inspect.check_names("wheel", bad, 3)
+        good += [f"{templates}/{name}/{m}" for m in ("project.yaml", "README.md", "data/train.csv",
+                                                     "data/validation.csv")]
+    good += [f"{templates}/digits_cnn/data/images/{i:05d}.png" for i in range(3)]
+    assert inspect.check_names("wheel", good, 3, inspect.WHEEL_LAYOUT) == []
+    bad = good[:-1] + ["tests/test_x.py", f"{templates}/digits_cnn/data/.nnconsole-cache/a.npz",
+                       "nnconsole/engine/__pycache__/cli.cpython-310.pyc"]
+    problems = inspect.check_names("wheel", bad, 3, inspect.WHEEL_LAYOUT)
     assert any("2 template PNGs, expected 3" in p for p in problems)
     assert sum("unexpected member" in p for p in problems) == 3
+    # the sdist keeps the repository's folders
+    sdist = [n.replace("nnconsole/templates/", "project_templates/").replace("nnconsole/engine/", "engine/")
+             .replace("nnconsole/app/", "console_app/") for n in good]
+    assert inspect.check_names("sdist", sdist, 3, inspect.SDIST_LAYOUT) == []
+
+
+def test_every_source_package_is_listed_under_the_one_nnconsole_namespace():
+    """pyproject.toml lists the packages (package-dir maps the folders): a new sub-package must be added."""
+    with open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8") as fh:
+        text = fh.read()
+    block = re.search(r"^packages = \[(.*?)^\]", text, re.S | re.M).group(1)
+    listed = set(re.findall(r'"([\w.]+)"', block))
+    folders = {"nnconsole": "nnconsole", "engine": "nnconsole.engine", "console_app": "nnconsole.app",
+               "project_templates": "nnconsole.templates"}
+    found = set()
+    for folder, package in folders.items():
+        for here, dirs, files in os.walk(os.path.join(ROOT, folder)):
+            dirs[:] = [d for d in dirs if not d.startswith((".", "__")) and d not in ("data", "results")]
+            if "__init__.py" in files:
+                rel = os.path.relpath(here, os.path.join(ROOT, folder))
+                found.add(package if rel == "." else package + "." + rel.replace(os.sep, "."))
+    assert listed == found
 
 
 def test_spec_and_hook_compile():

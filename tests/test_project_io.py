@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 
-from engine.project.errors import ProjectError, UnsupportedVersionError
-from engine.project.io import dumps_project, load_project, loads_project, save_project
-from engine.project.model import FORMAT_VERSION
+from nnconsole.engine.project.errors import ProjectError, UnsupportedVersionError
+from nnconsole.engine.project.io import dumps_project, load_project, loads_project, save_project
+from nnconsole.engine.project.model import FORMAT_VERSION
 
 FORMATS = os.path.join(os.path.dirname(__file__), "data", "formats")
 

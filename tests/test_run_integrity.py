@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from engine import runs
+from nnconsole.engine import runs
 from tests.helpers import ROOT, live_processes, nnconsole, run_dir_from, tabular_project
 
 ENV = dict(os.environ, PYTHONPATH=ROOT)
@@ -46,7 +46,7 @@ def failed_run(failed_once, tmp_path) -> str:
 
 
 def resume_cmd(run_dir: str) -> list:
-    return [sys.executable, "-m", "engine.cli", "train", "--resume", run_dir, "-q"]
+    return [sys.executable, "-m", "nnconsole.engine.cli", "train", "--resume", run_dir, "-q"]
 
 
 def metrics_bytes(run_dir: str) -> bytes:
@@ -76,7 +76,7 @@ def wait_until_gone(run_dir: str, timeout: float = 30) -> None:
 # ---- one writer ---------------------------------------------------------------------------------------
 HOLDER = """
 import sys, time
-from engine.run_lock import RunLock
+from nnconsole.engine.run_lock import RunLock
 RunLock(sys.argv[1]).acquire()
 print("held", flush=True)
 time.sleep(120)
@@ -143,7 +143,7 @@ def test_a_suspended_launcher_keeps_the_run_and_a_killed_one_frees_it(failed_run
 # ---- one clean history --------------------------------------------------------------------------------
 def test_kill_9_then_resume_leaves_one_validation_record_per_epoch(tmp_path):
     project = tabular_project(str(tmp_path / "p"), **SETTINGS)
-    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "train", project, "-q"], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli", "train", project, "-q"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=ENV, cwd=ROOT)
     results = os.path.join(os.path.dirname(project), "results", "project")
     deadline = time.monotonic() + 120
@@ -159,7 +159,7 @@ def test_kill_9_then_resume_leaves_one_validation_record_per_epoch(tmp_path):
             if any(r.get("iteration", 0) > newest for r in runs.iter_metrics(run_dir, "train")):
                 break
         time.sleep(0.005)
-    worker = [pid for pid, args in live_processes(run_dir) if "engine.worker" in args]
+    worker = [pid for pid, args in live_processes(run_dir) if "nnconsole.engine.worker" in args]
     for pid in worker:
         os.kill(pid, signal.SIGKILL)
     proc.communicate(timeout=60)

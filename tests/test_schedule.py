@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.project import model
-from engine.schedule import ScheduleParams, from_optimizer, learning_rate
+from nnconsole.engine.project import model
+from nnconsole.engine.schedule import ScheduleParams, from_optimizer, learning_rate
 
 
 def test_constant_is_base_lr_everywhere():

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from engine import runs
+from nnconsole.engine import runs
 from tests.helpers import live_processes, nnconsole, run_dir_from, tabular_project
 
 pytestmark = pytest.mark.soak
@@ -68,7 +68,7 @@ def test_fifty_cli_runs_back_to_back(tmp_path):
 
 def test_ten_gui_runs_leak_no_processes_files_or_memory(tmp_path, qtbot, monkeypatch):
     pytest.importorskip("PySide6")
-    from console_app.run_controller import RunController
+    from nnconsole.app.run_controller import RunController
 
     project = tabular_project(str(tmp_path / "gui"), n=128, batch=16, epochs=2)
     env = private_mpi_dirs(tmp_path)

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import yaml
 
-import project_templates
-from engine.data import class_histogram, load_dataset
-from engine.project.model import FORMAT_VERSION
+from nnconsole import templates as project_templates
+from nnconsole.engine.data import class_histogram, load_dataset
+from nnconsole.engine.project.model import FORMAT_VERSION
 
 # name -> (total samples, number of classes or None for regression, input shape of x)
 EXPECTED = {

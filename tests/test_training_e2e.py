@@ -8,7 +8,7 @@ import shutil
 import numpy as np
 import pytest
 
-from engine import runs
+from nnconsole.engine import runs
 from tests.helpers import ROOT, load_h5, nnconsole, run_dir_from, tabular_project
 
 TEMPLATES = os.path.join(ROOT, "project_templates")
@@ -52,9 +52,9 @@ def test_digits_run_directory_metrics_and_nnp(tmp_path):
     import nnabla as nn
     from nnabla.utils.nnp_graph import NnpLoader
 
-    from engine.data import load_dataset
-    from engine.export import build_runtime
-    from engine.project.io import load_project
+    from nnconsole.engine.data import load_dataset
+    from nnconsole.engine.export import build_runtime
+    from nnconsole.engine.project.io import load_project
 
     resolved = load_project(os.path.join(run_dir, "project.yaml"))
     data = load_dataset(resolved.datasets.validation, expected_shapes={"x": (1, 8, 8), "y": (1,)})
@@ -132,7 +132,7 @@ def test_validate_info_and_plan_commands(tmp_path):
 
 
 def test_every_subcommand_has_help(capsys):
-    from engine.cli import build_parser, main
+    from nnconsole.engine.cli import build_parser, main
 
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")

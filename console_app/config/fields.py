@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QSpinBox,
                                QWidget)
 
-from console_app.config.commands import get_path, set_path
+from nnconsole.app.config.commands import get_path, set_path
 
 INT_MAX = 2_147_483_647
 INVALID_STYLE = "QLineEdit { border: 1px solid #d62728; background: #fff0f0; }"

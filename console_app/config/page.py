@@ -10,11 +10,11 @@ from typing import Any, Dict, List, Optional
 
 from PySide6.QtWidgets import QHBoxLayout, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
-from console_app.config.commands import set_settings
-from console_app.config.fields import FieldSpec, SettingsGroup
-from console_app.config.plan_panel import PlanPanel
-from engine.project.model import (ALPHA_SOLVERS, DEVICES, PRECISIONS, SCALING_POLICIES, SCHEDULES, SOLVERS)
-from engine.solvers import SOLVER_PARAMS
+from nnconsole.app.config.commands import set_settings
+from nnconsole.app.config.fields import FieldSpec, SettingsGroup
+from nnconsole.app.config.plan_panel import PlanPanel
+from nnconsole.engine.project.model import (ALPHA_SOLVERS, DEVICES, PRECISIONS, SCALING_POLICIES, SCHEDULES, SOLVERS)
+from nnconsole.engine.solvers import SOLVER_PARAMS
 
 GLOBAL_FIELDS = [
     FieldSpec("config.max_epoch", "int", "Max epoch", 1, tooltip="Epochs to train (passes over the training set)."),

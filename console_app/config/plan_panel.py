@@ -1,6 +1,6 @@
 """The live "multi-GPU plan" panel: what the engine will run for the project on N workers, and why.
 
-Every figure comes from ``engine.plan.make_plan`` (the same call the launcher makes): per-worker and
+Every figure comes from ``nnconsole.engine.plan.make_plan`` (the same call the launcher makes): per-worker and
 logical batch, iterations per epoch, effective learning rate, the exact LR update interval and
 multiplier, warm-up, the engine's notes and warnings. A table compares 1, 2, 4 and 8 workers (plus
 the project's own N) so the user sees what N changes. The dataset size comes from the training CSV.
@@ -16,8 +16,8 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSizePolicy, QTableWidget,
                                QTableWidgetItem, QTextBrowser, QVBoxLayout, QWidget)
 
-from engine.plan import Plan, PlanError, make_plan
-from engine.project.model import ALPHA_SOLVERS, Project
+from nnconsole.engine.plan import Plan, PlanError, make_plan
+from nnconsole.engine.project.model import ALPHA_SOLVERS, Project
 
 COMPARED_WORKERS = (1, 2, 4, 8)
 CURRENT_BRUSH = QBrush(QColor("#e8f1fb"))
@@ -53,8 +53,8 @@ class DatasetSizeCache:
         self._cache: dict = {}
 
     def size(self, project: Project) -> Optional[int]:
-        from engine.data import peek_csv
-        from engine.project.validate import dataset_path
+        from nnconsole.engine.data import peek_csv
+        from nnconsole.engine.project.validate import dataset_path
 
         rel = project.datasets.training
         if not rel:
@@ -83,7 +83,7 @@ class PlanPanel(QWidget):
         self.current: Optional[Plan] = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        title = QLabel("<b>Multi-GPU plan</b> &mdash; what the engine will run, from <code>engine.plan</code>", self)
+        title = QLabel("<b>Multi-GPU plan</b> &mdash; what the engine will run, from <code>nnconsole.engine.plan</code>", self)
         layout.addWidget(title)
         self.summary = QLabel(self)
         self.summary.setObjectName("plan_summary")

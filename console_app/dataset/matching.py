@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from engine.project.model import Project
+from nnconsole.engine.project.model import Project
 
 
 @dataclass
@@ -25,8 +25,8 @@ class ExpectedVariable:
 
 def expected_variables(project: Project) -> List[ExpectedVariable]:
     """Variables of the network's Input layers, in layer order, with shapes from shape inference."""
-    from engine.layers import get_spec
-    from engine.shapes import infer_network
+    from nnconsole.engine.layers import get_spec
+    from nnconsole.engine.shapes import infer_network
 
     info = infer_network(project.network)
     layers = {layer.name: layer for layer in project.network.layers}

@@ -1,10 +1,10 @@
 """The DATASET tab: training and validation CSV paths, their previews, and the network's variables matched.
 
 Paths are undoable edits of the document's Datasets fields. Opening a CSV shows its first rows at
-once (``engine.data.peek_csv``: no image decoded); the full check, ``engine.data.load_dataset`` with
+once (``nnconsole.engine.data.peek_csv``: no image decoded); the full check, ``nnconsole.engine.data.load_dataset`` with
 the shapes the network's Input layers expect, runs on a background thread and fills in the class
-histogram (``engine.data.class_histogram``) and the loaded shapes, or the engine's error with file,
-line and fix. Header problems come from ``engine.project.validate.check_datasets``, before any run.
+histogram (``nnconsole.engine.data.class_histogram``) and the loaded shapes, or the engine's error with file,
+line and fix. Header problems come from ``nnconsole.engine.project.validate.check_datasets``, before any run.
 """
 from __future__ import annotations
 
@@ -19,14 +19,14 @@ from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QGridLayout, QGro
                                QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QSplitter,
                                QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
-from console_app.config.commands import set_setting
-from console_app.config.fields import FieldEditor, FieldSpec
-from console_app.dataset.background import BackgroundCall
-from console_app.dataset.matching import ExpectedVariable, expected_variables, shape_text, variable_status
-from console_app.dataset.preview import PREVIEW_ROWS, DatasetPreview
-from engine.data import DatasetError, class_histogram, load_dataset, peek_csv
-from engine.labels import class_label_variables
-from engine.project.validate import check_datasets, dataset_path
+from nnconsole.app.config.commands import set_setting
+from nnconsole.app.config.fields import FieldEditor, FieldSpec
+from nnconsole.app.dataset.background import BackgroundCall
+from nnconsole.app.dataset.matching import ExpectedVariable, expected_variables, shape_text, variable_status
+from nnconsole.app.dataset.preview import PREVIEW_ROWS, DatasetPreview
+from nnconsole.engine.data import DatasetError, class_histogram, load_dataset, peek_csv
+from nnconsole.engine.labels import class_label_variables
+from nnconsole.engine.project.validate import check_datasets, dataset_path
 
 SPLITS = ("training", "validation")
 OK_BRUSH = QBrush(QColor("#e6f4e6"))
@@ -226,8 +226,8 @@ class DatasetPage(QWidget):
         self._fill_variables()
 
     def _show_histogram(self, split: str, dataset: Any) -> None:
-        from engine.evaluate import EvaluationError, target_variable
-        from engine.layers import get_spec
+        from nnconsole.engine.evaluate import EvaluationError, target_variable
+        from nnconsole.engine.layers import get_spec
 
         preview = self.previews[split]
         try:

@@ -12,11 +12,11 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QPainterPath, QPen, QTransform
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsScene, QGraphicsSceneMouseEvent
 
-from console_app.edit import layout, style
-from console_app.edit.edge_item import EdgeItem, curve
-from console_app.edit.node_item import NodeItem, PortItem
-from engine.layers import get_spec
-from engine.project.model import Network
+from nnconsole.app.edit import layout, style
+from nnconsole.app.edit.edge_item import EdgeItem, curve
+from nnconsole.app.edit.node_item import NodeItem, PortItem
+from nnconsole.engine.layers import get_spec
+from nnconsole.engine.project.model import Network
 
 
 class NetworkScene(QGraphicsScene):

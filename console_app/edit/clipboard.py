@@ -9,7 +9,7 @@ import json
 import re
 from typing import Any, Dict, Iterable, List, Sequence
 
-from engine.project.model import Initializer, Layer
+from nnconsole.engine.project.model import Initializer, Layer
 
 MIME_TYPE = "application/x-nnconsole-layers"
 

@@ -12,8 +12,8 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QPainter, QPainterPath, QPainterPathStroker, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem, QWidget
 
-from console_app.edit import style
-from console_app.edit.node_item import PORT_RADIUS
+from nnconsole.app.edit import style
+from nnconsole.app.edit.node_item import PORT_RADIUS
 
 ARROW = 7.0
 

@@ -12,11 +12,11 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 from PySide6.QtCore import QObject, Signal
 
-from console_app import commands
-from console_app.edit import layout
-from console_app.edit.clipboard import layers_from_json, layers_to_json, plain, rename_for_paste, unique_name
-from engine.layers import defaults, get_spec
-from engine.project.model import INITIALIZERS, Initializer, Layer, Network
+from nnconsole.app import commands
+from nnconsole.app.edit import layout
+from nnconsole.app.edit.clipboard import layers_from_json, layers_to_json, plain, rename_for_paste, unique_name
+from nnconsole.engine.layers import defaults, get_spec
+from nnconsole.engine.project.model import INITIALIZERS, Initializer, Layer, Network
 
 Position = Tuple[float, float]
 

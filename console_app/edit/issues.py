@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from engine.project.model import Project
+from nnconsole.engine.project.model import Project
 
 ERROR, WARNING = "error", "warning"
 
@@ -24,7 +24,7 @@ class Issue:
 
 def collect_issues(project: Project, info: Any) -> List[Issue]:
     """Errors and warnings for the EDIT tab: the network's, then the training settings'."""
-    from engine.project.validate import check_settings
+    from nnconsole.engine.project.validate import check_settings
 
     issues = [Issue(ERROR, name, message) for name, message in info.errors]
     issues += [Issue(WARNING, name, message) for name, message in info.warnings]

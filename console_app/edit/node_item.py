@@ -13,8 +13,8 @@ from PySide6.QtGui import QBrush, QFontMetrics, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import (QGraphicsEllipseItem, QGraphicsItem, QGraphicsObject, QStyleOptionGraphicsItem,
                                QWidget)
 
-from console_app.edit import style
-from console_app.edit.layout import NODE_HEIGHT, NODE_WIDTH
+from nnconsole.app.edit import style
+from nnconsole.app.edit.layout import NODE_HEIGHT, NODE_WIDTH
 
 PORT_RADIUS = 5.0
 

@@ -12,17 +12,17 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QLabel, QMenu, QSplitter, QTabWidget, QToolBar, QVBoxLayout,
                                QWidget)
 
-from console_app.edit.canvas import NetworkScene
-from console_app.edit.clipboard import MIME_TYPE
-from console_app.edit.editor import NetworkEditor
-from console_app.edit.issues import IssuesPanel, collect_issues
-from console_app.edit.palette import LayerPalette
-from console_app.edit.properties import PropertyPanel
-from console_app.edit.statistics import StatisticsView
-from console_app.edit.view import NetworkView
-from console_app import settings as app_settings
-from engine.layers import groups
-from engine.shapes import NetworkInfo, infer_network
+from nnconsole.app.edit.canvas import NetworkScene
+from nnconsole.app.edit.clipboard import MIME_TYPE
+from nnconsole.app.edit.editor import NetworkEditor
+from nnconsole.app.edit.issues import IssuesPanel, collect_issues
+from nnconsole.app.edit.palette import LayerPalette
+from nnconsole.app.edit.properties import PropertyPanel
+from nnconsole.app.edit.statistics import StatisticsView
+from nnconsole.app.edit.view import NetworkView
+from nnconsole.app import settings as app_settings
+from nnconsole.engine.layers import groups
+from nnconsole.engine.shapes import NetworkInfo, infer_network
 
 PROPERTIES_TAB, STATISTICS_TAB = 0, 1
 

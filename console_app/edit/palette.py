@@ -11,8 +11,8 @@ from PySide6.QtCore import QMimeData, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QDrag, QFont, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import QAbstractItemView, QLineEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from console_app.edit import style
-from engine.layers import groups
+from nnconsole.app.edit import style
+from nnconsole.engine.layers import groups
 
 MIME_LAYER_TYPE = "application/x-nnconsole-layer-type"
 TYPE_ROLE = Qt.UserRole + 1

@@ -13,10 +13,10 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGridLayout, QGroupBox, QLabel, QScrollArea,
                                QStackedWidget, QVBoxLayout, QWidget)
 
-from console_app.edit import style
-from console_app.widgets.field import ERROR_STYLE, CheckedField
-from engine.layers import get_spec
-from engine.project.model import INITIALIZERS
+from nnconsole.app.edit import style
+from nnconsole.app.widgets.field import ERROR_STYLE, CheckedField
+from nnconsole.engine.layers import get_spec
+from nnconsole.engine.project.model import INITIALIZERS
 
 DEFAULT_HINT = ("Select a layer on the canvas to see and edit its properties.\n\n"
                 "Double-click a layer in the palette to add it below the selected one, or drag it "

@@ -10,8 +10,8 @@ from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetrics, QMouseEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
-from console_app.edit import style
-from engine.layers import get_spec
+from nnconsole.app.edit import style
+from nnconsole.engine.layers import get_spec
 
 METRICS = (("output_size", "Output size", "#4f8fd0"), ("n_params", "Parameters", "#e0903a"),
            ("macs", "Multiply-adds", "#4aa564"))

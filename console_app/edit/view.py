@@ -10,8 +10,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QPainter, QPolygonF
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
-from console_app.edit import style
-from console_app.edit.palette import MIME_LAYER_TYPE
+from nnconsole.app.edit import style
+from nnconsole.app.edit.palette import MIME_LAYER_TYPE
 
 MIN_ZOOM, MAX_ZOOM = 0.15, 3.0
 ZOOM_STEP = 1.2

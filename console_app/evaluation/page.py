@@ -15,13 +15,13 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSizePolicy,
                                QSplitter, QStackedWidget, QTableView, QVBoxLayout, QWidget)
 
-from console_app.evaluation.confusion import ConfusionMatrixView
-from console_app.evaluation.report import PerClassTable, RegressionView, TopConfusions, headline
-from console_app.evaluation.samples import SamplesFilter, SamplesModel
-from console_app.run_controller import EngineCommand
-from console_app.training.history import collect_runs
-from engine import runs
-from engine.evaluate import METRICS_FILE, MODELS, evaluation_dir, read_evaluation
+from nnconsole.app.evaluation.confusion import ConfusionMatrixView
+from nnconsole.app.evaluation.report import PerClassTable, RegressionView, TopConfusions, headline
+from nnconsole.app.evaluation.samples import SamplesFilter, SamplesModel
+from nnconsole.app.run_controller import EngineCommand
+from nnconsole.app.training.history import collect_runs
+from nnconsole.engine import runs
+from nnconsole.engine.evaluate import METRICS_FILE, MODELS, evaluation_dir, read_evaluation
 
 ERROR_STYLE = "QLabel { color: #a00000; background: #fff0f0; border: 1px solid #e0a0a0; padding: 4px; }"
 

@@ -11,7 +11,7 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QListWidget, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
 
-from console_app.widgets.plots import make_plot_widget
+from nnconsole.app.widgets.plots import make_plot_widget
 
 
 def headline(metrics: Dict[str, Any]) -> str:

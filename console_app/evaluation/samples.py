@@ -12,8 +12,8 @@ from typing import Any, Dict, List, Optional
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QBrush, QColor
 
-from console_app.dataset.preview import is_image_cell
-from console_app.dataset.thumbnails import thumbnail
+from nnconsole.app.dataset.preview import is_image_cell
+from nnconsole.app.dataset.thumbnails import thumbnail
 
 MAX_PROBABILITY_COLUMNS = 20
 MISTAKE_BRUSH = QBrush(QColor("#fde7e7"))

@@ -16,10 +16,10 @@ import pyqtgraph as pg
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
-from console_app.widgets.grid import SharedXGrid
-from console_app.widgets.plots import (LR_COLOR, TRAIN_COLOR, VALID_COLOR, GrowingSeries, color, fast_curve,
+from nnconsole.app.widgets.grid import SharedXGrid
+from nnconsole.app.widgets.plots import (LR_COLOR, TRAIN_COLOR, VALID_COLOR, GrowingSeries, color, fast_curve,
                                        style_plot_item)
-from engine import runs
+from nnconsole.engine import runs
 
 SERIES = ("train_loss", "train_error", "valid_loss", "valid_error", "lr")
 Y_HEADROOM = 1.1  # the y axis ends 10% above the largest value shown

@@ -1,6 +1,6 @@
 """Run history: every run of the project from its results folder, newest first, with compare boxes.
 
-Rows come from ``engine.runs.list_runs`` and ``effective_status`` (a 'running' run whose process is
+Rows come from ``nnconsole.engine.runs.list_runs`` and ``effective_status`` (a 'running' run whose process is
 gone reads as failed), so runs started from the CLI appear here too.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
-from engine import runs
+from nnconsole.engine import runs
 
 STATUS_COLORS = {"running": "#1f5fbf", "finished": "#1e6b1e", "stopped": "#9a5b00", "failed": "#b00000"}
 COLUMNS = ("Compare", "Date", "N", "Logical batch", "Best val. error", "Status")

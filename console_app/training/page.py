@@ -16,14 +16,14 @@ from PySide6.QtCore import QCoreApplication, Qt, QTimer
 from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSizePolicy, QSpinBox,
                                QSplitter, QVBoxLayout, QWidget)
 
-from console_app.run_controller import RunController
-from console_app.training import dialogs
-from console_app.training.curves import LearningCurves
-from console_app.training.history import RunHistory, RunRow, collect_runs
-from console_app.training.progress import RunProgress
-from console_app.training.project_runs import ProjectRuns, project_key, project_name
-from console_app.training.tradeoff import TradeoffPlot
-from engine import runs
+from nnconsole.app.run_controller import RunController
+from nnconsole.app.training import dialogs
+from nnconsole.app.training.curves import LearningCurves
+from nnconsole.app.training.history import RunHistory, RunRow, collect_runs
+from nnconsole.app.training.progress import RunProgress
+from nnconsole.app.training.project_runs import ProjectRuns, project_key, project_name
+from nnconsole.app.training.tradeoff import TradeoffPlot
+from nnconsole.engine import runs
 
 HISTORY_POLL_MS = 4000  # notice runs started from a terminal
 ERROR_STYLE = ("QPlainTextEdit { color: #7a0000; background: #fff4f4; border: 1px solid #e0a0a0; "
@@ -246,7 +246,7 @@ class TrainingPage(QWidget):
 
     def outside_data(self) -> List[str]:
         """Files the project reads (datasets, initial parameters) outside its folder (the engine asks for consent)."""
-        from engine.project.validate import files_outside
+        from nnconsole.engine.project.validate import files_outside
 
         return files_outside(self.document.project)
 

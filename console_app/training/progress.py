@@ -9,9 +9,9 @@ from typing import Any, Dict, List, Optional
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
 
-from engine import runs
-from engine.progress import format_duration
-from engine.train import COMM_WARN_SHARE  # the share above which the engine warns, too
+from nnconsole.engine import runs
+from nnconsole.engine.progress import format_duration
+from nnconsole.engine.train import COMM_WARN_SHARE  # the share above which the engine warns, too
 
 
 class RunProgress(QWidget):

@@ -2,7 +2,7 @@
 
 As in NNC, the runs no other run beats on both cost and error (the Pareto front) are marked and
 joined. The cost is ``status.json``'s ``total_macs`` when the engine wrote it, else
-``engine.shapes.infer_network`` on the run's own ``project.yaml`` (cached per run).
+``nnconsole.engine.shapes.infer_network`` on the run's own ``project.yaml`` (cached per run).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from console_app.widgets.plots import make_plot_widget
+from nnconsole.app.widgets.plots import make_plot_widget
 
 _costs: Dict[str, Optional[int]] = {}
 
@@ -35,9 +35,9 @@ def run_cost(run_dir: str, total_macs: Optional[int] = None) -> Optional[int]:
         return int(total_macs)
     key = os.path.abspath(run_dir)
     if key not in _costs:
-        from engine import runs
-        from engine.project.io import load_project
-        from engine.shapes import infer_network
+        from nnconsole.engine import runs
+        from nnconsole.engine.project.io import load_project
+        from nnconsole.engine.shapes import infer_network
 
         try:
             project = load_project(os.path.join(key, runs.RESOLVED_FILE), validate=False)

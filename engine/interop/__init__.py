@@ -64,7 +64,7 @@ def import_to_project(path: str, out: str, backup: bool = False) -> "tuple":
     """
     import shutil
 
-    from engine.project.io import save_project
+    from nnconsole.engine.project.io import save_project
 
     from .common import relocate_datasets
 

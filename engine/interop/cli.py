@@ -41,7 +41,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 def _datasets_outside(project) -> list:
     """Dataset paths outside the project's folder (which nnconsole refuses to read unless allowed)."""
     try:
-        from engine.project.validate import outside_project
+        from nnconsole.engine.project.validate import outside_project
     except ImportError:  # an engine without that rule
         return []
     found = []
@@ -65,7 +65,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                 print(f"nnconsole export: a project file exports to nntxt only; for {args.format} give a run "
                       "directory of a trained run", file=sys.stderr)
                 return EXIT_BAD_INPUT
-            from engine.project.io import load_project
+            from nnconsole.engine.project.io import load_project
 
             from .nntxt_export import export_nntxt
             project = load_project(source, check_datasets=False)
@@ -79,7 +79,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def register(add: Callable) -> None:
-    """Add the ``import`` and ``export`` subcommands (called by engine.cli.build_parser)."""
+    """Add the ``import`` and ``export`` subcommands (called by nnconsole.engine.cli.build_parser)."""
     p = add("import", cmd_import, "Import an NNC project (.sdcproj) or an nnabla/NNC .nntxt/.nnp as a project file.")
     p.add_argument("file", help=".sdcproj, .nntxt, .prototxt, .protobuf or .nnp file")
     p.add_argument("--output", "-o", required=True, metavar="PROJECT.yaml", help="project file to write")

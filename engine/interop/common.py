@@ -5,7 +5,7 @@ import math
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from engine.project.model import Layer, Network, Project
+from nnconsole.engine.project.model import Layer, Network, Project
 
 from .netgraph import Node, unique_name
 
@@ -35,12 +35,12 @@ def resolve_dataset(uri: str, base_dir: str, notes: List[str], what: str) -> str
 
 
 def peek_dataset(path: str) -> Optional[Any]:
-    """The header and row count (``engine.data.CsvPreview``, no rows) of a dataset CSV, or None when it
+    """The header and row count (``nnconsole.engine.data.CsvPreview``, no rows) of a dataset CSV, or None when it
     cannot be read."""
     if not path or not os.path.isfile(path):
         return None
     try:
-        from engine.data import peek_csv
+        from nnconsole.engine.data import peek_csv
         return peek_csv(path, 0)
     except Exception:  # any unreadable file only means "unknown"
         return None
@@ -77,7 +77,7 @@ def relocate_datasets(project: Project, project_path: str) -> None:
 
 
 def label_target_shape(loss_type: str, pred_shape: Sequence[int], axis: int) -> Tuple[int, ...]:
-    """The target shape a loss layer expects for a prediction shape (see engine.layers.loss)."""
+    """The target shape a loss layer expects for a prediction shape (see nnconsole.engine.layers.loss)."""
     pred = tuple(int(s) for s in pred_shape)
     if loss_type in ("SoftmaxCrossEntropy", "CategoricalCrossEntropy"):
         a = axis + len(pred) if axis < 0 else axis
@@ -92,8 +92,8 @@ def add_loss_targets(nodes: List[Node], targets: Dict[str, str], unsupported: Li
     ``targets`` maps loss node name -> dataset variable. Shapes come from shape inference on the
     rest of the network; losses sharing a variable share one Input.
     """
-    from engine.layers import get_spec
-    from engine.shapes import infer_network
+    from nnconsole.engine.layers import get_spec
+    from nnconsole.engine.shapes import infer_network
 
     from .mapping import registry_type
     from .netgraph import to_layers
@@ -140,7 +140,7 @@ def add_loss_targets(nodes: List[Node], targets: Dict[str, str], unsupported: Li
 
 def canonical_params(layer: Layer) -> Dict[str, Any]:
     """A layer's checked parameters with defaults filled in, lists instead of tuples (for YAML)."""
-    from engine.layers import resolve_params
+    from nnconsole.engine.layers import resolve_params
 
     try:
         params = resolve_params(layer.type, layer.params)

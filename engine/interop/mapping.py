@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Tuple
 
-from engine.layers import all_specs
-from engine.project.model import ALPHA_SOLVERS, INITIALIZERS, SOLVERS
+from nnconsole.engine.layers import all_specs
+from nnconsole.engine.project.model import ALPHA_SOLVERS, INITIALIZERS, SOLVERS
 
 # ---------------------------------------------------------------------------------------- layers
 # NNC / nnabla function type -> nnconsole registry type. Types not listed here have no equivalent.

@@ -1,5 +1,5 @@
 """The network as importers read it, before it becomes project layers: nodes in NNC terms,
-RepeatStart/RepeatEnd blocks expanded, and the conversion to ``engine.project.model.Layer``.
+RepeatStart/RepeatEnd blocks expanded, and the conversion to ``nnconsole.engine.project.model.Layer``.
 
 Both the ``.nntxt`` and the ``.sdcproj`` importers produce a list of ``Node``: one per NNC layer
 (function), inputs by node name in pin order, parameters already in the registry's snake_case
@@ -14,7 +14,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-from engine.project.model import Initializer, Layer
+from nnconsole.engine.project.model import Initializer, Layer
 
 from .mapping import NON_TRAINABLE, registry_type
 

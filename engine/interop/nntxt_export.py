@@ -20,8 +20,8 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from engine.layers.registry import per_dim
-from engine.project.model import Layer, Project
+from nnconsole.engine.layers.registry import per_dim
+from nnconsole.engine.project.model import Layer, Project
 
 from . import mapping
 from .common import iterations_per_epoch, peek_dataset, preview_rows
@@ -95,7 +95,7 @@ def _fill_params(f: Any, layer: Layer, p: Dict[str, Any], in_shapes: List[Tuple[
     elif t == "Concatenate":
         f.concatenate_param.axis = _axis(p["axis"])
     elif t == "Slice":
-        from engine.layers.other import _slice_ranges
+        from nnconsole.engine.layers.other import _slice_ranges
         start, stop, step = _slice_ranges(tuple(in_shapes[0]), p)
         f.slice_param.start.extend(start)
         f.slice_param.stop.extend(stop)
@@ -126,7 +126,7 @@ class _NetworkWriter:
               post: Optional[Tuple[str, str, str]] = None) -> Dict[str, Any]:
         """Write network ``name`` with the given layers; ``post`` = (function type, name, input) appends a
         Softmax/Sigmoid. Returns {'inputs': [var names], 'params': [param names], 'output': var name}."""
-        from engine.layers import get_spec
+        from nnconsole.engine.layers import get_spec
 
         net = self.proto.network.add()
         net.name = name
@@ -161,7 +161,7 @@ class _NetworkWriter:
                 _set_shape(pv.shape, li.weight_shapes[key])
                 init = (layer.initializers or {}).get(key) or spec.weights.get(key)
                 if init is None and key in mapping.RUNNING_STAT_INIT:
-                    from engine.project.model import Initializer
+                    from nnconsole.engine.project.model import Initializer
                     init = Initializer("Constant", 1.0, mapping.RUNNING_STAT_INIT[key])
                 if init is not None:
                     _initializer_message(pv.initializer, init)
@@ -192,7 +192,7 @@ class _NetworkWriter:
 
 def _solver(proto_solver: Any, project: Project, ipe: Optional[int], unsupported: List[str],
             notes: List[str]) -> None:
-    from engine.solvers import SOLVER_PARAMS
+    from nnconsole.engine.solvers import SOLVER_PARAMS
 
     opt = project.optimizer
     s = proto_solver
@@ -287,11 +287,11 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
     """The NNablaProtoBuf for a project, plus (unsupported, notes). Raises InteropError for a broken network."""
     from nnabla.utils import nnabla_pb2
 
-    from engine.export import PROBABILITY_LOSSES, SIGMOID_LOSSES
-    from engine.layers import get_spec
-    from engine.layers.inputs import input_variable
-    from engine.project.validate import dataset_path
-    from engine.shapes import infer_network, runtime_layer_names
+    from nnconsole.engine.export import PROBABILITY_LOSSES, SIGMOID_LOSSES
+    from nnconsole.engine.layers import get_spec
+    from nnconsole.engine.layers.inputs import input_variable
+    from nnconsole.engine.project.validate import dataset_path
+    from nnconsole.engine.shapes import infer_network, runtime_layer_names
 
     unsupported: List[str] = []
     notes: List[str] = []
@@ -441,7 +441,7 @@ def proto_text(proto: Any, extras: Optional[Dict[str, Any]] = None) -> str:
 def export_nntxt(project: Project, path: str, with_extras: bool = True,
                  dataset_dir: Optional[str] = None) -> ExportResult:
     """Write ``project`` to ``path`` (.nntxt) for ``nnabla_cli train -c PATH -o OUTDIR``."""
-    from engine.project.io import atomic_write
+    from nnconsole.engine.project.io import atomic_write
 
     proto, unsupported, notes = project_to_proto(project, dataset_dir=dataset_dir)
     text = proto_text(proto, extras_of(project) if with_extras else None)

@@ -14,7 +14,7 @@ import re
 import tempfile
 from typing import Any, Dict, List, Optional, Tuple
 
-from engine.project.model import (FORMAT_VERSION, Datasets, Initializer, MultiGPU, Network, Optimizer, Project,
+from nnconsole.engine.project.model import (FORMAT_VERSION, Datasets, Initializer, MultiGPU, Network, Optimizer, Project,
                                   Schedule, TrainingConfig)
 
 from . import mapping
@@ -396,7 +396,7 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
 
 # ------------------------------------------------------------------------------------- optimizer & config
 def _solver(proto: Any, unsupported: List[str], notes: List[str]) -> Optimizer:
-    from engine.solvers import SOLVER_PARAMS
+    from nnconsole.engine.solvers import SOLVER_PARAMS
 
     opt = Optimizer()
     p: Any = None
@@ -593,8 +593,8 @@ def proto_to_project(proto: Any, base_dir: str, name: str, unsupported: List[str
 
 def apply_extras(project: Project, extras: Dict[str, Any], notes: List[str]) -> None:
     """Restore the nnconsole settings an nnconsole-written .nntxt keeps in its header comment."""
-    from engine.project.codec import project_from_dict
-    from engine.project.model import MultiGPU as _MultiGPU
+    from nnconsole.engine.project.codec import project_from_dict
+    from nnconsole.engine.project.model import MultiGPU as _MultiGPU
 
     project.name = str(extras.get("name", project.name))
     project.description = str(extras.get("description", project.description))

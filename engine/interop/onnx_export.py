@@ -12,7 +12,7 @@ import io
 import os
 from typing import List, Optional
 
-from engine.atomic import write_via
+from nnconsole.engine.atomic import write_via
 
 from .report import ExportResult, InteropError
 
@@ -35,7 +35,7 @@ def onnx_missing() -> Optional[str]:
         missing.append("nnabla-converter")
     if not missing:
         return None
-    from engine.runtime_paths import is_frozen
+    from nnconsole.engine.runtime_paths import is_frozen
 
     if is_frozen():
         return ("ONNX export is not included in the nnconsole app; export the run to .nnp here and convert it "

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from engine.project.model import Project
+from nnconsole.engine.project.model import Project
 
 
 class InteropError(ValueError):

@@ -11,7 +11,7 @@ FORMATS = ("nnp", "nntxt", "onnx")
 
 
 def _run_files(run_dir: str, which: str):
-    from engine import runs
+    from nnconsole.engine import runs
 
     if not os.path.isdir(run_dir):
         raise InteropError(f"{run_dir}: not a directory; give a run directory (results/<project>/<date>)")
@@ -31,8 +31,8 @@ def _run_files(run_dir: str, which: str):
 def _ensure_nnp(project_file: str, params: str, nnp: str) -> str:
     if os.path.isfile(nnp):
         return nnp
-    from engine.export import export_nnp
-    from engine.project.io import load_project
+    from nnconsole.engine.export import export_nnp
+    from nnconsole.engine.project.io import load_project
 
     project = load_project(project_file, validate=False, check_datasets=False)
     return export_nnp(project, params, nnp)
@@ -65,7 +65,7 @@ def export_run(run_dir: str, fmt: str, output: Optional[str] = None, which: str 
 
         source = _ensure_nnp(project_file, params, nnp)
         return export_onnx(source, output, opset=opset or DEFAULT_OPSET)
-    from engine.project.io import load_project
+    from nnconsole.engine.project.io import load_project
 
     from .nntxt_export import export_nntxt
 

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from engine.project.model import (Datasets, Initializer, Network, Optimizer, Project, Schedule, TrainingConfig)
+from nnconsole.engine.project.model import (Datasets, Initializer, Network, Optimizer, Project, Schedule, TrainingConfig)
 
 from . import mapping
 from .archive import read_bounded
@@ -172,7 +172,7 @@ def _neutral(value: Optional[str]) -> bool:
 
 def _layer_params(rtype: str, name: str, props: Dict[str, str], unsupported: List[str]) -> Dict[str, Any]:
     """Registry parameters from NNC properties (unknown or unconvertible ones are listed)."""
-    from engine.layers import get_spec
+    from nnconsole.engine.layers import get_spec
 
     spec = get_spec(rtype)
     names = mapping.PROPERTY_NAMES.get(rtype, {})
@@ -310,7 +310,7 @@ def _nodes(reader: _Reader, network: str, unsupported: List[str], notes: List[st
             node.params = _layer_params(rtype, name, props, unsupported)
             scope = (_resolve(props, "ParameterScope") or name).strip() or name
             node.weights = _weights(rtype, name, props, node.params, scope, unsupported)
-            from engine.layers import get_spec
+            from nnconsole.engine.layers import get_spec
             if get_spec(rtype).is_loss:
                 targets[name] = (_resolve(props, "T.Dataset") or "y").strip()
                 gen = _resolve(props, "T.Generator")
@@ -451,7 +451,7 @@ def _iterations(value: int, unit: Optional[str], ipe: Optional[int], what: str, 
 
 def _optimizer(reader: _Reader, s: Optional[Section], ipe: Optional[int], unsupported: List[str],
                notes: List[str]) -> Optimizer:
-    from engine.solvers import SOLVER_PARAMS
+    from nnconsole.engine.solvers import SOLVER_PARAMS
 
     opt = Optimizer()
     if s is None:

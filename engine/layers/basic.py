@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping
 
-from engine.project.model import Initializer
+from nnconsole.engine.project.model import Initializer
 
 from .registry import LayerSpec, ParamSpec, Shape, ShapeError, fmt_shape, per_dim, prod, register
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from engine.project.model import INITIALIZERS, Initializer
+from nnconsole.engine.project.model import INITIALIZERS, Initializer
 
 
 def check_initializer(init: Initializer) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping
 
-from engine.project.model import Initializer
+from nnconsole.engine.project.model import Initializer
 
 from .registry import LayerSpec, ParamSpec, Shape, ShapeError, fmt_shape, prod, register
 
@@ -50,7 +50,7 @@ def _bn_build(ctx, inputs, layer):
     n = prod([x.shape[a] for a in axes])
     init = {k: ctx.initializer(layer, k, n, n) for k in ("beta", "gamma")}
     if ctx.batch_stat:
-        from engine.sync_batchnorm import on_this_worker, registered_workers, sync_batch_normalization
+        from nnconsole.engine.sync_batchnorm import on_this_worker, registered_workers, sync_batch_normalization
 
         comm = registered_workers() if p["sync_across_workers"] else None
         # nnabla 1.39's BatchNormalization never updates its running statistics when it keeps several

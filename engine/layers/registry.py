@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from engine.project.model import Initializer
+from nnconsole.engine.project.model import Initializer
 
 Shape = Tuple[int, ...]
 
@@ -243,7 +243,7 @@ class LayerSpec:
     gamma, mean, var); names listed in ``non_trainable`` (BatchNormalization's running mean/var)
     are stored but not learned, and are not counted in n_params.
     ``build(ctx, inputs, layer)`` runs under ``nn.parameter_scope(layer.name)`` and returns the
-    output nn.Variable (with the batch axis); see engine.graph.BuildContext for ``ctx``.
+    output nn.Variable (with the batch axis); see nnconsole.engine.graph.BuildContext for ``ctx``.
     """
 
     type: str

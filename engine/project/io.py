@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional
 import yaml
 import yaml.reader
 
-from engine.atomic import BACKUP_SUFFIX, atomic_write  # noqa: F401 - the one atomic writer, re-exported
+from nnconsole.engine.atomic import BACKUP_SUFFIX, atomic_write  # noqa: F401 - the one atomic writer, re-exported
 
 from .codec import project_from_dict, project_to_dict
 from .errors import Problem, ProjectError, UnsupportedVersionError

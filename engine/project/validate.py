@@ -104,14 +104,14 @@ def check_settings(project: Project) -> List[Problem]:
             problems.append(Problem(f"optimizer.schedule.steps[{i}]", f"step points are iterations >= 1, got {step}"))
     problems += _check_solver_params(project)
     problems += check_mpiexec_args(m.mpiexec_args)
-    from engine.hosts import HOST_FORMS, check_hosts  # mpiexec hands hosts to ssh: no option-shaped names
+    from nnconsole.engine.hosts import HOST_FORMS, check_hosts  # mpiexec hands hosts to ssh: no option-shaped names
     problems += [Problem(f"multi_gpu.hosts[{i}]", why, fix=f"write {HOST_FORMS}")
                  for i, why in check_hosts(m.hosts)]
     return problems
 
 
 def _check_solver_params(project: Project) -> List[Problem]:
-    from engine.solvers import SOLVER_PARAMS  # plain data; importing it does not load nnabla
+    from nnconsole.engine.solvers import SOLVER_PARAMS  # plain data; importing it does not load nnabla
 
     o = project.optimizer
     known = SOLVER_PARAMS.get(o.solver)
@@ -180,8 +180,8 @@ def check_mpiexec_args(args: Sequence[str], path: str = "multi_gpu.mpiexec_args"
 
 def check_network(project: Project) -> List[Problem]:
     """Layer names, initializers, sizes and the engine's shape inference, located at each layer."""
-    from engine.layers.registry import prod
-    from engine.shapes import infer_network
+    from nnconsole.engine.layers.registry import prod
+    from nnconsole.engine.shapes import infer_network
 
     problems: List[Problem] = []
     layers = project.network.layers
@@ -325,8 +325,8 @@ def check_initial_parameters(project: Project, allow_outside: bool = False) -> L
     refused = check_project_file(project, "config.initial_parameters", rel, "initial parameters", allow_outside)
     if refused:
         return [refused]
-    from engine.checkpoint import CheckpointError, parameter_differences, read_parameter_file
-    from engine.shapes import infer_network
+    from nnconsole.engine.checkpoint import CheckpointError, parameter_differences, read_parameter_file
+    from nnconsole.engine.shapes import infer_network
 
     try:
         found = read_parameter_file(dataset_path(project, rel), shapes_only=True)
@@ -356,10 +356,10 @@ def check_datasets(project: Project, peek: Optional[Callable] = None, allow_outs
     Paths outside the project folder (and, with ``deep``, image cells of the CSVs that lead outside
     it) are refused unless ``allow_outside`` (the user said so).
     """
-    from engine.shapes import infer_network
+    from nnconsole.engine.shapes import infer_network
 
     if peek is None:
-        from engine.data import peek_csv as peek
+        from nnconsole.engine.data import peek_csv as peek
     problems: List[Problem] = []
     info = infer_network(project.network)
     needed = dict(info.input_variables)
@@ -388,8 +388,8 @@ def check_datasets(project: Project, peek: Optional[Callable] = None, allow_outs
                 fix="rename the Input layer's 'variable' or the CSV header so they match"))
             continue
         if deep:
-            from engine.data import check_dataset
-            from engine.labels import class_label_variables
+            from nnconsole.engine.data import check_dataset
+            from nnconsole.engine.labels import class_label_variables
             try:
                 check_dataset(full, expected_shapes={k: tuple(v) for k, v in needed.items()},
                               confine_to=None if allow_outside else project_folder(project),

@@ -34,7 +34,7 @@ def copy_digits(dest: str, max_epoch: Optional[int] = None, workers: Optional[in
     os.symlink(os.path.join(DIGITS, "data", "images"), os.path.join(dest, "data", "images"))
     path = os.path.join(dest, "project.yaml")
     if max_epoch is not None or workers is not None:
-        from engine.project.io import load_project, save_project
+        from nnconsole.engine.project.io import load_project, save_project
 
         project = load_project(path, check_datasets=False)
         if max_epoch is not None:
@@ -46,9 +46,9 @@ def copy_digits(dest: str, max_epoch: Optional[int] = None, workers: Optional[in
 
 
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    """Run ``nnconsole`` as the GUI does (same interpreter, ``-m engine.cli``)."""
+    """Run ``nnconsole`` as the GUI does (same interpreter, ``-m nnconsole``)."""
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    return subprocess.run([sys.executable, "-m", "engine.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "nnconsole.engine.cli", *args], capture_output=True, text=True,
                           timeout=timeout, env=env, cwd=ROOT)
 
 
@@ -73,7 +73,7 @@ def digits_project(tmp_path) -> str:
 @pytest.fixture
 def digits_document(digits_project, qtbot):
     """A ProjectDocument with the copied digits project loaded."""
-    from console_app.document import ProjectDocument
+    from nnconsole.app.document import ProjectDocument
 
     document = ProjectDocument()
     document.load(digits_project)
@@ -93,7 +93,7 @@ def trained_digits_run(tmp_path_factory) -> tuple:
         started = time.monotonic()
         done = cli("train", project, "--gpus", "1", "--quiet")
         assert done.returncode == 0, done.stderr
-        from engine import runs
+        from nnconsole.engine import runs
 
         found = runs.list_runs(runs.results_root(project))
         assert len(found) == 1, found
@@ -104,7 +104,7 @@ def trained_digits_run(tmp_path_factory) -> tuple:
 
 def open_tab_page(qtbot, create_page: Callable, project_path: str):
     """A tab page (from its ``create_page``) on a document loaded from ``project_path``, shown at 1400x900."""
-    from console_app.document import ProjectDocument
+    from nnconsole.app.document import ProjectDocument
 
     document = ProjectDocument()
     document.load(project_path)

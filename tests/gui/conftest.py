@@ -11,13 +11,13 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import console_app  # noqa: E402,F401 - applies the PySide6 6.12 None-refcount guard first
+import nnconsole.app  # noqa: E402,F401 - applies the PySide6 6.12 None-refcount guard first
 from PySide6.QtCore import QSettings, QStandardPaths  # noqa: E402
 
 QStandardPaths.setTestModeEnabled(True)  # ~/.qttest/...: never the user's real settings
 
-from console_app import dialogs  # noqa: E402
-from console_app.settings import Settings  # noqa: E402
+from nnconsole.app import dialogs  # noqa: E402
+from nnconsole.app.settings import Settings  # noqa: E402
 
 DIALOGS = ("ask_save_changes", "ask_open_project", "ask_save_path", "ask_directory", "choose_template",
            "ask_recover_autosave", "show_error", "show_project_error", "show_about", "ask_import_target",
@@ -55,7 +55,7 @@ def no_unexpected_dialogs(monkeypatch):
 
     for name in DIALOGS:
         monkeypatch.setattr(dialogs, name, make(name))
-    from console_app.training import dialogs as training_dialogs  # closing during a run asks there
+    from nnconsole.app.training import dialogs as training_dialogs  # closing during a run asks there
 
     monkeypatch.setattr(training_dialogs, "ask_quit_during_run", make("ask_quit_during_run"))
     return calls
@@ -70,7 +70,7 @@ def settings(tmp_path):
 def template_project(tmp_path):
     """A copy of the digits_cnn template's project.yaml (without its 1,800 images, which the
     editor does not read); returns its path."""
-    from project_templates import template_path
+    from nnconsole.templates import template_path
 
     folder = tmp_path / "digits"
     folder.mkdir()
@@ -87,7 +87,7 @@ def _discard_changes(widget):
 @pytest.fixture
 def make_window(qtbot, settings):
     """Build MainWindows (EDIT tab only by default) that are closed without a save prompt."""
-    from console_app.main_window import MainWindow
+    from nnconsole.app.main_window import MainWindow
 
     def make(tab_keys=("edit",), settings_=None, document=None):
         window = MainWindow(document=document, settings=settings_ or settings, tab_keys=tab_keys)
@@ -105,8 +105,8 @@ def window(make_window):
 @pytest.fixture
 def page(qtbot):
     """An EDIT page on an empty document."""
-    from console_app.document import ProjectDocument
-    from console_app.edit.page import EditPage
+    from nnconsole.app.document import ProjectDocument
+    from nnconsole.app.edit.page import EditPage
 
     document = ProjectDocument()
     page = EditPage(document, None)
@@ -119,8 +119,8 @@ def page(qtbot):
 @pytest.fixture
 def digits_page(qtbot, template_project):
     """An EDIT page showing a copy of the digits_cnn template."""
-    from console_app.document import ProjectDocument
-    from console_app.edit.page import EditPage
+    from nnconsole.app.document import ProjectDocument
+    from nnconsole.app.edit.page import EditPage
 
     document = ProjectDocument()
     document.load(template_project)

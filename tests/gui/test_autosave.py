@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from console_app import autosave, dialogs
-from engine.project.io import dumps_project, load_project
+from nnconsole.app import autosave, dialogs
+from nnconsole.engine.project.io import dumps_project, load_project
 
 pytestmark = pytest.mark.gui
 

@@ -5,9 +5,9 @@ import copy
 
 import pytest
 
-from console_app import commands
-from console_app.document import ProjectDocument
-from engine.project.model import Initializer, Layer
+from nnconsole.app import commands
+from nnconsole.app.document import ProjectDocument
+from nnconsole.engine.project.model import Initializer, Layer
 
 pytestmark = pytest.mark.gui
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from console_app.edit import style
+from nnconsole.app.edit import style
 from edit_helpers import drag_connect, palette_double_click, type_into
-from engine.project.io import load_project
-from engine.project.model import Project
-from engine.shapes import infer_network
+from nnconsole.engine.project.io import load_project
+from nnconsole.engine.project.model import Project
+from nnconsole.engine.shapes import infer_network
 
 pytestmark = pytest.mark.gui
 
@@ -103,9 +103,9 @@ def test_a_project_edited_here_validates_with_the_cli(qtbot, tmp_path, capsys):
     """Edit the digits template in the EDIT tab, save, and let ``nnconsole validate`` (what
     ``nnconsole train`` runs first) check the file with its datasets."""
     from _tab_fixtures import copy_digits
-    from console_app.document import ProjectDocument
-    from console_app.edit.page import EditPage
-    from engine import cli
+    from nnconsole.app.document import ProjectDocument
+    from nnconsole.app.edit.page import EditPage
+    from nnconsole.engine import cli
 
     project_path = copy_digits(str(tmp_path / "digits"))  # 1,797 images: linked, not copied
     document = ProjectDocument()

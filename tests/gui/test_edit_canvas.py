@@ -8,7 +8,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent, QWheelEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from console_app.edit.palette import MIME_LAYER_TYPE
+from nnconsole.app.edit.palette import MIME_LAYER_TYPE
 from edit_helpers import drag_connect, scene_point
 
 pytestmark = pytest.mark.gui

@@ -1,11 +1,11 @@
 """Qt-free editing helpers: auto-layout, free spots, NNC-style names, paste renaming, node texts."""
 from __future__ import annotations
 
-from console_app.edit import layout
-from console_app.edit.clipboard import layers_from_json, layers_to_json, rename_for_paste, unique_name
-from console_app.edit.style import fmt_count, fmt_dims, summarize_params
-from engine.layers import defaults
-from engine.project.model import Initializer, Layer, Network
+from nnconsole.app.edit import layout
+from nnconsole.app.edit.clipboard import layers_from_json, layers_to_json, rename_for_paste, unique_name
+from nnconsole.app.edit.style import fmt_count, fmt_dims, summarize_params
+from nnconsole.engine.layers import defaults
+from nnconsole.engine.project.model import Initializer, Layer, Network
 
 
 def residual() -> Network:

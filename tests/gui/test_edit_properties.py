@@ -5,7 +5,7 @@ import pytest
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLabel
 
 from edit_helpers import type_into
-from engine.project.model import Initializer
+from nnconsole.engine.project.model import Initializer
 
 pytestmark = pytest.mark.gui
 

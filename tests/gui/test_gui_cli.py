@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from console_app import cli
+from nnconsole.app import cli
 from tests.helpers import ROOT
 
 
@@ -31,15 +31,15 @@ def _headless_env():
 
 
 def test_gui_without_a_display_points_to_the_headless_command():
-    result = subprocess.run([sys.executable, "-m", "engine.cli", "gui", "some/project.yaml"], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", "nnconsole.engine.cli", "gui", "some/project.yaml"], cwd=ROOT,
                             env=_headless_env(), capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert "no display" in result.stderr and "nnconsole train PROJECT" in result.stderr
 
 
 def test_the_engine_cli_stays_qt_free():
-    code = ("import sys, engine.cli as c; p = c.build_parser(); a = p.parse_args(['gui', 'x.yaml']); "
-            "assert a.project == 'x.yaml' and a.func.__module__ == 'console_app.cli'; "
+    code = ("import sys, nnconsole.engine.cli as c; p = c.build_parser(); a = p.parse_args(['gui', 'x.yaml']); "
+            "assert a.project == 'x.yaml' and a.func.__module__ == 'nnconsole.app.cli'; "
             "assert not [m for m in sys.modules if m.startswith('PySide6')], 'Qt was imported'; print('ok')")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_headless_env(), capture_output=True,
                             text=True, timeout=120)
@@ -50,11 +50,11 @@ def test_the_engine_cli_stays_qt_free():
 def test_gui_command_starts_the_app_with_the_project(monkeypatch):
     import argparse
 
-    import console_app.app
+    import nnconsole.app.app
 
     started = []
     monkeypatch.setattr(cli, "has_display", lambda environ=None: True)
-    monkeypatch.setattr(console_app.app, "main", lambda argv: started.append(argv) or 0)
+    monkeypatch.setattr(nnconsole.app.app, "main", lambda argv: started.append(argv) or 0)
     assert cli.cmd_gui(argparse.Namespace(project="p/project.yaml")) == 0
     assert cli.cmd_gui(argparse.Namespace(project=None)) == 0
     assert started == [["p/project.yaml"], []]

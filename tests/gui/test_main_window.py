@@ -10,11 +10,11 @@ import types
 import pytest
 from PySide6.QtWidgets import QLabel, QWidget
 
-from console_app import dialogs
-from console_app import settings as app_settings
-from console_app.main_window import TABS
-from console_app.templates_dialog import TemplateChooserDialog
-from engine.project.io import load_project
+from nnconsole.app import dialogs
+from nnconsole.app import settings as app_settings
+from nnconsole.app.main_window import TABS
+from nnconsole.app.templates_dialog import TemplateChooserDialog
+from nnconsole.engine.project.io import load_project
 
 pytestmark = pytest.mark.gui
 
@@ -30,13 +30,13 @@ def test_tabs_are_nnc_tabs_with_placeholders(window):
 
 def test_tab_pages_come_from_create_page(make_window, monkeypatch):
     calls = []
-    fake = types.ModuleType("console_app.dataset.page")
+    fake = types.ModuleType("nnconsole.app.dataset.page")
     fake.create_page = lambda document, window: calls.append((document, window)) or QLabel("fake dataset page")
-    broken = types.ModuleType("console_app.config.page")
+    broken = types.ModuleType("nnconsole.app.config.page")
     broken.create_page = lambda document, window: 1 / 0
-    monkeypatch.setitem(sys.modules, "console_app.dataset.page", fake)
-    monkeypatch.setitem(sys.modules, "console_app.config.page", broken)
-    monkeypatch.setitem(sys.modules, "console_app.training.page", None)  # import raises ImportError
+    monkeypatch.setitem(sys.modules, "nnconsole.app.dataset.page", fake)
+    monkeypatch.setitem(sys.modules, "nnconsole.app.config.page", broken)
+    monkeypatch.setitem(sys.modules, "nnconsole.app.training.page", None)  # import raises ImportError
     window = make_window(tab_keys=("edit", "dataset", "config", "training"))
     assert calls == [(window.document, window)]
     assert window.pages["dataset"].text() == "fake dataset page"
@@ -47,8 +47,8 @@ def test_tab_pages_come_from_create_page(make_window, monkeypatch):
 def test_real_tab_modules_load_when_present(make_window):
     window = make_window(tab_keys=tuple(key for key, _, _ in TABS))
     for key, _, _ in TABS:
-        present = importlib.util.find_spec(f"console_app.{key}") is not None and \
-            importlib.util.find_spec(f"console_app.{key}.page") is not None
+        present = importlib.util.find_spec(f"nnconsole.app.{key}") is not None and \
+            importlib.util.find_spec(f"nnconsole.app.{key}.page") is not None
         assert window.pages[key].objectName().startswith("placeholder_") is not present, key
 
 
@@ -119,12 +119,12 @@ def test_one_open_refreshes_each_tab_once_and_only_a_new_file_is_a_path_change(m
                                                                                tmp_path, monkeypatch, qtbot):
     """Opening announces a different project (reloaded) and no path change: every tab rebuilds once.
     Saving to the same file announces nothing; Save As announces the new path, once."""
-    from console_app.config.commands import set_setting
-    from console_app.config.page import ConfigPage
-    from console_app.dataset.page import DatasetPage
-    from console_app.edit.page import EditPage
-    from console_app.evaluation.page import EvaluationPage
-    from console_app.training.page import TrainingPage
+    from nnconsole.app.config.commands import set_setting
+    from nnconsole.app.config.page import ConfigPage
+    from nnconsole.app.dataset.page import DatasetPage
+    from nnconsole.app.edit.page import EditPage
+    from nnconsole.app.evaluation.page import EvaluationPage
+    from nnconsole.app.training.page import TrainingPage
 
     calls = []
     for cls, name in ((EditPage, "refresh"), (DatasetPage, "refresh"), (ConfigPage, "reload"),
@@ -297,7 +297,7 @@ def test_the_console_freezes_its_start_up_objects_once_the_window_is_up(monkeypa
     redraws for 12-28 ms): main() freezes them after the window has opened its project."""
     import gc
 
-    from console_app import app as console_app_main, cli, main_window
+    from nnconsole.app import app as console_app_main, cli, main_window
 
     calls = []
 

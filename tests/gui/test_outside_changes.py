@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from console_app import autosave, dialogs
-from console_app.document import ProjectDocument
-from engine.project.io import dumps_project, load_project
+from nnconsole.app import autosave, dialogs
+from nnconsole.app.document import ProjectDocument
+from nnconsole.engine.project.io import dumps_project, load_project
 
 pytestmark = pytest.mark.gui
 

@@ -14,11 +14,11 @@ except ImportError:
     from _tab_fixtures import copy_digits, digits_document, digits_project, wait_until  # noqa: F401
     from run_fakes import fake_run, train_records
 
-from console_app.dataset.matching import ExpectedVariable, variable_status
-from console_app.dataset.page import DatasetPage
-from console_app.document import ProjectDocument
-from console_app.training.page import TrainingPage
-from engine.data import DatasetError, load_dataset
+from nnconsole.app.dataset.matching import ExpectedVariable, variable_status
+from nnconsole.app.dataset.page import DatasetPage
+from nnconsole.app.document import ProjectDocument
+from nnconsole.app.training.page import TrainingPage
+from nnconsole.engine.data import DatasetError, load_dataset
 
 pytestmark = pytest.mark.gui
 
@@ -33,7 +33,7 @@ def test_the_stopped_iteration_is_the_one_status_json_records(qtbot, tmp_path):
     qtbot.addWidget(page)
     page.progress.update_from(records)
     assert "370" in page.progress.bar.format()
-    from engine import runs
+    from nnconsole.engine import runs
 
     runs.update_status(run_dir, status="stopped", iteration=368, resumable=True)
     page.controller.run_finished.emit(run_dir, "stopped", 3)

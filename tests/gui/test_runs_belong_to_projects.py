@@ -20,8 +20,8 @@ try:
 except ImportError:
     from _tab_fixtures import ROOT, copy_digits, wait_until
 
-from console_app.training import dialogs as training_dialogs
-from engine import runs
+from nnconsole.app.training import dialogs as training_dialogs
+from nnconsole.engine import runs
 
 pytestmark = pytest.mark.gui
 RUN_TIMEOUT_MS = 120_000
@@ -48,7 +48,7 @@ def stand_in_launcher():
     import subprocess
     import sys
 
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "engine.cli", "train"])
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "nnconsole.engine.cli", "train"])
     try:
         yield proc.pid
     finally:
@@ -198,8 +198,8 @@ import os, sys
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from console_app.document import ProjectDocument
-from console_app.training.page import TrainingPage
+from nnconsole.app.document import ProjectDocument
+from nnconsole.app.training.page import TrainingPage
 document = ProjectDocument()
 document.load(sys.argv[1])
 page = TrainingPage(document, None)

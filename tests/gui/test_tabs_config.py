@@ -10,7 +10,7 @@ try:
 except ImportError:
     from _tab_fixtures import digits_project, open_tab_page  # noqa: F401
 
-from console_app.config.page import ConfigPage, create_page
+from nnconsole.app.config.page import ConfigPage, create_page
 
 pytestmark = pytest.mark.gui
 

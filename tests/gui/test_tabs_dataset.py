@@ -12,8 +12,8 @@ try:
 except ImportError:
     from _tab_fixtures import digits_document, digits_project, wait_until  # noqa: F401
 
-from console_app.dataset import page as dataset_page
-from console_app.dataset.page import DatasetPage, create_page, relative_to_project
+from nnconsole.app.dataset import page as dataset_page
+from nnconsole.app.dataset.page import DatasetPage, create_page, relative_to_project
 
 pytestmark = pytest.mark.gui
 

@@ -14,9 +14,9 @@ try:
 except ImportError:
     from _tab_fixtures import open_tab_page, copy_run, trained_digits_run  # noqa: F401
 
-from console_app.document import ProjectDocument
-from console_app.evaluation.page import EvaluationPage, create_page
-from engine.evaluate import evaluation_dir
+from nnconsole.app.document import ProjectDocument
+from nnconsole.app.evaluation.page import EvaluationPage, create_page
+from nnconsole.engine.evaluate import evaluation_dir
 
 pytestmark = pytest.mark.gui
 

@@ -14,11 +14,11 @@ except ImportError:
     from _tab_fixtures import copy_digits, wait_until
     from run_fakes import fake_regression_evaluation, fake_run, train_records
 
-from console_app.document import ProjectDocument
-from console_app.dataset.page import DatasetPage
-from console_app.evaluation.page import EvaluationPage
-from console_app.training.page import TrainingPage
-from engine import runs
+from nnconsole.app.document import ProjectDocument
+from nnconsole.app.dataset.page import DatasetPage
+from nnconsole.app.evaluation.page import EvaluationPage
+from nnconsole.app.training.page import TrainingPage
+from nnconsole.engine import runs
 
 pytestmark = pytest.mark.gui
 

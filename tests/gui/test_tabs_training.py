@@ -17,12 +17,12 @@ except ImportError:
 
 from PySide6.QtCore import QPointF
 
-from console_app.document import ProjectDocument
-from console_app.training import dialogs
-from console_app.training.curves import LearningCurves
-from console_app.training.page import TrainingPage, create_page
-from console_app.training.tradeoff import pareto_front
-from engine import runs
+from nnconsole.app.document import ProjectDocument
+from nnconsole.app.training import dialogs
+from nnconsole.app.training.curves import LearningCurves
+from nnconsole.app.training.page import TrainingPage, create_page
+from nnconsole.app.training.tradeoff import pareto_front
+from nnconsole.engine import runs
 
 pytestmark = pytest.mark.gui
 RUN_TIMEOUT_MS = 120_000
@@ -128,7 +128,7 @@ def test_bad_input_before_a_run_directory_is_shown(qtbot, tmp_path):
 
 
 def test_unsaved_changes_are_saved_or_the_run_is_cancelled(qtbot, tmp_path, monkeypatch):
-    from console_app.config.commands import set_setting
+    from nnconsole.app.config.commands import set_setting
 
     project = copy_digits(str(tmp_path / "digits"))
     page = make_page(qtbot, project)
@@ -152,7 +152,7 @@ def test_unsaved_changes_are_saved_or_the_run_is_cancelled(qtbot, tmp_path, monk
 
 def test_the_workers_choice_survives_saving_unsaved_changes(qtbot, tmp_path, monkeypatch):
     """Run saves unsaved changes first; that save must not put the project's Workers back."""
-    from console_app.config.commands import set_setting
+    from nnconsole.app.config.commands import set_setting
 
     project = copy_digits(str(tmp_path / "digits"), workers=1)
     page = make_page(qtbot, project)
@@ -169,7 +169,7 @@ def test_the_workers_choice_survives_saving_unsaved_changes(qtbot, tmp_path, mon
 
 def test_progress_shows_the_planned_epochs_from_the_records(qtbot):
     """The epoch label's '/ N' comes from the run's own records (replays and attached runs too)."""
-    from console_app.training.progress import RunProgress
+    from nnconsole.app.training.progress import RunProgress
 
     progress = RunProgress()
     qtbot.addWidget(progress)
@@ -197,7 +197,7 @@ def test_history_selects_overlays_exports_and_replays(qtbot, trained_digits_run,
         page.history.set_checked(run_dir, True)
         assert page.curves.overlays() == [run_dir]
         assert page.curves.point_count("valid_error", run_dir) == 2
-        from console_app.training import page as training_page
+        from nnconsole.app.training import page as training_page
 
         read, reads = training_page.read_all_metrics, []
         monkeypatch.setattr(training_page, "read_all_metrics", lambda d: reads.append(d) or read(d))
@@ -244,7 +244,7 @@ def test_history_selects_overlays_exports_and_replays(qtbot, trained_digits_run,
 def test_a_run_started_from_a_terminal_is_reattached_and_can_be_stopped(qtbot, tmp_path):
     project = copy_digits(str(tmp_path / "digits"), max_epoch=500)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "train", project, "--quiet"], env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli", "train", project, "--quiet"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         root = runs.results_root(project)
@@ -344,7 +344,7 @@ def test_curves_keep_aligned_fixed_axes_as_values_grow(qtbot):
 
 
 def test_growing_series_keeps_room_after_a_bulk_load_and_old_views_intact():
-    from console_app.widgets.plots import GrowingSeries
+    from nnconsole.app.widgets.plots import GrowingSeries
 
     series = GrowingSeries()
     series.extend(range(100_000), range(100_000))
@@ -365,7 +365,7 @@ def test_pareto_front():
 
 
 def test_an_engine_that_cannot_start_is_reported(qtbot, tmp_path, monkeypatch):
-    from console_app import run_controller
+    from nnconsole.app import run_controller
 
     project = copy_digits(str(tmp_path / "digits"))
     page = make_page(qtbot, project)
@@ -412,7 +412,7 @@ def test_shared_grid_leaves_out_lines_closer_than_a_few_pixels(qtbot):
     """In a squeezed window the grid thins out instead of painting the plot grey."""
     import pyqtgraph as pg
 
-    from console_app.widgets.grid import MIN_SPACING_PX, tick_levels
+    from nnconsole.app.widgets.grid import MIN_SPACING_PX, tick_levels
 
     axis = pg.AxisItem("bottom")
     majors, minors = tick_levels(axis, 0.0, 100.0, 300.0, 2)

@@ -15,7 +15,7 @@ import nnabla.parametric_functions as PF
 import nnabla.solvers as S
 from mpi4py import MPI
 
-from engine.comm import MpiCpuComm
+from nnconsole.engine.comm import MpiCpuComm
 
 bucket_mb = float(sys.argv[1])
 world = MPI.COMM_WORLD
