@@ -240,3 +240,32 @@ def test_onnx_missing_names_the_install_command(tmp_path, monkeypatch):
     assert message and "onnx" in message and "pip install onnx==1.13.1" in message and "--no-deps" in message
     with pytest.raises(InteropError, match="pip install onnx==1.13.1"):
         export_onnx(str(tmp_path / "m.nnp"), str(tmp_path / "m.onnx"))
+
+
+def test_export_never_overwrites_an_existing_file_without_force(tmp_path, digits_csv, capsys):
+    """Issue 13 item 7: an existing file (the .nntxt a project came from, an earlier export) is kept."""
+    from nnconsole.engine.cli import main
+
+    run = fake_run(tmp_path / "run", coverage_layers(onnx_friendly=True), digits_csv)
+    for fmt, name in (("nnp", "m.nnp"), ("nntxt", "m.nntxt")):
+        target = tmp_path / name
+        target.write_text("the user's own file")
+        assert main(["export", run, "--format", fmt, "-o", str(target)]) == 2
+        assert "exists" in capsys.readouterr().err and target.read_text() == "the user's own file"
+    (tmp_path / "m.nntxt").unlink()
+    (tmp_path / "m.h5").write_text("the user's parameters")  # the nntxt export's companion file
+    assert main(["export", run, "--format", "nntxt", "-o", str(tmp_path / "m.nntxt")]) == 2
+    assert "m.h5" in capsys.readouterr().err and (tmp_path / "m.h5").read_text() == "the user's parameters"
+    assert not (tmp_path / "m.nntxt").exists()
+    # a project's default nntxt is the file it may have been imported from
+    project = os.path.join(run, "project.yaml")
+    source = os.path.join(run, "project.nntxt")
+    with open(source, "w") as fh:
+        fh.write("imported from here")
+    assert main(["export", project, "--format", "nntxt"]) == 2
+    assert open(source).read() == "imported from here"
+    assert main(["export", project, "--format", "nntxt", "--force"]) == 0
+    assert "network" in open(source).read()
+    # exporting a run's own model to its default place overwrites nothing: allowed
+    assert main(["export", run, "--format", "nnp"]) == 0
+    assert main(["export", run, "--format", "nnp"]) == 0

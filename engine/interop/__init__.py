@@ -45,10 +45,10 @@ def export_nntxt(project, path: str, with_extras: bool = True) -> ExportResult:
 
 
 def export_run(run_dir: str, fmt: str, output: Optional[str] = None, which: str = "final",
-               opset: Optional[int] = None) -> ExportResult:
+               opset: Optional[int] = None, force: bool = False) -> ExportResult:
     """Export a run's trained model as 'nnp', 'nntxt' or 'onnx' (see run_export.export_run)."""
     from .run_export import export_run as _export
-    return _export(run_dir, fmt, output, which=which, opset=opset)
+    return _export(run_dir, fmt, output, which=which, opset=opset, force=force)
 
 
 __all__ = ["ExportResult", "ImportResult", "InteropError", "IMPORT_EXTENSIONS", "IMPORT_FILTER", "export_nntxt",

@@ -59,7 +59,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     try:
         if os.path.isdir(source):
             result = export_run(source, args.format, args.output, which="best" if args.best else "final",
-                                opset=args.opset)
+                                opset=args.opset, force=args.force)
         else:
             if args.format != "nntxt":
                 print(f"nnconsole export: a project file exports to nntxt only; for {args.format} give a run "
@@ -68,8 +68,10 @@ def cmd_export(args: argparse.Namespace) -> int:
             from nnconsole.engine.project.io import load_project
 
             from .nntxt_export import export_nntxt
+            from .run_export import refuse_existing
             project = load_project(source, check_datasets=False)
             output = args.output or os.path.splitext(source)[0] + ".nntxt"
+            refuse_existing([output], args.force)
             result = export_nntxt(project, output)
     except InteropError as exc:
         print(f"nnconsole export: {exc}", file=sys.stderr)
@@ -90,3 +92,4 @@ def register(add: Callable) -> None:
     p.add_argument("--output", "-o", metavar="FILE", help="output file (default: next to the source)")
     p.add_argument("--best", action="store_true", help="export the best model instead of the final one")
     p.add_argument("--opset", type=int, help="ONNX opset (default 13)")
+    p.add_argument("--force", action="store_true", help="replace output files that already exist")

@@ -3,11 +3,27 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Optional
+from typing import List, Optional
 
 from .report import ExportResult, InteropError
 
 FORMATS = ("nnp", "nntxt", "onnx")
+
+
+def refuse_existing(paths: List[str], force: bool) -> None:
+    """Refuse to write over a file that exists (an earlier export, the .nntxt a project was imported
+    from) unless the user said ``--force``; the check happens before anything is written."""
+    taken = [p for p in paths if os.path.lexists(p)]
+    if taken and not force:
+        raise InteropError(f"{', '.join(taken)} exists; choose another -o, move it away, or add --force to "
+                           "replace it")
+
+
+def _copy(source: str, target: str) -> None:
+    """Copy atomically, so a replaced file is never left half written."""
+    from nnconsole.engine.atomic import write_via
+
+    write_via(target, lambda tmp: shutil.copyfile(source, tmp))
 
 
 def _run_files(run_dir: str, which: str):
@@ -39,7 +55,7 @@ def _ensure_nnp(project_file: str, params: str, nnp: str) -> str:
 
 
 def export_run(run_dir: str, fmt: str, output: Optional[str] = None, which: str = "final",
-               opset: Optional[int] = None) -> ExportResult:
+               opset: Optional[int] = None, force: bool = False) -> ExportResult:
     """Export run ``run_dir``'s ``which`` ('final' or 'best') model as ``fmt`` to ``output``.
 
     Default output: ``<run_dir>/model_<which>.<fmt>``. ``nntxt`` writes the whole training setup (for
@@ -52,11 +68,17 @@ def export_run(run_dir: str, fmt: str, output: Optional[str] = None, which: str 
         raise InteropError(f"unknown model '{which}'; choose final or best")
     project_file, params, nnp = _run_files(run_dir, which)
     output = output or os.path.join(run_dir, f"model_{which}.{fmt}")
+    if fmt == "nnp" and os.path.isfile(nnp) and os.path.abspath(output) == os.path.abspath(nnp):
+        pass  # the run's own model, exported where it already is: nothing is written
+    elif fmt == "nntxt" and os.path.isfile(params):
+        refuse_existing([output, os.path.splitext(output)[0] + ".h5"], force)
+    else:
+        refuse_existing([output], force)
     os.makedirs(os.path.dirname(os.path.abspath(output)) or ".", exist_ok=True)
     if fmt == "nnp":
         source = _ensure_nnp(project_file, params, nnp)
         if os.path.abspath(source) != os.path.abspath(output):
-            shutil.copyfile(source, output)
+            _copy(source, output)
         return ExportResult(path=os.path.abspath(output), unsupported=[
             "training network, losses, optimizer, datasets and CONFIG: the .nnp holds the runtime network and its "
             "parameters (use --format nntxt for the training setup)"])
@@ -73,7 +95,7 @@ def export_run(run_dir: str, fmt: str, output: Optional[str] = None, which: str 
     result = export_nntxt(project, output)
     if os.path.isfile(params):
         target = os.path.splitext(output)[0] + ".h5"
-        shutil.copyfile(params, target)
+        _copy(params, target)
         result.extra_files.append(os.path.abspath(target))
         result.notes.append(f"trained parameters: nnabla_cli forward -c {output} -p {target} -d DATA.csv -o OUTDIR")
     return result
