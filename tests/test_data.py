@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from nnconsole.engine import data
+from nnconsole.engine import dataset_decode
 from nnconsole.engine.data import (DatasetError, class_histogram, epoch_order, load_dataset, peek_csv,
                          validation_batches, worker_batches)
 
@@ -46,8 +46,8 @@ def write_csv(tmp_path: Path, text: str, name: str = "d.csv") -> Path:
 def no_decoding(monkeypatch) -> None:
     def fail(*_args, **_kwargs):
         raise AssertionError("an image was decoded")
-    monkeypatch.setattr(data, "_decode_image", fail)
-    monkeypatch.setattr(data, "_probe_mode", fail)
+    monkeypatch.setattr(dataset_decode, "_decode_image", fail)
+    monkeypatch.setattr(dataset_decode, "_probe_mode", fail)
 
 
 # ------------------------------------------------------------------------------------------ parsing

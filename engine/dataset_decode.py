@@ -1,0 +1,187 @@
+"""Decoding a dataset's variables into float32 arrays: image files (Pillow) and numeric columns, checked
+against the shapes the network's Input layers declare."""
+from __future__ import annotations
+
+import math
+import os
+import stat
+from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from nnconsole.engine.dataset_csv import IMAGE_EXTENSIONS, _err, _looks_like_image, _Table, _Var
+
+_GREY_MODES = {"1", "L", "LA", "La", "I", "I;16", "I;16B", "I;16L", "F"}
+
+
+def _shape_text(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(str(int(s)) for s in shape) + "]"
+
+
+def _image_target(var: _Var, expected: Optional[Tuple[int, ...]], shown: str) -> Optional[Tuple[int, int, int]]:
+    """(channels, H, W) required by the network for an image variable, or None when not constrained.
+
+    channels is 0 for a 2-D expected shape [H, W] (grey, no channel axis).
+    """
+    if expected is None:
+        return None
+    if len(expected) == 3 and expected[0] in (1, 3):
+        return int(expected[0]), int(expected[1]), int(expected[2])
+    if len(expected) == 2:
+        return 0, int(expected[0]), int(expected[1])
+    raise _err(shown, 1, var.name, f"'{var.name}' holds images but the network's Input '{var.name}' has shape "
+               f"{_shape_text(expected)}; an image variable needs shape [1, H, W] (grey), [3, H, W] (colour) "
+               "or [H, W]; change the Input layer's shape")
+
+
+def _decode_image(path: str, mode: str) -> np.ndarray:
+    """Decode one image file with Pillow into a uint8 array, (H, W) for mode 'L', (H, W, 3) for 'RGB'."""
+    from PIL import Image
+
+    with Image.open(path) as img:
+        img.load()
+        if img.mode != mode:
+            img = img.convert(mode)
+        return np.asarray(img, dtype=np.uint8)
+
+
+def _probe_mode(path: str) -> str:
+    """The Pillow mode ('L' or 'RGB') to decode with when the network does not say (reads the header only)."""
+    from PIL import Image
+
+    with Image.open(path) as img:
+        return "L" if img.mode in _GREY_MODES else "RGB"
+
+
+def _resolve(base: Path, cell: str) -> Path:
+    rel = cell.strip()
+    candidate = base / rel
+    if not candidate.exists() and "\\" in rel:  # CSVs written on Windows by NNC
+        alt = base / rel.replace("\\", "/")
+        if alt.exists():
+            return alt
+    return candidate
+
+
+def _inside(path: Path, root: str) -> bool:
+    full = os.path.normpath(os.path.abspath(os.fspath(path)))
+    try:
+        return os.path.commonpath([root, full]) == root
+    except ValueError:
+        return False
+
+
+def _image_files(table: _Table, var: _Var, base: Path, root: Optional[str] = None
+                 ) -> List[Tuple[Path, os.stat_result]]:
+    col = var.columns[0]
+    out = []
+    for row, line in zip(table.rows, table.lines):
+        cell = row[col].strip()
+        if not cell:
+            raise _err(table.shown, line, var.name, "empty cell; give the image file path (relative to the CSV's "
+                       "folder)")
+        if not _looks_like_image(cell):
+            raise _err(table.shown, line, var.name, f"'{cell}' is not an image path but the column holds images; "
+                       f"use a {'/'.join(e[1:] for e in IMAGE_EXTENSIONS)} file path on every line")
+        path = _resolve(base, cell)
+        if root is not None and not _inside(path, root):
+            raise _err(table.shown, line, var.name, f"image path '{cell}' points outside the project's folder "
+                       f"({root}); a project may only read files inside its folder: copy the images there, or "
+                       "allow it with '--allow-outside-data' if you trust this project")
+        try:
+            st = path.stat()
+        except OSError:
+            raise _err(table.shown, line, var.name, f"image file '{cell}' not found (paths are relative to the "
+                       f"CSV's folder, here '{base}'); fix the path or add the file") from None
+        if not stat.S_ISREG(st.st_mode):  # a folder, FIFO or device: decoding would fail or hang
+            raise _err(table.shown, line, var.name, f"'{cell}' is not a regular file; point the cell at an "
+                       "image file")
+        out.append((path, st))
+    return out
+
+
+def _load_images(table: _Table, var: _Var, files: List[Tuple[Path, os.stat_result]],
+                 target: Optional[Tuple[int, int, int]], normalize: bool) -> np.ndarray:
+    col = var.columns[0]
+    if target is not None:
+        mode = "RGB" if target[0] == 3 else "L"
+    else:
+        try:
+            mode = _probe_mode(str(files[0][0]))
+        except Exception as exc:  # noqa: BLE001 - any decode failure is a dataset error
+            raise _err(table.shown, table.lines[0], var.name,
+                       f"cannot decode image file '{table.rows[0][col].strip()}' ({exc}); re-save it as "
+                       "PNG, JPEG or BMP") from None
+    want_hw = (target[1], target[2]) if target is not None else None
+    out: Optional[np.ndarray] = None
+    for i, ((path, _), row, line) in enumerate(zip(files, table.rows, table.lines)):
+        cell = row[col].strip()
+        try:
+            pixels = _decode_image(str(path), mode)
+        except Exception as exc:  # noqa: BLE001
+            raise _err(table.shown, line, var.name, f"cannot decode image file '{cell}' ({exc}); re-save it as "
+                       "PNG, JPEG or BMP") from None
+        hw = tuple(pixels.shape[:2])
+        if want_hw is None:
+            want_hw = hw
+        if hw != want_hw:
+            if target is not None:
+                fix = (f"the network's Input '{var.name}' expects {want_hw[0]}x{want_hw[1]}; resize the images or "
+                       "change the Input layer's shape")
+            else:
+                fix = (f"the first image (line {table.lines[0]}) is {want_hw[0]}x{want_hw[1]}; all images of a "
+                       "variable must have the same size")
+            raise _err(table.shown, line, var.name, f"image '{cell}' is {hw[0]}x{hw[1]} (HxW) but {fix}")
+        if out is None:
+            channels = 3 if mode == "RGB" else 1
+            sample = (want_hw[0], want_hw[1]) if (target is not None and target[0] == 0) else \
+                (channels, want_hw[0], want_hw[1])
+            out = np.empty((len(files),) + sample, dtype=np.float32)
+        chw = pixels.transpose(2, 0, 1) if pixels.ndim == 3 else pixels
+        out[i] = chw.reshape(out.shape[1:])
+    assert out is not None
+    if normalize:
+        out /= 255.0
+    return out
+
+
+def _load_numbers(table: _Table, var: _Var, expected: Optional[Tuple[int, ...]]) -> np.ndarray:
+    n = len(table.rows)
+    count = len(var.columns)
+    shape = var.shape
+    if expected is not None:
+        if math.prod(expected) != count:
+            cols = var.name if var.plain else f"{var.name}__* ({count} columns)"
+            raise _err(table.shown, 1, cols, f"'{var.name}' has {count} value(s) per row (shape "
+                       f"{_shape_text(shape)}) but the network's Input '{var.name}' expects shape "
+                       f"{_shape_text(expected)} ({math.prod(expected)} values); fix the Input layer's shape or "
+                       "the CSV columns")
+        shape = tuple(int(s) for s in expected)
+    cells = [[row[c] for c in var.columns] for row in table.rows]
+    try:
+        values = np.array(cells, dtype=str).astype(np.float64) if n else np.empty((0, count))
+        ok = bool(np.isfinite(values).all())
+    except ValueError:
+        ok = False
+    if not ok:  # find the first bad cell to name it
+        for row, line in zip(table.rows, table.lines):
+            for c in var.columns:
+                cell = row[c].strip()
+                label = table.names[c]
+                if not cell:
+                    raise _err(table.shown, line, label, "empty value; every numeric cell needs a number")
+                try:
+                    value = float(cell)
+                except ValueError:
+                    hint = (" (a file path: only png/jpg/bmp images are supported)"
+                            if os.path.splitext(cell)[1] else "")
+                    raise _err(table.shown, line, label, f"non-numeric value '{cell}'{hint}; the column holds "
+                               "numbers, write a number such as 0, 1.5 or -2e-3") from None
+                if not math.isfinite(value):
+                    raise _err(table.shown, line, label, f"value '{cell}' is not a finite number; replace it "
+                               "with a real number")
+        raise _err(table.shown, None, var.name, "cannot read the numbers")  # pragma: no cover
+    return values.astype(np.float32).reshape((n,) + shape)
+
+
