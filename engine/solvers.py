@@ -4,19 +4,9 @@ from __future__ import annotations
 from typing import Any, Dict, List, Tuple
 
 from nnconsole.engine.project.model import Optimizer
-
-# Parameters each solver accepts besides the learning rate (nnabla's names and defaults).
-SOLVER_PARAMS: Dict[str, Dict[str, float]] = {
-    "Sgd": {},
-    "Momentum": {"momentum": 0.9},
-    "Nesterov": {"momentum": 0.9},
-    "Adam": {"beta1": 0.9, "beta2": 0.999, "eps": 1e-8},
-    "AdamW": {"beta1": 0.9, "beta2": 0.999, "eps": 1e-8},
-    "Adagrad": {"eps": 1e-8},
-    "RMSprop": {"decay": 0.9, "eps": 1e-8},
-    "AdaBound": {"beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "final_lr": 0.1, "gamma": 0.001},
-    "Lars": {"momentum": 0.9, "coefficient": 0.001, "eps": 1e-6},
-}
+# Parameters each solver accepts besides the learning rate (nnabla's names and defaults): the schema's
+# solver table, the one place a solver is declared.
+from nnconsole.engine.project.schema import SOLVER_PARAMS, SOLVER_SPECS
 
 
 def make_solver(opt: Optimizer, lr: float) -> Any:
@@ -29,7 +19,7 @@ def make_solver(opt: Optimizer, lr: float) -> Any:
         raise ValueError(f"optimizer.solver_params: {', '.join(sorted(unknown))} not accepted by {opt.solver} "
                          f"(accepted: {', '.join(known) or 'none'})")
     kwargs = dict(known, **opt.solver_params)
-    if opt.solver == "AdamW":
+    if applies_weight_decay_itself(opt):
         kwargs["wd"] = opt.weight_decay
     factory = getattr(S, opt.solver)
     return factory(lr, **kwargs)
@@ -37,7 +27,8 @@ def make_solver(opt: Optimizer, lr: float) -> Any:
 
 def applies_weight_decay_itself(opt: Optimizer) -> bool:
     """AdamW decouples weight decay inside the solver; the others get ``solver.weight_decay``."""
-    return opt.solver == "AdamW"
+    spec = SOLVER_SPECS.get(opt.solver)
+    return bool(spec and spec.decoupled_weight_decay)
 
 
 def group_parameters(params: Dict[str, Any], multipliers: Dict[str, float]) -> List[Tuple[float, Dict[str, Any]]]:

@@ -1,7 +1,9 @@
 """The project document as plain dataclasses: network, datasets, CONFIG and multi-GPU settings.
 
 Everything here is Qt-free and nnabla-free so that the CLI, the GUI and the tests share one model.
-Reading and writing YAML lives in ``io.py``; checking values lives in ``validate.py``.
+Reading and writing YAML lives in ``io.py``; checking values lives in ``validate.py``. The settings'
+defaults, bounds, labels and file names are declared once in ``schema.py``; the fields below take their
+defaults from it (``default_of``).
 """
 from __future__ import annotations
 
@@ -9,15 +11,10 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-FORMAT_VERSION = 3
+from .schema import (ALPHA_SOLVERS, DEVICES, LAUNCHERS, PRECISIONS, SCALING_POLICIES,  # noqa: F401 (re-exported)
+                     SCHEDULES, SOLVERS, default_of)
 
-SOLVERS = ("Sgd", "Momentum", "Nesterov", "Adam", "AdamW", "Adagrad", "RMSprop", "AdaBound", "Lars")
-# Solvers whose learning-rate argument nnabla calls ``alpha`` (Adam family).
-ALPHA_SOLVERS = ("Adam", "AdamW", "AdaBound")
-SCHEDULES = ("exponential", "step", "cosine", "polynomial", "constant")
-SCALING_POLICIES = ("linear", "keep-logical-batch", "sqrt", "none")
-PRECISIONS = ("float", "half")
-DEVICES = ("auto", "cpu", "cuda")
+FORMAT_VERSION = 3
 INITIALIZERS = (
     "NormalAffineGlorot", "NormalConvolutionGlorot", "NormalAffineHe", "NormalConvolutionHe",
     "UniformAffineGlorot", "UniformConvolutionGlorot", "Normal", "Uniform", "Constant",
@@ -74,11 +71,11 @@ class Network:
 class Datasets:
     """Training and validation CSV paths, relative to the project file, in NNC's dataset format."""
 
-    training: str = ""
-    validation: str = ""
-    shuffle: bool = True
-    cache: bool = True
-    normalize: bool = True  # divide image pixels by 255, as NNC does by default
+    training: str = default_of("datasets.training")
+    validation: str = default_of("datasets.validation")
+    shuffle: bool = default_of("datasets.shuffle")
+    cache: bool = default_of("datasets.cache")
+    normalize: bool = default_of("datasets.normalize")
 
 
 @dataclass
@@ -90,26 +87,26 @@ class Schedule:
     All iteration counts are single-worker iterations; the plan divides them by N.
     """
 
-    type: str = "exponential"
-    steps: List[int] = field(default_factory=list)
-    gamma: float = 0.1
-    max_iter: int = 0
-    power: float = 1.0
+    type: str = default_of("optimizer.schedule.type")
+    steps: List[int] = default_of("optimizer.schedule.steps")
+    gamma: float = default_of("optimizer.schedule.gamma")
+    max_iter: int = default_of("optimizer.schedule.max_iter")
+    power: float = default_of("optimizer.schedule.power")
 
 
 @dataclass
 class Optimizer:
     """The CONFIG tab's Optimizer: solver, learning rate (Alpha for Adam family) and schedule."""
 
-    solver: str = "Adam"
-    solver_params: Dict[str, float] = field(default_factory=dict)
-    learning_rate: float = 0.001
-    weight_decay: float = 0.0
-    lr_multiplier: float = 1.0
-    lr_update_interval: int = 0  # 0 = never multiply
+    solver: str = default_of("optimizer.solver")
+    solver_params: Dict[str, float] = default_of("optimizer.solver_params")
+    learning_rate: float = default_of("optimizer.learning_rate")
+    weight_decay: float = default_of("optimizer.weight_decay")
+    lr_multiplier: float = default_of("optimizer.lr_multiplier")
+    lr_update_interval: int = default_of("optimizer.lr_update_interval")
     schedule: Schedule = field(default_factory=Schedule)
-    warmup_iterations: int = 0
-    update_interval: int = 1  # gradient accumulation: updates every U iterations
+    warmup_iterations: int = default_of("optimizer.warmup_iterations")
+    update_interval: int = default_of("optimizer.update_interval")
 
 
 @dataclass
@@ -118,29 +115,29 @@ class TrainingConfig:
     (epochs between validations; the last epoch is always validated); ``log_interval`` is nnconsole's
     own interval between training records, in iterations."""
 
-    max_epoch: int = 10
-    batch_size: int = 64  # per worker
-    precision: str = "float"
-    log_interval: int = 10  # iterations between training records (loss, error, speed) on the learning curve
-    validation_interval: int = 1  # epochs between validations: NNC's and nnabla's "Monitor Interval"
-    save_best: bool = True
-    seed: int = 0
-    device: str = "auto"
-    initial_parameters: str = ""  # .h5 of starting weights, relative to the project file ("" = initializers)
+    max_epoch: int = default_of("config.max_epoch")
+    batch_size: int = default_of("config.batch_size")
+    precision: str = default_of("config.precision")
+    log_interval: int = default_of("config.log_interval")
+    validation_interval: int = default_of("config.validation_interval")
+    save_best: bool = default_of("config.save_best")
+    seed: int = default_of("config.seed")
+    device: str = default_of("config.device")
+    initial_parameters: str = default_of("config.initial_parameters")
 
 
 @dataclass
 class MultiGPU:
     """How many workers (GPUs or CPU processes) and how the plan rescales batch and LR for them."""
 
-    workers: int = 1
-    scaling: str = "linear"
-    warmup_epochs: float = 0.0
-    hosts: List[str] = field(default_factory=list)
-    hostfile: str = ""
-    launcher: str = "auto"  # auto | mpiexec | srun
-    mpiexec_args: List[str] = field(default_factory=list)
-    bucket_mb: float = 0.0  # CPU all-reduce bucket size; 0 = engine default
+    workers: int = default_of("multi_gpu.workers")
+    scaling: str = default_of("multi_gpu.scaling")
+    warmup_epochs: float = default_of("multi_gpu.warmup_epochs")
+    hosts: List[str] = default_of("multi_gpu.hosts")
+    hostfile: str = default_of("multi_gpu.hostfile")
+    launcher: str = default_of("multi_gpu.launcher")
+    mpiexec_args: List[str] = default_of("multi_gpu.mpiexec_args")
+    bucket_mb: float = default_of("multi_gpu.bucket_mb")
 
 
 @dataclass

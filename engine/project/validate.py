@@ -12,15 +12,12 @@ import difflib
 import math
 import os
 import re
-from typing import Callable, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Iterable, List, Optional, Sequence
 
 from .errors import Problem
-from .model import (DEVICES, PRECISIONS, SCALING_POLICIES, SCHEDULES, SOLVERS, Project)
+from .model import Project
+from .schema import MAX_COUNT, SETTINGS, Setting, value_at
 
-# Counts the engine hands to nnabla/numpy as C integers; anything above is a typo, not a setting.
-MAX_COUNT = 2**31 - 1
-MAX_SEED = 2**32 - 1
-MAX_WORKERS = 65_536
 # One array (a layer's output for a sample, or a parameter) above this many values cannot be trained.
 MAX_ARRAY_VALUES = 2**31 - 1
 OUTSIDE_FLAG = "--allow-outside-data"
@@ -68,40 +65,31 @@ def _positive(path: str, value: float) -> Optional[Problem]:
     return None
 
 
+def check_setting(setting: Setting, value: Any) -> List[Problem]:
+    """One setting's value against its schema entry: range, finiteness or choice (types are the codec's)."""
+    path, kind = setting.path, setting.kind
+    if kind == "choice":
+        bad = _choice(path, value, setting.choices, setting.label.lower())
+    elif kind == "int":
+        bad = _count(path, value, int(setting.minimum or 0), setting.fix,
+                     int(setting.maximum) if setting.maximum is not None else MAX_COUNT)
+    elif kind == "float" and setting.positive:
+        bad = _positive(path, value)
+    elif kind == "float":
+        bad = _at_least(path, value, setting.minimum or 0, setting.fix, setting.maximum)
+    elif kind == "int_list":
+        return [p for i, item in enumerate(value) for p in [_count(f"{path}[{i}]", item, int(setting.minimum or 0),
+                                                                   setting.fix)] if p]
+    else:
+        bad = None  # text, paths, flags and mappings: their own checks below
+    return [bad] if bad else []
+
+
 def check_settings(project: Project) -> List[Problem]:
-    """CONFIG, optimizer and multi-GPU values: ranges, finite numbers and known names."""
-    c, o, m = project.config, project.optimizer, project.multi_gpu
-    sched = o.schedule
-    checks = [
-        _count("config.max_epoch", c.max_epoch, 1),
-        _count("config.batch_size", c.batch_size, 1, fix="batch size is per worker; use e.g. 32"),
-        _count("config.log_interval", c.log_interval, 1, fix="iterations between training records; e.g. 10"),
-        _count("config.validation_interval", c.validation_interval, 1, fix="epochs between validations; 1 "
-               "validates after every epoch"),
-        _count("config.seed", c.seed, 0, fix="use a seed between 0 and 4294967295", maximum=MAX_SEED),
-        _choice("config.precision", c.precision, PRECISIONS, "precision"),
-        _choice("config.device", c.device, DEVICES, "device"),
-        _choice("optimizer.solver", o.solver, SOLVERS, "solver"),
-        _positive("optimizer.learning_rate", o.learning_rate),
-        _at_least("optimizer.weight_decay", o.weight_decay, 0),
-        _positive("optimizer.lr_multiplier", o.lr_multiplier),
-        _count("optimizer.lr_update_interval", o.lr_update_interval, 0, fix="0 means never"),
-        _count("optimizer.update_interval", o.update_interval, 1, fix="1 means update every iteration"),
-        _count("optimizer.warmup_iterations", o.warmup_iterations, 0),
-        _choice("optimizer.schedule.type", sched.type, SCHEDULES, "schedule"),
-        _count("optimizer.schedule.max_iter", sched.max_iter, 0, fix="0 means the whole run"),
-        _at_least("optimizer.schedule.gamma", sched.gamma, 0),
-        _at_least("optimizer.schedule.power", sched.power, 0),
-        _count("multi_gpu.workers", m.workers, 1, fix="1 trains in a single process", maximum=MAX_WORKERS),
-        _choice("multi_gpu.scaling", m.scaling, SCALING_POLICIES, "scaling policy"),
-        _at_least("multi_gpu.warmup_epochs", m.warmup_epochs, 0, maximum=MAX_COUNT),
-        _choice("multi_gpu.launcher", m.launcher, ("auto", "mpiexec", "srun"), "launcher"),
-        _at_least("multi_gpu.bucket_mb", m.bucket_mb, 0, maximum=1 << 20),
-    ]
-    problems = [p for p in checks if p]
-    for i, step in enumerate(sched.steps):
-        if not 1 <= step <= MAX_COUNT:
-            problems.append(Problem(f"optimizer.schedule.steps[{i}]", f"step points are iterations >= 1, got {step}"))
+    """CONFIG, optimizer and multi-GPU values: ranges, finite numbers and known names (from the schema)."""
+    problems = [p for setting in SETTINGS if not setting.path.startswith("datasets.")
+                for p in check_setting(setting, value_at(project, setting.path))]
+    m = project.multi_gpu
     problems += _check_solver_params(project)
     problems += check_mpiexec_args(m.mpiexec_args)
     from nnconsole.engine.hosts import HOST_FORMS, check_hosts  # mpiexec hands hosts to ssh: no option-shaped names
@@ -111,7 +99,7 @@ def check_settings(project: Project) -> List[Problem]:
 
 
 def _check_solver_params(project: Project) -> List[Problem]:
-    from nnconsole.engine.solvers import SOLVER_PARAMS  # plain data; importing it does not load nnabla
+    from .schema import SOLVER_PARAMS
 
     o = project.optimizer
     known = SOLVER_PARAMS.get(o.solver)

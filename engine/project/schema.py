@@ -1,0 +1,251 @@
+"""The settings schema: every CONFIG, optimizer, multi-GPU and dataset setting and every solver, declared once.
+
+Each ``Setting`` names its YAML path, kind, default, bounds or choices, label, unit, help text and
+the names NNC (.sdcproj) and nnabla (.nntxt) give it. Everything else is derived from this table:
+the dataclass defaults (``model.py``), the range checks (``validate.check_settings``), the CONFIG
+tab's forms, undo labels and enabled states (``console_app/config``), the settings parts of the
+importers and the exporter (``engine/interop``) and docs/project-format.md (``scripts/gen_docs.py``).
+``SOLVER_TABLE`` does the same for solvers: nnabla's names, parameters and defaults, and file names.
+Adding a setting is one ``Setting`` here plus its dataclass field; tests/test_settings_schema.py
+checks that every part picked it up. Plain data: importing this loads neither Qt nor nnabla.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+# Counts the engine hands to nnabla/numpy as C integers; anything above is a typo, not a setting.
+MAX_COUNT = 2**31 - 1
+MAX_SEED = 2**32 - 1
+MAX_WORKERS = 65_536
+
+SCHEDULES = ("exponential", "step", "cosine", "polynomial", "constant")
+SCALING_POLICIES = ("linear", "keep-logical-batch", "sqrt", "none")
+PRECISIONS = ("float", "half")
+DEVICES = ("auto", "cpu", "cuda")
+LAUNCHERS = ("auto", "mpiexec", "srun")
+# How each kind is held in the project dataclasses (checked by tests against model.py's type hints).
+KINDS = {"int": "int", "float": "float", "bool": "bool", "choice": "str", "text": "str", "path": "str",
+         "int_list": "List[int]", "text_list": "List[str]", "mapping": "Dict[str, float]"}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting. ``kind`` is one of KINDS; ``form`` is the CONFIG group showing it ("" = none)."""
+
+    path: str
+    kind: str
+    default: Any
+    label: str
+    doc: str
+    unit: str = ""
+    minimum: Optional[float] = None  # ints, floats and the items of int lists
+    maximum: Optional[float] = None
+    positive: bool = False  # floats: must be > 0
+    choices: Tuple[str, ...] = ()
+    fix: str = ""  # validation's advice when the value is out of range
+    form: str = ""  # "global", "optimizer", "multi_gpu" (CONFIG tab) or "dataset" (DATASET tab)
+    schedules: Tuple[str, ...] = ()  # schedule types this setting matters for (() = all)
+    nnc: str = ""  # the .sdcproj key
+    nntxt: str = ""  # the nnabla protobuf field (``training_config.max_epoch``)
+
+    @property
+    def section(self) -> str:
+        return self.path.rsplit(".", 1)[0]
+
+    @property
+    def key(self) -> str:
+        return self.path.rsplit(".", 1)[1]
+
+    def allowed(self) -> str:
+        """The allowed values in words, for docs and messages: "one of a, b", ">= 1", "> 0"."""
+        if self.choices:
+            return "one of " + ", ".join(self.choices)
+        low = "> 0" if self.positive else (f">= {self.minimum:g}" if self.minimum is not None else "")
+        high = f"<= {self.maximum:,.0f}" if self.maximum is not None else ""
+        items = "items " if self.kind == "int_list" else ""
+        return items + ", ".join(p for p in (low, high) if p)
+
+
+_S = Setting
+SETTINGS: Tuple[Setting, ...] = (
+    # ---- CONFIG: Global Config (form order) ----
+    _S("config.max_epoch", "int", 10, "Max epoch", "Epochs to train (passes over the training set).",
+       unit="epochs", minimum=1, form="global", nnc="MaxEpoch", nntxt="training_config.max_epoch"),
+    _S("config.batch_size", "int", 64, "Batch size", "Samples per iteration on each worker (per GPU); the "
+       "logical batch is this x workers x update interval.", unit="samples per worker", minimum=1,
+       fix="batch size is per worker; use e.g. 32", form="global", nnc="BatchSize", nntxt="network.batch_size"),
+    _S("config.precision", "choice", "float", "Precision", "half = mixed precision on GPUs.", choices=PRECISIONS,
+       form="global", nnc="TypeConfig", nntxt="global_config.default_context.backends"),
+    _S("config.validation_interval", "int", 1, "Validation interval (epochs)", "Epochs between validations "
+       "(NNC's Monitor Interval); the last epoch is always validated.", unit="epochs", minimum=1,
+       fix="epochs between validations; 1 validates after every epoch", form="global", nnc="MonitorInterval",
+       nntxt="training_config.monitor_interval"),
+    _S("config.log_interval", "int", 10, "Log interval (iterations)", "Iterations between training-loss "
+       "records on the learning curve.", unit="iterations", minimum=1,
+       fix="iterations between training records; e.g. 10", form="global"),
+    _S("config.save_best", "bool", True, "Save best", "Keep the parameters with the lowest validation error "
+       "(parameters_best.h5).", form="global", nnc="SaveBest", nntxt="training_config.save_best"),
+    _S("config.seed", "int", 0, "Seed", "Random seed: the same seed and workers replay a run.", minimum=0,
+       maximum=MAX_SEED, fix="use a seed between 0 and 4294967295", form="global"),
+    _S("config.device", "choice", "auto", "Device", "auto uses CUDA when available.", choices=DEVICES,
+       form="global"),
+    _S("config.initial_parameters", "path", "", "Initial parameters", "A .h5 of starting weights, relative to "
+       "the project file (empty = the initializers)."),
+    # ---- CONFIG: Optimizer (form order) ----
+    _S("optimizer.solver", "choice", "Adam", "Solver", "The updater (nnabla solver).", choices=(),
+       form="optimizer", nnc="SolverName", nntxt="optimizer[].solver.type"),  # choices: SOLVERS, set below
+    _S("optimizer.solver_params", "mapping", {}, "Solver parameters", "The solver's own parameters (see "
+       "Solvers below); missing ones take nnabla's defaults.", nnc="SolverParameterName_k/SolverParameter_k",
+       nntxt="optimizer[].solver.<solver>_param"),
+    _S("optimizer.learning_rate", "float", 0.001, "Learning rate", "Single-worker learning rate (Alpha for "
+       "Adam); the plan scales it for N workers.", positive=True, form="optimizer",
+       nnc="SolverParameter Alpha / LearningRate", nntxt="optimizer[].solver.<solver>_param.alpha / lr"),
+    _S("optimizer.weight_decay", "float", 0.0, "Weight decay", "L2 penalty on every parameter (AdamW: "
+       "decoupled, inside the solver).", minimum=0, form="optimizer", nnc="WeightDecay",
+       nntxt="optimizer[].solver.weight_decay"),
+    _S("optimizer.schedule.type", "choice", "exponential", "Schedule", "exponential: multiply by the LR "
+       "multiplier every LR update interval (NNC).", choices=SCHEDULES, form="optimizer",
+       nnc="LearningRateScheduler", nntxt="optimizer[].solver.lr_scheduler_type"),
+    _S("optimizer.lr_multiplier", "float", 1.0, "LR multiplier", "The rate is multiplied by this every LR "
+       "update interval.", positive=True, form="optimizer", schedules=("exponential",),
+       nnc="LearningRateMultiplier", nntxt="optimizer[].solver.exponential_scheduler_param.gamma"),
+    _S("optimizer.lr_update_interval", "int", 0, "LR update interval", "Single-worker iterations between LR "
+       "multiplications (0 = never); divided by N exactly.", unit="iterations", minimum=0, fix="0 means never",
+       form="optimizer", schedules=("exponential",), nnc="LearningRateUpdateInterval",
+       nntxt="optimizer[].solver.exponential_scheduler_param.iter_interval"),
+    _S("optimizer.schedule.steps", "int_list", [], "Step points", "step schedule: iterations (single worker) "
+       "at which the LR is multiplied by gamma.", unit="iterations", minimum=1, fix="step points are iterations",
+       form="optimizer", schedules=("step",), nnc="LearningRateSteps",
+       nntxt="optimizer[].solver.step_scheduler_param.iter_steps"),
+    _S("optimizer.schedule.gamma", "float", 0.1, "Gamma", "step schedule: the factor applied at each step "
+       "point.", positive=True, form="optimizer", schedules=("step",), nnc="LearningRateMultiplier",
+       nntxt="optimizer[].solver.step_scheduler_param.gamma"),
+    _S("optimizer.schedule.max_iter", "int", 0, "Decay length", "cosine/polynomial: iterations of decay (0 = "
+       "the whole run).", unit="iterations", minimum=0, fix="0 means the whole run", form="optimizer",
+       schedules=("cosine", "polynomial"), nntxt="optimizer[].solver.<cosine|polynomial>_scheduler_param.max_iter"),
+    _S("optimizer.schedule.power", "float", 1.0, "Power", "polynomial schedule: the decay's exponent.",
+       minimum=0, form="optimizer", schedules=("polynomial",), nnc="LearningRatePower",
+       nntxt="optimizer[].solver.polynomial_scheduler_param.power"),
+    _S("optimizer.warmup_iterations", "int", 0, "Warm-up iterations", "Linear warm-up from 0 over this many "
+       "single-worker iterations.", unit="iterations", minimum=0, form="optimizer",
+       nnc="LearningRateWarmupLength", nntxt="optimizer[].solver.linear_warmup_scheduler_param.warmup_iter"),
+    _S("optimizer.update_interval", "int", 1, "Update interval", "Gradient accumulation: update the weights "
+       "every U iterations.", unit="iterations", minimum=1, fix="1 means update every iteration",
+       form="optimizer", nnc="UpdateInterval", nntxt="optimizer[].update_interval"),
+    # ---- CONFIG: Multi-GPU (form order) ----
+    _S("multi_gpu.workers", "int", 1, "Workers (GPUs or processes)", "Worker processes, one per GPU (or CPU "
+       "processes).", minimum=1, maximum=MAX_WORKERS, fix="1 trains in a single process", form="multi_gpu"),
+    _S("multi_gpu.scaling", "choice", "linear", "Scaling policy", "linear: LR x N (NNC's advice); "
+       "keep-logical-batch: batch / N; sqrt: LR x sqrt(N).", choices=SCALING_POLICIES, form="multi_gpu"),
+    _S("multi_gpu.warmup_epochs", "float", 0.0, "Warm-up epochs", "Gradual warm-up from the single-worker LR "
+       "to the scaled LR (Goyal et al. 2017).", unit="epochs", minimum=0, maximum=MAX_COUNT, form="multi_gpu"),
+    _S("multi_gpu.hosts", "text_list", [], "Hosts", "host or host:slots, comma-separated (mpiexec).",
+       form="multi_gpu"),
+    _S("multi_gpu.hostfile", "path", "", "Hostfile", "An MPI hostfile instead of hosts.", form="multi_gpu"),
+    _S("multi_gpu.launcher", "choice", "auto", "Launcher", "How workers start: auto picks srun inside a Slurm "
+       "allocation, else mpiexec.", choices=LAUNCHERS, form="multi_gpu"),
+    _S("multi_gpu.mpiexec_args", "text_list", [], "Launcher arguments", "Extra launcher options; a project "
+       "file may only hold options that cannot run other programs."),
+    _S("multi_gpu.bucket_mb", "float", 0.0, "All-reduce bucket (MB)", "CPU all-reduce bucket size (0 = the "
+       "engine's default).", unit="MB", minimum=0, maximum=1 << 20),
+    # ---- DATASET tab ----
+    _S("datasets.training", "path", "", "Training dataset", "Training CSV, relative to the project file.",
+       form="dataset", nntxt="dataset[Training].uri"),
+    _S("datasets.validation", "path", "", "Validation dataset", "Validation CSV, relative to the project file.",
+       form="dataset", nntxt="dataset[Validation].uri"),
+    _S("datasets.shuffle", "bool", True, "Shuffle", "Shuffle the training set every epoch.", form="dataset",
+       nntxt="dataset[Training].shuffle"),
+    _S("datasets.cache", "bool", True, "Dataset cache", "Keep decoded images in a cache beside the CSV.",
+       form="dataset"),
+    _S("datasets.normalize", "bool", True, "Normalize images", "Divide image pixels by 255, as NNC does.",
+       form="dataset", nntxt="dataset[].no_image_normalization (inverted)"),
+)
+
+
+# ---------------------------------------------------------------------------------------------- solvers
+@dataclass(frozen=True)
+class SolverSpec:
+    """One solver: nnabla's class name, its parameters and defaults, and how nnabla files spell it."""
+
+    name: str
+    params: Mapping[str, float]
+    learning_rate_name: str = "lr"  # "alpha" for the Adam family (NNC shows Alpha)
+    proto_field: str = ""  # the *_param message of nnabla's Solver proto
+    file_names: Tuple[str, ...] = ()  # other spellings of Solver.type in nnabla files
+    decoupled_weight_decay: bool = False  # AdamW applies weight decay inside the solver (wd)
+
+
+_ADAM = {"beta1": 0.9, "beta2": 0.999, "eps": 1e-8}
+SOLVER_TABLE: Tuple[SolverSpec, ...] = (
+    SolverSpec("Sgd", {}, proto_field="sgd_param", file_names=("SGD",)),
+    SolverSpec("Momentum", {"momentum": 0.9}, proto_field="momentum_param"),
+    SolverSpec("Nesterov", {"momentum": 0.9}, proto_field="nesterov_param"),
+    SolverSpec("Adam", dict(_ADAM), "alpha", "adam_param"),
+    SolverSpec("AdamW", dict(_ADAM), "alpha", "adamw_param", decoupled_weight_decay=True),
+    SolverSpec("Adagrad", {"eps": 1e-8}, proto_field="adagrad_param"),
+    SolverSpec("RMSprop", {"decay": 0.9, "eps": 1e-8}, proto_field="rmsprop_param"),
+    SolverSpec("AdaBound", dict(_ADAM, final_lr=0.1, gamma=0.001), "alpha", "adabound_param"),
+    SolverSpec("Lars", {"momentum": 0.9, "coefficient": 0.001, "eps": 1e-6}, proto_field="lars_param"),
+)
+SOLVER_SPECS: Dict[str, SolverSpec] = {s.name: s for s in SOLVER_TABLE}
+SOLVERS: Tuple[str, ...] = tuple(SOLVER_SPECS)
+ALPHA_SOLVERS: Tuple[str, ...] = tuple(s.name for s in SOLVER_TABLE if s.learning_rate_name == "alpha")
+SOLVER_PARAMS: Dict[str, Dict[str, float]] = {s.name: dict(s.params) for s in SOLVER_TABLE}
+# nnabla's Solver.type in a file -> nnconsole's solver.
+SOLVER_FILE_NAMES: Dict[str, str] = {**{s.name: s.name for s in SOLVER_TABLE},
+                                     **{alias: s.name for s in SOLVER_TABLE for alias in s.file_names}}
+# NNC's solver parameter names (SolverParameterName_k in .sdcproj), lower-cased without '_' or ' ' ->
+# nnconsole's. 'learning_rate' and 'weight_decay' go to the optimizer itself, the rest to solver_params.
+NNC_SOLVER_PARAMETERS: Dict[str, str] = {
+    "alpha": "learning_rate", "learningrate": "learning_rate", "lr": "learning_rate", "eta": "learning_rate",
+    "beta1": "beta1", "beta2": "beta2", "epsilon": "eps", "eps": "eps", "momentum": "momentum",
+    "decay": "decay", "rho": "decay", "coefficient": "coefficient", "gamma": "gamma",
+    "finallearningrate": "final_lr", "finallr": "final_lr", "final_lr": "final_lr",
+    "weightdecay": "weight_decay", "wd": "weight_decay",
+}
+# NNC's and nnabla's scheduler names -> optimizer.schedule.type.
+SCHEDULER_FILE_NAMES: Dict[str, str] = {"Exponential": "exponential", "Step": "step", "Cosine": "cosine",
+                                        "Polynomial": "polynomial"}
+
+SETTINGS = tuple(dataclasses.replace(s, choices=SOLVERS) if s.path == "optimizer.solver" else s for s in SETTINGS)
+BY_PATH: Dict[str, Setting] = {s.path: s for s in SETTINGS}
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+def setting(path: str) -> Setting:
+    """The setting at dotted ``path`` (KeyError names it when there is none)."""
+    return BY_PATH[path]
+
+
+def settings_in(section: str) -> Tuple[Setting, ...]:
+    """The settings directly inside ``section`` ("config", "optimizer.schedule"), in schema order."""
+    return tuple(s for s in SETTINGS if s.section == section)
+
+
+def form_settings(form: str) -> Tuple[Setting, ...]:
+    """The settings one form shows ("global", "optimizer", "multi_gpu", "dataset"), in form order."""
+    return tuple(s for s in SETTINGS if s.form == form)
+
+
+def default_of(path: str) -> Any:
+    """A dataclass field whose default is the schema's (a fresh copy for lists and mappings)."""
+    value = BY_PATH[path].default
+    if isinstance(value, (list, dict)):
+        return dataclasses.field(default_factory=lambda: type(value)(value))
+    return dataclasses.field(default=value)
+
+
+def value_at(project: Any, path: str) -> Any:
+    """The value of dotted ``path`` in a Project (or any object with those attributes)."""
+    target = project
+    for part in path.split("."):
+        target = getattr(target, part)
+    return target
+
+
+def set_value_at(project: Any, path: str, value: Any) -> None:
+    """Set dotted ``path`` in a Project (or any object with those attributes)."""
+    head, _, last = path.rpartition(".")
+    setattr(value_at(project, head) if head else project, last, value)
