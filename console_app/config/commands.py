@@ -11,28 +11,16 @@ from typing import Any, Dict, Optional
 
 from PySide6.QtGui import QUndoCommand
 
+from nnconsole.engine.project.schema import SETTINGS
+
 MERGE_ID = 0x5E77  # QUndoCommand.id() of mergeable setting edits
 
-# What the undo menu says for a field ("Undo Change Batch size").
-FIELD_LABELS: Dict[str, str] = {
-    "config.max_epoch": "Max epoch", "config.batch_size": "Batch size", "config.precision": "Precision",
-    "config.validation_interval": "Validation interval (epochs)", "config.log_interval": "Log interval (iterations)",
-    "config.save_best": "Save best", "config.seed": "Seed",
-    "config.device": "Device", "optimizer.solver": "Solver", "optimizer.solver_params": "Solver parameters",
-    "optimizer.learning_rate": "Learning rate", "optimizer.weight_decay": "Weight decay",
-    "optimizer.lr_multiplier": "LR multiplier", "optimizer.lr_update_interval": "LR update interval",
-    "optimizer.update_interval": "Update interval", "optimizer.schedule.type": "Schedule",
-    "optimizer.schedule.steps": "Step points", "optimizer.schedule.gamma": "Gamma",
-    "optimizer.schedule.max_iter": "Decay length", "optimizer.schedule.power": "Power",
-    "optimizer.warmup_iterations": "Warm-up iterations", "multi_gpu.workers": "Workers",
-    "multi_gpu.hosts": "Hosts", "multi_gpu.scaling": "Scaling policy", "multi_gpu.warmup_epochs": "Warm-up epochs",
-    "multi_gpu.hostfile": "Hostfile", "multi_gpu.launcher": "Launcher",
-    "datasets.training": "Training dataset", "datasets.validation": "Validation dataset",
-    "datasets.shuffle": "Shuffle", "datasets.cache": "Dataset cache", "datasets.normalize": "Normalize images",
-}
+# What the undo menu says for a field ("Undo Change Batch size"): the schema's label, as in the form.
+FIELD_LABELS: Dict[str, str] = {setting.path: setting.label for setting in SETTINGS}
 
 
 def field_label(dotted: str) -> str:
+    """The undo label of a setting path (the path itself for one the schema does not name)."""
     return FIELD_LABELS.get(dotted, dotted)
 
 

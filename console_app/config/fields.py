@@ -1,6 +1,7 @@
 """Form editors bound to dotted project settings: edits push undo commands, document changes refresh them.
 
-A ``FieldSpec`` declares a setting once (path, kind, label, range, tooltip); ``SettingsGroup`` builds
+A ``FieldSpec`` is what an editor needs of a setting (path, kind, label, range, tooltip); ``spec_for``
+makes it from the settings schema (engine/project/schema.py), where each setting is declared once. ``SettingsGroup`` builds
 one QGroupBox of editors from a list of specs. Editors push ``SetSettingCommand``s as the user types
 (so the plan panel follows live) and are refreshed with signals blocked when the document changes,
 e.g. on undo. Each editor's objectName is ``field_<dotted path>``.
@@ -15,6 +16,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QLa
                                QWidget)
 
 from nnconsole.app.config.commands import get_path, set_path
+from nnconsole.engine.project.schema import Setting, form_settings
 
 INT_MAX = 2_147_483_647
 INVALID_STYLE = "QLineEdit { border: 1px solid #d62728; background: #fff0f0; }"
@@ -35,6 +37,26 @@ class FieldSpec:
     default: Any = None  # shown when a dict setting lacks the key (solver parameters)
 
 
+# Editor kind for each schema kind (choices, paths and mappings differ from the plain widgets).
+_EDITOR_KINDS = {"choice": "choice", "path": "text", "int": "int", "float": "float", "bool": "bool",
+                 "text": "text", "int_list": "int_list", "text_list": "text_list"}
+
+
+def spec_for(setting: Setting) -> FieldSpec:
+    """The form field of a schema setting: editor kind, label, bounds, choices and tooltip."""
+    if setting.kind not in _EDITOR_KINDS:
+        raise ValueError(f"{setting.path}: a {setting.kind} setting has no plain editor")
+    return FieldSpec(setting.path, _EDITOR_KINDS[setting.kind], setting.label,
+                     minimum=setting.minimum if setting.minimum is not None else (-INT_MAX - 1),
+                     maximum=setting.maximum if setting.maximum is not None else INT_MAX,
+                     choices=setting.choices, tooltip=setting.doc, positive=setting.positive)
+
+
+def form_specs(form: str) -> List[FieldSpec]:
+    """The fields of one form of the schema ("global", "optimizer", "multi_gpu"), in order."""
+    return [spec_for(setting) for setting in form_settings(form)]
+
+
 def format_float(value: float) -> str:
     """Shortest text that reads back as the same float: 0.001, 1e-08, 0.4."""
     return repr(float(value))
@@ -47,12 +69,12 @@ def parse_value(spec: FieldSpec, text: str) -> Any:
         value = float(text)
         if value != value or value in (float("inf"), float("-inf")):
             raise ValueError("not a finite number")
-        if value < spec.minimum or (spec.positive and value <= 0):
+        if value < spec.minimum or value > spec.maximum or (spec.positive and value <= 0):
             raise ValueError("out of range")
         return value
     if spec.kind == "int_list":
         values = [int(v) for v in text.replace(";", ",").split(",") if v.strip()]
-        if any(v < spec.minimum for v in values):
+        if any(v < spec.minimum or v > spec.maximum for v in values):
             raise ValueError("out of range")
         return values
     if spec.kind == "text_list":

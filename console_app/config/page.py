@@ -11,63 +11,15 @@ from typing import Any, Dict, List, Optional
 from PySide6.QtWidgets import QHBoxLayout, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from nnconsole.app.config.commands import set_settings
-from nnconsole.app.config.fields import FieldSpec, SettingsGroup
+from nnconsole.app.config.fields import FieldSpec, SettingsGroup, form_specs
 from nnconsole.app.config.plan_panel import PlanPanel
-from nnconsole.engine.project.model import (ALPHA_SOLVERS, DEVICES, PRECISIONS, SCALING_POLICIES, SCHEDULES, SOLVERS)
-from nnconsole.engine.solvers import SOLVER_PARAMS
+from nnconsole.engine.project.schema import ALPHA_SOLVERS, SOLVER_PARAMS, form_settings
 
-GLOBAL_FIELDS = [
-    FieldSpec("config.max_epoch", "int", "Max epoch", 1, tooltip="Epochs to train (passes over the training set)."),
-    FieldSpec("config.batch_size", "int", "Batch size", 1, tooltip="Samples per iteration on each worker "
-              "(per GPU); the logical batch is this x workers x update interval."),
-    FieldSpec("config.precision", "choice", "Precision", choices=PRECISIONS, tooltip="half = mixed precision "
-              "on GPUs."),
-    FieldSpec("config.validation_interval", "int", "Validation interval (epochs)", 1, tooltip="Epochs between "
-              "validations (NNC's Monitor Interval); the last epoch is always validated."),
-    FieldSpec("config.log_interval", "int", "Log interval (iterations)", 1, tooltip="Iterations between "
-              "training-loss records on the learning curve."),
-    FieldSpec("config.save_best", "bool", "Save best", tooltip="Keep the parameters with the lowest validation "
-              "error (parameters_best.h5)."),
-    FieldSpec("config.seed", "int", "Seed", 0, tooltip="Random seed: the same seed and workers replay a run."),
-    FieldSpec("config.device", "choice", "Device", choices=DEVICES, tooltip="auto uses CUDA when available."),
-]
-OPTIMIZER_FIELDS = [
-    FieldSpec("optimizer.solver", "choice", "Solver", choices=SOLVERS, tooltip="The updater (nnabla solver)."),
-    FieldSpec("optimizer.learning_rate", "float", "Learning rate", positive=True,
-              tooltip="Single-worker learning rate (Alpha for Adam); the plan scales it for N workers."),
-    FieldSpec("optimizer.weight_decay", "float", "Weight decay", 0),
-    FieldSpec("optimizer.schedule.type", "choice", "Schedule", choices=SCHEDULES,
-              tooltip="exponential: multiply by the LR multiplier every LR update interval (NNC)."),
-    FieldSpec("optimizer.lr_multiplier", "float", "LR multiplier", positive=True),
-    FieldSpec("optimizer.lr_update_interval", "int", "LR update interval", 0,
-              tooltip="Single-worker iterations between LR multiplications (0 = never); divided by N exactly."),
-    FieldSpec("optimizer.schedule.steps", "int_list", "Step points", 1,
-              tooltip="step schedule: iterations (single worker) at which the LR is multiplied by gamma."),
-    FieldSpec("optimizer.schedule.gamma", "float", "Gamma", positive=True),
-    FieldSpec("optimizer.schedule.max_iter", "int", "Decay length", 0,
-              tooltip="cosine/polynomial: iterations of decay (0 = the whole run)."),
-    FieldSpec("optimizer.schedule.power", "float", "Power", positive=True),
-    FieldSpec("optimizer.warmup_iterations", "int", "Warm-up iterations", 0,
-              tooltip="Linear warm-up from 0 over this many single-worker iterations."),
-    FieldSpec("optimizer.update_interval", "int", "Update interval", 1,
-              tooltip="Gradient accumulation: update the weights every U iterations."),
-]
-MULTI_GPU_FIELDS = [
-    FieldSpec("multi_gpu.workers", "int", "Workers (GPUs or processes)", 1, 4096),
-    FieldSpec("multi_gpu.scaling", "choice", "Scaling policy", choices=SCALING_POLICIES,
-              tooltip="linear: LR x N (NNC's advice); keep-logical-batch: batch / N; sqrt: LR x sqrt(N)."),
-    FieldSpec("multi_gpu.warmup_epochs", "float", "Warm-up epochs", 0,
-              tooltip="Gradual warm-up from the single-worker LR to the scaled LR (Goyal et al. 2017)."),
-    FieldSpec("multi_gpu.hosts", "text_list", "Hosts", tooltip="host or host:slots, comma-separated (mpiexec)."),
-    FieldSpec("multi_gpu.hostfile", "text", "Hostfile"),
-    FieldSpec("multi_gpu.launcher", "choice", "Launcher", choices=("auto", "mpiexec", "srun")),
-]
-# Which schedule fields matter for each schedule type.
-SCHEDULE_FIELDS = {
-    "optimizer.lr_multiplier": ("exponential",), "optimizer.lr_update_interval": ("exponential",),
-    "optimizer.schedule.steps": ("step",), "optimizer.schedule.gamma": ("step",),
-    "optimizer.schedule.max_iter": ("cosine", "polynomial"), "optimizer.schedule.power": ("polynomial",),
-}
+# The three forms and which schedule types each field matters for: all from the settings schema.
+GLOBAL_FIELDS = form_specs("global")
+OPTIMIZER_FIELDS = form_specs("optimizer")
+MULTI_GPU_FIELDS = form_specs("multi_gpu")
+SCHEDULE_FIELDS = {s.path: s.schedules for s in form_settings("optimizer") if s.schedules}
 
 
 def solver_params_for(solver: str, current: Dict[str, float]) -> Dict[str, float]:
