@@ -285,7 +285,7 @@ class RunController(QObject):
             pass
         except PermissionError:
             if self._run_dir:
-                from nnconsole.engine.train import STOP_FILE
+                from nnconsole.engine.rank_process import STOP_FILE
 
                 try:
                     open(os.path.join(self._run_dir, STOP_FILE), "w").close()

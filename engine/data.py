@@ -12,7 +12,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -23,8 +23,12 @@ from nnconsole.engine.dataset_csv import (IMAGE_EXTENSIONS, CsvPreview, DatasetE
                                           _read_table, _Table, _Var, peek_csv)
 from nnconsole.engine.dataset_decode import _image_files, _image_target, _load_images, _load_numbers
 
+if TYPE_CHECKING:
+    from nnconsole.engine.project.model import Project
+
 __all__ = ["CACHE_FOLDER", "CACHE_VERSION", "IMAGE_EXTENSIONS", "CsvPreview", "Dataset", "DatasetError", "PathLike",
-           "check_dataset", "class_histogram", "epoch_order", "load_dataset", "peek_csv", "validation_batches",
+           "check_dataset", "class_histogram", "epoch_order", "load_dataset", "load_dataset_split", "load_datasets",
+           "peek_csv", "validation_batches",
            "worker_batches"]
 
 
@@ -180,3 +184,27 @@ def class_histogram(dataset: Dataset, variable: str) -> Dict[int, int]:
                          "label")
     counts = Counter(int(v) for v in labels)
     return dict(sorted(counts.items()))
+
+
+def _expected_shapes(project: "Project") -> Dict[str, tuple]:
+    from nnconsole.engine.shapes import infer_network
+    return {k: tuple(v) for k, v in infer_network(project.network).input_variables.items()}
+
+
+def load_dataset_split(project: "Project", which: str, shapes: Optional[Dict[str, tuple]] = None) -> Any:
+    """The ``which`` ('training' or 'validation') dataset with the shapes the Input layers declare."""
+    from nnconsole.engine.labels import class_label_variables
+    from nnconsole.engine.project.validate import dataset_path
+
+    if which not in ("training", "validation"):
+        raise ValueError(f"unknown dataset split {which!r}; expected 'training' or 'validation'")
+    ds = project.datasets
+    return load_dataset(dataset_path(project, getattr(ds, which)),
+                        expected_shapes=_expected_shapes(project) if shapes is None else shapes,
+                        normalize=ds.normalize, cache=ds.cache, label_classes=class_label_variables(project.network))
+
+
+def load_datasets(project: "Project") -> tuple:
+    """Training and validation datasets with the shapes the Input layers declare."""
+    shapes = _expected_shapes(project)
+    return load_dataset_split(project, "training", shapes), load_dataset_split(project, "validation", shapes)

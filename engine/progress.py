@@ -5,6 +5,10 @@ import sys
 import time
 from typing import Any, Dict, Optional, TextIO
 
+# The share of an update's time spent in all-reduce above which the trainer warns (the terminal and the GUI
+# show the same threshold).
+COMM_WARN_SHARE = 0.30
+
 
 def format_duration(seconds: Optional[float]) -> str:
     if seconds is None or seconds != seconds or seconds < 0:

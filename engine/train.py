@@ -1,15 +1,14 @@
-"""The worker loop: one process = one rank. Builds the graph, reads its shard, trains, all-reduces.
+"""The trainer: one rank's training run. Builds the graph, reads its shard, trains, all-reduces.
 
 Rank 0 alone writes metrics, checkpoints and models; every rank logs to ``logs/rank<r>.log``.
-The same function runs a single-process job and each rank of an ``mpiexec -n N`` job.
+The same class runs a single-process job and each rank of an ``mpiexec -n N`` job; the process entry
+(``run_worker``) is :mod:`nnconsole.engine.worker`.
 """
 from __future__ import annotations
 
 import json
-import logging
 import math
 import os
-import signal
 import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
@@ -20,11 +19,9 @@ from nnconsole.engine import rank_sync, runs
 from nnconsole.engine.checkpoint import (CheckpointState, find_usable_checkpoint, load_checkpoint, load_parameters_checked,
                                save_checkpoint)
 from nnconsole.engine.project.io import atomic_write, load_project
-from nnconsole.engine.project.model import Project
-from nnconsole.engine.project.validate import dataset_path
-
-STOP_FILE = "STOP"
-COMM_WARN_SHARE = 0.30
+from nnconsole.engine.data import load_dataset_split, load_datasets  # noqa: F401 - load_dataset_split: tests, evaluate
+from nnconsole.engine.progress import COMM_WARN_SHARE
+from nnconsole.engine.rank_process import STOP_FILE, StopRequest, close_logger, rank_logger  # noqa: F401 - STOP_FILE: launcher
 
 
 class TrainingError(RuntimeError):
@@ -53,26 +50,6 @@ class WorkerOptions:
         atomic_write(os.path.join(run_dir, "launch.json"), json.dumps(self.__dict__, indent=2).encode())
 
 
-class StopRequest:
-    """Set by SIGINT/SIGTERM or a STOP file in the run directory; honoured at an update boundary."""
-
-    def __init__(self, run_dir: str) -> None:
-        self.path = os.path.join(run_dir, STOP_FILE)
-        self.flag = False
-
-    def install(self) -> None:
-        def handler(signum, frame):  # noqa: ARG001
-            self.flag = True
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                signal.signal(sig, handler)
-            except ValueError:  # not the main thread (tests)
-                pass
-
-    def requested(self) -> bool:
-        return self.flag or os.path.exists(self.path)
-
-
 class HostArrays:
     """float32 numpy views of nnabla arrays in host memory, for the per-iteration feeds and reads.
 
@@ -98,51 +75,6 @@ class HostArrays:
         return np.frombuffer(kind.from_address(address), dtype=np.float32).reshape(var.shape)
 
 
-def _rank_logger(run_dir: str, rank: int) -> logging.Logger:
-    os.makedirs(os.path.join(run_dir, "logs"), exist_ok=True)
-    logger = logging.getLogger(f"nnconsole.rank{rank}.{run_dir}")
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    fmt = logging.Formatter("%(asctime)s rank%(rank)s %(levelname)s %(message)s".replace("%(rank)s", str(rank)))
-    handler = logging.FileHandler(os.path.join(run_dir, "logs", f"rank{rank}.log"))
-    handler.setFormatter(fmt)
-    logger.addHandler(handler)
-    if rank == 0:
-        human = logging.FileHandler(os.path.join(run_dir, runs.LOG_FILE))
-        human.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-        logger.addHandler(human)
-    return logger
-
-
-def _close_logger(logger: logging.Logger) -> None:
-    for handler in list(logger.handlers):
-        handler.close()
-        logger.removeHandler(handler)
-
-
-def _expected_shapes(project: Project) -> Dict[str, tuple]:
-    from nnconsole.engine.shapes import infer_network
-    return {k: tuple(v) for k, v in infer_network(project.network).input_variables.items()}
-
-
-def load_dataset_split(project: Project, which: str, shapes: Optional[Dict[str, tuple]] = None) -> Any:
-    """The ``which`` ('training' or 'validation') dataset with the shapes the Input layers declare."""
-    from nnconsole.engine.data import load_dataset
-    from nnconsole.engine.labels import class_label_variables
-
-    if which not in ("training", "validation"):
-        raise ValueError(f"unknown dataset split {which!r}; expected 'training' or 'validation'")
-    ds = project.datasets
-    return load_dataset(dataset_path(project, getattr(ds, which)),
-                        expected_shapes=_expected_shapes(project) if shapes is None else shapes,
-                        normalize=ds.normalize, cache=ds.cache, label_classes=class_label_variables(project.network))
-
-
-def load_datasets(project: Project) -> tuple:
-    """Training and validation datasets with the shapes the Input layers declare."""
-    shapes = _expected_shapes(project)
-    return load_dataset_split(project, "training", shapes), load_dataset_split(project, "validation", shapes)
-
 
 def _save_parameters_atomic(path: str) -> None:
     import nnabla as nn
@@ -160,7 +92,7 @@ class Trainer:
         self.comm = comm
         self.options = options
         self.rank = comm.rank
-        self.log = _rank_logger(run_dir, comm.rank)
+        self.log = rank_logger(run_dir, comm.rank)
         self.metrics = runs.MetricsWriter(run_dir) if self.rank == 0 else None
         self.stop = StopRequest(run_dir)
 
@@ -517,7 +449,7 @@ class Trainer:
     def close(self) -> None:
         if self.metrics:
             self.metrics.close()
-        _close_logger(self.log)
+        close_logger(self.log)
 
 
 def _loss_scaler(device: Any) -> Any:
@@ -526,34 +458,3 @@ def _loss_scaler(device: Any) -> Any:
 
     return DynamicLossScaler() if getattr(device, "type_config", "float") == "half" else None
 
-
-def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> str:
-    """Entry of every rank: returns the outcome ('finished' or 'stopped'); raises on failure.
-
-    Ranks agree on their start (parameter broadcast, resume) through the MPI communicator; on GPU
-    the gradients then go through NCCL, whose communicator needs the context and the parameters
-    that ``Trainer.setup`` creates.
-    """
-    from nnconsole.engine.backend_agreement import agree_on_backend
-    from nnconsole.engine.comm import NcclGpuComm, create_communicator
-    from nnconsole.engine.device import select_device
-
-    options = WorkerOptions.read(run_dir)
-    project = load_project(os.path.join(run_dir, runs.RESOLVED_FILE), check_datasets=False)
-    if comm is None:
-        comm = create_communicator(bucket_mb=project.multi_gpu.bucket_mb, require_mpi=options.workers > 1)
-    if device_choice is None:
-        device_choice = select_device(options.device or project.config.device, project.config.precision,
-                                      comm.local_rank)
-    # Before any collective on the chosen backend: ranks on different backends would hang.
-    agree_on_backend(comm, device_choice, options.device or project.config.device)
-    trainer = Trainer(run_dir, comm, options)
-    try:
-        trainer.setup(device_choice, project)
-        if device_choice.backend == "cuda" and comm.size > 1:
-            import nnabla as nn
-
-            trainer.comm = NcclGpuComm(comm.mpi, device_choice.context, nn.get_parameters(grad_only=True))
-        return trainer.run()
-    finally:
-        trainer.close()

@@ -10,6 +10,7 @@ import os
 import sys
 import time
 import traceback
+from typing import Any
 
 from nnconsole.engine.atomic import atomic_write
 
@@ -65,7 +66,6 @@ def main(argv: list | None = None) -> int:
     os.environ.setdefault("NNABLA_LOG_LEVEL", "WARNING")
     rank, size = _rank_and_size()
     try:
-        from nnconsole.engine.train import run_worker
         outcome = run_worker(run_dir)
     except BaseException as exc:  # noqa: BLE001 - every failure must reach the launcher
         _report_failure(run_dir, rank, exc)
@@ -74,6 +74,41 @@ def main(argv: list | None = None) -> int:
             MPI.COMM_WORLD.Abort(1)
         return 1
     return EXIT_STOPPED if outcome == "stopped" else 0
+
+
+def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> str:
+    """Entry of every rank: returns the outcome ('finished' or 'stopped'); raises on failure.
+
+    Ranks agree on their start (parameter broadcast, resume) through the MPI communicator; on GPU
+    the gradients then go through NCCL, whose communicator needs the context and the parameters
+    that ``Trainer.setup`` creates.
+    """
+    from nnconsole.engine.backend_agreement import agree_on_backend
+    from nnconsole.engine.comm import NcclGpuComm, create_communicator
+    from nnconsole.engine.device import select_device
+    from nnconsole.engine.project.io import load_project
+    from nnconsole.engine.runs import RESOLVED_FILE
+    from nnconsole.engine.train import Trainer, WorkerOptions
+
+    options = WorkerOptions.read(run_dir)
+    project = load_project(os.path.join(run_dir, RESOLVED_FILE), check_datasets=False)
+    if comm is None:
+        comm = create_communicator(bucket_mb=project.multi_gpu.bucket_mb, require_mpi=options.workers > 1)
+    if device_choice is None:
+        device_choice = select_device(options.device or project.config.device, project.config.precision,
+                                      comm.local_rank)
+    # Before any collective on the chosen backend: ranks on different backends would hang.
+    agree_on_backend(comm, device_choice, options.device or project.config.device)
+    trainer = Trainer(run_dir, comm, options)
+    try:
+        trainer.setup(device_choice, project)
+        if device_choice.backend == "cuda" and comm.size > 1:
+            import nnabla as nn
+
+            trainer.comm = NcclGpuComm(comm.mpi, device_choice.context, nn.get_parameters(grad_only=True))
+        return trainer.run()
+    finally:
+        trainer.close()
 
 
 if __name__ == "__main__":

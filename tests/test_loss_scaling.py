@@ -156,7 +156,7 @@ def _cpu_choice(type_config: str):
 
 
 def test_half_update_step_trains_exactly_like_float(tmp_path):
-    from nnconsole.engine.train import run_worker
+    from nnconsole.engine.worker import run_worker
 
     float_run = _prepared_run(tmp_path, "float")
     half_run = _prepared_run(tmp_path, "half")
@@ -168,7 +168,7 @@ def test_half_update_step_trains_exactly_like_float(tmp_path):
 
 def test_half_update_step_skips_an_overflowed_update(tmp_path):
     from nnconsole.engine.comm import SingleComm
-    from nnconsole.engine.train import run_worker
+    from nnconsole.engine.worker import run_worker
 
     class InjectingComm(SingleComm):
         """Makes the gradients of the 3rd backward non-finite; snapshots parameters around it."""

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
 
 from nnconsole.engine import runs
 from nnconsole.engine.progress import format_duration
-from nnconsole.engine.train import COMM_WARN_SHARE  # the share above which the engine warns, too
+from nnconsole.engine.progress import COMM_WARN_SHARE  # the share above which the engine warns, too
 
 
 class RunProgress(QWidget):

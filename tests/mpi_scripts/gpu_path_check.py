@@ -1,4 +1,4 @@
-"""Run under mpiexec: the engine's GPU training path on CPU, through ``nnconsole.engine.train.run_worker``.
+"""Run under mpiexec: the engine's GPU training path on CPU, through ``nnconsole.engine.worker.run_worker``.
 
     gpu_path_check.py RUN_DIR MODE PRECISION [DELAY] [INJECT]
 
@@ -29,7 +29,7 @@ from nnabla.ext_utils import get_extension_context  # noqa: E402
 import nnconsole.engine.comm  # noqa: E402
 from nnconsole.engine.comm import MpiCpuComm  # noqa: E402
 from nnconsole.engine.device import DeviceChoice  # noqa: E402
-from nnconsole.engine.train import run_worker  # noqa: E402
+from nnconsole.engine.worker import run_worker  # noqa: E402
 
 run_dir, mode, precision = sys.argv[1], sys.argv[2], sys.argv[3]
 fake_nccl.DELAY[0] = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
