@@ -10,9 +10,6 @@ from typing import Any, Dict
 
 from nnconsole.engine.project.model import Project
 
-PROBABILITY_LOSSES = ("SoftmaxCrossEntropy",)
-SIGMOID_LOSSES = ("SigmoidCrossEntropy",)
-
 
 @dataclass
 class RuntimeGraph:
@@ -37,15 +34,16 @@ def build_runtime(project: Project, batch_size: int = 1) -> RuntimeGraph:
     import nnabla.functions as F
 
     from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.layers import get_spec
 
     graph = build_graph(project.network, batch_size, "runtime")
     output = graph.prediction
     loss_layer = _loss_layer(project)
-    loss_type = loss_layer.type if loss_layer else ""
-    if loss_type in PROBABILITY_LOSSES:
+    head = get_spec(loss_layer.type).runtime_head if loss_layer else ""  # the loss type decides
+    if head == "Softmax":
         axis = int(loss_layer.params.get("axis", -1))
         output = F.softmax(output, axis=axis + 1 if axis >= 0 else output.ndim + axis)
-    elif loss_type in SIGMOID_LOSSES:
+    elif head == "Sigmoid":
         output = F.sigmoid(output)
     return RuntimeGraph(inputs=dict(graph.inputs), output=output, output_name="y'", task=graph.task)
 

@@ -1,6 +1,7 @@
 """Class labels: which dataset variables a network reads as class indices, and which values fit.
 
-SoftmaxCrossEntropy and CategoricalCrossEntropy read their target as an integer class index into
+Losses registered with ``class_index_target`` (SoftmaxCrossEntropy, CategoricalCrossEntropy) read their
+target as an integer class index into
 the prediction's class axis. nnabla does not check it: a label outside 0..C-1 or a fraction
 trains to "finished" on garbage, and a huge one (1e8) reads far outside the prediction and
 crashes the worker (SIGSEGV). The dataset loader checks every label against these rules.
@@ -12,8 +13,6 @@ from typing import Dict, Optional, Tuple
 import numpy as np
 
 from nnconsole.engine.project.model import Network
-
-CLASS_INDEX_LOSSES = ("SoftmaxCrossEntropy", "CategoricalCrossEntropy")
 
 
 def class_label_variables(network: Network) -> Dict[str, int]:
@@ -33,7 +32,7 @@ def class_label_variables(network: Network) -> Dict[str, int]:
     for name in info.loss_layers:
         loss = by_name.get(name)
         loss_info = info.layers.get(name)
-        if loss is None or loss_info is None or loss.type not in CLASS_INDEX_LOSSES or len(loss.inputs) != 2:
+        if loss is None or loss_info is None or len(loss.inputs) != 2 or not _class_index_loss(loss.type):
             continue
         prediction = info.layers.get(loss.inputs[0])
         target, target_info = by_name.get(loss.inputs[1]), info.layers.get(loss.inputs[1])
@@ -70,3 +69,10 @@ def label_rule_text(classes: int) -> str:
     """The valid labels, as the error messages say it."""
     return (f"class labels are whole numbers from 0 to {classes - 1} (the classifier's prediction has {classes} "
             "classes); fix the label, or give the layer before the loss as many outputs as there are classes")
+
+
+def _class_index_loss(type_name: str) -> bool:
+    from nnconsole.engine.layers.registry import find_spec
+
+    spec = find_spec(type_name)
+    return spec is not None and spec.class_index_target

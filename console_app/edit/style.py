@@ -4,9 +4,12 @@ Kept apart from the items so the palette, statistics view and canvas use the sam
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional
 
 from PySide6.QtGui import QColor, QFont
+
+from nnconsole.engine.layers.captions import caption, fmt_dims  # noqa: F401  (fmt_dims re-exported)
+from nnconsole.engine.layers.captions import generic as generic_caption
 
 # group -> (fill, accent): light fills so black text stays readable, stronger accents for borders.
 GROUP_COLORS = {
@@ -42,13 +45,6 @@ def font(point_size: float = 9.0, bold: bool = False) -> QFont:
     return f
 
 
-def fmt_dims(values: Any) -> str:
-    """[16, 8, 8] -> '16×8×8'; 10 -> '10'."""
-    if isinstance(values, (list, tuple)):
-        return "×".join(str(v) for v in values) if values else "()"
-    return str(values)
-
-
 def fmt_count(n: int) -> str:
     """1234567 -> '1.23M', 13706 -> '13.7k', 650 -> '650'."""
     for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
@@ -57,57 +53,15 @@ def fmt_count(n: int) -> str:
     return str(int(n))
 
 
-def _nonzero(values: Sequence[int]) -> bool:
-    return any(v != 0 for v in values)
-
-
-def _same(values: Any) -> str:
-    """[1, 1] -> '1' (all equal), [1, 2] -> '1×2': short forms for strides and pads."""
-    if isinstance(values, (list, tuple)) and values and all(v == values[0] for v in values):
-        return str(values[0])
-    return fmt_dims(values)
-
-
 def summarize_params(type_name: str, params: Mapping[str, Any], defaults: Mapping[str, Any]) -> str:
-    """The few parameter values a node shows under its name, e.g. '16 maps · 3×3 · pad 1×1'."""
-    p = params
-    parts = []
-    if type_name in ("Convolution", "Deconvolution"):
-        parts = [f"{p.get('outmaps')} maps", fmt_dims(p.get("kernel", ()))]
-        if any(s != 1 for s in p.get("stride", ())):
-            parts.append(f"stride {_same(p['stride'])}")
-        if _nonzero(p.get("pad", ())):
-            parts.append(f"pad {_same(p['pad'])}")
-    elif type_name == "Affine":
-        parts = [f"{fmt_dims(p.get('out_shape'))} units"]
-    elif type_name in ("MaxPooling", "AveragePooling"):
-        parts = [fmt_dims(p.get("kernel", ()))]
-        if p.get("stride") and list(p["stride"]) != list(p.get("kernel", ())):
-            parts.append(f"stride {_same(p['stride'])}")
-        if _nonzero(p.get("pad", ())):
-            parts.append(f"pad {_same(p['pad'])}")
-    elif type_name == "Input":
-        parts = [f"variable {p.get('variable')}"] if p.get("variable") else []
-    elif type_name == "Embed":
-        parts = [f"{p.get('n_inputs')} → {p.get('n_features')}"]
-    elif type_name == "Reshape":
-        parts = [f"to {fmt_dims(p.get('shape', ()))}"]
-    else:
-        for key, value in p.items():
-            default = defaults.get(key)
-            if isinstance(default, tuple):
-                default = list(default)
-            shown = list(value) if isinstance(value, tuple) else value
-            if shown != default or type_name in ("Dropout", "LeakyReLU", "ELU", "Concatenate"):
-                parts.append(f"{key} {fmt_dims(shown) if isinstance(shown, list) else _fmt_value(shown)}")
-            if len(parts) == 3:
-                break
-    return " · ".join(parts)
+    """The few parameter values a node shows under its name, e.g. '16 maps · 3×3 · pad 1×1'.
 
+    The layer type's registration decides (its ``caption`` hook); unknown types show the
+    parameters that differ from ``defaults``."""
+    from nnconsole.engine.layers import UnknownLayerType, get_spec
 
-def _fmt_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
+    try:
+        get_spec(type_name)
+    except UnknownLayerType:
+        return generic_caption(params, defaults)
+    return caption(type_name, params)

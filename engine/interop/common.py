@@ -5,6 +5,7 @@ import math
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from nnconsole.engine.layers.nnc_values import as_bool, as_float, as_int  # noqa: F401  (re-exported)
 from nnconsole.engine.project.model import Layer, Network, Project
 
 from .netgraph import Node, unique_name
@@ -78,8 +79,11 @@ def relocate_datasets(project: Project, project_path: str) -> None:
 
 def label_target_shape(loss_type: str, pred_shape: Sequence[int], axis: int) -> Tuple[int, ...]:
     """The target shape a loss layer expects for a prediction shape (see nnconsole.engine.layers.loss)."""
+    from nnconsole.engine.layers import find_spec
+
     pred = tuple(int(s) for s in pred_shape)
-    if loss_type in ("SoftmaxCrossEntropy", "CategoricalCrossEntropy"):
+    spec = find_spec(loss_type)
+    if spec is not None and spec.class_index_target:
         a = axis + len(pred) if axis < 0 else axis
         if 0 <= a < len(pred):
             return pred[:a] + (1,) + pred[a + 1:]
@@ -92,7 +96,7 @@ def add_loss_targets(nodes: List[Node], targets: Dict[str, str], unsupported: Li
     ``targets`` maps loss node name -> dataset variable. Shapes come from shape inference on the
     rest of the network; losses sharing a variable share one Input.
     """
-    from nnconsole.engine.layers import get_spec
+    from nnconsole.engine.layers import find_spec
     from nnconsole.engine.shapes import infer_network
 
     from .mapping import registry_type
@@ -117,8 +121,9 @@ def add_loss_targets(nodes: List[Node], targets: Dict[str, str], unsupported: Li
                                    f"inferred, so its target Input '{variable}' has shape [1]; fix it by hand")
                 shape: Tuple[int, ...] = (1,)
             else:
-                axis = int(n.params.get("axis", get_spec(rtype).defaults().get("axis", -1))) \
-                    if rtype in ("SoftmaxCrossEntropy", "CategoricalCrossEntropy") else -1
+                spec = find_spec(rtype)
+                axis = int(n.params.get("axis", spec.defaults().get("axis", -1))) \
+                    if spec is not None and spec.class_index_target else -1
                 shape = label_target_shape(rtype, li.out_shape, axis)
             if variable in made:
                 target_name, made_shape = made[variable]
@@ -147,28 +152,3 @@ def canonical_params(layer: Layer) -> Dict[str, Any]:
     except (KeyError, ValueError):
         return dict(layer.params)
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in params.items()}
-
-
-def as_float(text: Any, default: float) -> float:
-    try:
-        return float(str(text).strip())
-    except (TypeError, ValueError):
-        return default
-
-
-def as_int(text: Any, default: int) -> int:
-    try:
-        return int(float(str(text).strip()))
-    except (TypeError, ValueError):
-        return default
-
-
-def as_bool(text: Any, default: bool) -> bool:
-    if isinstance(text, bool):
-        return text
-    value = str(text).strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off"):
-        return False
-    return default

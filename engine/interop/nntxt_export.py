@@ -20,7 +20,7 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from nnconsole.engine.layers.registry import per_dim
+from nnconsole.engine.layers.nntxt_codec import set_shape
 from nnconsole.engine.project.model import Layer, Project
 
 from . import mapping
@@ -31,81 +31,18 @@ MAIN, VALIDATION, RUNTIME = "Main", "MainValidation", "MainRuntime"
 OUTPUT_DATA_NAME = "y'"
 
 
-def _axis(a: int) -> int:
-    """An axis without the batch axis (nnconsole) -> with it (nnabla); negative axes count from the end."""
-    return int(a) + 1 if a >= 0 else int(a)
-
-
-def _set_shape(msg: Any, dims: Sequence[int]) -> None:
-    msg.ClearField("dim")
-    msg.dim.extend(int(d) for d in dims)
-
-
 def _fill_params(f: Any, layer: Layer, p: Dict[str, Any], in_shapes: List[Tuple[int, ...]],
                  out_shape: Tuple[int, ...], mode: str) -> None:
-    """Set the function's *_param message from the layer's checked parameters."""
-    t = layer.type
-    if t == "Affine":
-        f.affine_param.base_axis = 1
-    elif t in ("Convolution", "Deconvolution"):
-        q = f.convolution_param if t == "Convolution" else f.deconvolution_param
-        kernel = tuple(p["kernel"])
-        n = len(kernel)
-        _set_shape(q.pad, per_dim(tuple(p["pad"]) or (0,) * n, kernel, "pad"))
-        _set_shape(q.stride, per_dim(tuple(p["stride"]) or (1,) * n, kernel, "stride"))
-        _set_shape(q.dilation, per_dim(tuple(p["dilation"]) or (1,) * n, kernel, "dilation"))
-        q.group = int(p["group"])
-        q.base_axis = 1
-        if t == "Deconvolution":
-            _set_shape(q.output_padding, [0] * n)
-    elif t in ("MaxPooling", "AveragePooling"):
-        q = f.max_pooling_param if t == "MaxPooling" else f.average_pooling_param
-        kernel = tuple(p["kernel"])
-        _set_shape(q.kernel, kernel)
-        _set_shape(q.stride, per_dim(tuple(p["stride"]) or kernel, kernel, "stride", t))
-        _set_shape(q.pad, per_dim(tuple(p["pad"]) or (0,) * len(kernel), kernel, "pad", t))
-        q.ignore_border = bool(p["ignore_border"])
-        if t == "AveragePooling":
-            q.including_pad = bool(p["including_pad"])
-    elif t == "Unpooling":
-        _set_shape(f.unpooling_param.kernel, p["kernel"])
-    elif t == "LeakyReLU":
-        f.leaky_relu_param.alpha = float(p["alpha"])
-    elif t == "ELU":
-        f.elu_param.alpha = float(p["alpha"])
-    elif t == "SELU":
-        f.selu_param.scale = mapping.SELU_SCALE
-        f.selu_param.alpha = mapping.SELU_ALPHA
-    elif t == "Softmax":
-        f.softmax_param.axis = _axis(p["axis"])
-    elif t == "BatchNormalization":
-        q = f.batch_normalization_param
-        q.axes.extend(_axis(a) for a in p["axes"])
-        q.decay_rate = float(p["decay_rate"])
-        q.eps = float(p["eps"])
-        q.batch_stat = mode == "train"
-    elif t == "LayerNormalization":
-        f.layer_normalization_param.batch_axis.append(0)
-        f.layer_normalization_param.eps = float(p["eps"])
-    elif t == "Dropout":
-        f.dropout_param.p = float(p["p"])
-        f.dropout_param.seed = -1
-    elif t in ("Reshape", "Flatten"):
-        _set_shape(f.reshape_param.shape, [-1] + list(out_shape))
-    elif t == "Concatenate":
-        f.concatenate_param.axis = _axis(p["axis"])
-    elif t == "Slice":
-        from nnconsole.engine.layers.other import _slice_ranges
-        start, stop, step = _slice_ranges(tuple(in_shapes[0]), p)
-        f.slice_param.start.extend(start)
-        f.slice_param.stop.extend(stop)
-        f.slice_param.step.extend(step)
-    elif t == "SoftmaxCrossEntropy":
-        f.softmax_cross_entropy_param.axis = _axis(p["axis"])
-    elif t == "CategoricalCrossEntropy":
-        f.categorical_cross_entropy_param.axis = _axis(p["axis"])
-    elif t == "HuberLoss":
-        f.huber_loss_param.delta = float(p["delta"])
+    """Set the function's *_param message from the layer's checked parameters (the type's registration
+    says how: its ``to_nntxt`` hook, else its ``nntxt_fields``)."""
+    from nnconsole.engine.layers import get_spec
+    from nnconsole.engine.layers.nntxt_codec import write_fields
+
+    spec = get_spec(layer.type)
+    if spec.to_nntxt is not None:
+        spec.to_nntxt(f, p, in_shapes, out_shape, mode)
+    else:
+        write_fields(f, spec.nntxt_fields, p)
 
 
 def _initializer_message(msg: Any, init: Any) -> None:
@@ -142,23 +79,21 @@ class _NetworkWriter:
             if spec.is_input:
                 v = net.variable.add()
                 v.name, v.type = lname, "Buffer"
-                _set_shape(v.shape, [-1] + list(li.out_shape))
+                set_shape(v.shape, [-1] + list(li.out_shape))
                 inputs.append(lname)
                 continue
             f = net.function.add()
             f.name = lname
-            f.type = mapping.EXPORT_AS.get(layer.type, layer.type)
-            if layer.type == "Dropout" and mode != "train":
-                f.type = "Identity"
+            f.type = spec.export_as or spec.nnc_name
             f.input.extend(layer.inputs)
-            scope = mapping.WEIGHT_SCOPES.get(layer.type)
-            for key in mapping.WEIGHT_ORDER.get(layer.type, ()):
+            scope = spec.weight_scope
+            for key in spec.weight_order:
                 if key not in li.weight_shapes:
                     continue
                 pname = f"{lname}/{scope}/{key}"
                 pv = net.variable.add()
                 pv.name, pv.type = pname, "Parameter"
-                _set_shape(pv.shape, li.weight_shapes[key])
+                set_shape(pv.shape, li.weight_shapes[key])
                 init = (layer.initializers or {}).get(key) or spec.weights.get(key)
                 if init is None and key in mapping.RUNNING_STAT_INIT:
                     from nnconsole.engine.project.model import Initializer
@@ -168,11 +103,10 @@ class _NetworkWriter:
                 f.input.append(pname)
                 params.append(pname)
             f.output.append(lname)
-            if f.type != "Identity":
-                _fill_params(f, layer, li.params, li.in_shapes, li.out_shape, mode)
+            _fill_params(f, layer, li.params, li.in_shapes, li.out_shape, mode)
             ov = net.variable.add()
             ov.name, ov.type = lname, "Buffer"
-            _set_shape(ov.shape, [-1] + list(li.out_shape))
+            set_shape(ov.shape, [-1] + list(li.out_shape))
             last = lname
         output = last
         if post is not None:
@@ -185,7 +119,7 @@ class _NetworkWriter:
                 f.softmax_param.axis = 1
             ov = net.variable.add()
             ov.name, ov.type = fname, "Buffer"
-            _set_shape(ov.shape, [-1] + list(self.info.layers[src].out_shape))
+            set_shape(ov.shape, [-1] + list(self.info.layers[src].out_shape))
             output = fname
         return {"inputs": inputs, "params": params, "output": output}
 
@@ -287,7 +221,6 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
     """The NNablaProtoBuf for a project, plus (unsupported, notes). Raises InteropError for a broken network."""
     from nnabla.utils import nnabla_pb2
 
-    from nnconsole.engine.export import PROBABILITY_LOSSES, SIGMOID_LOSSES
     from nnconsole.engine.layers import get_spec
     from nnconsole.engine.layers.inputs import input_variable
     from nnconsole.engine.project.validate import dataset_path
@@ -351,8 +284,8 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
         loss_layer = project.network.layer(loss)
         pred = loss_layer.inputs[0]
         taken = set(all_names)
-        if loss_layer.type in PROBABILITY_LOSSES or loss_layer.type in SIGMOID_LOSSES:
-            ftype = "Softmax" if loss_layer.type in PROBABILITY_LOSSES else "Sigmoid"
+        ftype = get_spec(loss_layer.type).runtime_head
+        if ftype:
             fname = f"{pred}_{ftype}"
             while fname in taken:
                 fname += "_"

@@ -14,6 +14,7 @@ import re
 import tempfile
 from typing import Any, Dict, List, Optional, Tuple
 
+from nnconsole.engine.layers.nntxt_codec import Unsupported, dims, f7, read_fields
 from nnconsole.engine.project.model import (FORMAT_VERSION, Datasets, Initializer, MultiGPU, Network, Optimizer, Project,
                                   Schedule, TrainingConfig)
 
@@ -25,10 +26,6 @@ from .netgraph import (Node, WeightInfo, expand_repeats, finalize_names, paramet
 from .report import ImportResult, InteropError
 
 EXTRAS_PREFIX = "# nnconsole-project:"
-
-
-class _Unsupported(Exception):
-    """A function whose settings nnconsole's layer cannot express; the message says which."""
 
 
 # ------------------------------------------------------------------------------------- reading files
@@ -128,123 +125,19 @@ def read_extras(text: str) -> Dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------- the network
-def _dims(shape_msg: Any) -> List[int]:
-    return [int(d) for d in shape_msg.dim]
-
-
-def _f(value: Any) -> float:
-    """A float read from the protobuf (stored as float32) rounded to the 7 digits it really has."""
-    return float(f"{float(value):.7g}")
-
-
-def _axis(value: int) -> int:
-    """An axis counted with the batch axis (nnabla) -> without it (nnconsole); negative axes are kept."""
-    return int(value) - 1 if value >= 0 else int(value)
-
-
-def _per_dim(values: List[int], n: int, fill: int) -> List[int]:
-    return values if values else [fill] * n
+_dims = dims
+_f = f7
 
 
 def _function_params(f: Any, in_shapes: List[Optional[List[int]]], weights: Dict[str, List[int]]) -> Dict[str, Any]:
-    """Registry parameters of one nnabla function; raises _Unsupported for settings nnconsole lacks."""
-    t = f.type
-    x = in_shapes[0] if in_shapes else None
-    if t == "Affine":
-        if f.HasField("affine_param") and f.affine_param.base_axis not in (0, 1):
-            raise _Unsupported(f"base_axis {f.affine_param.base_axis} (nnconsole's Affine flattens each sample)")
-        if "W" not in weights:
-            raise _Unsupported("its weight W is not a parameter")
-        return {"out_shape": weights["W"][1:], "with_bias": "b" in weights}
-    if t in ("Convolution", "Deconvolution"):
-        p = f.convolution_param if t == "Convolution" else f.deconvolution_param
-        if p.channel_last:
-            raise _Unsupported("channel_last (nnconsole uses channels first)")
-        if p.base_axis not in (0, 1):
-            raise _Unsupported(f"base_axis {p.base_axis}")
-        if t == "Deconvolution" and any(_dims(p.output_padding)):
-            raise _Unsupported(f"output_padding {_dims(p.output_padding)}")
-        if "W" not in weights:
-            raise _Unsupported("its weight W is not a parameter")
-        w = weights["W"]
-        kernel = w[2:]
-        group = int(p.group) or 1
-        outmaps = w[0] if t == "Convolution" else w[1] * group
-        return {"outmaps": outmaps, "kernel": kernel, "pad": _per_dim(_dims(p.pad), len(kernel), 0),
-                "stride": _per_dim(_dims(p.stride), len(kernel), 1),
-                "dilation": _per_dim(_dims(p.dilation), len(kernel), 1), "group": group, "with_bias": "b" in weights}
-    if t == "Embed":
-        if "W" not in weights:
-            raise _Unsupported("its weight W is not a parameter")
-        return {"n_inputs": weights["W"][0], "n_features": weights["W"][1]}
-    if t in ("MaxPooling", "AveragePooling"):
-        p = f.max_pooling_param if t == "MaxPooling" else f.average_pooling_param
-        if p.channel_last:
-            raise _Unsupported("channel_last (nnconsole uses channels first)")
-        kernel = _dims(p.kernel)
-        out = {"kernel": kernel, "stride": _dims(p.stride) or kernel,
-               "pad": _per_dim(_dims(p.pad), len(kernel), 0), "ignore_border": bool(p.ignore_border)}
-        if t == "AveragePooling":
-            out["including_pad"] = bool(p.including_pad)
-        return out
-    if t == "Unpooling":
-        if f.unpooling_param.channel_last:
-            raise _Unsupported("channel_last (nnconsole uses channels first)")
-        return {"kernel": _dims(f.unpooling_param.kernel)}
-    if t == "LeakyReLU":
-        return {"alpha": _f(f.leaky_relu_param.alpha)} if f.HasField("leaky_relu_param") else {}
-    if t == "ELU":
-        return {"alpha": _f(f.elu_param.alpha)} if f.HasField("elu_param") else {}
-    if t == "SELU":
-        if f.HasField("selu_param"):
-            p = f.selu_param
-            if abs(p.scale - mapping.SELU_SCALE) > 1e-5 or abs(p.alpha - mapping.SELU_ALPHA) > 1e-5:
-                raise _Unsupported(f"scale {p.scale} / alpha {p.alpha} (nnconsole's SELU uses the standard "
-                                   "constants 1.0507 / 1.6733)")
-        return {}
-    if t == "Softmax":
-        return {"axis": _axis(f.softmax_param.axis)} if f.HasField("softmax_param") else {}
-    if t == "BatchNormalization":
-        p = f.batch_normalization_param
-        if p.no_scale or p.no_bias:
-            raise _Unsupported("no_scale/no_bias")
-        out: Dict[str, Any] = {"axes": [_axis(a) for a in p.axes] or [0]}
-        if f.HasField("batch_normalization_param"):
-            out.update(decay_rate=_f(p.decay_rate), eps=_f(p.eps))
-        return out
-    if t == "LayerNormalization":
-        p = f.layer_normalization_param
-        if list(p.batch_axis) not in ([], [0]) or p.no_scale or p.no_bias:
-            raise _Unsupported(f"batch_axis {list(p.batch_axis)} / no_scale / no_bias")
-        return {"eps": _f(p.eps)} if f.HasField("layer_normalization_param") else {}
-    if t == "Dropout":
-        return {"p": _f(f.dropout_param.p)} if f.HasField("dropout_param") else {}
-    if t == "Reshape":
-        shape = _dims(f.reshape_param.shape)
-        return {"shape": shape[1:] if len(shape) > 1 else shape}
-    if t == "Concatenate":
-        return {"axis": _axis(f.concatenate_param.axis)}
-    if t == "Slice":
-        p = f.slice_param
-        start, stop, step = list(p.start), list(p.stop), list(p.step)
-        ndim = len(x) + 1 if x is not None else max(len(start), len(stop))
-        if len(start) >= ndim:  # the batch axis is included
-            if start[0] != 0 or (step and step[0] != 1):
-                raise _Unsupported("slicing the batch axis")
-            start, stop, step = start[1:], stop[1:], step[1:]
-        elif x is not None and len(start) < len(x):  # nnabla applies short lists to the trailing axes
-            lead = len(x) - len(start)
-            start = [0] * lead + start
-            stop = list(x[:lead]) + stop
-            step = [1] * lead + (step or [1] * (len(x) - lead))
-        return {"start": start, "stop": stop, "step": step}
-    if t in ("SoftmaxCrossEntropy", "CategoricalCrossEntropy"):
-        p = f.softmax_cross_entropy_param if t == "SoftmaxCrossEntropy" else f.categorical_cross_entropy_param
-        field_name = "softmax_cross_entropy_param" if t == "SoftmaxCrossEntropy" else "categorical_cross_entropy_param"
-        return {"axis": _axis(p.axis)} if f.HasField(field_name) else {}
-    if t == "HuberLoss":
-        return {"delta": _f(f.huber_loss_param.delta)} if f.HasField("huber_loss_param") else {}
-    return {}
+    """Registry parameters of one nnabla function (its type's ``from_nntxt`` hook, else its
+    ``nntxt_fields``); raises Unsupported for settings nnconsole lacks."""
+    from nnconsole.engine.layers import get_spec
+
+    spec = get_spec(mapping.registry_type(f.type) or f.type)
+    if spec.from_nntxt is not None:
+        return spec.from_nntxt(f, in_shapes, weights)
+    return read_fields(f, spec.nntxt_fields)
 
 
 def _initializer(var: Any, unsupported: List[str], label: str) -> Optional[Initializer]:
@@ -367,7 +260,8 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
             unsupported.append(f"layer '{f.name}' ({f.type}): recurrent loop control cannot be expanded into "
                                "nnconsole layers")
         else:
-            order = mapping.WEIGHT_ORDER.get(f.type, ())
+            rtype = mapping.registry_type(f.type) or ""
+            order = mapping.WEIGHT_ORDER.get(rtype, ())
             weights: Dict[str, List[int]] = {}
             for k, pname in enumerate(param_inputs):
                 key = order[k] if k < len(order) else f"param{k}"
@@ -376,16 +270,16 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
                 lr = lr_values.get(pname)
                 if has_lr_list and lr is None:
                     lr = 0.0
-                    if key not in mapping.NON_TRAINABLE.get(f.type, ()):
+                    if key not in mapping.NON_TRAINABLE.get(rtype, ()):
                         frozen.append(pname)
                 node.weights[key] = WeightInfo(source_name=pname,
                                                initializer=_initializer(v, unsupported, f"parameter '{pname}'"),
                                                lr_multiplier=lr)
             in_shapes = [(_dims(variables[i].shape)[1:] if i in variables else None) for i in data_inputs]
-            if mapping.registry_type(f.type) is not None:
+            if rtype:
                 try:
                     node.params = _function_params(f, in_shapes, weights)
-                except _Unsupported as exc:
+                except Unsupported as exc:
                     unsupported.append(f"layer '{f.name}' ({f.type}): {exc}; nnconsole's defaults are used")
         nodes.append(node)
     if frozen:

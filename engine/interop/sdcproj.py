@@ -25,11 +25,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Set, Tuple
 
+from nnconsole.engine.layers import find_spec
 from nnconsole.engine.project.model import (Datasets, Initializer, Network, Optimizer, Project, Schedule, TrainingConfig)
+
+from nnconsole.engine.layers.nnc_values import as_bool, as_float, as_int, convert_value, ints, resolve
 
 from . import mapping
 from .archive import read_bounded
-from .common import (add_loss_targets, as_bool, as_float, as_int, csv_rows, iterations_per_epoch, resolve_dataset)
+from .common import add_loss_targets, csv_rows, iterations_per_epoch, resolve_dataset
 from .netgraph import (Node, WeightInfo, expand_repeats, finalize_names, parameter_renames, remove_pass_through,
                        to_layers)
 from .report import ImportResult, InteropError
@@ -116,45 +119,9 @@ def _layer_properties(s: Section) -> Dict[str, str]:
     return props
 
 
-def _resolve(props: Dict[str, str], key: str) -> Optional[str]:
-    """A property's value with ``*Other`` references followed; a macro NNC computes (``*Calc...``,
-    ``*ConvolutionPaddingSize``) or a reference cycle is returned as written, still starting with '*'."""
-    value = props.get(key)
-    seen = {key}
-    while value is not None and value.startswith("*"):
-        ref = value[1:].strip()
-        if ref not in props or ref in seen:
-            return value
-        seen.add(ref)
-        value = props[ref]
-    return value
-
-
-def _ints(text: str) -> List[int]:
-    return [int(float(v)) for v in re.split(r"[,\s]+", text.strip().strip("()[]")) if v != ""]
-
-
-def _conv_padding(props: Dict[str, str], kernel: List[int], dilation: List[int]) -> Optional[List[int]]:
-    """NNC's ConvolutionPaddingSize macro from BorderMode: valid 0, same (k-1)/2, full k-1 (times dilation)."""
-    mode = (_resolve(props, "BorderMode") or "valid").strip().lower()
-    dil = dilation if len(dilation) == len(kernel) else [1] * len(kernel)
-    if mode == "same":
-        return [d * (k - 1) // 2 for k, d in zip(kernel, dil)]
-    if mode == "full":
-        return [d * (k - 1) for k, d in zip(kernel, dil)]
-    return [0] * len(kernel)
-
-
-def _convert_value(kind: str, text: str) -> Any:
-    if kind == "ints":
-        return _ints(text)
-    if kind == "int":
-        return int(float(text))
-    if kind == "float":
-        return float(text)
-    if kind == "bool":
-        return as_bool(text, False)
-    return text
+_resolve = resolve
+_ints = ints
+_convert_value = convert_value
 
 
 def _neutral(value: Optional[str]) -> bool:
@@ -171,62 +138,47 @@ def _neutral(value: Optional[str]) -> bool:
 
 
 def _layer_params(rtype: str, name: str, props: Dict[str, str], unsupported: List[str]) -> Dict[str, Any]:
-    """Registry parameters from NNC properties (unknown or unconvertible ones are listed)."""
+    """Registry parameters from NNC properties (unknown or unconvertible ones are listed).
+
+    The type's registration says how: its ``from_sdcproj`` hook first (properties it handled are
+    done), then its ``nnc_properties`` table, converted by each parameter's kind."""
     from nnconsole.engine.layers import get_spec
 
     spec = get_spec(rtype)
-    names = mapping.PROPERTY_NAMES.get(rtype, {})
+    names = spec.nnc_properties
     params: Dict[str, Any] = {}
+    handled = set(spec.from_sdcproj(name, props, params, unsupported)) if spec.from_sdcproj else set()
     for prop, pname in names.items():
-        if prop not in props:
+        if prop not in props or prop in handled:
             continue
         value = _resolve(props, prop)
-        if prop == "Padding" and rtype in ("Convolution", "Deconvolution") and (value is None or value.startswith("*")):
-            kernel = _ints(_resolve(props, "KernelShape") or "") or [5, 5]
-            dilation = _ints(_resolve(props, "Dilation") or "") or [1] * len(kernel)
-            params[pname] = _conv_padding(props, kernel, dilation)
-            continue
         if value is None or value.startswith("*"):
             unsupported.append(f"layer '{name}' ({rtype}): property {prop}={props[prop]} is computed by NNC and "
                                "cannot be read; nnconsole's default is used")
             continue
         try:
-            kind = spec.param(pname).kind
-            if rtype == "Embed" and pname == "n_features":
-                dims = _ints(value)
-                if len(dims) != 1:
-                    raise ValueError(f"nnconsole's Embed has 1-D features, got Shape {value}")
-                params[pname] = dims[0]
-                continue
-            params[pname] = _convert_value(kind, value)
+            params[pname] = _convert_value(spec.param(pname).kind, value)
         except (ValueError, KeyError) as exc:
             unsupported.append(f"layer '{name}' ({rtype}): property {prop}={value} not usable ({exc}); "
                                "nnconsole's default is used")
-    weight_props = {f"{k}.{suffix}" for k in mapping.WEIGHT_ORDER.get(rtype, ())
+    weight_props = {f"{k}.{suffix}" for k in spec.weight_order
                     for suffix in ("File", "Initializer", "InitializerMultiplier", "LRateMultiplier")}
-    handled = set()
-    if rtype == "SELU":  # nnconsole's SELU has NNC's default constants built in
-        for prop, standard in (("Scale", mapping.SELU_SCALE), ("Alpha", mapping.SELU_ALPHA)):
-            if abs(as_float(_resolve(props, prop), standard) - standard) < 1e-5:
-                handled.add(prop)
     for prop, value in props.items():
         if prop in names or prop in weight_props or prop in handled or prop in mapping.IGNORED_PROPERTIES:
             continue
         if prop.startswith(mapping.IGNORED_PROPERTY_PREFIXES) or _neutral(_resolve(props, prop)):
             continue
         unsupported.append(f"layer '{name}' ({rtype}): property {prop}={value} has no nnconsole equivalent")
-    if rtype == "BatchNormalization" and "BatchStat" in props and not as_bool(_resolve(props, "BatchStat"), True):
-        unsupported.append(f"layer '{name}' (BatchNormalization): BatchStat=False (always running statistics) is "
-                           "not supported; nnconsole uses batch statistics while training")
     return params
 
 
 def _weights(rtype: str, name: str, props: Dict[str, str], params: Dict[str, Any], scope_name: str,
              unsupported: List[str]) -> Dict[str, WeightInfo]:
-    keys = list(mapping.WEIGHT_ORDER.get(rtype, ()))
-    if rtype in ("Affine", "Convolution", "Deconvolution") and not params.get("with_bias", True):
+    spec = find_spec(rtype)
+    keys = list(spec.weight_order if spec else ())
+    if not params.get("with_bias", True):  # the bias a with_bias parameter turns off
         keys = [k for k in keys if k != "b"]
-    pf_scope = mapping.WEIGHT_SCOPES.get(rtype, "")
+    pf_scope = spec.weight_scope if spec else ""
     out: Dict[str, WeightInfo] = {}
     for key in keys:
         info = WeightInfo(source_name=f"{scope_name}/{pf_scope}/{key}")

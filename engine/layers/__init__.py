@@ -5,8 +5,8 @@ Pure Python: nothing here imports nnabla until a layer's ``build`` function runs
 from __future__ import annotations
 
 from .registry import (GROUPS, LayerSpec, ParamSpec, ShapeError, UnknownLayerType, all_specs, defaults,
-                       fmt_shape, get_spec, groups, prod, register, resolve_params)
+                       find_spec, fmt_shape, get_spec, groups, prod, register, resolve_params)
 from . import inputs, basic, pooling, activation, normalization, arithmetic, other, loss  # noqa: F401,E402
 
 __all__ = ["GROUPS", "LayerSpec", "ParamSpec", "ShapeError", "UnknownLayerType", "all_specs", "defaults",
-           "fmt_shape", "get_spec", "groups", "prod", "register", "resolve_params"]
+           "find_spec", "fmt_shape", "get_spec", "groups", "prod", "register", "resolve_params"]

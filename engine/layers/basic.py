@@ -13,9 +13,29 @@ from typing import Any, Dict, List, Mapping
 
 from nnconsole.engine.project.model import Initializer
 
+from .captions import fmt_dims, nonzero, same
+from .nntxt_codec import Unsupported, dims, per_dim_or, set_shape
 from .registry import LayerSpec, ParamSpec, Shape, ShapeError, fmt_shape, per_dim, prod, register
 
 _BIAS = Initializer("Constant", 1.0, 0.0)
+_CONV_PROPERTIES = {"OutMaps": "outmaps", "KernelShape": "kernel", "Padding": "pad", "Strides": "stride",
+                    "Dilation": "dilation", "Group": "group", "WithBias": "with_bias"}
+
+
+def _need_w(weights: Mapping[str, list]) -> list:
+    if "W" not in weights:
+        raise Unsupported("its weight W is not a parameter")
+    return weights["W"]
+
+
+def _affine_to_nntxt(f: Any, p: Mapping[str, Any], in_shapes: list, out_shape: Shape, mode: str) -> None:
+    f.affine_param.base_axis = 1
+
+
+def _affine_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> Dict[str, Any]:
+    if f.HasField("affine_param") and f.affine_param.base_axis not in (0, 1):
+        raise Unsupported(f"base_axis {f.affine_param.base_axis} (nnconsole's Affine flattens each sample)")
+    return {"out_shape": _need_w(weights)[1:], "with_bias": "b" in weights}
 
 # ---------------------------------------------------------------------------------------- Affine
 
@@ -56,6 +76,10 @@ register(LayerSpec(
     macs=lambda ins, out, p: prod(ins[0]) * prod(out),
     build=_affine_build,
     weights={"W": Initializer("NormalAffineGlorot"), "b": _BIAS},
+    nnc_properties={"OutShape": "out_shape", "WithBias": "with_bias"},
+    weight_scope="affine", weight_order=("W", "b"),
+    to_nntxt=_affine_to_nntxt, from_nntxt=_affine_from_nntxt,
+    caption=lambda p: f"{fmt_dims(p.get('out_shape'))} units",
 ))
 
 # ------------------------------------------------------------------------------- Convolution
@@ -130,6 +154,72 @@ def _conv_params(default_outmaps: int = 16) -> List[ParamSpec]:
     ]
 
 
+def _conv_to_nntxt(f: Any, p: Mapping[str, Any], in_shapes: list, out_shape: Shape, mode: str) -> None:
+    deconv = f.type == "Deconvolution"
+    q = f.deconvolution_param if deconv else f.convolution_param
+    kernel = tuple(p["kernel"])
+    n = len(kernel)
+    set_shape(q.pad, per_dim(tuple(p["pad"]) or (0,) * n, kernel, "pad"))
+    set_shape(q.stride, per_dim(tuple(p["stride"]) or (1,) * n, kernel, "stride"))
+    set_shape(q.dilation, per_dim(tuple(p["dilation"]) or (1,) * n, kernel, "dilation"))
+    q.group = int(p["group"])
+    q.base_axis = 1
+    if deconv:
+        set_shape(q.output_padding, [0] * n)
+
+
+def _conv_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> Dict[str, Any]:
+    deconv = f.type == "Deconvolution"
+    p = f.deconvolution_param if deconv else f.convolution_param
+    if p.channel_last:
+        raise Unsupported("channel_last (nnconsole uses channels first)")
+    if p.base_axis not in (0, 1):
+        raise Unsupported(f"base_axis {p.base_axis}")
+    if deconv and any(dims(p.output_padding)):
+        raise Unsupported(f"output_padding {dims(p.output_padding)}")
+    w = _need_w(weights)
+    kernel = w[2:]
+    group = int(p.group) or 1
+    outmaps = w[1] * group if deconv else w[0]
+    return {"outmaps": outmaps, "kernel": kernel, "pad": per_dim_or(dims(p.pad), len(kernel), 0),
+            "stride": per_dim_or(dims(p.stride), len(kernel), 1),
+            "dilation": per_dim_or(dims(p.dilation), len(kernel), 1), "group": group, "with_bias": "b" in weights}
+
+
+def _conv_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any], unsupported: list) -> set:
+    """NNC's Padding is often the macro *ConvolutionPaddingSize, computed from BorderMode: valid 0,
+    same (k-1)/2, full k-1 (times the dilation)."""
+    from .nnc_values import ints, resolve
+
+    value = resolve(props, "Padding")
+    if "Padding" not in props or (value is not None and not value.startswith("*")):
+        return set()
+    kernel = ints(resolve(props, "KernelShape") or "") or [5, 5]
+    dilation = ints(resolve(props, "Dilation") or "") or [1] * len(kernel)
+    dil = dilation if len(dilation) == len(kernel) else [1] * len(kernel)
+    mode = (resolve(props, "BorderMode") or "valid").strip().lower()
+    if mode == "same":
+        params["pad"] = [d * (k - 1) // 2 for k, d in zip(kernel, dil)]
+    elif mode == "full":
+        params["pad"] = [d * (k - 1) for k, d in zip(kernel, dil)]
+    else:
+        params["pad"] = [0] * len(kernel)
+    return {"Padding"}
+
+
+def _conv_caption(p: Mapping[str, Any]) -> str:
+    parts = [f"{p.get('outmaps')} maps", fmt_dims(p.get("kernel", ()))]
+    if any(s != 1 for s in p.get("stride", ())):
+        parts.append(f"stride {same(p['stride'])}")
+    if nonzero(p.get("pad", ())):
+        parts.append(f"pad {same(p['pad'])}")
+    return " · ".join(parts)
+
+
+_CONV_INTERCHANGE = dict(nnc_properties=_CONV_PROPERTIES, weight_order=("W", "b"), to_nntxt=_conv_to_nntxt,
+                         from_nntxt=_conv_from_nntxt, from_sdcproj=_conv_from_sdcproj, caption=_conv_caption)
+
+
 register(LayerSpec(
     type="Convolution", group="Basic",
     doc="N-D convolution over (channels, *spatial) inputs with learned filters (plus bias).",
@@ -140,6 +230,7 @@ register(LayerSpec(
     macs=lambda ins, out, p: prod(out) * (ins[0][0] // p["group"]) * prod(p["kernel"]),
     build=_conv_build,
     weights={"W": Initializer("NormalConvolutionGlorot"), "b": _BIAS},
+    weight_scope="conv", **_CONV_INTERCHANGE,
 ))
 
 # ----------------------------------------------------------------------------- Deconvolution
@@ -188,6 +279,7 @@ register(LayerSpec(
     macs=lambda ins, out, p: prod(ins[0]) * (p["outmaps"] // p["group"]) * prod(p["kernel"]),
     build=_deconv_build,
     weights={"W": Initializer("NormalConvolutionGlorot"), "b": _BIAS},
+    weight_scope="deconv", **_CONV_INTERCHANGE,
 ))
 
 # ------------------------------------------------------------------------------------- Embed
@@ -199,6 +291,25 @@ def _embed_build(ctx, inputs, layer):
     p = ctx.params(layer)
     init = ctx.initializer(layer, "W", p["n_inputs"], p["n_features"])
     return PF.embed(inputs[0], p["n_inputs"], p["n_features"], initializer=init)
+
+
+def _embed_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any], unsupported: list) -> set:
+    """NNC's Shape is a list; nnconsole's Embed has 1-D features."""
+    from .nnc_values import ints, resolve
+
+    value = resolve(props, "Shape")
+    if value is None or value.startswith("*"):
+        return set()
+    params.pop("n_features", None)
+    try:
+        shape = ints(value)
+        if len(shape) != 1:
+            raise ValueError(f"nnconsole's Embed has 1-D features, got Shape {value}")
+        params["n_features"] = shape[0]
+    except ValueError as exc:
+        unsupported.append(f"layer '{name}' (Embed): property Shape={value} not usable ({exc}); "
+                           "nnconsole's default is used")
+    return {"Shape"}
 
 
 register(LayerSpec(
@@ -213,4 +324,9 @@ register(LayerSpec(
     weight_shapes=lambda ins, p: {"W": (p["n_inputs"], p["n_features"])},
     build=_embed_build,
     weights={"W": Initializer("Normal", 1.0)},
+    nnc_properties={"NumClass": "n_inputs", "Shape": "n_features"},
+    weight_scope="embed", weight_order=("W",),
+    from_nntxt=lambda f, ins, w: {"n_inputs": _need_w(w)[0], "n_features": _need_w(w)[1]},
+    from_sdcproj=_embed_from_sdcproj,
+    caption=lambda p: f"{p.get('n_inputs')} → {p.get('n_features')}",
 ))

@@ -20,4 +20,6 @@ register(LayerSpec(
     n_inputs=(0, 0),
     output_shape=lambda ins, p: tuple(p["shape"]),
     is_input=True,
+    nnc_properties={"Size": "shape", "Dataset": "variable"},
+    caption=lambda p: f"variable {p.get('variable')}" if p.get("variable") else "",
 ))

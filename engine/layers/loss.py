@@ -85,7 +85,9 @@ for _type, _fn, _doc in (
     register(LayerSpec(
         type=_type, group="Loss", doc=_doc, params=[_AXIS], n_inputs=(2, 2), input_names=_INPUTS,
         output_shape=_label_shape(_type), build=_label_build(_fn), is_loss=True,
-        task="classification", error=_label_error,
+        task="classification", error=_label_error, class_index_target=True,
+        runtime_head="Softmax" if _type == "SoftmaxCrossEntropy" else "",
+        nnc_properties={"Axis": "axis"}, nntxt_fields={"axis": f"{_fn}_param.axis"},
     ))
 
 register(LayerSpec(
@@ -99,6 +101,7 @@ register(LayerSpec(
     doc="Cross entropy of sigmoid(prediction logits) against 0/1 targets of the same shape.",
     params=[], n_inputs=(2, 2), input_names=_INPUTS, output_shape=_same_shape("SigmoidCrossEntropy"),
     build=_pair_build("sigmoid_cross_entropy"), is_loss=True, task="classification", error=_threshold_error(0.0),
+    runtime_head="Sigmoid",
 ))
 register(LayerSpec(
     type="SquaredError", group="Loss", doc="Squared difference (prediction - target)^2 per element.",
@@ -116,4 +119,5 @@ register(LayerSpec(
     params=[ParamSpec("delta", "float", 1.0, "Where the loss turns from quadratic to linear.", min=0.0)],
     n_inputs=(2, 2), input_names=_INPUTS, output_shape=_same_shape("HuberLoss"),
     build=_pair_build("huber_loss", "delta"), is_loss=True, task="regression", error=_loss_itself,
+    nnc_properties={"Delta": "delta"}, nntxt_fields={"delta": "huber_loss_param.delta"},
 ))

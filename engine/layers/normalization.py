@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Mapping
 
 from nnconsole.engine.project.model import Initializer
 
+from .nntxt_codec import Unsupported, axis_from_nnabla, axis_to_nnabla, f7
 from .registry import LayerSpec, ParamSpec, Shape, ShapeError, fmt_shape, prod, register
 
 _ZERO = Initializer("Constant", 1.0, 0.0)
@@ -63,6 +64,33 @@ def _bn_build(ctx, inputs, layer):
                                   batch_stat=ctx.batch_stat, param_init=init)
 
 
+def _bn_to_nntxt(f: Any, p: Mapping[str, Any], in_shapes: list, out_shape: Shape, mode: str) -> None:
+    q = f.batch_normalization_param
+    q.axes.extend(axis_to_nnabla(a) for a in p["axes"])
+    q.decay_rate = float(p["decay_rate"])
+    q.eps = float(p["eps"])
+    q.batch_stat = mode == "train"
+
+
+def _bn_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> Dict[str, Any]:
+    p = f.batch_normalization_param
+    if p.no_scale or p.no_bias:
+        raise Unsupported("no_scale/no_bias")
+    out: Dict[str, Any] = {"axes": [axis_from_nnabla(a) for a in p.axes] or [0]}
+    if f.HasField("batch_normalization_param"):
+        out.update(decay_rate=f7(p.decay_rate), eps=f7(p.eps))
+    return out
+
+
+def _bn_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any], unsupported: list) -> set:
+    from .nnc_values import as_bool, resolve
+
+    if "BatchStat" in props and not as_bool(resolve(props, "BatchStat"), True):
+        unsupported.append(f"layer '{name}' (BatchNormalization): BatchStat=False (always running statistics) is "
+                           "not supported; nnconsole uses batch statistics while training")
+    return {"BatchStat"}
+
+
 register(LayerSpec(
     type="BatchNormalization", group="Normalization",
     doc="Normalises each channel with batch statistics while training and running averages otherwise.",
@@ -82,6 +110,9 @@ register(LayerSpec(
     weights={"beta": _ZERO, "gamma": _ONE},
     non_trainable=("mean", "var"),
     inference_differs=True,
+    nnc_properties={"Axes": "axes", "DecayRate": "decay_rate", "Epsilon": "eps"},
+    weight_scope="bn", weight_order=("beta", "gamma", "mean", "var"),
+    to_nntxt=_bn_to_nntxt, from_nntxt=_bn_from_nntxt, from_sdcproj=_bn_from_sdcproj,
 ))
 
 
@@ -95,6 +126,18 @@ def _ln_build(ctx, inputs, layer):
     return PF.layer_normalization(x, batch_axis=0, eps=p["eps"], param_init=init)
 
 
+def _ln_to_nntxt(f: Any, p: Mapping[str, Any], in_shapes: list, out_shape: Shape, mode: str) -> None:
+    f.layer_normalization_param.batch_axis.append(0)
+    f.layer_normalization_param.eps = float(p["eps"])
+
+
+def _ln_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> Dict[str, Any]:
+    p = f.layer_normalization_param
+    if list(p.batch_axis) not in ([], [0]) or p.no_scale or p.no_bias:
+        raise Unsupported(f"batch_axis {list(p.batch_axis)} / no_scale / no_bias")
+    return {"eps": f7(p.eps)} if f.HasField("layer_normalization_param") else {}
+
+
 register(LayerSpec(
     type="LayerNormalization", group="Normalization",
     doc="Normalises each sample over all its elements, with a learned per-element scale and shift.",
@@ -105,4 +148,7 @@ register(LayerSpec(
     macs=lambda ins, out, p: prod(out),
     build=_ln_build,
     weights={"beta": _ZERO, "gamma": _ONE},
+    nnc_properties={"Epsilon": "eps"},
+    weight_scope="layer_normalization", weight_order=("beta", "gamma"),
+    to_nntxt=_ln_to_nntxt, from_nntxt=_ln_from_nntxt,
 ))

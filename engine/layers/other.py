@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any, List, Mapping, Tuple
 
+from .captions import fmt_dims
+from .nntxt_codec import Unsupported, axis_from_nnabla, axis_to_nnabla, set_shape
 from .registry import LayerSpec, ParamSpec, Shape, ShapeError, fmt_shape, norm_axis, prod, register
 
 # ----------------------------------------------------------------------------------- Dropout
@@ -15,13 +17,23 @@ def _dropout_build(ctx, inputs, layer):
     return F.identity(inputs[0])  # validation / runtime: dropout is off
 
 
+def _dropout_to_nntxt(f: Any, p: Mapping[str, Any], in_shapes: list, out_shape: Shape, mode: str) -> None:
+    """Dropout is an Identity in the validation and runtime networks, as NNC writes them."""
+    if mode != "train":
+        f.type = "Identity"
+        return
+    f.dropout_param.p = float(p["p"])
+    f.dropout_param.seed = -1
+
+
 register(LayerSpec(
     type="Dropout", group="Other",
     doc="While training, zeroes each element with probability p and scales the rest by 1/(1-p).",
     params=[ParamSpec("p", "float", 0.5, "Probability of dropping an element.", min=0.0, max=1.0,
                       exclusive_max=True)],
     n_inputs=(1, 1), output_shape=lambda ins, p: tuple(ins[0]), build=_dropout_build,
-    inference_differs=True,
+    inference_differs=True, caption_always=True,
+    nnc_properties={"P": "p"}, nntxt_fields={"p": "dropout_param.p"}, to_nntxt=_dropout_to_nntxt,
 ))
 
 # ----------------------------------------------------------------------------------- Reshape
@@ -51,12 +63,23 @@ def _reshape_build(ctx, inputs, layer):
     return F.reshape(x, (x.shape[0],) + shape, inplace=False)
 
 
+def _reshape_to_nntxt(f: Any, p: Mapping[str, Any], in_shapes: list, out_shape: Shape, mode: str) -> None:
+    set_shape(f.reshape_param.shape, [-1] + list(out_shape))
+
+
+def _reshape_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> dict:
+    shape = [int(d) for d in f.reshape_param.shape.dim]
+    return {"shape": shape[1:] if len(shape) > 1 else shape}
+
+
 register(LayerSpec(
     type="Reshape", group="Other",
     doc="Changes the shape of each sample without changing its elements.",
     params=[ParamSpec("shape", "ints", (-1,), "New shape without the batch axis; one -1 is inferred.",
                       min=-1, example=(16, 7, 7))],
     n_inputs=(1, 1), output_shape=_reshape_shape, build=_reshape_build,
+    nnc_properties={"OutShape": "shape"}, to_nntxt=_reshape_to_nntxt, from_nntxt=_reshape_from_nntxt,
+    caption=lambda p: f"to {fmt_dims(p.get('shape', ()))}",
 ))
 
 
@@ -69,6 +92,7 @@ def _flatten_build(ctx, inputs, layer):
 register(LayerSpec(
     type="Flatten", group="Other", doc="Flattens each sample into a vector.",
     params=[], n_inputs=(1, 1), output_shape=lambda ins, p: (prod(ins[0]),), build=_flatten_build,
+    export_as="Reshape", to_nntxt=_reshape_to_nntxt,
 ))
 
 # ------------------------------------------------------------------------------- Concatenate
@@ -93,11 +117,20 @@ def _concat_build(ctx, inputs, layer):
     return F.concatenate(*inputs, axis=axis)
 
 
+def _concat_to_nntxt(f: Any, p: Mapping[str, Any], in_shapes: list, out_shape: Shape, mode: str) -> None:
+    f.concatenate_param.axis = axis_to_nnabla(p["axis"])
+
+
+def _concat_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> dict:
+    return {"axis": axis_from_nnabla(f.concatenate_param.axis)}
+
+
 register(LayerSpec(
     type="Concatenate", group="Other",
     doc="Joins two or more inputs along an axis (0 = channels).",
     params=[ParamSpec("axis", "int", 0, "Axis without the batch axis; 0 = channels, -1 = last.")],
-    n_inputs=(2, None), output_shape=_concat_shape, build=_concat_build,
+    n_inputs=(2, None), output_shape=_concat_shape, build=_concat_build, caption_always=True,
+    nnc_properties={"Axis": "axis"}, to_nntxt=_concat_to_nntxt, from_nntxt=_concat_from_nntxt,
 ))
 
 # ------------------------------------------------------------------------------------- Slice
@@ -134,6 +167,31 @@ def _slice_build(ctx, inputs, layer):
     return F.slice(x, start, stop, step)
 
 
+def _slice_to_nntxt(f: Any, p: Mapping[str, Any], in_shapes: list, out_shape: Shape, mode: str) -> None:
+    start, stop, step = _slice_ranges(tuple(in_shapes[0]), p)
+    f.slice_param.start.extend(start)
+    f.slice_param.stop.extend(stop)
+    f.slice_param.step.extend(step)
+
+
+def _slice_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> dict:
+    """nnabla's lists may include the batch axis, or cover only the trailing axes."""
+    x = in_shapes[0] if in_shapes else None
+    p = f.slice_param
+    start, stop, step = list(p.start), list(p.stop), list(p.step)
+    ndim = len(x) + 1 if x is not None else max(len(start), len(stop))
+    if len(start) >= ndim:  # the batch axis is included
+        if start[0] != 0 or (step and step[0] != 1):
+            raise Unsupported("slicing the batch axis")
+        start, stop, step = start[1:], stop[1:], step[1:]
+    elif x is not None and len(start) < len(x):  # nnabla applies short lists to the trailing axes
+        lead = len(x) - len(start)
+        start = [0] * lead + start
+        stop = list(x[:lead]) + stop
+        step = [1] * lead + (step or [1] * (len(x) - lead))
+    return {"start": start, "stop": stop, "step": step}
+
+
 register(LayerSpec(
     type="Slice", group="Other",
     doc="Keeps start:stop:step of each axis; missing entries keep the whole axis.",
@@ -145,4 +203,6 @@ register(LayerSpec(
         ParamSpec("step", "ints", (), "Step per axis; missing = 1.", min=1, min_len=0, example=(1, 1, 1)),
     ],
     n_inputs=(1, 1), output_shape=_slice_shape, build=_slice_build,
+    nnc_properties={"Start": "start", "Stop": "stop", "Step": "step"},
+    to_nntxt=_slice_to_nntxt, from_nntxt=_slice_from_nntxt,
 ))

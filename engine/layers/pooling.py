@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, List, Mapping, Tuple
 
+from .captions import fmt_dims, nonzero, same
+from .nntxt_codec import Unsupported, dims, per_dim_or, set_shape
 from .registry import LayerSpec, ParamSpec, Shape, ShapeError, fmt_shape, per_dim, register
 
 
@@ -67,11 +69,51 @@ def _pool_params(including_pad: bool = False) -> List[ParamSpec]:
     return params
 
 
+def _pool_message(f: Any) -> Any:
+    return f.max_pooling_param if f.type == "MaxPooling" else f.average_pooling_param
+
+
+def _pool_to_nntxt(f: Any, p: Mapping[str, Any], in_shapes: list, out_shape: Shape, mode: str) -> None:
+    q = _pool_message(f)
+    kernel = tuple(p["kernel"])
+    set_shape(q.kernel, kernel)
+    set_shape(q.stride, per_dim(tuple(p["stride"]) or kernel, kernel, "stride", f.type))
+    set_shape(q.pad, per_dim(tuple(p["pad"]) or (0,) * len(kernel), kernel, "pad", f.type))
+    q.ignore_border = bool(p["ignore_border"])
+    if f.type == "AveragePooling":
+        q.including_pad = bool(p["including_pad"])
+
+
+def _pool_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> dict:
+    q = _pool_message(f)
+    if q.channel_last:
+        raise Unsupported("channel_last (nnconsole uses channels first)")
+    kernel = dims(q.kernel)
+    out = {"kernel": kernel, "stride": dims(q.stride) or kernel,
+           "pad": per_dim_or(dims(q.pad), len(kernel), 0), "ignore_border": bool(q.ignore_border)}
+    if f.type == "AveragePooling":
+        out["including_pad"] = bool(q.including_pad)
+    return out
+
+
+def _pool_caption(p: Mapping[str, Any]) -> str:
+    parts = [fmt_dims(p.get("kernel", ()))]
+    if p.get("stride") and list(p["stride"]) != list(p.get("kernel", ())):
+        parts.append(f"stride {same(p['stride'])}")
+    if nonzero(p.get("pad", ())):
+        parts.append(f"pad {same(p['pad'])}")
+    return " · ".join(parts)
+
+
+_POOL_PROPERTIES = {"KernelShape": "kernel", "Strides": "stride", "Padding": "pad", "IgnoreBorder": "ignore_border"}
+_POOL_INTERCHANGE = dict(to_nntxt=_pool_to_nntxt, from_nntxt=_pool_from_nntxt, caption=_pool_caption)
+
 register(LayerSpec(
     type="MaxPooling", group="Pooling",
     doc="Takes the maximum over each window of the last 2 or 3 axes.",
     params=_pool_params(), n_inputs=(1, 1),
     output_shape=_pool_shape("MaxPooling"), build=_pool_build("max_pooling"),
+    nnc_properties=_POOL_PROPERTIES, **_POOL_INTERCHANGE,
 ))
 
 register(LayerSpec(
@@ -79,6 +121,7 @@ register(LayerSpec(
     doc="Takes the mean over each window of the last 2 or 3 axes.",
     params=_pool_params(including_pad=True), n_inputs=(1, 1),
     output_shape=_pool_shape("AveragePooling"), build=_pool_build("average_pooling"),
+    nnc_properties={**_POOL_PROPERTIES, "IncludingPad": "including_pad"}, **_POOL_INTERCHANGE,
 ))
 
 
@@ -116,10 +159,21 @@ def _unpool_build(ctx, inputs, layer):
     return F.unpooling(inputs[0], tuple(ctx.params(layer)["kernel"]))
 
 
+def _unpool_to_nntxt(f: Any, p: Mapping[str, Any], in_shapes: list, out_shape: Shape, mode: str) -> None:
+    set_shape(f.unpooling_param.kernel, p["kernel"])
+
+
+def _unpool_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> dict:
+    if f.unpooling_param.channel_last:
+        raise Unsupported("channel_last (nnconsole uses channels first)")
+    return {"kernel": dims(f.unpooling_param.kernel)}
+
+
 register(LayerSpec(
     type="Unpooling", group="Pooling",
     doc="Upsamples the last axes by repeating each value kernel times along each of them.",
     params=[ParamSpec("kernel", "ints", (2, 2), "Repeat factor per trailing axis, e.g. [2, 2].",
                       min=1, max_len=3)],
     n_inputs=(1, 1), output_shape=_unpool_shape, build=_unpool_build,
+    nnc_properties={"KernelShape": "kernel"}, to_nntxt=_unpool_to_nntxt, from_nntxt=_unpool_from_nntxt,
 ))

@@ -266,6 +266,46 @@ class LayerSpec:
     # (per-element errors; build_graph averages them over the non-batch axes).
     task: Optional[str] = None
     error: Optional[Callable[[Any, Any, Mapping[str, Any], Any], Any]] = None
+    # Losses only: the function the runtime network ends in ('Softmax', 'Sigmoid' or '' for none),
+    # and whether the target is an integer class index along ``axis`` (SoftmaxCrossEntropy).
+    runtime_head: str = ""
+    class_index_target: bool = False
+    # -- interchange with Neural Network Console (.sdcproj) and nnabla (.nntxt/.nnp) -----------
+    # NNC / nnabla function type ('' = the same as ``type``); the nnabla function an exported file
+    # uses when nnabla has none of that name (Flatten -> Reshape).
+    nnc_type: str = ""
+    export_as: str = ""
+    # NNC property name (.sdcproj, NNC's property sheet) -> parameter name; values are converted by
+    # the parameter's kind; axes in NNC's sheet exclude the batch axis, as here.
+    nnc_properties: Dict[str, str] = field(default_factory=dict)
+    # nnabla's parameter scope (``<layer>/<scope>/W``) and the order its weights follow the data input.
+    weight_scope: str = ""
+    weight_order: Tuple[str, ...] = ()
+    # Parameter -> nnabla protobuf field ('leaky_relu_param.alpha', NNC's ArgumentName); axes ('int'
+    # parameters named axis/axes) gain the batch axis on export. Used when no hook is given.
+    nntxt_fields: Dict[str, str] = field(default_factory=dict)
+    # Hooks for what a field table cannot say (see nnconsole.engine.layers.nntxt_codec):
+    # to_nntxt(function_msg, params, in_shapes, out_shape, mode) fills the *_param message;
+    # from_nntxt(function_msg, in_shapes, weight_shapes) -> params, raising Unsupported.
+    to_nntxt: Optional[Callable[..., None]] = None
+    from_nntxt: Optional[Callable[..., Dict[str, Any]]] = None
+    # from_sdcproj(name, props, params, unsupported) -> NNC properties it handled itself, after the
+    # nnc_properties table filled ``params`` (props are resolved property texts).
+    from_sdcproj: Optional[Callable[..., Any]] = None
+    # The short text a node shows under its name (EDIT tab); None: the parameters that differ from
+    # the defaults (every parameter when ``caption_always``).
+    caption: Optional[Callable[[Mapping[str, Any]], str]] = None
+    caption_always: bool = False
+
+    @property
+    def nnc_name(self) -> str:
+        """The type's name in NNC and nnabla files."""
+        return self.nnc_type or self.type
+
+    @property
+    def uses_batch_stat(self) -> bool:
+        """The layer normalises with batch statistics while training (running ones otherwise)."""
+        return "mean" in self.non_trainable
 
     def __post_init__(self) -> None:
         if self.group not in GROUPS:
@@ -327,6 +367,11 @@ def get_spec(type_name: str) -> LayerSpec:
     hint = f"; did you mean {' or '.join(repr(g) for g in guesses)}?" if guesses else \
         f"; known types: {', '.join(sorted(names))}"
     raise UnknownLayerType(f"unknown layer type {type_name!r}{hint}")
+
+
+def find_spec(type_name: str) -> Optional[LayerSpec]:
+    """The spec for a layer type, or None when no such type is registered."""
+    return _REGISTRY.get(type_name) if isinstance(type_name, str) else None
 
 
 def all_specs() -> List[LayerSpec]:
