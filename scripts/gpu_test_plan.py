@@ -19,7 +19,6 @@ plumbing on the CPU (no figures worth keeping) to check the script itself.
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 import shutil
