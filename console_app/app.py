@@ -52,13 +52,18 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(missing_libraries_message(missing), file=sys.stderr)
         return EXIT_NO_DISPLAY
     app = create_application()
+    from nnconsole.app import error_hook
     from nnconsole.app.main_window import MainWindow
 
-    window = MainWindow()
-    window.show()
-    window.start(args.project)
-    freeze_startup_objects()
-    return int(app.exec())
+    uninstall_hook = error_hook.install()  # unexpected errors: a dialog and gui-errors.log, not only stderr
+    try:
+        window = MainWindow()
+        window.show()
+        window.start(args.project)
+        freeze_startup_objects()
+        return int(app.exec())
+    finally:
+        uninstall_hook()
 
 
 if __name__ == "__main__":
