@@ -25,11 +25,9 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (ENGINE_ROOT, machine, median, mpi_env, mpi_prefix, parse_quick, parse_result,  # noqa: E402
+from common import (PYTHON, ROOT, machine, median, mpi_env, mpi_prefix, parse_quick, parse_result,  # noqa: E402
                     pin_threads, print_result, run_main, table)
 
 pin_threads(1)
@@ -65,7 +63,7 @@ def make_params(shapes: list) -> list:
 def call(comm, params, average: bool) -> None:
     try:
         comm.all_reduce_gradients(params, average=average)
-    except TypeError:  # an older engine (NNCONSOLE_BENCH_ENGINE) without the average argument
+    except TypeError:  # an older engine (NNCONSOLE_BENCH_PYTHON) without the average argument
         comm.all_reduce_gradients(params)
 
 
@@ -206,12 +204,12 @@ def main() -> int:
     if args.hugepages:
         env["GLIBC_TUNABLES"] = HUGEPAGES
         cmd += ["-x", "GLIBC_TUNABLES"]
-    cmd += [sys.executable, os.path.abspath(__file__), "--worker"] + (["--quick"] if args.quick else [])
+    cmd += [PYTHON, os.path.abspath(__file__), "--worker"] + (["--quick"] if args.quick else [])
     print(f"all-reduce: {machine()}")
-    launch = " ".join(cmd[:cmd.index(sys.executable)])
+    launch = " ".join(cmd[:cmd.index(PYTHON)])
     print(f"load average at start: {os.getloadavg()[0]:.2f}; GLIBC_TUNABLES={env.get('GLIBC_TUNABLES', '')!r}; "
           f"ranks started with: {launch}")
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ENGINE_ROOT, timeout=1800)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=1800)
     results = parse_result(proc.stdout)
     if proc.returncode != 0 or results is None:
         print(proc.stdout[-3000:], proc.stderr[-3000:], sep="\n")

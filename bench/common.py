@@ -18,11 +18,11 @@ import traceback
 from typing import Callable, Iterable, List, Optional, Sequence
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# Which engine tree to measure: this checkout, or (for before/after figures) another copy of it, e.g.
-# NNCONSOLE_BENCH_ENGINE=/tmp/before with `git archive HEAD engine | tar -x -C /tmp/before`.
-ENGINE_ROOT = os.path.abspath(os.environ.get("NNCONSOLE_BENCH_ENGINE", ROOT))
-if ENGINE_ROOT not in sys.path:
-    sys.path.insert(0, ENGINE_ROOT)
+# Which installation to measure: this venv's, or (for before/after figures) another checkout's, e.g.
+# NNCONSOLE_BENCH_PYTHON=/tmp/before/.venv/bin/python after `git worktree add /tmp/before HEAD~3` and
+# `scripts/bootstrap.sh` there. The measured processes (CLI, launcher, workers) run under that interpreter,
+# which imports its own installed nnconsole; in-process figures (bench/gui.py) always measure this one.
+PYTHON = os.path.abspath(os.environ.get("NNCONSOLE_BENCH_PYTHON", sys.executable))
 
 TEMPLATES = os.path.join(ROOT, "project_templates")
 DIGITS = os.path.join(TEMPLATES, "digits_cnn")
@@ -40,11 +40,10 @@ def pin_threads(n: int = 1) -> None:
 
 
 def bench_env(threads: int = 1) -> dict:
-    """Environment for child processes: the venv's engine importable, threads pinned, quiet nnabla."""
+    """Environment for child processes: threads pinned, quiet nnabla."""
     env = dict(os.environ)
     for var in THREAD_VARS:
         env[var] = env.get(var, str(threads))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (ENGINE_ROOT, env.get("PYTHONPATH")) if p)
     env["NNABLA_LOG_LEVEL"] = "WARNING"
     return env
 
@@ -66,7 +65,7 @@ def machine() -> str:
     except Exception:
         nnabla = "?"
     threads = os.environ.get("OMP_NUM_THREADS", "unset")
-    tree = "" if ENGINE_ROOT == ROOT else f", engine from {ENGINE_ROOT}"
+    tree = "" if PYTHON == os.path.abspath(sys.executable) else f", measured processes run {PYTHON}"
     return (f"{datetime.date.today().isoformat()}, nproc {os.cpu_count()}, {cpu}, Python "
             f"{platform.python_version()}, nnabla {nnabla}, OMP_NUM_THREADS={threads}{tree}")
 

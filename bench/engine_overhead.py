@@ -22,7 +22,6 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (digits_project, machine, median, parse_quick, pin_threads, run_main, scratch,  # noqa: E402
                     spread, table)
 

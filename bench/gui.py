@@ -28,8 +28,7 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import bench_env, digits_project, machine, parse_quick, pin_threads, run_main, scratch, table  # noqa: E402
+from common import digits_project, machine, parse_quick, pin_threads, run_main, scratch, table  # noqa: E402
 
 pin_threads(1)
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -222,9 +221,6 @@ def latency(app, seconds_cap: float, quick: bool) -> dict:
         controller.records_received.connect(received)
         controller.run_finished.connect(lambda *a: state.update(done=True))
         controller.launch_failed.connect(lambda msg: state.update(done=True, how=f"launch failed: {msg}"))
-        # The controller's QProcess inherits this process' environment: make the training it starts (the
-        # CLI, the launcher and the workers) import the engine tree measured here (NNCONSOLE_BENCH_ENGINE).
-        os.environ["PYTHONPATH"] = bench_env()["PYTHONPATH"]
         controller.start_training(project, 2, output=os.path.join(folder, "runs"))
     except ImportError as exc:
         return {"error": f"nnconsole.app.run_controller not importable: {exc}"}
@@ -245,7 +241,7 @@ def main() -> int:
         from nnconsole.app.app import freeze_startup_objects
         Curves().widget.close()  # import and build what the console has built by then
         frozen = freeze_startup_objects()
-    except ImportError:  # an older console_app (NNCONSOLE_BENCH_ENGINE)
+    except ImportError:  # an older console_app
         frozen = 0
     print(f"GUI: {machine()}, QT_QPA_PLATFORM={os.environ['QT_QPA_PLATFORM']}")
     print(f"load average at start: {os.getloadavg()[0]:.2f}; objects frozen out of full garbage collections: {frozen:,}")

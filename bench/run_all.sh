@@ -3,7 +3,8 @@
 #   bash bench/run_all.sh            # full runs (about 15-20 minutes on 2 cores)
 #   bash bench/run_all.sh --quick    # smoke run (about 2 minutes)
 # BENCH_NICE=-10 bash bench/run_all.sh   runs them at a higher priority (root only) on a shared machine.
-# NNCONSOLE_BENCH_ENGINE=/path/to/other/tree measures another engine tree (before/after figures).
+# NNCONSOLE_BENCH_PYTHON=/other/checkout/.venv/bin/python runs the measured processes under another installation
+# (before/after figures); bench/common.py says how.
 set -u
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python

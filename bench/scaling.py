@@ -24,11 +24,9 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (ENGINE_ROOT, bench_env, digits_project, machine, median, mpi_env, mpi_prefix,  # noqa: E402
+from common import (PYTHON, ROOT, bench_env, digits_project, machine, median, mpi_env, mpi_prefix,  # noqa: E402
                     parse_quick, parse_result, pin_threads, print_result, run_main, scratch, table)
 
 pin_threads(1)
@@ -52,7 +50,7 @@ def train_together(project: str, worker_counts: list, out: str) -> list:
     from nnconsole.engine import runs
 
     start = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli", "train", project, "--gpus", str(n), "-o", out,
+    procs = [subprocess.Popen([PYTHON, "-m", "nnconsole.engine.cli", "train", project, "--gpus", str(n), "-o", out,
                                "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=bench_env(),
                               cwd=os.path.dirname(project)) for n in worker_counts]
     results = []
@@ -73,9 +71,9 @@ def train_together(project: str, worker_counts: list, out: str) -> list:
 def allreduce_time(shapes: list, quick: bool) -> dict:
     """The engine's all-reduce of these gradient shapes between 2 ranks, started with the launcher's own
     one-host flags (as the 2-worker training runs are), seconds."""
-    cmd = mpi_prefix(2) + [sys.executable, os.path.abspath(__file__), "--allreduce-worker",
+    cmd = mpi_prefix(2) + [PYTHON, os.path.abspath(__file__), "--allreduce-worker",
                            json.dumps(shapes)] + (["--quick"] if quick else [])
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=mpi_env(), cwd=ENGINE_ROOT, timeout=600)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=mpi_env(), cwd=ROOT, timeout=600)
     result = parse_result(proc.stdout)
     if proc.returncode != 0 or result is None:
         raise RuntimeError(f"all-reduce measurement failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")

@@ -18,11 +18,9 @@ from __future__ import annotations
 import datetime
 import os
 import subprocess
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (ENGINE_ROOT, bench_env, digits_project, machine, median, parse_quick, pin_threads,  # noqa: E402
+from common import (PYTHON, ROOT, bench_env, digits_project, machine, median, parse_quick, pin_threads,  # noqa: E402
                     run_main, scratch, spread, table)
 
 pin_threads(1)
@@ -59,7 +57,7 @@ def _log_time(line: str) -> float:
 
 def train_startup(project: str, workers: int, out: str) -> dict:
     """Milestones (seconds after spawning the CLI) of one run."""
-    cmd = [sys.executable, "-m", "nnconsole.engine.cli", "train", project, "--gpus", str(workers), "-o", out, "-q",
+    cmd = [PYTHON, "-m", "nnconsole.engine.cli", "train", project, "--gpus", str(workers), "-o", out, "-q",
            "--epochs", "1"]
     t0 = time.time()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=bench_env(),
@@ -97,8 +95,8 @@ def train_startup(project: str, workers: int, out: str) -> dict:
 def gui_available() -> str:
     """'' when nnconsole.app.app and nnconsole.app.main_window import; otherwise why not."""
     env = dict(bench_env(), QT_QPA_PLATFORM="offscreen")
-    probe = subprocess.run([sys.executable, "-c", "import nnconsole.app.app, nnconsole.app.main_window"],
-                           capture_output=True, text=True, env=env, cwd=ENGINE_ROOT, timeout=120)
+    probe = subprocess.run([PYTHON, "-c", "import nnconsole.app.app, nnconsole.app.main_window"],
+                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
     return "" if probe.returncode == 0 else (probe.stderr.strip().splitlines() or ["import failed"])[-1]
 
 
@@ -106,8 +104,8 @@ def gui_startup(project: str, home: str) -> float:
     env = dict(bench_env(), QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=os.path.join(home, "config"),
                XDG_DATA_HOME=os.path.join(home, "data"), XDG_CACHE_HOME=os.path.join(home, "cache"), HOME=home)
     t0 = time.time()
-    proc = subprocess.run([sys.executable, "-c", GUI_DRIVER, project], capture_output=True, text=True, env=env,
-                          cwd=ENGINE_ROOT, timeout=120)
+    proc = subprocess.run([PYTHON, "-c", GUI_DRIVER, project], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=120)
     for line in proc.stdout.splitlines():
         if line.startswith("PAINTED "):
             return float(line.split()[1]) - t0

@@ -8,11 +8,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import sys
 import typing
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 os.environ["COLUMNS"] = "100"  # argparse wraps help to the terminal width: fix it for stable output
 
 

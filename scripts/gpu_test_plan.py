@@ -28,7 +28,6 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 NO_GPU_EXIT = 2
 
 
@@ -95,7 +94,7 @@ def train(project: str, workers: int, epochs: int, device: str) -> str:
     cmd = [sys.executable, "-m", "nnconsole.engine.cli", "train", project, "--gpus", str(workers), "--device", device,
            "--epochs", str(epochs), "--quiet"] + (["--oversubscribe"] if device == "cpu" else [])
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, cwd=ROOT,
-                         env=dict(os.environ, PYTHONPATH=ROOT))
+                         env=dict(os.environ))
     run_dirs = [line.split(": ", 1)[1].strip() for line in out.stdout.splitlines() if line.startswith("run directory: ")]
     if out.returncode != 0 or not run_dirs:
         raise RuntimeError(f"{' '.join(cmd)} exited {out.returncode}:\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}")

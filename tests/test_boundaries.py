@@ -68,3 +68,16 @@ def test_ruff_passes_with_the_configured_rules():
         pytest.skip("ruff is not installed (pip install -e .[test])")
     result = subprocess.run([ruff, "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_bench_and_scripts_use_the_installed_package_not_sys_path():
+    """The package is installed (editable) in .venv: no script puts the checkout on sys.path or PYTHONPATH."""
+    offenders = []
+    for folder in ("bench", "scripts"):
+        for name in sorted(os.listdir(os.path.join(ROOT, folder))):
+            if not name.endswith(".py") or name == "lint_imports.py":  # it maps the checkout for import-linter
+                continue
+            text = open(os.path.join(ROOT, folder, name), encoding="utf-8").read()
+            if "sys.path.insert" in text or "PYTHONPATH=ROOT" in text or "NNCONSOLE_BENCH_ENGINE" in text:
+                offenders.append(f"{folder}/{name}")
+    assert offenders == []
