@@ -26,6 +26,7 @@ from nnconsole.engine.project.model import Layer, Project
 from . import mapping
 from .common import iterations_per_epoch, peek_dataset, preview_rows
 from .report import ExportResult, InteropError
+from .settings_map import write_training_config
 
 MAIN, VALIDATION, RUNTIME = "Main", "MainValidation", "MainRuntime"
 OUTPUT_DATA_NAME = "y'"
@@ -262,10 +263,8 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
     train_preview = peek_dataset(train_csv)  # read once: row count and columns
     ipe = iterations_per_epoch(preview_rows(train_preview), batch)
     t = proto.training_config
-    t.max_epoch = int(cfg.max_epoch)
+    write_training_config(t, cfg)  # max_epoch, monitor_interval (epochs between validations), save_best
     t.iter_per_epoch = int(ipe or 0)
-    t.save_best = bool(cfg.save_best)
-    t.monitor_interval = int(cfg.validation_interval)  # nnabla_cli: epochs between validations
     if not ipe:
         unsupported.append(f"iter_per_epoch: the training CSV '{train_csv or '(none)'}' could not be read, so it "
                            "is 0 (nnabla_cli would not train); set training_config.iter_per_epoch by hand")

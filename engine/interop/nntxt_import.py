@@ -24,6 +24,7 @@ from .common import resolve_dataset
 from .netgraph import (Node, WeightInfo, expand_repeats, finalize_names, parameter_renames, remove_pass_through,
                        to_layers, unique_name)
 from .report import ImportResult, InteropError
+from .settings_map import read_training_config
 
 EXTRAS_PREFIX = "# nnconsole-project:"
 
@@ -407,11 +408,8 @@ def _datasets(proto: Any, base_dir: str, notes: List[str], unsupported: List[str
 def _config(proto: Any, net: Any, batch: int, notes: List[str]) -> TrainingConfig:
     t = proto.training_config
     cfg = TrainingConfig()
-    cfg.max_epoch = int(t.max_epoch) if t.max_epoch > 0 else cfg.max_epoch
-    if proto.HasField("training_config"):
-        cfg.save_best = bool(t.save_best)
-    # nnabla_cli validates when epoch % monitor_interval == 0: epochs between validations.
-    cfg.validation_interval = int(t.monitor_interval) if t.monitor_interval > 0 else cfg.validation_interval
+    # max_epoch, monitor_interval (nnabla_cli validates when epoch % monitor_interval == 0), save_best.
+    read_training_config(cfg, t, proto.HasField("training_config"), notes)
     cfg.batch_size = int(net.batch_size or batch or cfg.batch_size)
     backends = list(proto.global_config.default_context.backends)
     if any(b.endswith(":half") for b in backends):

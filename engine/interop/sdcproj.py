@@ -36,6 +36,7 @@ from .common import add_loss_targets, csv_rows, iterations_per_epoch, resolve_da
 from .netgraph import (Node, WeightInfo, expand_repeats, finalize_names, parameter_renames, remove_pass_through,
                        to_layers)
 from .report import ImportResult, InteropError
+from .settings_map import read_nnc_config
 
 EPOCH_UNIT = 0  # NNC's LearningRate*Unit: 0 = epochs, 1 = iterations (a missing unit means iterations)
 
@@ -378,11 +379,9 @@ def _config(reader: _Reader, unsupported: List[str]) -> TrainingConfig:
     s = reader.section("Config", required=False)
     if s is None:
         return cfg
-    cfg.max_epoch = reader.int(s, "MaxEpoch", cfg.max_epoch)
-    cfg.batch_size = reader.int(s, "BatchSize", cfg.batch_size)
-    cfg.save_best = as_bool(s.get("SaveBest"), True)
-    # NNC's Monitor Interval: epochs between validations (nnconsole's log_interval has no NNC field).
-    cfg.validation_interval = reader.int(s, "MonitorInterval", cfg.validation_interval) or cfg.validation_interval
+    # MaxEpoch, BatchSize, MonitorInterval (epochs between validations), SaveBest: the schema's NNC names.
+    read_nnc_config(cfg, lambda key, default: reader.int(s, key, default),
+                    lambda key, default: as_bool(s.get(key), default), unsupported)
     precision = (s.get("TypeConfig") or "Float").strip().lower()
     if precision in ("half", "float16", "mixed"):
         cfg.precision = "half"
