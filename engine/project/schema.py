@@ -5,7 +5,8 @@ the names NNC (.sdcproj) and nnabla (.nntxt) give it. Everything else is derived
 the dataclass defaults (``model.py``), the range checks (``validate.check_settings``), the CONFIG
 tab's forms, undo labels and enabled states (``console_app/config``), the settings parts of the
 importers and the exporter (``engine/interop``) and docs/project-format.md (``scripts/gen_docs.py``).
-``SOLVER_TABLE`` does the same for solvers: nnabla's names, parameters and defaults, and file names.
+``SOLVER_TABLE`` does the same for solvers: nnabla's names, parameters and defaults, and the nnabla
+protobuf fields (engine/interop/solver_table.py maps the file formats' spellings onto these names).
 Adding a setting is one ``Setting`` here plus its dataclass field; tests/test_settings_schema.py
 checks that every part picked it up. Plain data: importing this loads neither Qt nor nnabla.
 """
@@ -193,22 +194,6 @@ SOLVER_SPECS: Dict[str, SolverSpec] = {s.name: s for s in SOLVER_TABLE}
 SOLVERS: Tuple[str, ...] = tuple(SOLVER_SPECS)
 ALPHA_SOLVERS: Tuple[str, ...] = tuple(s.name for s in SOLVER_TABLE if s.learning_rate_name == "alpha")
 SOLVER_PARAMS: Dict[str, Dict[str, float]] = {s.name: dict(s.params) for s in SOLVER_TABLE}
-# nnabla's Solver.type in a file -> nnconsole's solver.
-SOLVER_FILE_NAMES: Dict[str, str] = {**{s.name: s.name for s in SOLVER_TABLE},
-                                     **{alias: s.name for s in SOLVER_TABLE for alias in s.file_names}}
-# NNC's solver parameter names (SolverParameterName_k in .sdcproj), lower-cased without '_' or ' ' ->
-# nnconsole's. 'learning_rate' and 'weight_decay' go to the optimizer itself, the rest to solver_params.
-NNC_SOLVER_PARAMETERS: Dict[str, str] = {
-    "alpha": "learning_rate", "learningrate": "learning_rate", "lr": "learning_rate", "eta": "learning_rate",
-    "beta1": "beta1", "beta2": "beta2", "epsilon": "eps", "eps": "eps", "momentum": "momentum",
-    "decay": "decay", "rho": "decay", "coefficient": "coefficient", "gamma": "gamma",
-    "finallearningrate": "final_lr", "finallr": "final_lr", "final_lr": "final_lr",
-    "weightdecay": "weight_decay", "wd": "weight_decay",
-}
-# NNC's and nnabla's scheduler names -> optimizer.schedule.type.
-SCHEDULER_FILE_NAMES: Dict[str, str] = {"Exponential": "exponential", "Step": "step", "Cosine": "cosine",
-                                        "Polynomial": "polynomial"}
-
 SETTINGS = tuple(dataclasses.replace(s, choices=SOLVERS) if s.path == "optimizer.solver" else s for s in SETTINGS)
 BY_PATH: Dict[str, Setting] = {s.path: s for s in SETTINGS}
 
