@@ -71,6 +71,10 @@ CASES = [
 for _i, (_t, _p, _s) in enumerate(CASES):  # Add2/Mul2 take two inputs of the listed shape
     if _t in ("Add2", "Mul2"):
         CASES[_i] = (_t, _p, _s * 2)
+# Every other registered type with the examples its registration gives (a new type needs no entry here).
+_LISTED = {t for t, _, _ in CASES}
+CASES += [(s.type, p, list(shapes)) for s in all_specs() if s.type not in _LISTED and not s.is_input
+          for p, shapes in s.example_cases()]
 
 
 def case_network(type_, params, in_shapes):

@@ -328,6 +328,7 @@ def every_layer_type_project() -> Project:
     """The nnabla-test network plus Embed and every loss type: all registry types at least once."""
     from nnconsole.engine.layers import all_specs
     from nnconsole.engine.project.model import Datasets
+    from tests.layer_cases import single_layer_network
     from tests.test_interop_nnabla import coverage_layers
 
     L = Layer
@@ -346,6 +347,11 @@ def every_layer_type_project() -> Project:
         L("smx", "Softmax", ["fc2"], {"axis": 0}),
         L("l_cat", "CategoricalCrossEntropy", ["smx", "y"], {"axis": 0}),
     ]
+    listed = {l.type for l in layers}
+    for spec in all_specs():  # types added since: one chain each, built from the registration's examples
+        if spec.type not in listed:
+            for k, (params, shapes) in enumerate(spec.example_cases()):
+                layers += single_layer_network(spec.type, params, shapes, prefix=f"{spec.type.lower()}{k}_")
     project = Project(name="all", network=Network(layers), datasets=Datasets(training="a.csv", validation="b.csv"))
     assert {l.type for l in layers} == {s.type for s in all_specs()}
     return project

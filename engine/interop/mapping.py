@@ -1,8 +1,9 @@
 """Name tables shared by the importers and the exporter, derived from the layer registry.
 
 Everything about one layer type (its NNC/nnabla name, NNC property names, weight scope and order,
-protobuf conversion) lives in its registration (nnconsole.engine.layers); this module only indexes
-the registry the way the importers look things up, and holds what belongs to no layer type: the
+protobuf conversion) lives in its registration (nnconsole.engine.layers); this module only looks
+the registry up by NNC/nnabla name (at call time, so later registrations count too), and holds
+what belongs to no layer type: the
 properties every NNC layer carries, the no-op and loop-control types, and initializer names.
 Solver and scheduler names are in ``solver_table``.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Tuple
 
-from nnconsole.engine.layers import all_specs
+from nnconsole.engine.layers import LayerSpec, all_specs, find_spec
 from nnconsole.engine.layers.activation import SELU_ALPHA, SELU_SCALE  # noqa: F401  (re-exported)
 from nnconsole.engine.project.model import INITIALIZERS
 
@@ -18,30 +19,15 @@ from .solver_table import (LR_FIELD, SCHEDULER_TYPES, SOLVER_PARAM_FIELDS, SOLVE
                            SOLVER_TYPES, unsupported_solver_message)
 
 # ---------------------------------------------------------------------------------------- layers
-# NNC / nnabla function type -> nnconsole registry type. Types not listed here have no equivalent;
-# types nnabla has no function for (exported as another, e.g. Flatten -> Reshape) are not read back.
-LAYER_TYPES: Dict[str, str] = {s.nnc_name: s.type for s in all_specs() if not s.export_as}
-
-# Registry types nnabla has no function for, and the function the exporter writes instead.
-EXPORT_AS: Dict[str, str] = {s.type: s.export_as for s in all_specs() if s.export_as}
-
 # No-op types an importer may drop (their consumers read the layer's input instead).
 PASS_THROUGH = ("Identity",)
 
 # Loop-control types the importers expand into copies of the layers between them.
 REPEAT_TYPES = ("RepeatStart", "RepeatEnd")
 
-# Parameter scope nnabla's parametric functions use, and the order the weights follow the data
-# input among a function's inputs (the same order nnabla's functions take them).
-WEIGHT_SCOPES: Dict[str, str] = {s.type: s.weight_scope for s in all_specs() if s.weight_scope}
-WEIGHT_ORDER: Dict[str, Tuple[str, ...]] = {s.type: s.weight_order for s in all_specs() if s.weight_order}
-# Running statistics: stored, never learned (learning-rate multiplier 0 in NNC files).
-NON_TRAINABLE: Dict[str, Tuple[str, ...]] = {s.type: s.non_trainable for s in all_specs() if s.non_trainable}
+# Initial values of running statistics (BatchNormalization mean/var) when a file gives none.
 RUNNING_STAT_INIT = {"mean": 0.0, "var": 1.0}
 
-# NNC property name (the desktop editor's property sheet, .sdcproj) -> registry parameter name, per type.
-PROPERTY_NAMES: Dict[str, Dict[str, str]] = {s.type: dict(s.nnc_properties) for s in all_specs()
-                                             if not s.export_as}
 # NNC properties that are informative only (computed by the editor, or editor-only settings).
 IGNORED_PROPERTIES = {
     "Name", "Input", "Output", "BaseAxis", "ParameterScope", "BorderMode", "InPlace", "IsLossFunction",
@@ -62,9 +48,26 @@ def camel_to_snake(name: str) -> str:
     return "".join(out).replace(".", "_")
 
 
+def layer_spec(nnc_type: str) -> Optional[LayerSpec]:
+    """The registration of an NNC/nnabla function type, or None when nnconsole has no equivalent.
+
+    Types nnabla has no function for (written as another, Flatten -> Reshape) are not read back."""
+    for spec in all_specs():
+        if spec.nnc_name == nnc_type and not spec.export_as:
+            return spec
+    return None
+
+
 def registry_type(nnc_type: str) -> Optional[str]:
     """The registry type for an NNC/nnabla function type, or None when nnconsole has no equivalent."""
-    return LAYER_TYPES.get(nnc_type)
+    spec = layer_spec(nnc_type)
+    return spec.type if spec else None
+
+
+def non_trainable(type_name: Optional[str]) -> Tuple[str, ...]:
+    """Weights of a registry type that are stored but never learned (running statistics)."""
+    spec = find_spec(type_name or "")
+    return spec.non_trainable if spec else ()
 
 
 # ----------------------------------------------------------------------------------- initializers

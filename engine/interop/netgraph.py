@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from nnconsole.engine.project.model import Initializer, Layer
 
-from .mapping import NON_TRAINABLE, registry_type
+from .mapping import non_trainable, registry_type
 
 LAYOUT_STEP = 80.0  # vertical distance between layers laid out automatically (same as the templates)
 REPEAT_SHIFT = 240.0  # horizontal offset of each further copy of a repeated block
@@ -210,10 +210,10 @@ def to_layers(nodes: List[Node], unsupported: List[str], layout: bool) -> List[L
         initializers: Dict[str, Initializer] = {}
         lr: Dict[str, float] = {}
         for key, w in n.weights.items():
-            if w.initializer is not None and key not in NON_TRAINABLE.get(rtype, ()):
+            if w.initializer is not None and key not in non_trainable(rtype):
                 initializers[key] = w.initializer
             if (w.lr_multiplier is not None and float(w.lr_multiplier) != 1.0
-                    and key not in NON_TRAINABLE.get(rtype, ())):
+                    and key not in non_trainable(rtype)):
                 lr[key] = float(w.lr_multiplier)
         position = n.position
         if position is None and layout:
@@ -227,13 +227,14 @@ def to_layers(nodes: List[Node], unsupported: List[str], layout: bool) -> List[L
 def parameter_renames(nodes: Sequence[Node]) -> Tuple[Dict[str, List[str]], List[str]]:
     """Source parameter name -> project parameter names (``<layer>/<scope>/<key>``), and the names of
     parameters more than one layer uses (weight sharing, which the project model cannot express)."""
-    from .mapping import WEIGHT_SCOPES
+    from nnconsole.engine.layers import find_spec
 
     out: Dict[str, List[str]] = {}
     for n in nodes:
         rtype = registry_type(n.type)
-        scope = WEIGHT_SCOPES.get(rtype or "")
-        if scope is None:
+        spec = find_spec(rtype or "")
+        scope = spec.weight_scope if spec else ""
+        if not scope:  # no nnabla parameters of its own (or a type nnconsole lacks)
             continue
         for key, w in n.weights.items():
             out.setdefault(w.source_name, []).append(f"{n.name}/{scope}/{key}")

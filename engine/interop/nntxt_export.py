@@ -20,6 +20,7 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from nnconsole.engine.layers import find_spec, get_spec
 from nnconsole.engine.layers.nntxt_codec import set_shape
 from nnconsole.engine.project.model import Layer, Project
 
@@ -36,7 +37,6 @@ def _fill_params(f: Any, layer: Layer, p: Dict[str, Any], in_shapes: List[Tuple[
                  out_shape: Tuple[int, ...], mode: str) -> None:
     """Set the function's *_param message from the layer's checked parameters (the type's registration
     says how: its ``to_nntxt`` hook, else its ``nntxt_fields``)."""
-    from nnconsole.engine.layers import get_spec
     from nnconsole.engine.layers.nntxt_codec import write_fields
 
     spec = get_spec(layer.type)
@@ -64,7 +64,6 @@ class _NetworkWriter:
               post: Optional[Tuple[str, str, str]] = None) -> Dict[str, Any]:
         """Write network ``name`` with the given layers; ``post`` = (function type, name, input) appends a
         Softmax/Sigmoid. Returns {'inputs': [var names], 'params': [param names], 'output': var name}."""
-        from nnconsole.engine.layers import get_spec
 
         net = self.proto.network.add()
         net.name = name
@@ -185,7 +184,7 @@ def extras_of(project: Project) -> Dict[str, Any]:
         entry: Dict[str, Any] = {}
         if layer.position is not None:
             entry["position"] = [float(layer.position[0]), float(layer.position[1])]
-        if layer.type in mapping.EXPORT_AS:
+        if get_spec(layer.type).export_as:
             entry["type"] = layer.type
         layers[layer.name] = entry
     opt = project.optimizer
@@ -222,7 +221,6 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
     """The NNablaProtoBuf for a project, plus (unsupported, notes). Raises InteropError for a broken network."""
     from nnabla.utils import nnabla_pb2
 
-    from nnconsole.engine.layers import get_spec
     from nnconsole.engine.layers.inputs import input_variable
     from nnconsole.engine.project.validate import dataset_path
     from nnconsole.engine.shapes import infer_network, runtime_layer_names
@@ -234,7 +232,7 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
         raise InteropError("the network has problems, fix them before exporting:\n" + info.error_text())
     for lname in info.order:
         t = project.network.layer(lname).type
-        if t not in mapping.LAYER_TYPES and t not in mapping.EXPORT_AS:
+        if find_spec(t) is None:
             raise InteropError(f"layer '{lname}' has type {t}, which nnabla files cannot hold")
     cfg = project.config
     batch = int(cfg.batch_size)
@@ -325,7 +323,7 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
         pv = o.parameter_variable.add()
         pv.variable_name = pname
         layer = layers[lname]
-        if key in mapping.NON_TRAINABLE.get(layer.type, ()):
+        if key in mapping.non_trainable(layer.type):
             pv.learning_rate_multiplier = 0.0
         else:
             pv.learning_rate_multiplier = float((layer.lr_multipliers or {}).get(key, 1.0))

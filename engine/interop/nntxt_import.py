@@ -261,8 +261,9 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
             unsupported.append(f"layer '{f.name}' ({f.type}): recurrent loop control cannot be expanded into "
                                "nnconsole layers")
         else:
-            rtype = mapping.registry_type(f.type) or ""
-            order = mapping.WEIGHT_ORDER.get(rtype, ())
+            spec = mapping.layer_spec(f.type)
+            rtype = spec.type if spec else ""
+            order = spec.weight_order if spec else ()
             weights: Dict[str, List[int]] = {}
             for k, pname in enumerate(param_inputs):
                 key = order[k] if k < len(order) else f"param{k}"
@@ -271,7 +272,7 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
                 lr = lr_values.get(pname)
                 if has_lr_list and lr is None:
                     lr = 0.0
-                    if key not in mapping.NON_TRAINABLE.get(rtype, ()):
+                    if key not in mapping.non_trainable(rtype):
                         frozen.append(pname)
                 node.weights[key] = WeightInfo(source_name=pname,
                                                initializer=_initializer(v, unsupported, f"parameter '{pname}'"),

@@ -296,6 +296,15 @@ class LayerSpec:
     # the defaults (every parameter when ``caption_always``).
     caption: Optional[Callable[[Mapping[str, Any]], str]] = None
     caption_always: bool = False
+    # (params, input shapes) the test suites build this type with (shapes against nnabla's graph,
+    # file round trips); none given: the defaults on (3, 4) inputs, see ``example_cases``.
+    examples: Tuple[Tuple[Dict[str, Any], Tuple[Shape, ...]], ...] = ()
+
+    def example_cases(self) -> List[Tuple[Dict[str, Any], Tuple[Shape, ...]]]:
+        """The ``examples``, or the defaults on ``n_inputs`` inputs of shape (3, 4)."""
+        if self.examples:
+            return [(dict(p), tuple(shapes)) for p, shapes in self.examples]
+        return [({}, ((3, 4),) * max(self.n_inputs[0], 1))]
 
     @property
     def nnc_name(self) -> str:

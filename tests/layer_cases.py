@@ -1,0 +1,26 @@
+"""Small networks around one layer type, for the tests that enumerate the layer registry."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Sequence
+
+from nnconsole.engine.layers import get_spec
+from nnconsole.engine.project.model import Layer, Network
+
+
+def single_layer_network(type_: str, params: Dict[str, Any], in_shapes: Sequence[Sequence[int]],
+                         prefix: str = "", name: str = "layer") -> List[Layer]:
+    """Inputs -> the layer (-> SquaredError against a target Input when the layer is not a loss).
+
+    Names are prefixed with ``prefix`` so several such chains can share one network."""
+    from nnconsole.engine.shapes import infer_network
+
+    layers = [Layer(f"{prefix}in{i}", "Input", params={"shape": list(s), "variable": f"{prefix}in{i}"})
+              for i, s in enumerate(in_shapes)]
+    layers.append(Layer(f"{prefix}{name}", type_, [f"{prefix}in{i}" for i in range(len(in_shapes))], dict(params)))
+    if not get_spec(type_).is_loss:
+        info = infer_network(Network(list(layers)))
+        out = info.layers[f"{prefix}{name}"].out_shape
+        assert out is not None, info.errors
+        layers.append(Layer(f"{prefix}target", "Input", params={"shape": list(out), "variable": f"{prefix}target"}))
+        layers.append(Layer(f"{prefix}loss", "SquaredError", [f"{prefix}{name}", f"{prefix}target"]))
+    return layers

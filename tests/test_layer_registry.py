@@ -1,0 +1,120 @@
+"""The layer registry is the one place that knows a layer type: checked against NNC's own definitions
+(tests/data/nnc_reference), nnabla's function metadata and protobuf, and used by every consumer
+(importers, exporter, captions) without any other table."""
+from __future__ import annotations
+
+import os
+import pickle
+
+import pytest
+
+from nnconsole.engine.layers import all_specs, get_spec
+from nnconsole.engine.layers.nnc_values import convert_value
+from tests import nnc_reference
+
+# Registry defaults that differ from NNC's on purpose (issue 16 revisits them); a new type's
+# defaults must match NNC's definition or be listed here with the reason.
+DEFAULTS_DIFFERING_FROM_NNC = {
+    ("Input", "Dataset"): "empty means the layer's name",
+    ("Convolution", "KernelShape"): "nnconsole's palette default is 5x5",
+    ("Embed", "NumClass"): "small defaults for the palette",
+    ("Embed", "Shape"): "small defaults for the palette",
+    ("Softmax", "Axis"): "the last axis (NNC: the channel axis)",
+    ("SoftmaxCrossEntropy", "Axis"): "the last axis (NNC: the channel axis)",
+    ("CategoricalCrossEntropy", "Axis"): "the last axis (NNC: the channel axis)",
+    ("BatchNormalization", "Epsilon"): "nnabla's default 1e-5",
+    ("Reshape", "OutShape"): "-1 flattens; NNC's 100 fits no input in particular",
+    ("Slice", "Start"): "empty keeps whole axes, whatever the input's rank",
+    ("Slice", "Step"): "empty keeps whole axes, whatever the input's rank",
+}
+
+
+def _nnabla_functions() -> set:
+    """Every function nnabla's converter metadata names (functions.pkl ships in the wheel)."""
+    import nnabla.utils.converter as converter
+
+    path = os.path.join(os.path.dirname(converter.__file__), "functions.pkl")
+    with open(path, "rb") as f:
+        info = pickle.load(f)["nnabla_func_info"]
+    return {name for category in info.values() for name in category}
+
+
+def test_the_reference_copy_is_complete_and_licensed():
+    root = os.path.dirname(nnc_reference.ROOT)
+    assert "Apache License" in open(os.path.join(root, "LICENSE"), encoding="utf-8").read()
+    palette = nnc_reference.palette()
+    assert sum(len(v) for v in palette.values()) >= 180
+    assert nnc_reference.layer("LeakyReLU").properties["Alpha"].argument == "leaky_relu_param.alpha"
+
+
+@pytest.mark.parametrize("spec", all_specs(), ids=lambda s: s.type)
+def test_nnc_property_names_and_defaults_match_nncs_definition(spec):
+    nnc = nnc_reference.layer(spec.nnc_name)
+    assert nnc is not None, f"{spec.type}: NNC has no layer named {spec.nnc_name}; set nnc_type"
+    for prop, pname in spec.nnc_properties.items():
+        assert prop in nnc.properties, f"{spec.type}: NNC's {spec.nnc_name} has no property {prop}"
+        value = nnc.properties[prop].value
+        if value.startswith("*"):
+            continue  # computed by NNC (e.g. *KernelShape)
+        ours = spec.param(pname).default
+        ours = list(ours) if isinstance(ours, tuple) else ours
+        same = convert_value(spec.param(pname).kind, value) == ours
+        if (spec.type, prop) in DEFAULTS_DIFFERING_FROM_NNC:
+            assert not same, f"{spec.type}.{prop} now matches NNC: drop it from DEFAULTS_DIFFERING_FROM_NNC"
+        else:
+            assert same, f"{spec.type}.{prop}: NNC's default is {value}, the registry's {ours}"
+
+
+@pytest.mark.parametrize("spec", all_specs(), ids=lambda s: s.type)
+def test_nntxt_fields_exist_in_nnablas_protobuf_and_match_nncs_argument_names(spec):
+    from nnabla.utils import nnabla_pb2
+
+    if not spec.is_input:
+        assert (spec.export_as or spec.nnc_name) in _nnabla_functions(), spec.type
+    function = nnabla_pb2.Function.DESCRIPTOR
+    nnc = nnc_reference.layer(spec.nnc_name)
+    by_param = {pname: prop for prop, pname in spec.nnc_properties.items()}
+    for pname, path in spec.nntxt_fields.items():
+        message, _, name = path.partition(".")
+        assert message in function.fields_by_name, f"{spec.type}: nnabla's Function has no {message}"
+        assert name in function.fields_by_name[message].message_type.fields_by_name, f"{spec.type}: {path}"
+        prop = by_param.get(pname)
+        if prop is not None and "." in nnc.properties[prop].argument:
+            assert nnc.properties[prop].argument == path
+
+
+def test_a_registration_alone_makes_a_type_importable_and_exportable(tmp_path):
+    """A type registered after the interop modules were imported is read and written like the rest:
+    no table outside the registration knows layer types."""
+    from nnconsole.engine.interop import mapping
+    from nnconsole.engine.interop.sdcproj import _layer_params
+    from nnconsole.engine.layers import registry
+    from nnconsole.engine.layers.activation import _simple
+
+    assert mapping.registry_type("SoftSign") is None
+    _simple("SoftSign", "softsign", "x / (1 + |x|) (registered by a test).")
+    try:
+        assert mapping.registry_type("SoftSign") == "SoftSign"
+        unsupported = []
+        assert _layer_params("SoftSign", "s", {"Name": "s"}, unsupported) == {} and unsupported == []
+    finally:
+        registry._REGISTRY.pop("SoftSign")
+    assert mapping.registry_type("SoftSign") is None
+
+
+def test_captions_come_from_the_registration():
+    from nnconsole.engine.layers.captions import caption
+
+    assert caption("Convolution", {"outmaps": 16, "kernel": [3, 3], "stride": [1, 1], "pad": [1, 1]}) == \
+        "16 maps · 3×3 · pad 1"
+    assert caption("Dropout", {"p": 0.5}) == "p 0.5"  # shown even at its default
+    assert caption("LayerNormalization", {"eps": 1e-5}) == ""  # default values are not shown
+    assert caption("Nope", {"a": 1}) == ""
+
+
+def test_loss_roles_come_from_the_registration():
+    assert get_spec("SoftmaxCrossEntropy").runtime_head == "Softmax"
+    assert get_spec("SigmoidCrossEntropy").runtime_head == "Sigmoid"
+    assert get_spec("CategoricalCrossEntropy").class_index_target
+    assert not get_spec("SquaredError").class_index_target
+    assert get_spec("BatchNormalization").uses_batch_stat and not get_spec("Dropout").uses_batch_stat
