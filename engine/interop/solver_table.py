@@ -2,25 +2,22 @@
 
 Neural Network Console (.sdcproj), nnabla (.nntxt ``Solver.type``, its ``*_param`` messages) and
 nnconsole's own optimizer settings each spell solvers and schedulers their way; the importers and
-the exporter translate through these tables only. The settings schema (what a solver's parameters
-are, their defaults and checks) is nnconsole.engine.project / engine.solvers; this module is the
-name mapping between file formats.
+the exporter translate through these tables only. The settings schema's solver table
+(nnconsole.engine.project.schema: parameters, defaults, nnabla's field names) declares each solver;
+this module adds the other formats' spellings of it.
 """
 from __future__ import annotations
 
 from typing import Dict
 
-from nnconsole.engine.project.model import ALPHA_SOLVERS, SOLVERS
+from nnconsole.engine.project.model import SOLVERS
+from nnconsole.engine.project.schema import SOLVER_TABLE
 
-# nnabla's Solver.type -> (nnconsole solver, name of the learning-rate field in its *_param message).
-SOLVER_TYPES: Dict[str, str] = {s: s for s in SOLVERS}
-SOLVER_TYPES["SGD"] = "Sgd"
-SOLVER_PARAM_FIELDS: Dict[str, str] = {
-    "Sgd": "sgd_param", "Momentum": "momentum_param", "Nesterov": "nesterov_param", "Adam": "adam_param",
-    "AdamW": "adamw_param", "Adagrad": "adagrad_param", "RMSprop": "rmsprop_param",
-    "AdaBound": "adabound_param", "Lars": "lars_param",
-}
-LR_FIELD: Dict[str, str] = {s: ("alpha" if s in ALPHA_SOLVERS else "lr") for s in SOLVERS}
+# nnabla's Solver.type -> nnconsole solver; each solver's *_param message and its learning-rate field.
+# Derived from the settings schema's solver table, where a solver is declared once.
+SOLVER_TYPES: Dict[str, str] = {name: s.name for s in SOLVER_TABLE for name in (s.name,) + s.file_names}
+SOLVER_PARAM_FIELDS: Dict[str, str] = {s.name: s.proto_field for s in SOLVER_TABLE}
+LR_FIELD: Dict[str, str] = {s.name: s.learning_rate_name for s in SOLVER_TABLE}
 
 # NNC's solver parameter names (SolverParameterName_k in .sdcproj), lower-cased -> nnconsole's.
 # 'learning_rate' and 'weight_decay' go to the optimizer itself, the rest to solver_params.
