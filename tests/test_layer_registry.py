@@ -118,3 +118,32 @@ def test_loss_roles_come_from_the_registration():
     assert get_spec("CategoricalCrossEntropy").class_index_target
     assert not get_spec("SquaredError").class_index_target
     assert get_spec("BatchNormalization").uses_batch_stat and not get_spec("Dropout").uses_batch_stat
+
+
+def test_gelu_is_one_registration(tmp_path):
+    """GELU (nnabla F.gelu, NNC Activation/GELU) added by one registration: the palette, NNC and nnabla
+    files and training know it (the enumerating tests above and in test_graph/test_interop_nntxt
+    cover its shapes, its nnabla graph and its .nntxt round trip)."""
+    import numpy as np
+
+    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.layers import groups
+    from nnconsole.engine.project.model import Layer, Network
+    from tests.test_interop_sdcproj import sdcproj_text
+
+    assert "GELU" in [s.type for s in groups()["Activation"]]
+    path = tmp_path / "gelu.sdcproj"
+    path.write_text(sdcproj_text([("x", "Input", {"Size": "4", "Dataset": "x"}, []),
+                                  ("g", "GELU", {"Input": "4", "Output": "4", "CostAdd": "8"}, ["x"]),
+                                  ("loss", "SquaredError", {"T.Dataset": "y"}, ["g"])]), newline="")
+    result = import_file(str(path))
+    assert result.unsupported == [] and result.project.network.layer("g").type == "GELU"
+    net = Network([Layer("x", "Input", params={"shape": [4]}), Layer("g", "GELU", ["x"]),
+                   Layer("t", "Input", params={"shape": [4]}), Layer("loss", "SquaredError", ["g", "t"])])
+    built = build_graph(net, 2, "validation")
+    x = np.linspace(-3, 3, 8).reshape(2, 4)
+    built.inputs["x"].d = x
+    built.outputs["g"].forward()
+    expected = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))  # nnabla's tanh form
+    assert np.allclose(built.outputs["g"].d, expected, atol=1e-5)

@@ -67,6 +67,7 @@ _simple("ELU", "elu", "Exponential linear unit: x for x > 0, alpha * (exp(x) - 1
 _simple("SELU", "selu", "Scaled ELU with the self-normalising constants (scale 1.0507, alpha 1.6733).",
         to_nntxt=_selu_to_nntxt, from_nntxt=_selu_from_nntxt, from_sdcproj=_selu_from_sdcproj)
 _simple("Swish", "swish", "Swish: x * sigmoid(x).")
+_simple("GELU", "gelu", "Gaussian error linear unit: x times the standard normal CDF of x (tanh approximation).")
 _simple("Tanh", "tanh", "Hyperbolic tangent.")
 _simple("Sigmoid", "sigmoid", "Logistic sigmoid 1 / (1 + exp(-x)).")
 
