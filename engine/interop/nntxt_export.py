@@ -360,7 +360,7 @@ def proto_text(proto: Any, extras: Optional[Dict[str, Any]] = None) -> str:
     """The protobuf text, with the nnconsole settings comment first when ``extras`` is given."""
     from google.protobuf import text_format
 
-    from .nntxt_import import EXTRAS_PREFIX
+    from .nntxt_read import EXTRAS_PREFIX
 
     text = text_format.MessageToString(proto)
     if extras is not None:

@@ -1,0 +1,177 @@
+"""Import stage 2 for nnabla files: the training network's functions as graph nodes with registry
+parameters (each type's conversion is its registration's ``from_nntxt``), weights and initializers.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+from nnconsole.engine.layers.nntxt_codec import Unsupported, dims, f7, read_fields
+from nnconsole.engine.project.model import Initializer
+
+from . import mapping
+from .netgraph import Node, WeightInfo, unique_name
+from .report import InteropError
+
+_dims = dims
+_f = f7
+
+
+def _function_params(f: Any, in_shapes: List[Optional[List[int]]], weights: Dict[str, List[int]]) -> Dict[str, Any]:
+    """Registry parameters of one nnabla function (its type's ``from_nntxt`` hook, else its
+    ``nntxt_fields``); raises Unsupported for settings nnconsole lacks."""
+    from nnconsole.engine.layers import get_spec
+
+    spec = get_spec(mapping.registry_type(f.type) or f.type)
+    if spec.from_nntxt is not None:
+        return spec.from_nntxt(f, in_shapes, weights)
+    return read_fields(f, spec.nntxt_fields)
+
+
+def _initializer(var: Any, unsupported: List[str], label: str) -> Optional[Initializer]:
+    if not var.HasField("initializer") or not var.initializer.type:
+        return None
+    name = var.initializer.type
+    kind = mapping.initializer_type(name)
+    m = _f(var.initializer.multiplier)
+    if kind is None:
+        unsupported.append(f"{label}: initializer {name} has no nnconsole equivalent; the layer's default is used")
+        return None
+    if kind == "Constant":
+        return Initializer("Constant", 1.0, m)
+    return Initializer(kind, m, 0.0)
+
+
+def training_network(proto: Any, notes: List[str]) -> Any:
+    names = [n.name for n in proto.network]
+    if not names:
+        raise InteropError("the file has no network section; export the project again from NNC")
+    wanted = proto.optimizer[0].network_name if len(proto.optimizer) else ""
+    for n in proto.network:
+        if n.name == wanted:
+            return n
+    for n in proto.network:
+        if n.name == "Main":
+            return n
+    others = [n for n in proto.network if not re.search(r"(Validation|Runtime)$", n.name)]
+    chosen = others[0] if others else proto.network[0]
+    if not len(proto.optimizer):
+        notes.append(f"the file has no optimizer; network '{chosen.name}' was imported (add a loss layer and "
+                     "check the CONFIG before training)")
+    return chosen
+
+
+def _data_names(proto: Any) -> Dict[str, str]:
+    """Network variable -> dataset variable, from the optimizers, monitors and executors."""
+    out: Dict[str, str] = {}
+    for group in (proto.executor, proto.monitor, proto.optimizer):
+        for item in group:
+            for dv in item.data_variable:
+                out[dv.variable_name] = dv.data_name
+    return out
+
+
+def _lr_multipliers(proto: Any, network_name: str) -> Tuple[Dict[str, float], bool]:
+    for o in proto.optimizer:
+        if o.network_name == network_name:
+            values = {p.variable_name: _f(p.learning_rate_multiplier) for p in o.parameter_variable}
+            return values, bool(values)
+    return {}, False
+
+
+def _layer_name(f: Any, variables: Dict[str, Any]) -> str:
+    """A layer name for a function: its own name, or for nnabla's generated names (``@runtime/Affine_2``)
+    the parameter scope of its weights (``fc1``) or the part after the last '/'; never containing '/'."""
+    name = f.name
+    if name.startswith("@") or "/" in name:
+        params = [i for i in f.input if i in variables and variables[i].type == "Parameter" and "/" in i]
+        name = params[0].split("/", 1)[0] if params else name.rsplit("/", 1)[-1]
+    return name.replace("/", "_").lstrip("@") or f.type
+
+
+def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str], where: str) -> List[Node]:
+    """Nodes of one network (repeats not yet expanded)."""
+    variables = {v.name: v for v in net.variable}
+    data_names = _data_names(proto)
+    lr_values, has_lr_list = _lr_multipliers(proto, net.name)
+    taken: set = set()
+    producer: Dict[str, str] = {}
+    alias: Dict[str, str] = {}
+    node_names: List[Optional[str]] = []
+    for f in net.function:  # pass 1: who produces each variable (a RepeatStart reads a later output)
+        if f.type in mapping.PASS_THROUGH and f.input and f.output:
+            alias[f.output[0]] = f.input[0]
+            node_names.append(None)
+            notes.append(f"{f.type} '{f.name}' removed (a no-op)")
+            continue
+        name = unique_name(_layer_name(f, variables), taken)
+        node_names.append(name)
+        for out in f.output:
+            producer[out] = name
+    nodes: List[Node] = []
+    inputs_made: Dict[str, str] = {}
+    generators = {g.variable_name for group in (proto.optimizer, proto.monitor, proto.executor)
+                  for item in group for g in item.generator_variable}
+    frozen: List[str] = []
+
+    def source(var_name: str) -> str:
+        seen = set()
+        while var_name in alias and var_name not in seen:
+            seen.add(var_name)
+            var_name = alias[var_name]
+        if var_name in producer:
+            return producer[var_name]
+        if var_name in inputs_made:
+            return inputs_made[var_name]
+        v = variables.get(var_name)
+        shape = _dims(v.shape)[1:] if v is not None else [1]
+        if var_name in generators:
+            unsupported.append(f"generator variable '{var_name}': nnconsole feeds inputs only from the dataset; "
+                               "it became an Input layer reading a dataset column of that name")
+        name = unique_name(var_name, taken)
+        nodes.append(Node(name=name, type="Input", params={"shape": shape or [1],
+                                                          "variable": data_names.get(var_name, var_name)}))
+        inputs_made[var_name] = name
+        return name
+
+    for f, name in zip(net.function, node_names):
+        if name is None:
+            continue
+        data_inputs = [i for i in f.input if i not in variables or variables[i].type != "Parameter"]
+        param_inputs = [i for i in f.input if i in variables and variables[i].type == "Parameter"]
+        srcs = [source(i) for i in data_inputs]
+        node = Node(name=name, type=f.type, inputs=srcs, repeat_ids=list(f.repeat_id))
+        if f.type in mapping.REPEAT_TYPES:
+            node.repeat_id = f.repeat_param.repeat_id
+            node.params = {"times": int(f.repeat_param.times)}
+        elif f.type in ("RecurrentInput", "RecurrentOutput", "Delay"):
+            unsupported.append(f"layer '{f.name}' ({f.type}): recurrent loop control cannot be expanded into "
+                               "nnconsole layers")
+        else:
+            spec = mapping.layer_spec(f.type)
+            rtype = spec.type if spec else ""
+            order = spec.weight_order if spec else ()
+            weights: Dict[str, List[int]] = {}
+            for k, pname in enumerate(param_inputs):
+                key = order[k] if k < len(order) else f"param{k}"
+                v = variables[pname]
+                weights[key] = _dims(v.shape)
+                lr = lr_values.get(pname)
+                if has_lr_list and lr is None:
+                    lr = 0.0
+                    if key not in mapping.non_trainable(rtype):
+                        frozen.append(pname)
+                node.weights[key] = WeightInfo(source_name=pname,
+                                               initializer=_initializer(v, unsupported, f"parameter '{pname}'"),
+                                               lr_multiplier=lr)
+            in_shapes = [(_dims(variables[i].shape)[1:] if i in variables else None) for i in data_inputs]
+            if rtype:
+                try:
+                    node.params = _function_params(f, in_shapes, weights)
+                except Unsupported as exc:
+                    unsupported.append(f"layer '{f.name}' ({f.type}): {exc}; nnconsole's defaults are used")
+        nodes.append(node)
+    if frozen:
+        notes.append(f"parameters not listed in the optimizer are not trained (learning-rate multiplier 0): "
+                     f"{', '.join(frozen)}")
+    return nodes
