@@ -169,7 +169,8 @@ def _nccl_smoke_rank(world: Any, np: Any) -> dict:
     import nnabla.parametric_functions as PF
     from mpi4py import MPI
 
-    from nnconsole.engine.comm import NcclGpuComm, create_communicator, device_synchronizer
+    from nnconsole.engine.comm import create_communicator
+    from nnconsole.engine.comm_gpu import NcclGpuComm, device_synchronizer
     from nnconsole.engine.device import select_device
 
     rank, size = world.Get_rank(), world.Get_size()

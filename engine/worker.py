@@ -84,7 +84,8 @@ def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> str
     that ``Trainer.setup`` creates.
     """
     from nnconsole.engine.backend_agreement import agree_on_backend
-    from nnconsole.engine.comm import NcclGpuComm, create_communicator
+    from nnconsole.engine.comm import create_communicator
+    from nnconsole.engine.comm_gpu import NcclGpuComm
     from nnconsole.engine.device import select_device
     from nnconsole.engine.project.io import load_project
     from nnconsole.engine.runs import RESOLVED_FILE

@@ -136,7 +136,8 @@ def allreduce_sweep_worker() -> None:
     import nnabla as nn
     from mpi4py import MPI
 
-    from nnconsole.engine.comm import NcclGpuComm, create_communicator, device_synchronizer
+    from nnconsole.engine.comm import create_communicator
+    from nnconsole.engine.comm_gpu import NcclGpuComm, device_synchronizer
     from nnconsole.engine.device import select_device
 
     world = MPI.COMM_WORLD

@@ -26,7 +26,7 @@ DELAY = 0.08  # seconds of unhidden NCCL time per reduction in the fake (well ab
 
 
 def test_pack_size_leaves_nnabla_buffers_for_float_and_half():
-    from nnconsole.engine.comm import NCCL_PACK_ELEMENTS, NNABLA_CUDA_PACK_POOL_BYTES, nccl_pack_buffers
+    from nnconsole.engine.comm_gpu import NCCL_PACK_ELEMENTS, NNABLA_CUDA_PACK_POOL_BYTES, nccl_pack_buffers
 
     assert NNABLA_CUDA_PACK_POOL_BYTES == 40 * 1024 * 1024
     assert NCCL_PACK_ELEMENTS == 2 << 20 == 2097152  # nnabla's own cli/train.py value
@@ -37,7 +37,7 @@ def test_pack_size_leaves_nnabla_buffers_for_float_and_half():
     # The old 64 MB pack (16,777,216 floats) leaves nnabla no buffer at all: refused, not a crash.
     assert nccl_pack_buffers(64 * 1024 * 1024 // 4, 4) == 0
     with pytest.raises(ValueError, match="40 MiB"):
-        from nnconsole.engine.comm import checked_pack_elements
+        from nnconsole.engine.comm_gpu import checked_pack_elements
         checked_pack_elements(64 * 1024 * 1024 // 4, 4)
     assert nccl_pack_buffers(10485760, 4) == 1 and nccl_pack_buffers(10485761, 4) == 0
 
@@ -149,7 +149,7 @@ def test_backend_agreement_is_silent_when_all_agree_and_for_one_process():
 def test_without_accumulation_the_first_reducing_backward_is_a_timed_probe(tmp_path):
     # update_interval 1: no plain backward to compare with, so the first all-reducing backward runs
     # unoverlapped (plain backward, then nnabla's all_reduce, each timed); the rest use callbacks.
-    from nnconsole.engine.comm import COMM_PROBE_INTERVAL
+    from nnconsole.engine.comm_gpu import COMM_PROBE_INTERVAL
 
     run_dir, ranks = _run(tmp_path, "u1", "gpu", delay=DELAY, update_interval=1, epochs=1)
     updates = [r for r in runs.iter_metrics(run_dir, "train")][-1]["iteration"]

@@ -211,7 +211,8 @@ def test_nccl_communicator_on_another_gpu_than_the_engine_is_an_error(monkeypatc
     import nnabla.communicators
     from mpi4py import MPI
 
-    from nnconsole.engine.comm import CommError, NcclGpuComm
+    from nnconsole.engine.comm import CommError
+    from nnconsole.engine.comm_gpu import NcclGpuComm
     from nnconsole.engine.device import DeviceError
 
     class FakeNccl:

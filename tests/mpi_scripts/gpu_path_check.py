@@ -26,7 +26,7 @@ import nnabla.communicators as C  # noqa: E402
 from mpi4py import MPI  # noqa: E402
 from nnabla.ext_utils import get_extension_context  # noqa: E402
 
-import nnconsole.engine.comm  # noqa: E402
+import nnconsole.engine.comm_gpu  # noqa: E402
 from nnconsole.engine.comm import MpiCpuComm  # noqa: E402
 from nnconsole.engine.device import DeviceChoice  # noqa: E402
 from nnconsole.engine.worker import run_worker  # noqa: E402
@@ -38,7 +38,7 @@ world = MPI.COMM_WORLD
 rank = world.Get_rank()
 
 C.MultiProcessDataParallelCommunicator = fake_nccl.RecordingNccl
-nnconsole.engine.comm.device_synchronizer = lambda ctx: fake_nccl.synchronize
+nnconsole.engine.comm_gpu.device_synchronizer = lambda ctx: fake_nccl.synchronize
 ctx = get_extension_context("cpu", type_config="float")
 nn.set_default_context(ctx)
 choice = DeviceChoice("cuda" if mode == "gpu" else "cpu", 0, precision, ctx, f"test: {mode} path on the CPU")

@@ -16,13 +16,13 @@ import nnabla as nn  # noqa: E402
 import nnabla.communicators as C  # noqa: E402
 from nnabla.ext_utils import get_extension_context  # noqa: E402
 
-import nnconsole.engine.comm  # noqa: E402
+import nnconsole.engine.comm_gpu  # noqa: E402
 import nnconsole.engine.device  # noqa: E402
 from nnconsole.engine.device import DeviceChoice  # noqa: E402
 from nnconsole.engine.doctor_gpu import nccl_smoke_worker  # noqa: E402
 
 C.MultiProcessDataParallelCommunicator = fake_nccl.RecordingNccl
-nnconsole.engine.comm.device_synchronizer = lambda ctx: fake_nccl.synchronize
+nnconsole.engine.comm_gpu.device_synchronizer = lambda ctx: fake_nccl.synchronize
 
 
 def cpu_choice(device, precision="float", local_rank=0):
