@@ -1,7 +1,8 @@
 """Runs the engine's CLI as a process and tails the run directory, so the GUI trains exactly as the CLI does.
 
 ``RunController`` owns one training (or replay) process: it starts ``nnconsole train PROJECT --gpus N
---quiet``, learns the run directory from the CLI's first line, tails ``metrics.jsonl`` with
+--quiet --events FILE``, learns the run directory from the CLI's ``run_dir`` event in FILE
+(``nnconsole.engine.run_protocol``: JSON, never the human text), tails ``metrics.jsonl`` with
 ``nnconsole.engine.runs.read_metrics`` on a QTimer, and reports the end from ``status.json``. Stop sends SIGTERM,
 which the launcher turns into a graceful stop with a checkpoint. A run started elsewhere (the CLI, or
 a previous GUI) can be attached to: it is tailed until its process is gone.
@@ -16,7 +17,6 @@ short CLI command (evaluate) off the GUI thread.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -27,11 +27,12 @@ from typing import List, Optional
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
 from nnconsole.engine import runs
+from nnconsole.engine.run_protocol import RUN_DIR_EVENT, STOP_FILE, ExitCode, read_events
 
 POLL_MS = 66  # ~15 Hz: how often metrics.jsonl is read while a run goes
 ALIVE_CHECK_TICKS = 15  # attached runs: check the process every ~1 s
 OUTPUT_FILES = (("stdout", "cli-output.log"), ("stderr", "cli-errors.log"))  # (started as, name in the run dir)
-_RUN_DIR_LINE = re.compile(r"^(?:run directory: |replaying .* into )(?P<dir>.+?)\s*$")
+EVENTS_FILE = "events.jsonl"  # in the private output folder: the CLI's machine-readable events (--events)
 
 
 def engine_program() -> tuple:
@@ -166,7 +167,7 @@ class RunController(QObject):
         self._ticks = 0
         self._stdout = ""
         self._stderr = ""
-        self._line_buffer = ""
+        self._events_offset = 0
         self.stop_requested = False
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_MS)
@@ -234,7 +235,8 @@ class RunController(QObject):
         self._reset()
         self._output_dir, self._made_dirs = _output_folder(results_root)
         try:
-            self._child = _start_detached(args, cwd, self._output_dir)
+            self._child = _start_detached(args + ["--events", os.path.join(self._output_dir, EVENTS_FILE)], cwd,
+                                          self._output_dir)
         except OSError as exc:
             self._drop_output()
             program, lead = engine_program()
@@ -266,7 +268,8 @@ class RunController(QObject):
         self._attached_pid = None
         self._offset = 0
         self._ticks = 0
-        self._stdout = self._stderr = self._line_buffer = ""
+        self._stdout = self._stderr = ""
+        self._events_offset = 0
         self.stop_requested = False
 
     # ---- stopping ---------------------------------------------------------------------------------
@@ -285,8 +288,6 @@ class RunController(QObject):
             pass
         except PermissionError:
             if self._run_dir:
-                from nnconsole.engine.rank_process import STOP_FILE
-
                 try:
                     open(os.path.join(self._run_dir, STOP_FILE), "w").close()
                 except OSError:
@@ -334,22 +335,21 @@ class RunController(QObject):
 
     # ---- process output ---------------------------------------------------------------------------
     def _read_output(self) -> None:
-        """New text of the child's stdout (the run directory line) and stderr."""
+        """New text of the child's stdout and stderr (for messages), and its events (the run directory)."""
         if not self._tails:
             return
-        text = self._tails[0].read()
+        self._stdout += self._tails[0].read()
         self._stderr += self._tails[1].read()
-        if not text:
+        if self._run_dir is not None or not self._output_dir:
             return
-        self._stdout += text
-        self._line_buffer += text
-        *lines, self._line_buffer = self._line_buffer.split("\n")
-        for line in lines:
-            match = _RUN_DIR_LINE.match(line.strip())
-            if match and self._run_dir is None:
-                self._run_dir = os.path.abspath(match.group("dir"))
+        events, self._events_offset = read_events(os.path.join(self._output_dir, EVENTS_FILE), self._events_offset)
+        for event in events:
+            run_dir = event.get("run_dir")
+            if event["event"] == RUN_DIR_EVENT and isinstance(run_dir, str) and run_dir:
+                self._run_dir = os.path.abspath(run_dir)
                 self._move_output(self._run_dir)
                 self.run_started.emit(self._run_dir)
+                return
 
     def _move_output(self, run_dir: str) -> None:
         """Move the output files into the run directory (the CLI writes on to them there); the private
@@ -409,9 +409,9 @@ class RunController(QObject):
         if records:
             self.records_received.emit(run_dir, records)
         status = runs.effective_status(run_dir)
-        name = status.status if status else ("finished" if code == 0 else "failed")
+        name = status.status if status else ("finished" if code == ExitCode.OK else "failed")
         if attached:  # not our child: no exit code seen, so give the CLI's code for that outcome
-            code = {"finished": 0, "stopped": 3}.get(name, 1)
+            code = {"finished": ExitCode.OK, "stopped": ExitCode.STOPPED}.get(name, ExitCode.FAILED)
         self.running_changed.emit(False)
         self.run_finished.emit(run_dir, name, int(code))
 

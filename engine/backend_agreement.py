@@ -8,20 +8,19 @@ that fell back to the CPU, the reason.
 """
 from __future__ import annotations
 
-import os
 from typing import Any, Dict, List, Optional
 
-# Tests only: "RANK=BACKEND" makes that rank report BACKEND (its real device is unchanged), so the
-# disagreement can be produced on a machine without GPUs.
-TEST_OVERRIDE_VARIABLE = "NNCONSOLE_TEST_REPORT_BACKEND"
 
 
 def _reported_backend(rank: int, backend: str) -> tuple:
-    """(backend, note): the rank's own backend, or the test override for this rank."""
-    spec = os.environ.get(TEST_OVERRIDE_VARIABLE, "")
-    target, _, forced = spec.partition("=")
+    """(backend, note): the rank's own backend, or the ``report_backend`` test seam's ("RANK=BACKEND": that
+    rank reports BACKEND, so the disagreement can be produced on a machine without GPUs)."""
+    from nnconsole.engine.test_seams import seam
+
+    spec = seam("report_backend")
+    target, _, forced = spec.partition("=") if isinstance(spec, str) else ("", "", "")
     if forced and target.strip().isdigit() and int(target) == rank:
-        return forced.strip(), f"reported as {forced.strip()} by {TEST_OVERRIDE_VARIABLE} (test)"
+        return forced.strip(), f"reported as {forced.strip()} by the report_backend test seam"
     return backend, ""
 
 

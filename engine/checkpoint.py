@@ -15,6 +15,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional
 
+from nnconsole.engine.errors import RunFailedError
+from nnconsole.engine.run_protocol import ExitCode
 from nnconsole.engine.atomic import write_via
 from nnconsole.engine.project.io import atomic_write
 from nnconsole.engine.run_json import RunFileError, read_run_json
@@ -23,16 +25,26 @@ from nnconsole.engine.runs import checkpoint_dir, list_checkpoints
 KEEP_CHECKPOINTS = 3
 
 
-class CheckpointError(RuntimeError):
+class CheckpointError(RunFailedError, RuntimeError):
     """A checkpoint that cannot be used (missing file or checksum mismatch)."""
+
+
+class ResumeRefusedError(CheckpointError):
+    """A resume refused before anything ran (not a run directory, still running, no usable checkpoint)."""
+
+    exit_code = ExitCode.BAD_INPUT
 
 
 class ParameterFileError(CheckpointError):
     """A parameter .h5 file that is damaged or does not fit the network: bad input, not a crash."""
 
+    exit_code = ExitCode.BAD_INPUT
+
 
 class NonFiniteParametersError(CheckpointError):
     """Training diverged: some parameters are NaN or Inf, so they are not saved as a checkpoint."""
+
+    diverged = True
 
 
 @dataclass

@@ -8,9 +8,8 @@ import sys
 from typing import Callable, List, Optional
 
 from nnconsole import __version__
-from nnconsole.engine.project.errors import ProjectError
-
-EXIT_BAD_INPUT = 2
+from nnconsole.engine.errors import NnconsoleError
+from nnconsole.engine.run_protocol import RUN_DIR_EVENT, ExitCode, announce
 
 
 def _say(text: str, err: bool = False) -> None:
@@ -74,18 +73,18 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     if not args.project and not args.resume:
         print("nnconsole train: give a PROJECT file, or --resume RUN_DIR", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     request = LaunchRequest(project_path=_user_path(args.project) or "", output=_user_path(args.output),
                             workers=args.gpus, epochs=args.epochs, device=args.device, hosts=args.hosts or [],
                             hostfile=args.hostfile or "", launcher=args.launcher,
                             mpiexec_args=args.mpiexec_arg or [], resume_dir=_user_path(args.resume),
-                            allow_outside_data=args.allow_outside_data, oversubscribe=args.oversubscribe,
-                            fail_at_iteration=args.fail_at_iteration, fail_rank=args.fail_rank)
+                            allow_outside_data=args.allow_outside_data, oversubscribe=args.oversubscribe)
     printer = ProgressPrinter(live=False if args.quiet else None)
     if args.quiet:
         printer = lambda record: None  # noqa: E731
 
     def started(run_dir: str, plan) -> None:
+        announce(args.events, RUN_DIR_EVENT, run_dir=run_dir, pid=os.getpid())  # for the GUI: no text parsing
         _say(f"run directory: {run_dir}")
         _print_plan_summary(plan)
 
@@ -120,19 +119,19 @@ def _print_result(result) -> int:
                  f"(accuracy {1 - final['error']:.2%} for classifiers); best error "
                  f"{status.best_validation_error:.4f} at epoch {status.best_epoch}")
         _say(f"results: {result.run_dir}")
-        return 0
+        return ExitCode.OK
     if result.status == "stopped":
         _say(result.message)
         return result.exit_code
     _say(f"training failed: {result.message}", err=True)
     _say(f"logs: {os.path.join(result.run_dir, 'logs')}", err=True)
-    return result.exit_code or 1
+    return result.exit_code or ExitCode.FAILED
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from nnconsole.engine.replay import replay
 
-    return replay(_user_path(args.run_dir), quiet=args.quiet)
+    return replay(_user_path(args.run_dir), quiet=args.quiet, events=args.events)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -216,10 +215,14 @@ def _add_train_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mpiexec-arg", action="append", metavar="ARG", help="extra argument for mpiexec/srun "
                    "(repeatable), e.g. --mpiexec-arg=--mca --mpiexec-arg=btl_tcp_if_include=eth0")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    _add_events_option(p)
     p.add_argument("--allow-outside-data", action="store_true", help="allow dataset paths that point outside "
                    "the project's folder (refused by default: see docs/security.md)")
-    p.add_argument("--fail-at-iteration", type=int, help=argparse.SUPPRESS)
-    p.add_argument("--fail-rank", type=int, help=argparse.SUPPRESS)
+
+
+def _add_events_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--events", metavar="FILE", type=_user_path, help="append machine-readable events to FILE, one "
+                   'JSON object a line (e.g. {"event": "run_dir", "run_dir": ...}); the GUI reads them')
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -240,6 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("replay", cmd_replay, "Re-run a saved run from its snapshot with the same seed and compare metrics.")
     p.add_argument("run_dir")
     p.add_argument("--quiet", "-q", action="store_true")
+    _add_events_option(p)
     p = add("validate", cmd_validate, "Check a project file and its datasets; print every problem found.")
     p.add_argument("project")
     p.add_argument("--allow-outside-data", action="store_true", help="allow dataset paths that point outside "
@@ -283,25 +287,21 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     try:
-        return int(args.func(args) or 0)
-    except ProjectError as exc:
+        return int(args.func(args) or ExitCode.OK)
+    except NnconsoleError as exc:  # every engine error says what to fix and carries its exit code
         _say(f"nnconsole {args.command}: {exc}", err=True)
-        return EXIT_BAD_INPUT
+        return int(exc.exit_code)
     except KeyboardInterrupt:
         _say("interrupted", err=True)
-        return 130
-    except Exception as exc:  # typed engine errors carry their own advice
-        from nnconsole.engine.errors import USER_ERRORS
-        if isinstance(exc, USER_ERRORS):
-            _say(f"nnconsole {args.command}: {exc}", err=True)
-            return EXIT_BAD_INPUT
-        if isinstance(exc, OSError) and exc.errno is not None:  # full disk, permissions: no traceback needed
-            where = f" ({exc.filename})" if exc.filename else ""
-            _say(f"nnconsole {args.command}: {exc.strerror}{where}", err=True)
-            return 1
-        raise
+        return ExitCode.INTERRUPTED
+    except OSError as exc:
+        if exc.errno is None:
+            raise
+        where = f" ({exc.filename})" if exc.filename else ""  # full disk, permissions: no traceback needed
+        _say(f"nnconsole {args.command}: {exc.strerror}{where}", err=True)
+        return ExitCode.FAILED
 
 
 if __name__ == "__main__":

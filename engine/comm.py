@@ -16,6 +16,8 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from nnconsole.engine.errors import RunFailedError
+
 # From the bucket sweep of bench/allreduce.py (three runs, three gradient layouts): 2 MB was at or
 # within noise of the fastest size everywhere and ahead of 4 MB in 8 of the 9 comparisons.
 DEFAULT_BUCKET_MB = 2.0
@@ -41,7 +43,7 @@ def speed_up_nnabla_accessors() -> None:
     sys.modules.setdefault("nnabla.nnabla_ext", None)
 
 
-class CommError(RuntimeError):
+class CommError(RunFailedError, RuntimeError):
     """A communicator that cannot be created; the message says why (never fall back silently)."""
 
 
@@ -301,7 +303,7 @@ def create_communicator(bucket_mb: float = 0.0, require_mpi: bool = False) -> Si
     """The communicator a worker starts with: MPI on CPU when several ranks run, else a single process.
 
     A single-worker run started without any MPI launcher does not initialise MPI at all. GPU runs
-    switch to ``comm_gpu.NcclGpuComm`` once their parameters exist (``nnconsole.engine.train.run_worker``).
+    switch to ``comm_gpu.NcclGpuComm`` once their parameters exist (``nnconsole.engine.worker.run_worker``).
     """
     if not require_mpi and not launched_by_mpi():
         return SingleComm()

@@ -19,13 +19,15 @@ from typing import Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
+from nnconsole.engine.errors import NnconsoleError
+
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp")
 _INDEXED = re.compile(r"(.+?)((?:__\d+)+)")
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-class DatasetError(ValueError):
+class DatasetError(NnconsoleError, ValueError):
     """A dataset CSV (or a file it references) cannot be used; the message says where and how to fix it.
 
     ``path`` is the CSV as the caller named it, ``line`` the 1-based CSV line (header = 1) or None.

@@ -13,8 +13,10 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from nnconsole.engine.errors import RunFailedError
 
-class DeviceError(RuntimeError):
+
+class DeviceError(RunFailedError, RuntimeError):
     """The requested device cannot be used; the message says why and what to install."""
 
 

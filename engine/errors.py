@@ -1,19 +1,25 @@
-"""The engine's user-facing error types in one place, so the CLI prints them without a traceback."""
+"""The engine's one error base class: every error the user can act on derives from ``NnconsoleError``.
+
+Each class says what the CLI returns for it (``exit_code``) and whether its message alone tells the
+user what to fix (``user_error``: printed without a traceback). A worker that fails writes these flags
+into its error record (``nnconsole.engine.run_protocol.ErrorRecord``), so the launcher reads them as data
+instead of matching exception names. This module imports nothing of the engine but the protocol, so
+every module can derive its errors from it.
+"""
 from __future__ import annotations
 
-from nnconsole.engine.checkpoint import CheckpointError
-from nnconsole.engine.comm import CommError
-from nnconsole.engine.device import DeviceError
-from nnconsole.engine.launch import LaunchError
-from nnconsole.engine.plan import PlanError
-from nnconsole.engine.project.errors import ProjectError
-from nnconsole.engine.run_json import RunFileError
-from nnconsole.engine.run_lock import RunBusyError
-from nnconsole.engine.train import TrainingError
+from nnconsole.engine.run_protocol import ExitCode
 
 
-from nnconsole.engine.data import DatasetError
-from nnconsole.engine.interop import InteropError
+class NnconsoleError(Exception):
+    """An error the user can act on from its message (a bad project, a busy run, a missing mpiexec...)."""
 
-USER_ERRORS = (ProjectError, PlanError, LaunchError, DeviceError, CommError, CheckpointError,
-               TrainingError, DatasetError, InteropError, RunBusyError, RunFileError)
+    exit_code: ExitCode = ExitCode.BAD_INPUT  # refused before or while reading the user's input
+    user_error: bool = True  # the message says what to fix: no traceback
+    diverged: bool = False  # training diverged: resuming with the same settings would diverge again
+
+
+class RunFailedError(NnconsoleError):
+    """A run that failed for a reason the message explains (not bad input): exit code 1, no traceback."""
+
+    exit_code = ExitCode.FAILED

@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine import runs
 from nnconsole.engine.project.io import atomic_write, load_project
 from nnconsole.engine.project.model import Project
@@ -32,7 +33,7 @@ METRICS_FILE = "metrics.json"
 TOP_CONFUSIONS = 10
 
 
-class EvaluationError(ValueError):
+class EvaluationError(NnconsoleError, ValueError):
     """The run cannot be evaluated (no parameters, labels out of range...); the message says how to fix it."""
 
 

@@ -10,7 +10,9 @@ import os
 import sys
 from typing import Callable
 
-EXIT_BAD_INPUT = 2
+from nnconsole.engine.run_protocol import ExitCode
+
+EXIT_BAD_INPUT = ExitCode.BAD_INPUT
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:

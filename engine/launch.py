@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional
 
+from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine import runs
 from nnconsole.engine.hosts import read_hostfile_problems
 from nnconsole.engine.launch_watch import (STALLED_RANK_SECONDS, STOP_GRACE_SECONDS, Stall, Watcher,  # noqa: F401
@@ -29,13 +30,13 @@ from nnconsole.engine.project.model import Project
 from nnconsole.engine.project.validate import dataset_path
 from nnconsole.engine.run_lock import one_writer_per_run
 from nnconsole.engine.runtime_paths import bundled_mpiexec, python_module_command
-from nnconsole.engine.train import STOP_FILE, WorkerOptions
-from nnconsole.engine.worker import EXIT_STOPPED
+from nnconsole.engine.run_protocol import STOP_FILE, ExitCode
+from nnconsole.engine.train import WorkerOptions
 
 OVERSUBSCRIBE_FLAG = "--oversubscribe"
 
 
-class LaunchError(RuntimeError):
+class LaunchError(NnconsoleError, RuntimeError):
     """The job could not be started (no mpiexec, bad hostfile...); the message says how to fix it."""
 
 
@@ -55,15 +56,13 @@ class LaunchRequest:
     resume_dir: Optional[str] = None
     allow_outside_data: bool = False  # the user allowed dataset paths outside the project's folder
     oversubscribe: bool = False  # the user allowed more workers than this machine's cores (command line only)
-    fail_at_iteration: Optional[int] = None  # tests: make a rank raise
-    fail_rank: Optional[int] = None
 
 
 @dataclass
 class LaunchResult:
     run_dir: str
     status: str  # finished | stopped | failed
-    exit_code: int  # 0 finished, 3 stopped, 1 failed, 2 failed on bad input (dataset/project)
+    exit_code: int  # an ExitCode: OK finished, STOPPED, FAILED, BAD_INPUT (failed on a dataset/project)
     message: str = ""
     failed_rank: Optional[int] = None
 
@@ -98,8 +97,7 @@ def prepare_run(project: Project, request: LaunchRequest, workers: int) -> str:
 def _write_options(run_dir: str, request: LaunchRequest, workers: int, resume: bool) -> None:
     previous = WorkerOptions.read(run_dir)
     WorkerOptions(max_epoch=request.epochs or previous.max_epoch, device=request.device or previous.device,
-                  resume=resume, workers=workers, fail_at_iteration=request.fail_at_iteration,
-                  fail_rank=request.fail_rank).write(run_dir)
+                  resume=resume, workers=workers).write(run_dir)
 
 
 # ---- commands -------------------------------------------------------------------------------------
@@ -237,26 +235,26 @@ def _project_for(request: LaunchRequest) -> Project:
 def check_resumable(run_dir: str, warn: Callable[[str], None] = lambda m: None) -> str:
     """The checkpoint a resume will start from; corrupt newer ones are reported through ``warn``.
 
-    Raises CheckpointError when the run is still going or has no usable checkpoint.
+    Raises ResumeRefusedError (a CheckpointError) when the run is still going or has no usable checkpoint.
     """
-    from nnconsole.engine.checkpoint import CheckpointError, find_usable_checkpoint
+    from nnconsole.engine.checkpoint import ResumeRefusedError, find_usable_checkpoint
 
     if not os.path.isfile(os.path.join(run_dir, runs.RESOLVED_FILE)):
-        raise CheckpointError(f"{run_dir}: not a run directory (no {runs.RESOLVED_FILE}); give the folder that "
+        raise ResumeRefusedError(f"{run_dir}: not a run directory (no {runs.RESOLVED_FILE}); give the folder that "
                               "'nnconsole train' printed as 'run directory'")
     status = runs.read_status(run_dir, strict=True)  # a damaged status.json is reported, not guessed at
     if status and status.status == "running" and status.pid != os.getpid() and runs.pid_alive(status.pid):
-        raise CheckpointError(f"{run_dir}: the run is still going (process {status.pid}); stop it first "
+        raise ResumeRefusedError(f"{run_dir}: the run is still going (process {status.pid}); stop it first "
                               "(Ctrl-C, or the GUI's Stop) and resume afterwards")
     left = worker_processes(run_dir)
     if left:
-        raise CheckpointError(f"{run_dir}: worker process(es) {', '.join(map(str, left))} of this run are still "
+        raise ResumeRefusedError(f"{run_dir}: worker process(es) {', '.join(map(str, left))} of this run are still "
                               "ending (its launcher was killed?); wait until they are gone, then resume")
     meta = find_usable_checkpoint(run_dir, warn=warn)
     if meta is None:
         found = runs.list_checkpoints(run_dir)
         why = "every checkpoint is damaged" if found else "it ended before its first checkpoint"
-        raise CheckpointError(f"{run_dir}: no usable checkpoint to resume from ({why}); start a new run with "
+        raise ResumeRefusedError(f"{run_dir}: no usable checkpoint to resume from ({why}); start a new run with "
                               "'nnconsole train PROJECT'")
     return meta
 
@@ -373,13 +371,13 @@ def _finish(run_dir: str, code: int, stall: Optional[Stall] = None) -> LaunchRes
         os.unlink(stop_file)
     except OSError:
         pass
-    if code == 0 and stall is None:
-        result = LaunchResult(run_dir, "finished", 0)
+    if code == ExitCode.OK and stall is None:
+        result = LaunchResult(run_dir, "finished", ExitCode.OK)
         _set_status(result, status="finished", finished=time.time(), resumable=False)
         return result
-    if code == EXIT_STOPPED and stall is None:
+    if code == ExitCode.STOPPED and stall is None:
         message = f"stopped with a checkpoint; continue with: nnconsole train --resume {run_dir}"
-        result = LaunchResult(run_dir, "stopped", EXIT_STOPPED, message)
+        result = LaunchResult(run_dir, "stopped", ExitCode.STOPPED, message)
         _set_status(result, status="stopped", finished=time.time(), resumable=True, message=message)
         return result
     rank, message, exit_code = diagnose_failure(run_dir, code, stall)
@@ -394,7 +392,7 @@ def _set_status(result: LaunchResult, **changes) -> None:
     """Record how the run ended; on a full disk say so instead of failing (history then shows the
     run as ended without finishing, as for a killed launcher)."""
     try:
-        runs.update_status(result.run_dir, **changes)
+        runs.update_status(result.run_dir, runs.LAUNCHER, **changes)
     except OSError as exc:
         result.message = (result.message + "\n" if result.message else "") + \
             f"could not record the run's status in {result.run_dir} ({exc.strerror or exc})"

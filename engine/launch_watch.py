@@ -15,7 +15,6 @@ while a rank is stopped ends the job at once. A rank paused by a debugger (state
 from __future__ import annotations
 
 import errno
-import json
 import os
 import re
 import signal
@@ -25,7 +24,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
 from nnconsole.engine import runs
-from nnconsole.engine.train import STOP_FILE
+from nnconsole.engine.run_protocol import STOP_FILE, ExitCode, read_error_records
 
 STOP_GRACE_SECONDS = 120.0  # a stop request waits this long for the workers' checkpoint at an iteration end
 KILL_GRACE_SECONDS = 5.0  # after SIGTERM, the job's processes get this long before SIGKILL
@@ -34,13 +33,6 @@ STALL_CHECK_SECONDS = 1.0  # how often the ranks' process states are read
 STALLED_RANK_SECONDS = 5.0  # a rank stopped this long ends the job (documented in docs/multi-gpu.md)
 # Below this much free space the run directory's disk counts as full in failure messages.
 DISK_FULL_BYTES = 1 << 20
-# Failures caused by the input (not by nnconsole): reported without a traceback, exit code 2.
-BAD_INPUT_ERRORS = ("DatasetError", "ProjectError", "ParameterFileError")
-# A diverged run: resuming with the same settings would diverge again.
-DIVERGED_ERRORS = ("TrainingError", "NonFiniteParametersError")
-# Failures the user can act on from the message alone: reported without a traceback.
-PLAIN_ERRORS = BAD_INPUT_ERRORS + ("TrainingError", "CheckpointError", "NonFiniteParametersError", "CommError",
-                                   "DeviceError")
 # Every launch appends to logs/launcher.log after a line that starts with this; messages read only
 # the last launch's part (a resumed run's log also holds the earlier launches' messages and PIDs).
 LAUNCH_HEADER = "==== nnconsole launch"
@@ -252,23 +244,6 @@ def end_job(child: subprocess.Popen, run_dir: str) -> None:
 
 
 # ---- what the job left behind ---------------------------------------------------------------------
-def read_errors(run_dir: str) -> List[dict]:
-    """The ranks' ``logs/rank<r>.error.json`` records, oldest first."""
-    logs = os.path.join(run_dir, "logs")
-    errors = []
-    if os.path.isdir(logs):
-        for name in sorted(os.listdir(logs)):
-            if name.endswith(".error.json"):
-                try:
-                    with open(os.path.join(logs, name)) as fh:
-                        record = json.load(fh)
-                    if isinstance(record, dict) and "rank" in record:
-                        errors.append(record)
-                except (OSError, ValueError):
-                    continue
-    return sorted(errors, key=lambda r: r.get("time", 0.0) if isinstance(r.get("time"), (int, float)) else 0.0)
-
-
 def disk_free(path: str) -> Optional[int]:
     try:
         st = os.statvfs(path)
@@ -310,10 +285,10 @@ def diagnose_failure(run_dir: str, exit_code: int, stall: Optional[Stall] = None
     """
     from nnconsole.engine.runs import latest_checkpoint
 
-    errors = [] if stall else read_errors(run_dir)
+    errors = [] if stall else read_error_records(run_dir)
     free = disk_free(run_dir)
     disk_full = free is not None and free < DISK_FULL_BYTES
-    code = 1
+    code = ExitCode.FAILED
     if stall:
         rank, message = stall.rank, stall.describe()
     elif errors:
@@ -322,9 +297,9 @@ def diagnose_failure(run_dir: str, exit_code: int, stall: Optional[Stall] = None
         message = f"rank {rank} failed: {kind}: {first.get('message', '')}"
         if first.get("errno") == errno.ENOSPC:
             disk_full = True
-        if kind in BAD_INPUT_ERRORS:
-            code = 2
-        if kind not in PLAIN_ERRORS and not disk_full:
+        if first["user_error"]:  # the flags the failing rank wrote (run_protocol.ErrorRecord), not names
+            code = ExitCode.BAD_INPUT if first["exit_code"] == ExitCode.BAD_INPUT else ExitCode.FAILED
+        elif not disk_full:
             message += "\n" + str(first.get("traceback", "")).rstrip()
     else:
         rank = None
@@ -349,7 +324,7 @@ def diagnose_failure(run_dir: str, exit_code: int, stall: Optional[Stall] = None
     last = latest_checkpoint(run_dir)
     if disk_full:
         message += f"\nthe disk holding {run_dir} is full ({free or 0:,} bytes free): free some space first"
-    if last is not None and errors and errors[0].get("type") in DIVERGED_ERRORS:
+    if last is not None and errors and errors[0]["diverged"]:
         # Resuming would diverge again with the same settings: point at what was kept instead.
         message += f"\nlast good checkpoint kept: {last[:-5]}.h5"
     elif last is not None:

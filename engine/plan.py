@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
+from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.project import model
 from nnconsole.engine.plan_explain import (BN_MIN_BATCH, GPU_DEVICES, LINEAR_SCALING_MAX_BATCH,  # noqa: F401
                                            PlanWarning, explain_plan, format_plan_table)
@@ -24,7 +25,7 @@ from nnconsole.engine.schedule import ScheduleParams
 POLICIES = model.SCALING_POLICIES
 
 
-class PlanError(ValueError):
+class PlanError(NnconsoleError, ValueError):
     """Settings that cannot be run at all; the message names the field and the value."""
 
 

@@ -9,14 +9,10 @@ parameters and by how much, and the run fails instead of finishing.
 """
 from __future__ import annotations
 
-import os
 from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-# Tests only: the rank named here perturbs one learned parameter just before the end-of-run check, to
-# prove that differing ranks fail the run. Nothing else reads it.
-DIVERGE_RANK_VARIABLE = "NNCONSOLE_TEST_DIVERGE_RANK"
 SHOWN_PARAMETERS = 5
 
 
@@ -56,9 +52,11 @@ def divergence_report(differing: List[Tuple[str, float]], total: int) -> str:
 
 
 def perturb_for_test(rank: int, params: Dict[str, Any]) -> bool:
-    """Tests: on the rank named by NNCONSOLE_TEST_DIVERGE_RANK, change the first learned parameter."""
-    wanted = os.environ.get(DIVERGE_RANK_VARIABLE, "")
-    if not wanted.strip().isdigit() or int(wanted) != rank:
+    """Tests: on the rank named by the ``diverge_rank`` test seam, change the first learned parameter (to prove
+    that differing ranks fail the run)."""
+    from nnconsole.engine.test_seams import seam_int
+
+    if seam_int("diverge_rank") != rank:
         return False
     learned = [name for name in sorted(params) if params[name].need_grad]
     if not learned:

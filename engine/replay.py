@@ -8,10 +8,11 @@ import sys
 from typing import Dict, List, Tuple
 
 from nnconsole.engine import runs
+from nnconsole.engine.run_protocol import LAUNCH_FILE, RUN_DIR_EVENT, ExitCode, announce
 from nnconsole.engine.train import WorkerOptions
 
 TOLERANCE = 1e-6
-RUN_OPTIONS_FILE = "launch.json"  # nnconsole.engine.train.WorkerOptions
+RUN_OPTIONS_FILE = LAUNCH_FILE  # nnconsole.engine.train.WorkerOptions
 
 
 def metric_differences(a_dir: str, b_dir: str) -> Tuple[float, List[str]]:
@@ -34,15 +35,18 @@ def metric_differences(a_dir: str, b_dir: str) -> Tuple[float, List[str]]:
     return worst, problems
 
 
-def replay(run_dir: str, quiet: bool = False) -> int:
-    """Re-run ``run_dir`` with its snapshot, seed, worker count and epochs; 0 when metrics match."""
+def replay(run_dir: str, quiet: bool = False, events: str = "") -> int:
+    """Re-run ``run_dir`` with its snapshot, seed, worker count and epochs; 0 when metrics match.
+
+    ``events``: the file that gets the new run's ``run_dir`` event (``nnconsole replay --events``).
+    """
     from nnconsole.engine.launch import LaunchRequest, launch
     from nnconsole.engine.progress import ProgressPrinter
 
     resolved = os.path.join(run_dir, runs.RESOLVED_FILE)
     if not os.path.isfile(resolved):
         print(f"{run_dir}: not a run directory (no {runs.RESOLVED_FILE})", file=sys.stderr)
-        return 2
+        return ExitCode.BAD_INPUT
     # The run's own project.yaml is trusted (absolute dataset paths) only next to the files nnconsole
     # wrote with it; without them it would be refused as a project reaching outside its folder.
     missing = [name for name in (runs.SNAPSHOT_FILE, RUN_OPTIONS_FILE)
@@ -52,7 +56,7 @@ def replay(run_dir: str, quiet: bool = False) -> int:
               f"the run started ({runs.SNAPSHOT_FILE}) with the run's options ({RUN_OPTIONS_FILE}), both written "
               "then; this folder cannot be replayed (train its project again with 'nnconsole train')",
               file=sys.stderr)
-        return 2
+        return ExitCode.BAD_INPUT
     options = WorkerOptions.read(run_dir)
     request = LaunchRequest(project_path=resolved, output=os.path.dirname(os.path.abspath(run_dir)),
                             workers=options.workers, epochs=options.max_epoch, device=options.device)
@@ -60,17 +64,18 @@ def replay(run_dir: str, quiet: bool = False) -> int:
 
     def started(new_dir: str, plan) -> None:  # noqa: ARG001 - the plan is the original run's
         shutil.copyfile(os.path.join(run_dir, runs.SNAPSHOT_FILE), os.path.join(new_dir, runs.SNAPSHOT_FILE))
+        announce(events, RUN_DIR_EVENT, run_dir=new_dir, replay_of=run_dir, pid=os.getpid())
         print(f"replaying {run_dir} into {new_dir}", flush=True)
 
     result = launch(request, report=printer, on_started=started)
     if result.status != "finished":
         print(f"replay did not finish: {result.message}")
-        return 1
+        return ExitCode.FAILED
     worst, problems = metric_differences(run_dir, result.run_dir)
     if problems:
         print(f"metrics differ (largest difference {worst:.3g}):")
         for line in problems[:20]:
             print(f"  {line}")
-        return 1
+        return ExitCode.FAILED
     print(f"metrics reproduced: every loss and error record matches (largest difference {worst:.3g})")
-    return 0
+    return ExitCode.OK

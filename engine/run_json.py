@@ -13,11 +13,13 @@ import json
 import typing
 from typing import Any, Optional, Type, TypeVar
 
+from nnconsole.engine.errors import NnconsoleError
+
 T = TypeVar("T")
 MAX_RUN_JSON_BYTES = 4 << 20  # these files are a few hundred bytes
 
 
-class RunFileError(ValueError):
+class RunFileError(NnconsoleError, ValueError):
     """A run directory's JSON file that is damaged; the message names the file, the field and a fix."""
 
 

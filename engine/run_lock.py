@@ -16,10 +16,11 @@ import os
 import socket
 from typing import Any, Callable, Optional
 
+from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.runs import LOCK_FILE, RESOLVED_FILE
 
 
-class RunBusyError(RuntimeError):
+class RunBusyError(NnconsoleError, RuntimeError):
     """Another process is training this run directory; the message names it and what to do."""
 
 

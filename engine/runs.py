@@ -1,7 +1,8 @@
 """Run directories: where each training run keeps its snapshot, plan, metrics, logs and models.
 
 The CLI and the GUI both read runs only through these files, so a run started headless shows up
-in the GUI's history and vice versa. Layout of one run directory::
+in the GUI's history and vice versa. Which process writes each file (and each field of
+status.json) is the protocol in ``nnconsole.engine.run_protocol``. Layout of one run directory::
 
     snapshot.yaml     exact copy (bytes) of the project file that was trained
     project.yaml      the resolved project the workers load (dataset paths made absolute)
@@ -25,15 +26,9 @@ from typing import Any, Dict, Iterator, List, Optional
 
 from nnconsole.engine.atomic import atomic_write
 from nnconsole.engine.run_json import RunFileError, read_run_json
-
-STATUS_FILE = "status.json"
-METRICS_FILE = "metrics.jsonl"
-PLAN_FILE = "plan.json"
-SNAPSHOT_FILE = "snapshot.yaml"
-RESOLVED_FILE = "project.yaml"
-LOG_FILE = "train.log"
-CHECKPOINT_DIR = "checkpoints"
-LOCK_FILE = "writer.lock"
+from nnconsole.engine.run_protocol import (CHECKPOINT_DIR, LOCK_FILE, LOG_FILE, METRICS_FILE,  # noqa: F401
+                                           PLAN_FILE, RESOLVED_FILE, SNAPSHOT_FILE, STATUS_FILE,
+                                           LAUNCHER, WORKER, MetricsRecord, check_status_writer)
 
 
 def results_root(project_path: str) -> str:
@@ -101,7 +96,9 @@ def read_status(run_dir: str, strict: bool = False) -> Optional[RunStatus]:
         return None
 
 
-def update_status(run_dir: str, **changes: Any) -> RunStatus:
+def update_status(run_dir: str, writer: str, **changes: Any) -> RunStatus:
+    """Change the fields ``writer`` (run_protocol.LAUNCHER or WORKER) owns; another's field is a ValueError."""
+    check_status_writer(writer, list(changes))
     status = read_status(run_dir) or RunStatus()
     for key, value in changes.items():
         setattr(status, key, value)
@@ -120,7 +117,7 @@ class MetricsWriter:
             # record is not glued to it (readers skip the torn piece).
             self._fh.write("\n")
 
-    def write(self, record: Dict[str, Any]) -> None:
+    def write(self, record: MetricsRecord) -> None:
         self._fh.write(json.dumps(record, separators=(",", ":")) + "\n")
         self._fh.flush()
 

@@ -15,6 +15,8 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
+from nnconsole.engine.errors import RunFailedError
+from nnconsole.engine.test_seams import seam_int
 from nnconsole.engine import rank_sync, runs
 from nnconsole.engine.checkpoint import (CheckpointState, find_usable_checkpoint, load_checkpoint, load_parameters_checked,
                                save_checkpoint)
@@ -24,8 +26,10 @@ from nnconsole.engine.progress import COMM_WARN_SHARE
 from nnconsole.engine.rank_process import STOP_FILE, StopRequest, close_logger, rank_logger  # noqa: F401 - STOP_FILE: launcher
 
 
-class TrainingError(RuntimeError):
+class TrainingError(RunFailedError, RuntimeError):
     """Training cannot go on (NaN loss, bad data...); the message says why and what was kept."""
+
+    diverged = True  # resuming with the same settings would fail the same way
 
 
 @dataclass
@@ -36,8 +40,6 @@ class WorkerOptions:
     device: Optional[str] = None  # override of config.device
     resume: bool = False
     workers: int = 1
-    fail_at_iteration: Optional[int] = None  # tests: raise on this rank at this iteration
-    fail_rank: Optional[int] = None
 
     @classmethod
     def read(cls, run_dir: str) -> "WorkerOptions":
@@ -275,14 +277,14 @@ class Trainer:
         self._prescaled = N > 1 and not self.overlap and getattr(self.comm, "sums_prescaled_gradients", False)
         grad_scale = 1.0 / (U * N) if self._prescaled else 1.0 / U
         self.stop.install()
+        fail_at = seam_int("fail_at_iteration")  # tests only (nnconsole.engine.test_seams)
         for epoch in range(self.start_epoch, cfg.max_epoch):
             order = epoch_order(self.train_set.size, cfg.seed, epoch, self.project.datasets.shuffle)
             batches = worker_batches(order, B, self.rank, N)
             first = self.samples_into_epoch // (B * N) if epoch == self.start_epoch else 0
             for k in range(first, len(batches)):
-                if self.options.fail_at_iteration is not None and self.iteration == self.options.fail_at_iteration \
-                        and self.rank == (self.options.fail_rank or 0):
-                    raise RuntimeError(f"deliberate failure at iteration {self.iteration} (test option)")
+                if fail_at is not None and self.iteration == fail_at and self.rank == (seam_int("fail_rank") or 0):
+                    raise RuntimeError(f"deliberate failure at iteration {self.iteration} (test seam)")
                 self._feed(g, self.train_set, batches[k])
                 if accumulated == 0:
                     for solver in self.solvers:
@@ -313,7 +315,7 @@ class Trainer:
                     done = (k + 1) * B * N
                     self._checkpoint(epoch, done, self._elapsed(started))
                     if self.rank == 0:  # where the run stopped, for the history and the GUI (not the last epoch's)
-                        runs.update_status(self.run_dir, iteration=self.iteration)
+                        runs.update_status(self.run_dir, runs.WORKER, iteration=self.iteration)
                     self.log.info("stopped at epoch %d, iteration %d; checkpoint written", epoch + 1,
                                   self.iteration)
                     return "stopped"
@@ -363,7 +365,7 @@ class Trainer:
         cfg = self.project.config
         if (epoch + 1) % cfg.validation_interval and epoch + 1 < cfg.max_epoch:  # validate every N epochs and last
             if self.rank == 0:
-                runs.update_status(self.run_dir, epoch=epoch + 1, iteration=self.iteration)
+                runs.update_status(self.run_dir, runs.WORKER, epoch=epoch + 1, iteration=self.iteration)
             self._checkpoint(epoch + 1, 0, self._elapsed(started))
             return
         self._average_persistent_state()
@@ -385,7 +387,7 @@ class Trainer:
             self.log.info("epoch %d/%d: validation loss %.5f error %.4f%s", epoch + 1,
                           self.project.config.max_epoch, result["loss"], result["error"],
                           " (best)" if improved else "")
-            runs.update_status(self.run_dir, epoch=epoch + 1, iteration=self.iteration,
+            runs.update_status(self.run_dir, runs.WORKER, epoch=epoch + 1, iteration=self.iteration,
                                best_validation_error=self.best_error, best_epoch=self.best_epoch,
                                final_validation_error=result["error"])
         self._checkpoint(epoch + 1, 0, elapsed)

@@ -1,6 +1,7 @@
 """``python -m nnconsole.engine.worker RUN_DIR``: the process every rank runs (alone, or under mpiexec/srun).
 
-A rank that fails writes its traceback to ``logs/rank<r>.error.json`` and aborts the whole MPI job,
+A rank that fails writes its error record (``run_protocol.ErrorRecord``: traceback and the user_error /
+exit_code flags of its exception) to ``logs/rank<r>.error.json`` and aborts the whole MPI job,
 so the launcher can name the failing rank within seconds and no rank is left waiting.
 """
 from __future__ import annotations
@@ -13,12 +14,7 @@ import traceback
 from typing import Any
 
 from nnconsole.engine.atomic import atomic_write
-
-EXIT_STOPPED = 3
-
-
-def error_file(run_dir: str, rank: int) -> str:
-    return os.path.join(run_dir, "logs", f"rank{rank}.error.json")
+from nnconsole.engine.run_protocol import ExitCode, error_file, error_record  # noqa: F401 - error_file: tests
 
 
 def _rank_and_size() -> tuple:
@@ -43,9 +39,8 @@ def _report_failure(run_dir: str, rank: int, exc: BaseException) -> None:
     Never raises: on a full disk the file cannot be written, and the launcher then reports the
     exit code and the free space instead.
     """
-    record = {"rank": rank, "type": type(exc).__name__, "message": str(exc), "time": time.time(),
-              "errno": getattr(exc, "errno", None) if isinstance(exc, OSError) else None,
-              "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))}
+    record = error_record(rank, exc, "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+                          time.time())  # its user_error/exit_code/diverged flags come from the exception's class
     try:
         atomic_write(error_file(run_dir, rank), json.dumps(record, indent=2).encode())
     except OSError:
@@ -61,7 +56,7 @@ def main(argv: list | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if len(argv) != 1:
         sys.stderr.write("usage: python -m nnconsole.engine.worker RUN_DIR\n")
-        return 2
+        return ExitCode.BAD_INPUT
     run_dir = argv[0]
     os.environ.setdefault("NNABLA_LOG_LEVEL", "WARNING")
     rank, size = _rank_and_size()
@@ -71,9 +66,9 @@ def main(argv: list | None = None) -> int:
         _report_failure(run_dir, rank, exc)
         if size > 1:
             from mpi4py import MPI
-            MPI.COMM_WORLD.Abort(1)
-        return 1
-    return EXIT_STOPPED if outcome == "stopped" else 0
+            MPI.COMM_WORLD.Abort(ExitCode.FAILED)
+        return ExitCode.FAILED
+    return ExitCode.STOPPED if outcome == "stopped" else ExitCode.OK
 
 
 def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> str:

@@ -11,6 +11,7 @@ import pytest
 from nnconsole.engine import runs
 from nnconsole.engine.project.io import load_project, save_project
 from nnconsole.engine.project.model import Layer
+from nnconsole.engine.test_seams import seam_environment
 from tests.helpers import final_params, nnconsole, run_dir_from, tabular_project
 
 
@@ -206,7 +207,7 @@ def largest_difference(a: dict, b: dict) -> float:
 @pytest.mark.mpi
 def test_ranks_that_end_with_different_parameters_fail_the_run(tmp_path):
     project = bn_project(str(tmp_path / "p"), n=32, batch=8, epochs=1, workers=2)
-    run_dir, out = train(project, env={"NNCONSOLE_TEST_DIVERGE_RANK": "1"}, check=False)
+    run_dir, out = train(project, env=seam_environment(diverge_rank=1), check=False)
     assert out.returncode == 1, (out.stdout, out.stderr)
     status = runs.read_status(run_dir)
     assert status.status == "failed"

@@ -19,6 +19,7 @@ import pytest
 from nnconsole.engine import launch, runs
 from nnconsole.engine.launch import LaunchRequest, prepare_run
 from nnconsole.engine.project.io import load_project
+from nnconsole.engine.test_seams import seam_environment
 from tests.helpers import ROOT, final_params, max_relative_error, nnconsole, tabular_project
 
 SCRIPT = os.path.join(ROOT, "tests", "mpi_scripts", "gpu_path_check.py")
@@ -116,7 +117,7 @@ def test_ranks_that_choose_different_backends_all_fail_at_once_naming_each(tmp_p
         fh.write(text.replace("device: cpu", "device: auto"))
     started = time.monotonic()
     result = nnconsole(["train", path, "-q"], check=False, timeout=180,
-                       env={"NNCONSOLE_TEST_REPORT_BACKEND": "1=cuda"})
+                       env=seam_environment(report_backend="1=cuda"))
     assert result.returncode != 0
     assert time.monotonic() - started < 120  # failed, did not hang
     run_dir = os.path.join(os.path.dirname(path), "results", "project")
@@ -128,7 +129,7 @@ def test_ranks_that_choose_different_backends_all_fail_at_once_naming_each(tmp_p
         assert "different compute backends (1 on cpu, 1 on cuda)" in message
         assert "rank 0 on " in message and "rank 1 on " in message
         assert "fell back to the CPU: " in message  # rank 0's real reason, from the GPU check
-        assert "NNCONSOLE_TEST_REPORT_BACKEND" in message
+        assert "report_backend test seam" in message
     # No training step ran: no metrics of training, no checkpoint.
     assert not any(runs.iter_metrics(os.path.join(run_dir, run), "train"))
     assert "different compute backends" in result.stdout + result.stderr

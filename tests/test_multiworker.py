@@ -11,6 +11,7 @@ import time
 import pytest
 
 from nnconsole.engine import runs
+from nnconsole.engine.test_seams import seam_environment
 from tests.helpers import (ROOT, final_params, live_processes, max_relative_error, nnconsole, run_dir_from,
                            tabular_project)
 
@@ -69,7 +70,7 @@ def test_validation_metrics_are_exact_across_workers(tmp_path):
 def test_a_failing_worker_ends_the_job_quickly_and_is_named(tmp_path):
     project = tabular_project(str(tmp_path / "p"), n=4096, batch=8, epochs=50, workers=2)
     start = time.monotonic()
-    out = nnconsole(["train", project, "--fail-at-iteration", "5", "--fail-rank", "1"], check=False, timeout=120)
+    out = nnconsole(["train", project], check=False, timeout=120, env=seam_environment(fail_at_iteration=5, fail_rank=1))
     ended = time.time()
     assert out.returncode == 1
     assert "rank 1 failed" in out.stderr and "deliberate failure" in out.stderr

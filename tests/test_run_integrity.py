@@ -19,6 +19,7 @@ import time
 import pytest
 
 from nnconsole.engine import runs
+from nnconsole.engine.test_seams import seam_environment
 from tests.helpers import ROOT, live_processes, nnconsole, run_dir_from, tabular_project
 
 ENV = dict(os.environ, PYTHONPATH=ROOT)
@@ -30,7 +31,7 @@ SETTINGS = dict(n=1024, batch=16, epochs=EPOCHS, solver="Momentum", lr=0.05, mon
 def failed_once(tmp_path_factory) -> str:
     """A run that failed (a rank raised) at iteration 200, with checkpoints of the epochs before."""
     project = tabular_project(str(tmp_path_factory.mktemp("failed") / "p"), **SETTINGS)
-    out = nnconsole(["train", project, "-q", "--fail-at-iteration", "200"], check=False)
+    out = nnconsole(["train", project, "-q"], check=False, env=seam_environment(fail_at_iteration=200))
     assert out.returncode == 1, out.stderr
     run_dir = run_dir_from(out.stdout)
     assert runs.list_checkpoints(run_dir)

@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import List, Optional
 
+from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.project.model import Project
 
 
-class InteropError(ValueError):
+class InteropError(NnconsoleError, ValueError):
     """A file cannot be imported or exported at all; the message names the file, the place and a fix."""
 
 

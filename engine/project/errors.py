@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional
 
+from nnconsole.engine.errors import NnconsoleError
+
 
 @dataclass
 class Problem:
@@ -26,7 +28,7 @@ class Problem:
         return text
 
 
-class ProjectError(ValueError):
+class ProjectError(NnconsoleError, ValueError):
     """A project that cannot be loaded or trained; carries every problem found, not just the first."""
 
     kind = "invalid"

@@ -35,7 +35,8 @@ def test_the_stopped_iteration_is_the_one_status_json_records(qtbot, tmp_path):
     assert "370" in page.progress.bar.format()
     from nnconsole.engine import runs
 
-    runs.update_status(run_dir, status="stopped", iteration=368, resumable=True)
+    runs.update_status(run_dir, runs.WORKER, iteration=368)
+    runs.update_status(run_dir, runs.LAUNCHER, status="stopped", resumable=True)
     page.controller.run_finished.emit(run_dir, "stopped", 3)
     assert page.progress.bar.format() == "stopped at iteration 368"
 

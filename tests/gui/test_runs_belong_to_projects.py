@@ -269,7 +269,8 @@ def test_a_background_run_that_ends_is_reported_under_its_own_project(qtbot, mak
         assert page.controller.is_attached() and page.live_run == run_dir
         assert window.files.open_path(b, ask_save=False)
         wait_until(qtbot, lambda: "a/project.yaml" in page.projects.indicator.text(), 10)
-        runs.update_status(run_dir, status="stopped", iteration=23)
+        runs.update_status(run_dir, runs.WORKER, iteration=23)
+        runs.update_status(run_dir, runs.LAUNCHER, status="stopped")
         wait_until(qtbot, lambda: "ended: stopped" in window.statusBar().currentMessage(), 10)
         assert "a/project.yaml" in window.statusBar().currentMessage()
         assert not page.projects.indicator.isVisible() and page.status.text() == "No run yet."

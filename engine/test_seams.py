@@ -1,0 +1,49 @@
+"""Test-only fault injection, through one environment variable and nowhere else.
+
+Tests make a rank fail at an iteration, perturb one rank's parameters or make a rank report another
+backend, to prove that the launcher, the diagnosis and the checks see it. None of this is a command-line
+option, a project setting or a launch.json field: production code reads it only through ``seam``, and
+only from ``NNCONSOLE_TEST_SEAMS``, a JSON object such as ``{"fail_at_iteration": 5, "fail_rank": 1}``.
+Workers inherit the variable from the launcher's environment (``seam_environment`` builds it).
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, Optional
+
+SEAMS_VARIABLE = "NNCONSOLE_TEST_SEAMS"
+KNOWN_SEAMS = {
+    "fail_at_iteration": "the rank named by fail_rank (default 0) raises RuntimeError at this iteration",
+    "fail_rank": "the rank that fail_at_iteration applies to",
+    "diverge_rank": "this rank perturbs one learned parameter before the end-of-run sync check",
+    "report_backend": "'RANK=BACKEND': that rank reports BACKEND in the backend agreement (its device is unchanged)",
+}
+
+
+def seam(name: str, environ: Optional[Dict[str, str]] = None) -> Any:
+    """The value of test seam ``name``, or None when it is not set (always, outside tests)."""
+    if name not in KNOWN_SEAMS:
+        raise KeyError(f"unknown test seam {name!r}; known: {', '.join(sorted(KNOWN_SEAMS))}")
+    text = (os.environ if environ is None else environ).get(SEAMS_VARIABLE, "")
+    if not text:
+        return None
+    try:
+        values = json.loads(text)
+    except ValueError:
+        return None
+    return values.get(name) if isinstance(values, dict) else None
+
+
+def seam_int(name: str) -> Optional[int]:
+    """``seam(name)`` when it is an integer, else None."""
+    value = seam(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def seam_environment(**values: Any) -> Dict[str, str]:
+    """``{NNCONSOLE_TEST_SEAMS: json}`` for a test's subprocess environment (names checked)."""
+    unknown = sorted(set(values) - set(KNOWN_SEAMS))
+    if unknown:
+        raise KeyError(f"unknown test seam(s) {unknown}; known: {', '.join(sorted(KNOWN_SEAMS))}")
+    return {SEAMS_VARIABLE: json.dumps(values)}

@@ -1,0 +1,173 @@
+"""The run-directory protocol (nnconsole.engine.run_protocol): exit codes, errors as data, one writer per
+status field, typed metrics records, the machine-readable run directory announcement, the test seam."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import typing
+
+import pytest
+
+from nnconsole.engine import runs
+from nnconsole.engine.errors import NnconsoleError, RunFailedError
+from nnconsole.engine.launch_watch import diagnose_failure
+from nnconsole.engine.run_protocol import (LAUNCHER, RECORD_TYPES, RUN_DIR_EVENT, STATUS_FIELD_OWNERS, WORKER,
+                                           ExitCode, error_file, read_error_records, read_events)
+from nnconsole.engine.test_seams import SEAMS_VARIABLE, seam, seam_environment
+from tests.helpers import ROOT, nnconsole, run_dir_from, tabular_project
+
+
+# ---- one error base class with an exit code ---------------------------------------------------------------
+def _engine_error_classes():
+    from nnconsole.engine.checkpoint import CheckpointError, NonFiniteParametersError, ParameterFileError
+    from nnconsole.engine.comm import CommError
+    from nnconsole.engine.data import DatasetError
+    from nnconsole.engine.device import DeviceError
+    from nnconsole.engine.evaluate import EvaluationError
+    from nnconsole.engine.interop import InteropError
+    from nnconsole.engine.launch import LaunchError
+    from nnconsole.engine.plan import PlanError
+    from nnconsole.engine.project.errors import ProjectError
+    from nnconsole.engine.run_json import RunFileError
+    from nnconsole.engine.run_lock import RunBusyError
+    from nnconsole.engine.train import TrainingError
+
+    return {ProjectError: 2, DatasetError: 2, PlanError: 2, LaunchError: 2, RunBusyError: 2, RunFileError: 2,
+            InteropError: 2, EvaluationError: 2, ParameterFileError: 2, CheckpointError: 1, CommError: 1,
+            DeviceError: 1, TrainingError: 1, NonFiniteParametersError: 1}
+
+
+def test_every_engine_error_derives_from_the_base_class_with_its_exit_code():
+    for cls, code in _engine_error_classes().items():
+        assert issubclass(cls, NnconsoleError) and cls.user_error, cls
+        assert cls.exit_code == code, cls
+
+
+def test_the_cli_maps_any_engine_error_to_its_exit_code_without_a_traceback(monkeypatch, capsys):
+    from nnconsole.engine import cli
+
+    class BrandNewError(RunFailedError):
+        """An error type no list in the CLI knows by name."""
+
+    def failing(args):
+        raise BrandNewError("the thing failed; do this to fix it")
+
+    monkeypatch.setattr(cli, "cmd_templates", failing)
+    assert cli.main(["templates"]) == ExitCode.FAILED == 1
+    err = capsys.readouterr().err
+    assert "nnconsole templates: the thing failed; do this to fix it" in err and "Traceback" not in err
+
+
+# ---- errors crossing processes as data ---------------------------------------------------------------------
+def _write_error(run_dir: str, rank: int, **fields) -> None:
+    os.makedirs(os.path.join(run_dir, "logs"), exist_ok=True)
+    record = {"rank": rank, "type": "X", "message": "m", "traceback": "Traceback (most recent call last):\n  boom",
+              "time": 1.0, "errno": None}
+    record.update(fields)
+    with open(error_file(run_dir, rank), "w") as fh:
+        json.dump(record, fh)
+
+
+def test_the_launcher_reads_the_user_error_flag_not_the_exception_name(tmp_path):
+    run_dir = str(tmp_path)
+    # A type no name list knows, flagged as bad input: plain message, exit code 2.
+    _write_error(run_dir, 1, type="ShapeMismatchInData", message="x.csv: column 3 is not a number",
+                 user_error=True, exit_code=2)
+    rank, message, code = diagnose_failure(run_dir, 1)
+    assert (rank, code) == (1, ExitCode.BAD_INPUT)
+    assert "x.csv: column 3 is not a number" in message and "Traceback" not in message
+    # A famous name without the flag (a crash that happens to be called DatasetError): traceback, exit 1.
+    _write_error(run_dir, 1, type="DatasetError", message="internal", user_error=False, exit_code=2)
+    rank, message, code = diagnose_failure(run_dir, 1)
+    assert code == ExitCode.FAILED and "Traceback" in message
+
+
+def test_a_hostile_error_record_cannot_turn_a_failure_into_success(tmp_path):
+    _write_error(str(tmp_path), 0, user_error=True, exit_code=0)
+    _, _, code = diagnose_failure(str(tmp_path), 1)
+    assert code == ExitCode.FAILED
+    _write_error(str(tmp_path), 0, user_error="yes", exit_code="2", diverged=1)
+    [record] = read_error_records(str(tmp_path))
+    assert record["user_error"] is False and record["diverged"] is False and record["exit_code"] == 1
+
+
+def test_a_failing_worker_writes_its_flags_from_the_exception_class(tmp_path):
+    from nnconsole.engine.checkpoint import NonFiniteParametersError
+    from nnconsole.engine.data import DatasetError
+    from nnconsole.engine.worker import _report_failure
+
+    for rank, exc, flags in ((0, DatasetError("bad csv"), (True, 2, False)),
+                             (1, RuntimeError("bug"), (False, 1, False)),
+                             (2, NonFiniteParametersError("nan"), (True, 1, True))):
+        _report_failure(str(tmp_path), rank, exc)
+        with open(error_file(str(tmp_path), rank)) as fh:
+            record = json.load(fh)
+        assert (record["user_error"], record["exit_code"], record["diverged"]) == flags, exc
+        assert record["type"] == type(exc).__name__ and record["message"] == str(exc)
+
+
+# ---- one writer per status.json field ----------------------------------------------------------------------
+def test_every_status_field_has_one_owner_and_others_are_refused(tmp_path):
+    assert set(STATUS_FIELD_OWNERS) == set(runs.RunStatus().to_dict())
+    runs.write_status(str(tmp_path), runs.RunStatus())
+    runs.update_status(str(tmp_path), WORKER, iteration=5)
+    runs.update_status(str(tmp_path), LAUNCHER, status="stopped")
+    with pytest.raises(ValueError, match="status"):
+        runs.update_status(str(tmp_path), WORKER, status="finished")
+    with pytest.raises(ValueError, match="iteration"):
+        runs.update_status(str(tmp_path), LAUNCHER, iteration=9)
+    status = runs.read_status(str(tmp_path))
+    assert (status.status, status.iteration) == ("stopped", 5)
+
+
+# ---- a real run: events file, typed records, test seam -----------------------------------------------------
+@pytest.fixture(scope="module")
+def announced_run(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("announced")
+    project = tabular_project(str(folder / "p"), n=32, batch=8, epochs=1)
+    events = str(folder / "events.jsonl")
+    other = str(tmp_path_factory.mktemp("elsewhere"))  # relative paths from another working folder
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-m", "nnconsole", "train", os.path.relpath(project, other), "-q",
+                          "--events", os.path.relpath(events, other)], cwd=other, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return run_dir_from(out.stdout), events
+
+
+def test_the_cli_announces_the_run_directory_as_json(announced_run):
+    run_dir, events = announced_run
+    found, offset = read_events(events)
+    assert [e["event"] for e in found] == [RUN_DIR_EVENT]
+    assert found[0]["run_dir"] == run_dir and os.path.isabs(found[0]["run_dir"])
+    assert isinstance(found[0]["pid"], int) and offset == os.path.getsize(events)
+
+
+def test_metrics_records_have_the_fields_their_typed_record_declares(announced_run):
+    run_dir, _ = announced_run
+    seen = set()
+    for record in runs.iter_metrics(run_dir):
+        cls = RECORD_TYPES[record["type"]]
+        required, optional = cls.__required_keys__, cls.__optional_keys__
+        assert required <= set(record) <= required | optional, (record["type"], set(record) ^ required)
+        for name, tp in typing.get_type_hints(cls).items():
+            if name in record and tp in (int, str, bool):
+                assert isinstance(record[name], tp), (record["type"], name)
+        seen.add(record["type"])
+    assert {"train", "validation"} <= seen
+
+
+def test_fault_injection_is_a_test_seam_not_a_command_line_option(tmp_path):
+    project = tabular_project(str(tmp_path / "p"), n=32, batch=8, epochs=1)
+    out = nnconsole(["train", project, "--fail-at-iteration", "1"], check=False)
+    assert out.returncode == 2 and "unrecognized arguments: --fail-at-iteration" in out.stderr
+    assert seam("fail_at_iteration", {SEAMS_VARIABLE: json.dumps({"fail_at_iteration": 3})}) == 3
+    assert seam("fail_at_iteration", {}) is None and seam("fail_rank", {SEAMS_VARIABLE: "not json"}) is None
+    with pytest.raises(KeyError):
+        seam_environment(fail_at=3)
+    out = nnconsole(["train", project, "-q"], check=False, env=seam_environment(fail_at_iteration=1))
+    assert out.returncode == 1 and "deliberate failure at iteration 1 (test seam)" in out.stderr
+    with open(os.path.join(run_dir_from(out.stdout), "launch.json")) as fh:
+        assert "fail" not in fh.read()  # nothing of the seam reaches the run's files
