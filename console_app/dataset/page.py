@@ -20,12 +20,13 @@ from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QGridLayout, QGro
                                QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
 from nnconsole.app.config.commands import set_setting
-from nnconsole.app.config.fields import FieldEditor, FieldSpec
+from nnconsole.app.config.fields import FieldEditor, spec_for
 from nnconsole.app.dataset.background import BackgroundCall
 from nnconsole.app.dataset.matching import ExpectedVariable, expected_variables, shape_text, variable_status
 from nnconsole.app.dataset.preview import PREVIEW_ROWS, DatasetPreview
 from nnconsole.engine.data import DatasetError, class_histogram, load_dataset, peek_csv
 from nnconsole.engine.labels import class_label_variables
+from nnconsole.engine.project.schema import form_settings
 from nnconsole.engine.project.validate import check_datasets, dataset_path
 
 SPLITS = ("training", "validation")
@@ -99,10 +100,9 @@ class DatasetPage(QWidget):
             self.path_edits[split] = edit
         options = QHBoxLayout()
         self.option_editors = []
-        for dotted, label in (("datasets.shuffle", "Shuffle"), ("datasets.normalize", "Normalize images (/255)"),
-                              ("datasets.cache", "Cache decoded images")):
-            editor = FieldEditor(document, FieldSpec(dotted, "bool", label))
-            editor.widget.setText(label)
+        for setting in (s for s in form_settings("dataset") if s.kind == "bool"):  # label, tooltip: the schema's
+            editor = FieldEditor(document, spec_for(setting))
+            editor.widget.setText(setting.label)
             options.addWidget(editor.widget)
             self.option_editors.append(editor)
         options.addStretch(1)

@@ -158,10 +158,10 @@ SETTINGS: Tuple[Setting, ...] = (
        form="dataset", nntxt="dataset[Validation].uri"),
     _S("datasets.shuffle", "bool", True, "Shuffle", "Shuffle the training set every epoch.", form="dataset",
        nntxt="dataset[Training].shuffle"),
-    _S("datasets.cache", "bool", True, "Dataset cache", "Keep decoded images in a cache beside the CSV.",
-       form="dataset"),
-    _S("datasets.normalize", "bool", True, "Normalize images", "Divide image pixels by 255, as NNC does.",
-       form="dataset", nntxt="dataset[].no_image_normalization (inverted)"),
+    _S("datasets.normalize", "bool", True, "Normalize images (/255)", "Divide image pixels by 255, as NNC "
+       "does.", form="dataset", nntxt="dataset[].no_image_normalization (inverted)"),
+    _S("datasets.cache", "bool", True, "Cache decoded images", "Keep decoded images in a cache beside the CSV "
+       "for the next run.", form="dataset"),
 )
 
 
