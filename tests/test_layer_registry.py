@@ -87,7 +87,7 @@ def test_a_registration_alone_makes_a_type_importable_and_exportable(tmp_path):
     """A type registered after the interop modules were imported is read and written like the rest:
     no table outside the registration knows layer types."""
     from nnconsole.engine.interop import mapping
-    from nnconsole.engine.interop.sdcproj import _layer_params
+    from nnconsole.engine.interop.sdcproj_network import layer_params
     from nnconsole.engine.layers import registry
     from nnconsole.engine.layers.activation import _simple
 
@@ -96,7 +96,7 @@ def test_a_registration_alone_makes_a_type_importable_and_exportable(tmp_path):
     try:
         assert mapping.registry_type("SoftSign") == "SoftSign"
         unsupported = []
-        assert _layer_params("SoftSign", "s", {"Name": "s"}, unsupported) == {} and unsupported == []
+        assert layer_params("SoftSign", "s", {"Name": "s"}, unsupported) == {} and unsupported == []
     finally:
         registry._REGISTRY.pop("SoftSign")
     assert mapping.registry_type("SoftSign") is None

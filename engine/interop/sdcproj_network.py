@@ -1,0 +1,235 @@
+"""Import stage 2 for NNC desktop projects: one network's layers and links as graph nodes, with
+registry parameters (each type's NNC properties and ``from_sdcproj`` hook come from its registration),
+weights, initializers, learning-rate multipliers, loss targets and repeat blocks.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+from nnconsole.engine.layers import find_spec
+from nnconsole.engine.layers.nnc_values import as_float, as_int, convert_value, ints, resolve
+from nnconsole.engine.project.model import Initializer
+
+from . import mapping
+from .netgraph import Node, WeightInfo
+from .report import InteropError
+from .sdcproj_read import SdcReader, layer_properties
+
+_resolve = resolve
+_ints = ints
+_convert_value = convert_value
+
+
+def _neutral(value: Optional[str]) -> bool:
+    """An option left off (False/None/0/0,0): a property nnconsole lacks but that changes nothing."""
+    if value is None:
+        return True
+    text = value.strip()
+    if text in ("", "False", "false", "None"):
+        return True
+    try:
+        return all(v == 0 for v in _ints(text))
+    except ValueError:
+        return False
+
+
+def layer_params(rtype: str, name: str, props: Dict[str, str], unsupported: List[str]) -> Dict[str, Any]:
+    """Registry parameters from NNC properties (unknown or unconvertible ones are listed).
+
+    The type's registration says how: its ``from_sdcproj`` hook first (properties it handled are
+    done), then its ``nnc_properties`` table, converted by each parameter's kind."""
+    from nnconsole.engine.layers import get_spec
+
+    spec = get_spec(rtype)
+    names = spec.nnc_properties
+    params: Dict[str, Any] = {}
+    handled = set(spec.from_sdcproj(name, props, params, unsupported)) if spec.from_sdcproj else set()
+    for prop, pname in names.items():
+        if prop not in props or prop in handled:
+            continue
+        value = _resolve(props, prop)
+        if value is None or value.startswith("*"):
+            unsupported.append(f"layer '{name}' ({rtype}): property {prop}={props[prop]} is computed by NNC and "
+                               "cannot be read; nnconsole's default is used")
+            continue
+        try:
+            params[pname] = _convert_value(spec.param(pname).kind, value)
+        except (ValueError, KeyError) as exc:
+            unsupported.append(f"layer '{name}' ({rtype}): property {prop}={value} not usable ({exc}); "
+                               "nnconsole's default is used")
+    weight_props = {f"{k}.{suffix}" for k in spec.weight_order
+                    for suffix in ("File", "Initializer", "InitializerMultiplier", "LRateMultiplier")}
+    for prop, value in props.items():
+        if prop in names or prop in weight_props or prop in handled or prop in mapping.IGNORED_PROPERTIES:
+            continue
+        if prop.startswith(mapping.IGNORED_PROPERTY_PREFIXES) or _neutral(_resolve(props, prop)):
+            continue
+        unsupported.append(f"layer '{name}' ({rtype}): property {prop}={value} has no nnconsole equivalent")
+    return params
+
+
+def _weights(rtype: str, name: str, props: Dict[str, str], params: Dict[str, Any], scope_name: str,
+             unsupported: List[str]) -> Dict[str, WeightInfo]:
+    spec = find_spec(rtype)
+    keys = list(spec.weight_order if spec else ())
+    if not params.get("with_bias", True):  # the bias a with_bias parameter turns off
+        keys = [k for k in keys if k != "b"]
+    pf_scope = spec.weight_scope if spec else ""
+    out: Dict[str, WeightInfo] = {}
+    for key in keys:
+        info = WeightInfo(source_name=f"{scope_name}/{pf_scope}/{key}")
+        kind_raw = _resolve(props, f"{key}.Initializer")
+        mult_raw = _resolve(props, f"{key}.InitializerMultiplier")
+        if kind_raw:
+            kind = mapping.initializer_type(kind_raw.strip())
+            if kind is None:
+                unsupported.append(f"layer '{name}': {key}.Initializer={kind_raw} has no nnconsole equivalent; "
+                                   "the layer's default initializer is used")
+            else:
+                m = as_float(mult_raw, 1.0 if kind != "Constant" else 0.0) if mult_raw is not None else None
+                if kind == "Constant":
+                    info.initializer = Initializer("Constant", 1.0, m if m is not None else 0.0)
+                else:
+                    info.initializer = Initializer(kind, m if m is not None else 1.0, 0.0)
+        lr_raw = _resolve(props, f"{key}.LRateMultiplier")
+        if lr_raw is not None and lr_raw.strip() != "":
+            info.lr_multiplier = as_float(lr_raw, 1.0)
+        file_raw = _resolve(props, f"{key}.File")
+        if file_raw and file_raw.strip():
+            unsupported.append(f"layer '{name}': {key}.File={file_raw} (weights loaded from a file) is not supported; "
+                               "the weights start from the initializer")
+        out[key] = info
+    return out
+
+
+# ------------------------------------------------------------------------------------------ network
+def _network_prefix(reader: SdcReader, network: str) -> str:
+    if network and reader.section(f"{network}_Network_Global", required=False) is not None:
+        return f"{network}_"
+    return ""
+
+
+def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes: List[str]
+           ) -> Tuple[List[Node], Dict[str, str], Dict[str, int]]:
+    """Nodes of one network, loss targets (loss node -> dataset variable) and repeat counts."""
+    prefix = _network_prefix(reader, network)
+    glob = reader.section(f"{prefix}Network_Global")
+    n_layers = reader.int(glob, "NumLayer")
+    n_links = reader.int(glob, "NumLink", 0)
+    by_id: Dict[int, Node] = {}
+    order: List[Node] = []
+    targets: Dict[str, str] = {}
+    times: Dict[str, int] = {}
+    taken: Set[str] = set()
+    repeat_end_ids: Dict[str, str] = {}
+    for i in range(n_layers):
+        s = reader.section(f"{prefix}Layer_{i}")
+        lid = reader.int(s, "ID", i)
+        ltype = (s.get("Type") or "").strip()
+        props = layer_properties(s)
+        name = (props.get("Name") or f"{ltype}_{i}").strip()
+        if "/" in name:
+            notes.append(f"layer name '{name}' contains '/', which nnabla reserves; renamed")
+            name = name.replace("/", "_")
+        if name in taken:
+            raise InteropError(f"{reader.path}:{s.line} [{s.name}]: layer name '{name}' is used twice; rename one "
+                               "in Neural Network Console")
+        taken.add(name)
+        position = (as_float(s.get("Position_0"), 0.0), as_float(s.get("Position_1"), 0.0))
+        node = Node(name=name, type=ltype, position=position)
+        rtype = mapping.registry_type(ltype)
+        if ltype == "Comment":
+            notes.append(f"comment '{name}' dropped")
+            continue
+        if ltype == "RepeatStart":
+            node.repeat_id = name
+            times[name] = as_int(_resolve(props, "Times"), 0)
+        elif ltype == "RepeatEnd":
+            rid = _resolve(props, "ID") or "RepeatStart"
+            node.repeat_id = rid
+            repeat_end_ids[name] = rid
+        elif ltype == "Input":
+            node.params = layer_params("Input", name, props, unsupported)
+            gen = _resolve(props, "Generator")
+            if gen and gen.strip() not in ("", "None"):
+                unsupported.append(f"layer '{name}' (Input): Generator={gen} (random input) is not supported; it "
+                                   "reads the dataset variable instead")
+        elif rtype is not None:
+            node.params = layer_params(rtype, name, props, unsupported)
+            scope = (_resolve(props, "ParameterScope") or name).strip() or name
+            node.weights = _weights(rtype, name, props, node.params, scope, unsupported)
+            from nnconsole.engine.layers import get_spec
+            if get_spec(rtype).is_loss:
+                targets[name] = (_resolve(props, "T.Dataset") or "y").strip()
+                gen = _resolve(props, "T.Generator")
+                if gen and gen.strip() not in ("", "None"):
+                    unsupported.append(f"loss '{name}': T.Generator={gen} is not supported; the target reads "
+                                       f"dataset variable '{targets[name]}'")
+        elif ltype in mapping.PASS_THROUGH:
+            pass
+        else:
+            node.params = {mapping.camel_to_snake(k): v for k, v in props.items()
+                           if k not in mapping.IGNORED_PROPERTIES
+                           and not k.startswith(mapping.IGNORED_PROPERTY_PREFIXES)}
+        by_id[lid] = node
+        order.append(node)
+    links: List[Tuple[int, int, int, int, int]] = []
+    for i in range(n_links):
+        s = reader.section(f"{prefix}Link_{i}")
+        src, dst = reader.int(s, "SourceLayerID"), reader.int(s, "DestLayerID")
+        if src not in by_id or dst not in by_id:
+            raise InteropError(f"{reader.path}:{s.line} [{s.name}]: link from layer ID {src} to {dst} names a layer "
+                               "that does not exist; remove the link or the file is damaged")
+        links.append((reader.int(s, "ID", i), src, reader.int(s, "SourcePinIndex", 0), dst,
+                      reader.int(s, "DestPinIndex", 0)))
+    for _, src, spin, dst, dpin in sorted(links):
+        s_node, d_node = by_id[src], by_id[dst]
+        if spin != 0 or dpin != 0:
+            unsupported.append(f"link {s_node.name} -> {d_node.name} uses side pin {spin}/{dpin} (e.g. a "
+                               "Parameter layer feeding a weight); only main data links are imported")
+            continue
+        d_node.inputs.append(s_node.name)
+    _mark_repeats(order, repeat_end_ids, times, reader.path)
+    return order, targets, times
+
+
+def _mark_repeats(nodes: List[Node], end_ids: Dict[str, str], times: Dict[str, int], path: str) -> None:
+    """Fill repeat_ids (the RepeatStart blocks around each layer) and give each RepeatStart its loop-back input."""
+    by_name = {n.name: n for n in nodes}
+    consumers: Dict[str, List[str]] = {n.name: [] for n in nodes}
+    for n in nodes:
+        for src in n.inputs:
+            consumers.setdefault(src, []).append(n.name)
+
+    def reach(start: str, step) -> Set[str]:
+        seen: Set[str] = set()
+        stack = [start]
+        while stack:
+            for nxt in step(stack.pop()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        return seen
+
+    for start in [n for n in nodes if n.type == "RepeatStart"]:
+        ends = [by_name[e] for e, rid in end_ids.items() if rid == start.name]
+        if len(ends) != 1:
+            raise InteropError(f"{path}: RepeatStart '{start.name}' needs exactly one RepeatEnd whose ID is "
+                               f"'{start.name}', found {len(ends)}")
+        end = ends[0]
+        down = reach(start.name, lambda x: consumers.get(x, []))
+        up = reach(end.name, lambda x: by_name[x].inputs if x in by_name else [])
+        body = (down & up) - {start.name, end.name}
+        for name in body:
+            by_name[name].repeat_ids.append(start.name)
+        start.repeat_ids.append(start.name)
+        if end.inputs:
+            start.inputs = start.inputs[:1] + [end.inputs[0]]
+    depth = {n.name: len(n.repeat_ids) for n in nodes if n.type == "RepeatStart"}
+    for n in nodes:
+        n.repeat_ids.sort(key=lambda r: depth.get(r, 0))
+        if n.repeat_ids:  # NNC names weights inside a repeat 'Conv{RepeatStart}/conv/W': one set per iteration
+            marks = "".join("{" + r + "}" for r in n.repeat_ids if r != n.name)
+            for w in n.weights.values():
+                scope, rest = w.source_name.split("/", 1)
+                w.source_name = f"{scope}{marks}/{rest}"
