@@ -30,7 +30,7 @@ from nnconsole.engine.project.model import Project
 from nnconsole.engine.project.validate import dataset_path
 from nnconsole.engine.run_lock import one_writer_per_run
 from nnconsole.engine.runtime_paths import bundled_mpiexec, python_module_command
-from nnconsole.engine.run_protocol import STOP_FILE, ExitCode
+from nnconsole.engine.run_protocol import STOP_FILE, ExitCode, warning_record
 from nnconsole.engine.train import WorkerOptions
 
 OVERSUBSCRIBE_FLAG = "--oversubscribe"
@@ -292,7 +292,7 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
             writer = runs.MetricsWriter(run_dir)
             try:
                 for message in warnings:
-                    writer.write({"type": "warning", "iteration": None, "message": message})
+                    writer.write(warning_record(message))
             finally:
                 writer.close()
         for message in warnings:

@@ -5,6 +5,8 @@ import sys
 import time
 from typing import Any, Dict, Optional, TextIO
 
+from nnconsole.engine.run_protocol import TRAIN, VALIDATION, WARNING
+
 # The share of an update's time spent in all-reduce above which the trainer warns (the terminal and the GUI
 # show the same threshold).
 COMM_WARN_SHARE = 0.30
@@ -20,7 +22,7 @@ def format_duration(seconds: Optional[float]) -> str:
 
 
 class ProgressPrinter:
-    """Receives metrics records (as the launcher tails them) and draws progress."""
+    """Receives metrics records (``run_protocol.MetricsRecord``, as the launcher tails them) and draws progress."""
 
     def __init__(self, stream: TextIO = sys.stderr, live: Optional[bool] = None, width: int = 28):
         self.stream = stream
@@ -32,16 +34,16 @@ class ProgressPrinter:
 
     def __call__(self, record: Dict[str, Any]) -> None:
         kind = record.get("type")
-        if kind == "train":
+        if kind == TRAIN:
             self.last_train = record
             if self.live and time.monotonic() - self._drawn > 0.1:
                 self._draw()
-        elif kind == "validation":
+        elif kind == VALIDATION:
             self.last_valid = record
             self._line(f"epoch {record['epoch']}: validation loss {record['loss']:.4f}  error {record['error']:.4f}"
                        f"{'  (best)' if record.get('best') else ''}  elapsed {format_duration(record.get('elapsed'))}"
                        f"  ETA {format_duration(self.last_train.get('eta'))}")
-        elif kind == "warning":
+        elif kind == WARNING:
             self._line(f"warning: {record.get('message')}")
 
     def _bar(self, fraction: float) -> str:

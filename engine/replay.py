@@ -8,7 +8,7 @@ import sys
 from typing import Dict, List, Tuple
 
 from nnconsole.engine import runs
-from nnconsole.engine.run_protocol import LAUNCH_FILE, RUN_DIR_EVENT, ExitCode, announce
+from nnconsole.engine.run_protocol import LAUNCH_FILE, RUN_DIR_EVENT, TRAIN, VALIDATION, ExitCode, announce
 from nnconsole.engine.train import WorkerOptions
 
 TOLERANCE = 1e-6
@@ -19,7 +19,7 @@ def metric_differences(a_dir: str, b_dir: str) -> Tuple[float, List[str]]:
     """Largest absolute difference of loss/error between two runs' records, and the mismatches found."""
     def keyed(run_dir: str) -> Dict[tuple, dict]:
         return {(r["type"], r["iteration"]): r for r in runs.iter_metrics(run_dir)
-                if r.get("type") in ("train", "validation")}
+                if r.get("type") in (TRAIN, VALIDATION)}
 
     a, b = keyed(a_dir), keyed(b_dir)
     problems = [f"record {k} only in {a_dir if k in a else b_dir}" for k in sorted(set(a) ^ set(b))]

@@ -16,6 +16,8 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from nnconsole.engine.errors import RunFailedError
+from nnconsole.engine.run_protocol import (SYNC_CHECK, TRAIN, VALIDATION, SyncCheckRecord, TrainRecord,
+                                           ValidationRecord, warning_record)
 from nnconsole.engine.test_seams import seam_int
 from nnconsole.engine import rank_sync, runs
 from nnconsole.engine.checkpoint import (CheckpointState, find_usable_checkpoint, load_checkpoint, load_parameters_checked,
@@ -340,14 +342,14 @@ class Trainer:
         done_here = self.iteration - start_iteration
         elapsed = self._elapsed(started)
         eta = (now - started) / max(done_here, 1) * max(total_iters - self.iteration, 0)
-        record = {
-            "type": "train", "iteration": self.iteration, "epoch": epoch + k / n_batches,
-            "samples": self.samples_seen, "loss": float(sums[0] / max(sums[2], 1)),
-            "error": float(sums[1] / max(sums[2], 1)),
-            "lr": self._learning_rate(), "samples_per_s": window["n"] * self.plan.per_worker_batch
-            * self.comm.size / span, "time_per_iter": span / max(window["n"], 1),
-            "allreduce_share": share, "elapsed": elapsed, "eta": eta, "total_iterations": total_iters,
-        }
+        record = TrainRecord(
+            type=TRAIN, iteration=self.iteration, epoch=epoch + k / n_batches,
+            samples=self.samples_seen, loss=float(sums[0] / max(sums[2], 1)),
+            error=float(sums[1] / max(sums[2], 1)),
+            lr=self._learning_rate(), samples_per_s=window["n"] * self.plan.per_worker_batch
+            * self.comm.size / span, time_per_iter=span / max(window["n"], 1),
+            allreduce_share=share, elapsed=elapsed, eta=eta, total_iterations=total_iters,
+        )
         if self.metrics:
             self.metrics.write(record)
         if self.comm.size > 1 and share > COMM_WARN_SHARE and not warned_comm and self.iteration > 2 * (
@@ -356,7 +358,7 @@ class Trainer:
                        "batch per worker, fewer workers, or a faster interconnect.")
             self.log.warning(message)
             if self.metrics:
-                self.metrics.write({"type": "warning", "iteration": self.iteration, "message": message})
+                self.metrics.write(warning_record(message, self.iteration))
             warned_comm = True
         window.update(loss=0.0, error=0.0, n=0, t=now, comm=self.comm.allreduce_seconds)
         return warned_comm
@@ -381,9 +383,9 @@ class Trainer:
         if self.rank == 0:
             if improved and self.project.config.save_best:
                 _save_parameters_atomic(os.path.join(self.run_dir, "parameters_best.h5"))
-            self.metrics.write({"type": "validation", "epoch": epoch + 1, "iteration": self.iteration,
-                                "loss": result["loss"], "error": result["error"], "count": result["count"],
-                                "best": improved, "elapsed": elapsed, **(coverage or {})})
+            self.metrics.write(ValidationRecord(type=VALIDATION, epoch=epoch + 1, iteration=self.iteration,
+                                                loss=result["loss"], error=result["error"], count=result["count"],
+                                                best=improved, elapsed=elapsed, **(coverage or {})))
             self.log.info("epoch %d/%d: validation loss %.5f error %.4f%s", epoch + 1,
                           self.project.config.max_epoch, result["loss"], result["error"],
                           " (best)" if improved else "")
@@ -411,8 +413,8 @@ class Trainer:
         high, neg_low = self.comm.max([crc, -crc])  # one collective: the largest and the smallest CRC
         low = -neg_low
         identical = bool(high == low)
-        record = {"type": "sync_check", "iteration": self.iteration, "workers": self.comm.size,
-                  "identical": identical, "crc32_min": int(low), "crc32_max": int(high)}
+        record = SyncCheckRecord(type=SYNC_CHECK, iteration=self.iteration, workers=self.comm.size,
+                                 identical=identical, crc32_min=int(low), crc32_max=int(high))
         message = ""
         if not identical:
             differing = rank_sync.parameter_spread(self.comm, self.params)

@@ -20,6 +20,7 @@ from nnconsole.app.widgets.grid import SharedXGrid
 from nnconsole.app.widgets.plots import (LR_COLOR, TRAIN_COLOR, VALID_COLOR, GrowingSeries, color, fast_curve,
                                        style_plot_item)
 from nnconsole.engine import runs
+from nnconsole.engine.run_protocol import TRAIN, VALIDATION
 
 SERIES = ("train_loss", "train_error", "valid_loss", "valid_error", "lr")
 Y_HEADROOM = 1.1  # the y axis ends 10% above the largest value shown
@@ -79,7 +80,7 @@ class RunCurves:
         used = 0
         for r in records:
             kind = r.get("type")
-            if kind == "train":
+            if kind == TRAIN:
                 x = float(r.get("epoch", 0.0))
                 if not self.planned_epochs:
                     self.planned_epochs = runs.planned_epochs(r)
@@ -90,7 +91,7 @@ class RunCurves:
                 if "lr" in r:
                     cols["lr"][0].append(x)
                     cols["lr"][1].append(float(r["lr"]))
-            elif kind == "validation":
+            elif kind == VALIDATION:
                 x = float(r.get("epoch", 0.0))
                 cols["valid_loss"][0].append(x)
                 cols["valid_loss"][1].append(float(r.get("loss", float("nan"))))

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
 from nnconsole.engine import runs
 from nnconsole.engine.progress import format_duration
 from nnconsole.engine.progress import COMM_WARN_SHARE  # the share above which the engine warns, too
+from nnconsole.engine.run_protocol import TRAIN
 
 
 class RunProgress(QWidget):
@@ -49,7 +50,7 @@ class RunProgress(QWidget):
 
     def update_from(self, records: List[Dict[str, Any]]) -> None:
         """Take the newest train record among ``records``."""
-        train = [r for r in records if r.get("type") == "train"]
+        train = [r for r in records if r.get("type") == TRAIN]
         if not train:
             return
         self.last = train[-1]

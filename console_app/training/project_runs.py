@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QLabel
 
 from nnconsole.app.run_controller import RunController
+from nnconsole.engine.run_protocol import TRAIN
 
 
 def project_key(path: Optional[str]) -> str:
@@ -83,7 +84,7 @@ class ProjectRuns(QObject):
 
     # ---- background runs ------------------------------------------------------------------------
     def _note_records(self, key: str, records: List[dict]) -> None:
-        train = [r for r in records if r.get("type") == "train"]
+        train = [r for r in records if r.get("type") == TRAIN]
         if train:
             self.latest[key] = train[-1]
             if key != self.shown:
