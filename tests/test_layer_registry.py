@@ -147,3 +147,43 @@ def test_gelu_is_one_registration(tmp_path):
     built.outputs["g"].forward()
     expected = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))  # nnabla's tanh form
     assert np.allclose(built.outputs["g"].d, expected, atol=1e-5)
+
+
+def test_both_importers_share_one_pipeline_and_report(tmp_path):
+    """The same network with one shared weight, as .sdcproj and as .nntxt, imports to the same layers
+    and the same report line (the shared steps run once, in interop.pipeline)."""
+    from nnconsole.engine.interop import import_file
+    from tests.test_interop_sdcproj import sdcproj_text
+
+    sdc = tmp_path / "shared.sdcproj"
+    sdc.write_text(sdcproj_text([
+        ("x", "Input", {"Size": "4", "Dataset": "x"}, []),
+        ("a", "Affine", {"OutShape": "4", "ParameterScope": "fc"}, ["x"]),
+        ("i", "Identity", {}, ["a"]),
+        ("b", "Affine", {"OutShape": "4", "ParameterScope": "fc"}, ["i"]),
+        ("loss", "SquaredError", {"T.Dataset": "y"}, ["b"])]), newline="")
+    nntxt = tmp_path / "shared.nntxt"
+    nntxt.write_text('''
+network { name: "Main" batch_size: 2
+  variable { name: "x" type: "Buffer" shape { dim: -1 dim: 4 } }
+  variable { name: "fc/affine/W" type: "Parameter" shape { dim: 4 dim: 4 } }
+  variable { name: "fc/affine/b" type: "Parameter" shape { dim: 4 } }
+  variable { name: "a" type: "Buffer" shape { dim: -1 dim: 4 } }
+  variable { name: "i" type: "Buffer" shape { dim: -1 dim: 4 } }
+  variable { name: "b" type: "Buffer" shape { dim: -1 dim: 4 } }
+  variable { name: "y" type: "Buffer" shape { dim: -1 dim: 4 } }
+  variable { name: "loss" type: "Buffer" shape { dim: -1 dim: 4 } }
+  function { name: "a" type: "Affine" input: "x" input: "fc/affine/W" input: "fc/affine/b" output: "a" }
+  function { name: "i" type: "Identity" input: "a" output: "i" }
+  function { name: "b" type: "Affine" input: "i" input: "fc/affine/W" input: "fc/affine/b" output: "b" }
+  function { name: "loss" type: "SquaredError" input: "b" input: "y" output: "loss" }
+}
+''')
+    results = [import_file(str(sdc)), import_file(str(nntxt))]
+    for result in results:
+        layers = {l.name: l for l in result.project.network.layers}
+        assert [layers["a"].type, layers["b"].type] == ["Affine", "Affine"] and layers["b"].inputs == ["a"]
+        assert layers["a"].params["out_shape"] == [4] and "i" not in layers
+    shared = [[u for u in r.unsupported if "shared by layers" in u] for r in results]
+    assert shared[0] == shared[1] == ["parameters 'fc/...' are shared by layers a, b; nnconsole gives each "
+                                      "layer its own copy"]

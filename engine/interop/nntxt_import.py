@@ -2,8 +2,9 @@
 
 The import runs the stages every importer shares (read -> graph -> mapping -> report -> project):
 ``nntxt_read`` reads the file, ``nntxt_network`` turns the training network into graph nodes with
-registry parameters, ``netgraph`` expands repeats and makes layers, ``nntxt_settings`` maps the
-optimizer, datasets and config, and this module assembles the project and its report.
+registry parameters, ``pipeline`` runs the steps all formats share (no-ops, repeats, layers, shared
+parameters), ``nntxt_settings`` maps the optimizer, datasets and config, and this module assembles
+the project, its initial parameters and its report.
 
 The training network (the one the first optimizer trains, NNC's ``Main``) becomes the layers; the
 validation and runtime networks are derived by nnconsole and not imported. RepeatStart/RepeatEnd
@@ -19,12 +20,12 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from nnconsole.engine.project.model import FORMAT_VERSION, MultiGPU, Network, Project, Schedule
 
-from . import mapping
-from .netgraph import Node, expand_repeats, finalize_names, parameter_renames, remove_pass_through, to_layers
+from .netgraph import Node
 from .nntxt_network import network_nodes, training_network
 from .nntxt_read import EXTRAS_PREFIX, read_extras, read_proto  # noqa: F401  (read_proto: the import API)
 from .nntxt_settings import read_config, read_datasets, read_optimizer
-from .report import ImportResult, InteropError
+from .pipeline import ImportedGraph, graph_to_layers, parameter_names
+from .report import ImportResult
 
 
 # ------------------------------------------------------------------------------------- parameters
@@ -69,17 +70,11 @@ def proto_to_project(proto: Any, base_dir: str, name: str, unsupported: List[str
         notes.append(f"networks {', '.join(others)} were not imported: nnconsole derives the validation and "
                      "runtime networks from the training network")
     nodes = network_nodes(proto, net, unsupported, notes, where)
-    nodes, _ = remove_pass_through(nodes, mapping.PASS_THROUGH)
     times = {r.id: int(r.times) for r in net.repeat_info}
     for n in nodes:  # a RepeatEnd carries the count too
         if n.type == "RepeatEnd" and n.params.get("times"):
             times.setdefault(n.repeat_id, int(n.params["times"]))
-    try:
-        nodes = expand_repeats(nodes, times, notes, unsupported, where)
-    except ValueError as exc:
-        raise InteropError(str(exc)) from None
-    finalize_names(nodes)
-    layers = to_layers(nodes, unsupported, layout=True)
+    layers, nodes = graph_to_layers(ImportedGraph(nodes, times), unsupported, notes, where)
     datasets, batch = read_datasets(proto, base_dir, notes, unsupported)
     config = read_config(proto, net, batch, notes)
     optimizer = read_optimizer(proto, unsupported, notes)
@@ -141,13 +136,7 @@ def import_nntxt(path: str, workdir: Optional[str] = None) -> ImportResult:
     extras = read_extras(text)
     name = os.path.splitext(os.path.basename(path))[0]
     project, nodes = proto_to_project(proto, os.path.dirname(path), name, unsupported, notes, path, extras)
-    renames, shared = parameter_renames(nodes)
-    scopes: Dict[str, List[str]] = {}
-    for pname in shared:
-        scopes.setdefault(pname.rsplit("/", 2)[0], [t.split("/")[0] for t in renames[pname]])
-    for scope, users in scopes.items():
-        unsupported.append(f"parameters '{scope}/...' are shared by layers {', '.join(users)}; nnconsole gives each "
-                           "layer its own copy (initialized from the shared values)")
+    renames = parameter_names(nodes, unsupported, copies_initialized=bool(params))
     init_path = None
     if params:
         folder = workdir or tempfile.mkdtemp(prefix="nnconsole-import-")

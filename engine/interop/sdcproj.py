@@ -9,7 +9,8 @@ Layout of the file, as NNC writes it::
     [Dataset]              Num, MainIndex;  [Dataset_0] Name, URI, Shuffle, EnableCache, ImageNormalization
     [Config]               MaxEpoch, SaveBest, BatchSize, TypeConfig, MonitorInterval, NumOptimizer, ...
     [Optimizer_0]          Optimizer_NetworkName, Optimizer_DatasetName, SolverName, SolverParameter*,
-                           WeightDecay, LearningRateScheduler, LearningRateMultiplier, LearningRateUpdateInterval(+Unit),
+                           WeightDecay, LearningRateScheduler, LearningRateMultiplier,
+                           LearningRateUpdateInterval(+Unit),
                            LearningRateWarmupScheduler, LearningRateWarmupLength(+Unit), UpdateInterval, ...
 
 Property values such as ``*Name`` or ``*KernelShape`` mean "the value of that property". Loss layers
@@ -20,20 +21,20 @@ layer's initializers and learning-rate multipliers. Only the network the optimiz
 
 The import runs the stages every importer shares (read -> graph -> mapping -> report -> project):
 ``sdcproj_read`` parses the INI file, ``sdcproj_network`` turns the trained network into graph nodes
-with registry parameters, ``netgraph`` expands repeats and makes layers, ``sdcproj_settings`` maps
-datasets, CONFIG and optimizer, and this module assembles the project and its report.
+with registry parameters, ``pipeline`` runs the steps all formats share (no-ops, repeats, loss
+targets, layers, shared parameters), ``sdcproj_settings`` maps datasets, CONFIG and optimizer, and
+this module assembles the project and its report.
 """
 from __future__ import annotations
 
 import os
-from typing import Dict, List
+from typing import List
 
 from nnconsole.engine.project.model import Network, Project
 
-from . import mapping
 from .archive import read_bounded
-from .common import add_loss_targets, csv_rows, iterations_per_epoch
-from .netgraph import expand_repeats, finalize_names, parameter_renames, remove_pass_through, to_layers
+from .common import csv_rows, iterations_per_epoch
+from .pipeline import ImportedGraph, graph_to_layers, parameter_names
 from .report import ImportResult, InteropError
 from .sdcproj_network import network_nodes
 from .sdcproj_read import SdcReader, parse_ini
@@ -76,28 +77,8 @@ def import_sdcproj(path: str) -> ImportResult:
                      "runtime networks from the training network")
 
     nodes, targets, times = network_nodes(reader, network, unsupported, notes)
-    nodes, removed = remove_pass_through(nodes, mapping.PASS_THROUGH)
-    if removed:
-        notes.append(f"Identity layers removed (no-ops): {', '.join(removed)}")
-    try:
-        nodes = expand_repeats(nodes, times, notes, unsupported, path)
-    except ValueError as exc:
-        raise InteropError(str(exc)) from None
-    finalize_names(nodes)
-    expanded_targets = {}
-    for n in nodes:
-        base = n.base_name
-        if base in targets:
-            expanded_targets[n.name] = targets[base]
-    nodes = add_loss_targets(nodes, expanded_targets, unsupported)
-    layers = to_layers(nodes, unsupported, layout=True)
-    renames, shared = parameter_renames(nodes)
-    scopes: Dict[str, List[str]] = {}
-    for pname in shared:
-        scopes.setdefault(pname.split("/")[0], [t.split("/")[0] for t in renames[pname]])
-    for scope, users in scopes.items():
-        unsupported.append(f"parameter scope '{scope}' is shared by layers {', '.join(users)}; nnconsole gives each "
-                           "layer its own weights")
+    layers, nodes = graph_to_layers(ImportedGraph(nodes, times, targets), unsupported, notes, path)
+    parameter_names(nodes, unsupported, copies_initialized=False)
 
     train_name = (opt_s.get("Optimizer_DatasetName") or "").strip() if opt_s else ""
     datasets = read_datasets(reader, train_name, notes, unsupported)
