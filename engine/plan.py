@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.project import model
+from nnconsole.engine.project import schema
 from nnconsole.engine.plan_explain import (BN_MIN_BATCH, GPU_DEVICES, LINEAR_SCALING_MAX_BATCH,  # noqa: F401
                                            PlanWarning, explain_plan, format_plan_table)
 from nnconsole.engine.schedule import ScheduleParams
@@ -172,29 +173,30 @@ def _need_number(name: str, value: Any, positive: bool = False) -> None:
         raise PlanError(f"{name} must be >= 0, got {value}")
 
 
+# The settings the plan computes with (multi_gpu.workers and .scaling come as arguments).
+PLAN_SETTINGS = ("config.batch_size", "config.max_epoch", "optimizer.update_interval", "optimizer.learning_rate",
+                 "optimizer.lr_multiplier", "optimizer.lr_update_interval", "optimizer.warmup_iterations",
+                 "multi_gpu.warmup_epochs", "optimizer.schedule.type", "optimizer.schedule.max_iter",
+                 "optimizer.schedule.gamma", "optimizer.schedule.power", "optimizer.schedule.steps")
+
+
 def _check(project: model.Project, workers: Any, policy: Any, dataset_size: Any, gpus_available: Any) -> None:
-    c, o = project.config, project.optimizer
     _need_int("multi_gpu.workers", workers, 1, "1 trains in a single process")
     if policy not in POLICIES:
         close = difflib.get_close_matches(str(policy), POLICIES, n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         raise PlanError(f"multi_gpu.scaling must be one of {', '.join(POLICIES)}, got {policy!r}{hint}")
-    _need_int("config.batch_size", c.batch_size, 1, "the batch size is per worker, e.g. 32")
-    _need_int("config.max_epoch", c.max_epoch, 1)
-    _need_int("optimizer.update_interval", o.update_interval, 1, "1 updates every iteration")
-    _need_number("optimizer.learning_rate", o.learning_rate, positive=True)
-    _need_number("optimizer.lr_multiplier", o.lr_multiplier, positive=True)
-    _need_int("optimizer.lr_update_interval", o.lr_update_interval, 0, "0 means never")
-    _need_int("optimizer.warmup_iterations", o.warmup_iterations, 0)
-    _need_number("multi_gpu.warmup_epochs", project.multi_gpu.warmup_epochs)
-    s = o.schedule
-    if s.type not in model.SCHEDULES:
-        raise PlanError(f"optimizer.schedule.type must be one of {', '.join(model.SCHEDULES)}, got {s.type!r}")
-    _need_int("optimizer.schedule.max_iter", s.max_iter, 0, "0 means the whole run")
-    _need_number("optimizer.schedule.gamma", s.gamma, positive=True)
-    _need_number("optimizer.schedule.power", s.power)
-    for i, step in enumerate(s.steps):
-        _need_int(f"optimizer.schedule.steps[{i}]", step, 1, "step points are iterations")
+    for path in PLAN_SETTINGS:  # bounds and advice: the settings schema's, as validate checks them
+        setting, value = schema.setting(path), schema.value_at(project, path)
+        if setting.kind == "int":
+            _need_int(path, value, int(setting.minimum or 0), setting.fix)
+        elif setting.kind == "int_list":
+            for i, item in enumerate(value):
+                _need_int(f"{path}[{i}]", item, int(setting.minimum or 0), setting.fix)
+        elif setting.kind == "float":
+            _need_number(path, value, positive=setting.positive)
+        elif value not in setting.choices:
+            raise PlanError(f"{path} must be one of {', '.join(setting.choices)}, got {value!r}")
     if dataset_size is not None:
         _need_int("dataset_size", dataset_size, 1, "the training set must hold at least one sample")
     if gpus_available is not None:

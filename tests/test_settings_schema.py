@@ -187,3 +187,19 @@ def test_a_new_setting_with_an_nnc_name_is_imported_and_exported_without_touchin
     back = model.TrainingConfig()
     read_training_config(back, message, True, [])
     assert (back.max_epoch, back.log_interval) == (2, 7)
+
+
+def test_the_plan_refuses_what_validate_refuses_for_every_setting_it_computes_with():
+    from nnconsole.engine.plan import PLAN_SETTINGS, PlanError, make_plan
+
+    for path in PLAN_SETTINGS:
+        setting = schema.setting(path)
+        bad, edge = _outside(setting)
+        project = model.Project()
+        schema.set_value_at(project, path, bad)
+        with pytest.raises(PlanError) as err:
+            make_plan(project)
+        assert path in str(err.value), path
+        assert any(p.path.startswith(path) for p in check_settings(project)), path
+        schema.set_value_at(project, path, edge)
+        make_plan(project)
