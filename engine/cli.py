@@ -9,6 +9,7 @@ from typing import Callable, List, Optional
 
 from nnconsole import __version__
 from nnconsole.engine.errors import NnconsoleError
+from nnconsole.engine.project.schema import DEVICES, LAUNCHERS, SCALING_POLICIES
 from nnconsole.engine.run_protocol import RUN_DIR_EVENT, ExitCode, announce
 
 
@@ -206,12 +207,12 @@ def _add_train_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--epochs", type=_positive_int, metavar="N", help="override config.max_epoch")
     p.add_argument("--gpus", "--workers", dest="gpus", type=_positive_int, metavar="N",
                    help="number of workers (GPUs, or CPU processes); default multi_gpu.workers")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="override config.device")
+    p.add_argument("--device", choices=DEVICES, help="override config.device")
     p.add_argument("--hosts", type=_host_list, metavar="H1,H2", help="hosts for mpiexec (host or host:slots)")
     p.add_argument("--hostfile", type=_hostfile, metavar="FILE", help="mpiexec hostfile (lines: host [slots=N])")
     p.add_argument("--oversubscribe", action="store_true", help="allow more workers than this machine's cores "
                    "(refused otherwise, whatever the project asks)")
-    p.add_argument("--launcher", choices=("auto", "mpiexec", "srun"), help="default: srun inside Slurm")
+    p.add_argument("--launcher", choices=LAUNCHERS, help="default: srun inside Slurm")
     p.add_argument("--mpiexec-arg", action="append", metavar="ARG", help="extra argument for mpiexec/srun "
                    "(repeatable), e.g. --mpiexec-arg=--mca --mpiexec-arg=btl_tcp_if_include=eth0")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
@@ -254,9 +255,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("project")
     p.add_argument("--gpus", "--workers", dest="gpus", type=_int_list, metavar="N[,N...]",
                    help="worker counts, e.g. 1,2,4,8")
-    p.add_argument("--policy", choices=("linear", "keep-logical-batch", "sqrt", "none"),
+    p.add_argument("--policy", choices=SCALING_POLICIES,
                    help="override multi_gpu.scaling")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--device", choices=DEVICES)
     p.add_argument("--json", action="store_true", help="machine-readable output (used by the GUI)")
     p = add("templates", cmd_templates, "List the bundled project templates.")
     p = add("new", cmd_new, "Create a new project folder from a template.")

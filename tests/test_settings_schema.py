@@ -203,3 +203,14 @@ def test_the_plan_refuses_what_validate_refuses_for_every_setting_it_computes_wi
         assert any(p.path.startswith(path) for p in check_settings(project)), path
         schema.set_value_at(project, path, edge)
         make_plan(project)
+
+
+def test_the_command_line_offers_the_schemas_choices():
+    from nnconsole.engine.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices
+    options = {(cmd, a.dest): tuple(a.choices) for cmd in ("train", "plan") for a in sub[cmd]._actions if a.choices}
+    assert options[("train", "device")] == options[("plan", "device")] == schema.DEVICES
+    assert options[("train", "launcher")] == schema.LAUNCHERS
+    assert options[("plan", "policy")] == schema.SCALING_POLICIES
