@@ -204,9 +204,12 @@ def _size_warnings(plan: "Plan", project: model.Project, gpus_available: Optiona
 
 
 def _batchnorm_layers(plan: "Plan", project: model.Project) -> List[Tuple[str, bool]]:
-    """(name, synchronized across workers) of each BatchNormalization layer."""
+    """(name, synchronized across workers) of each layer normalizing with batch statistics (BatchNormalization;
+    the layer registry's ``uses_batch_stat`` says which types do)."""
+    from nnconsole.engine.layers import find_spec
+
     return [(layer.name, plan.workers > 1 and layer.params.get("sync_across_workers") is True)
-            for layer in project.network.layers if layer.type == "BatchNormalization"]
+            for layer in project.network.layers if getattr(find_spec(layer.type), "uses_batch_stat", False)]
 
 
 def _synced_batchnorm_notes(plan: "Plan", project: model.Project) -> List[str]:
