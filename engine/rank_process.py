@@ -1,6 +1,6 @@
 """What one rank process keeps around the trainer: the stop request (signal or STOP file) and its log files.
 
-Pure Python (no nnabla): the launcher and the GUI read ``STOP_FILE`` from here to ask a run to stop.
+Pure Python (no nnabla). ``STOP_FILE`` is the protocol's (``nnconsole.engine.run_protocol``), re-exported here.
 """
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import os
 import signal
 
 from nnconsole.engine import runs
-
-STOP_FILE = "STOP"
+from nnconsole.engine.run_protocol import STOP_FILE
 
 
 class StopRequest:

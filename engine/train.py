@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 from nnconsole.engine.errors import RunFailedError
-from nnconsole.engine.run_protocol import (SYNC_CHECK, TRAIN, VALIDATION, SyncCheckRecord, TrainRecord,
+from nnconsole.engine.run_protocol import (LAUNCH_FILE, SYNC_CHECK, TRAIN, VALIDATION, SyncCheckRecord, TrainRecord,
                                            ValidationRecord, warning_record)
 from nnconsole.engine.test_seams import seam_int
 from nnconsole.engine import rank_sync, runs
@@ -47,11 +47,11 @@ class WorkerOptions:
     def read(cls, run_dir: str) -> "WorkerOptions":
         from nnconsole.engine.run_json import read_run_json  # a damaged file is a RunFileError naming the field
 
-        return read_run_json(os.path.join(run_dir, "launch.json"), cls, required=False, fix="delete launch.json "
+        return read_run_json(os.path.join(run_dir, LAUNCH_FILE), cls, required=False, fix="delete launch.json "
                              "to use the project's settings, or start a new run") or cls()
 
     def write(self, run_dir: str) -> None:
-        atomic_write(os.path.join(run_dir, "launch.json"), json.dumps(self.__dict__, indent=2).encode())
+        atomic_write(os.path.join(run_dir, LAUNCH_FILE), json.dumps(self.__dict__, indent=2).encode())
 
 
 class HostArrays:

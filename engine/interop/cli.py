@@ -11,7 +11,9 @@ import os
 import sys
 from typing import Callable
 
-EXIT_BAD_INPUT = 2
+from nnconsole.engine.run_protocol import ExitCode
+
+EXIT_BAD_INPUT = ExitCode.BAD_INPUT
 
 
 def cmd_import(args: argparse.Namespace) -> int:

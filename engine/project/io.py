@@ -141,9 +141,11 @@ def is_run_copy(path: str) -> bool:
     """Whether ``path`` is the resolved project of a run directory (``project.yaml`` beside
     ``launch.json`` and ``snapshot.yaml``): nnconsole wrote its absolute dataset paths after checking
     them when the run started, so they are not held to the project-folder rule again."""
+    from nnconsole.engine.run_protocol import LAUNCH_FILE, RESOLVED_FILE, SNAPSHOT_FILE
+
     folder = os.path.dirname(os.path.abspath(path))
-    return (os.path.basename(path) == "project.yaml" and os.path.isfile(os.path.join(folder, "launch.json"))
-            and os.path.isfile(os.path.join(folder, "snapshot.yaml")))
+    return (os.path.basename(path) == RESOLVED_FILE and os.path.isfile(os.path.join(folder, LAUNCH_FILE))
+            and os.path.isfile(os.path.join(folder, SNAPSHOT_FILE)))
 
 
 def dumps_project(project: Project) -> str:
