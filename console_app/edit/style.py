@@ -1,5 +1,8 @@
 """Colours and fonts of the EDIT canvas, and the short texts shown on nodes (NNC look).
 
+Each palette group's colours are defined with the groups (nnconsole.engine.layers.groups) and each
+node's caption by its layer type's registration; this module turns them into Qt colours and fonts.
+
 Kept apart from the items so the palette, statistics view and canvas use the same colours.
 """
 from __future__ import annotations
@@ -10,18 +13,8 @@ from PySide6.QtGui import QColor, QFont
 
 from nnconsole.engine.layers.captions import caption, fmt_dims  # noqa: F401  (fmt_dims re-exported)
 from nnconsole.engine.layers.captions import generic as generic_caption
+from nnconsole.engine.layers.groups import GROUP_COLORS
 
-# group -> (fill, accent): light fills so black text stays readable, stronger accents for borders.
-GROUP_COLORS = {
-    "IO": ("#e6edf5", "#6b7f99"),
-    "Basic": ("#d9eafb", "#2f74c0"),
-    "Pooling": ("#daf1e1", "#2f8f4e"),
-    "Activation": ("#fdefd2", "#d08b12"),
-    "Normalization": ("#eae1f7", "#7b55b5"),
-    "Arithmetic": ("#d7f0ee", "#23918a"),
-    "Loss": ("#fbdede", "#c44545"),
-    "Other": ("#ebebeb", "#7a7a7a"),
-}
 UNKNOWN_COLORS = ("#f3f3f3", "#999999")
 ERROR_COLOR = QColor("#d32f2f")
 ERROR_FILL = QColor("#fdecec")

@@ -17,9 +17,10 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from nnconsole.engine.project.model import Initializer
 
+from .groups import GROUPS
+
 Shape = Tuple[int, ...]
 
-GROUPS = ("IO", "Basic", "Pooling", "Activation", "Normalization", "Arithmetic", "Loss", "Other")
 PARAM_KINDS = ("int", "float", "bool", "ints", "enum", "str")
 
 
