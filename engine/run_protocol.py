@@ -162,6 +162,29 @@ def warning_record(message: str, iteration: Optional[int] = None) -> WarningReco
     return WarningRecord(type=WARNING, iteration=iteration, message=message)
 
 
+def record_problems(record: dict) -> List[str]:
+    """What in a metrics record does not match its declared kind (empty when it does): missing or unknown
+    fields, a value of the wrong type. The contract between the trainer and every reader, checked by tests."""
+    import typing
+
+    cls = RECORD_TYPES.get(record.get("type"))  # type: ignore[arg-type]
+    if cls is None:
+        return [f"unknown record type {record.get('type')!r}"]
+    hints = typing.get_type_hints(cls)
+    required = {name for name in hints if name in getattr(cls, "__required_keys__", hints)}
+    problems = [f"{record['type']}: field '{name}' missing" for name in sorted(required - set(record))]
+    problems += [f"{record['type']}: unknown field '{name}'" for name in sorted(set(record) - set(hints))]
+    for name, value in record.items():
+        tp = hints.get(name)
+        allowed = tuple(t for t in (typing.get_args(tp) or (tp,)) if isinstance(t, type))
+        if float in allowed:
+            allowed += (int,)
+        if tp is not None and allowed and (not isinstance(value, allowed) or
+                                            (isinstance(value, bool) and bool not in allowed)):
+            problems.append(f"{record['type']}: field '{name}' is {type(value).__name__}, declared {tp}")
+    return problems
+
+
 # ---- errors crossing processes ---------------------------------------------------------------------
 class ErrorRecord(TypedDict):
     """``logs/rank<r>.error.json``: why a rank failed, as data (no matching on exception names).

@@ -11,6 +11,7 @@ import pytest
 from nnconsole.engine import runs
 from nnconsole.engine.project.io import load_project, save_project
 from nnconsole.engine.project.model import Layer
+from nnconsole.engine.run_protocol import record_problems
 from nnconsole.engine.test_seams import seam_environment
 from tests.helpers import final_params, nnconsole, run_dir_from, tabular_project
 
@@ -216,7 +217,7 @@ def test_ranks_that_end_with_different_parameters_fail_the_run(tmp_path):
     assert "differ between ranks" in out.stderr
     assert not os.path.exists(os.path.join(run_dir, "model_final.nnp"))
     [sync] = list(runs.iter_metrics(run_dir, "sync_check"))
-    assert sync["identical"] is False
+    assert sync["identical"] is False and sync["differing"] and not record_problems(sync)
 
 
 # ---- the plan offers and explains synchronized BatchNormalization ----------------------------------

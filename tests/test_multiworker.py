@@ -11,6 +11,7 @@ import time
 import pytest
 
 from nnconsole.engine import runs
+from nnconsole.engine.run_protocol import record_problems
 from nnconsole.engine.test_seams import seam_environment
 from tests.helpers import (ROOT, final_params, live_processes, max_relative_error, nnconsole, run_dir_from,
                            tabular_project)
@@ -43,6 +44,7 @@ def test_parameters_identical_on_all_ranks_and_each_sample_once_per_epoch(tmp_pa
     run_dir = train(project)
     [sync] = list(runs.iter_metrics(run_dir, "sync_check"))
     assert sync["workers"] == 2 and sync["identical"] is True
+    assert [p for r in runs.iter_metrics(run_dir) for p in record_problems(r)] == []  # as run_protocol declares
     for record in runs.iter_metrics(run_dir, "validation"):
         assert record["samples_min_count"] == 1 and record["samples_max_count"] == 1
     logs = sorted(os.listdir(os.path.join(run_dir, "logs")))
