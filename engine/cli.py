@@ -10,7 +10,7 @@ from typing import Callable, List, Optional
 from nnconsole import __version__
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.project.schema import DEVICES, LAUNCHERS, SCALING_POLICIES
-from nnconsole.engine.run_protocol import RUN_DIR_EVENT, ExitCode, announce
+from nnconsole.engine.run_protocol import EXIT_CODE_MEANINGS, RUN_DIR_EVENT, ExitCode, announce
 
 
 def _say(text: str, err: bool = False) -> None:
@@ -228,7 +228,9 @@ def _add_events_option(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nnconsole", description="Train nnabla networks from project files, "
-                                     "on one process or N workers under MPI.")
+                                     "on one process or N workers under MPI.",
+                                     epilog="exit codes: " + ", ".join(f"{int(code)} {meaning}" for code, meaning
+                                                                      in EXIT_CODE_MEANINGS.items()))
     parser.add_argument("--version", action="version", version=f"nnconsole {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 

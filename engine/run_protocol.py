@@ -44,6 +44,12 @@ class ExitCode(enum.IntEnum):
     INTERRUPTED = 130  # Ctrl-C before a run existed
 
 
+EXIT_CODE_MEANINGS = {
+    ExitCode.OK: "finished", ExitCode.FAILED: "failed", ExitCode.BAD_INPUT: "refused: bad input (the message says "
+    "what to fix)", ExitCode.STOPPED: "stopped with a checkpoint (resumable)", ExitCode.INTERRUPTED: "interrupted",
+}
+
+
 def exit_code_of(value: object, default: ExitCode = ExitCode.FAILED) -> ExitCode:
     """``value`` as an ExitCode when it is one (read from a file another process wrote), else ``default``."""
     if isinstance(value, bool) or not isinstance(value, int):
