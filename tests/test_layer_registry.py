@@ -199,3 +199,20 @@ def test_nncs_palette_categories_are_groups_with_colours():
     for category in nnc_reference.palette():
         group = aliases.get(category, category)
         assert group is None or (group in GROUPS and group in GROUP_COLORS), category
+
+
+def test_function_layer_derives_nnc_and_nnabla_names():
+    """One call registers a one-function type with NNC's property names and nnabla's protobuf fields."""
+    from nnconsole.engine.layers import registry
+    from nnconsole.engine.layers.factory import function_layer, nnc_property_name
+    from nnconsole.engine.layers.registry import ParamSpec
+
+    assert nnc_property_name("decay_rate") == "DecayRate" and nnc_property_name("alpha") == "Alpha"
+    spec = function_layer("CELU", "Activation", "celu", "Concatenated ELU (registered by a test).",
+                          [ParamSpec("alpha", "float", 1.0, "Scale.")])
+    try:
+        nnc = nnc_reference.layer("CELU")
+        assert spec.nnc_properties == {"Alpha": "alpha"}
+        assert nnc.properties["Alpha"].argument == spec.nntxt_fields["alpha"] == "celu_param.alpha"
+    finally:
+        registry._REGISTRY.pop("CELU")

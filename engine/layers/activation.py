@@ -1,33 +1,16 @@
 """Element-wise activations (shape-preserving) and Softmax."""
 from __future__ import annotations
 
-from typing import Any, Callable, List, Mapping
+from typing import Any, List, Mapping
 
+from .factory import function_layer
 from .nntxt_codec import Unsupported
 from .registry import LayerSpec, ParamSpec, Shape, norm_axis, register
 
 
-def _same(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
-    return tuple(ins[0])
-
-
-def _fn(name: str, **fixed: Any) -> Callable:
-    """A build function calling nnabla.functions.<name>(x, **params)."""
-    def build(ctx, inputs, layer):
-        import nnabla.functions as F
-        kwargs = dict(fixed)
-        kwargs.update(ctx.params(layer))
-        return getattr(F, name)(inputs[0], **kwargs)
-    return build
-
-
 def _simple(type_name: str, fn: str, doc: str, params: List[ParamSpec] = (), **more: Any) -> None:
-    """An element-wise activation calling nnabla.functions.<fn>; NNC property names are the
-    parameters' CamelCase (alpha -> Alpha), protobuf fields ``<fn>_param.<parameter>``."""
-    register(LayerSpec(type=type_name, group="Activation", doc=doc, params=list(params), n_inputs=(1, 1),
-                       output_shape=_same, build=_fn(fn),
-                       nnc_properties={p.name.capitalize(): p.name for p in params},
-                       nntxt_fields={p.name: f"{fn}_param.{p.name}" for p in params}, **more))
+    """An element-wise activation calling nnabla.functions.<fn> (see factory.function_layer)."""
+    function_layer(type_name, "Activation", fn, doc, params, **more)
 
 
 # nnabla's SELU defaults (F.selu's scale and alpha), the constants nnconsole's SELU layer uses.
