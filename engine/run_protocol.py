@@ -13,7 +13,9 @@ launch.json                 launcher (``WorkerOptions``)    workers, replay
 plan.json                   rank-0 worker                   GUI (TRAINING tab)
 status.json                 launcher AND rank-0 worker,     CLI, GUI history, resume
                             one writer per field
-                            (``STATUS_FIELD_OWNERS``)
+                            (``STATUS_FIELD_OWNERS``; the
+                            launcher creates the whole file
+                            before any worker starts)
 metrics.jsonl               rank-0 worker (``MetricsRecord``  launcher (terminal progress), GUI
                             kinds below); launcher appends     curves, replay
                             ``warning`` records at resume

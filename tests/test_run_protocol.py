@@ -144,6 +144,16 @@ def test_the_cli_announces_the_run_directory_as_json(announced_run):
     assert isinstance(found[0]["pid"], int) and offset == os.path.getsize(events)
 
 
+def test_a_replay_announces_its_new_run_directory(announced_run, tmp_path):
+    run_dir, _ = announced_run
+    events = str(tmp_path / "replay-events.jsonl")
+    out = nnconsole(["replay", run_dir, "-q", "--events", events])
+    [event], _ = read_events(events)
+    assert event["event"] == RUN_DIR_EVENT and event["replay_of"] == run_dir
+    assert event["run_dir"] != run_dir and f"into {event['run_dir']}" in out.stdout
+    assert os.path.isfile(os.path.join(event["run_dir"], runs.STATUS_FILE))
+
+
 def test_metrics_records_have_the_fields_their_typed_record_declares(announced_run):
     run_dir, _ = announced_run
     records = list(runs.iter_metrics(run_dir))
