@@ -29,14 +29,31 @@ DEFAULTS_DIFFERING_FROM_NNC = {
 }
 
 
-def _nnabla_functions() -> set:
-    """Every function nnabla's converter metadata names (functions.pkl ships in the wheel)."""
+def _nnabla_function_info() -> dict:
+    """nnabla's function metadata (functions.pkl ships in the wheel): name -> inputs, arguments, ..."""
     import nnabla.utils.converter as converter
 
     path = os.path.join(os.path.dirname(converter.__file__), "functions.pkl")
     with open(path, "rb") as f:
         info = pickle.load(f)["nnabla_func_info"]
-    return {name for category in info.values() for name in category}
+    return {name: entry for category in info.values() for name, entry in category.items()}
+
+
+def _nnabla_functions() -> set:
+    return set(_nnabla_function_info())
+
+
+@pytest.mark.parametrize("spec", [s for s in all_specs() if s.nnabla_function], ids=lambda s: s.type)
+def test_one_function_types_match_nnablas_function_metadata(spec):
+    """Parameters passed to F.<fn> as keywords are that function's arguments, with nnabla's defaults."""
+    by_snake = {e["snake_name"]: e for e in _nnabla_function_info().values()}
+    assert spec.nnabla_function in by_snake, f"{spec.type}: nnabla has no function {spec.nnabla_function}"
+    arguments = by_snake[spec.nnabla_function].get("arguments", {})
+    for p in spec.params:
+        assert p.name in arguments, f"{spec.type}: F.{spec.nnabla_function} has no argument {p.name}"
+        default = arguments[p.name].get("default")
+        if p.kind in ("float", "int") and default is not None:
+            assert float(default) == p.default, (spec.type, p.name, default, p.default)
 
 
 def test_the_reference_copy_is_complete_and_licensed():

@@ -47,7 +47,7 @@ def function_layer(type_name: str, group: str, fn: str, doc: str, params: Sequen
                    n_inputs: tuple = (1, 1), output_shape: Callable = same_shape, **more: Any) -> LayerSpec:
     """Register (and return) a layer type computed by nnabla.functions.<fn>; ``more`` sets or overrides
     any other LayerSpec field (nnc_properties, nntxt_fields, caption, examples, ...)."""
-    fields = dict(build=call_build(fn),
+    fields = dict(build=call_build(fn), nnabla_function=fn,
                   nnc_properties={nnc_property_name(p.name): p.name for p in params},
                   nntxt_fields={p.name: f"{fn}_param.{p.name}" for p in params})
     fields.update(more)

@@ -276,6 +276,9 @@ class LayerSpec:
     # uses when nnabla has none of that name (Flatten -> Reshape).
     nnc_type: str = ""
     export_as: str = ""
+    # The nnabla function ``build`` calls with the parameters as keywords (set by factory.function_layer;
+    # tests check the parameter names and defaults against nnabla's function metadata).
+    nnabla_function: str = ""
     # NNC property name (.sdcproj, NNC's property sheet) -> parameter name; values are converted by
     # the parameter's kind; axes in NNC's sheet exclude the batch axis, as here.
     nnc_properties: Dict[str, str] = field(default_factory=dict)
