@@ -5,28 +5,28 @@ codes (``ExitCode``) and one machine-readable event stream (``--events FILE``). 
 one place that says what each file holds and which process writes it; ``nnconsole.engine.runs``
 reads and writes them.
 
-File in the run directory   Written by                      Read by
---------------------------  ------------------------------  ---------------------------------------
-snapshot.yaml               launcher (copy of the project)  replay
-project.yaml                launcher (datasets absolute)    workers, replay, resume
-launch.json                 launcher (``WorkerOptions``)    workers, replay
-plan.json                   rank-0 worker                   GUI (TRAINING tab)
-status.json                 launcher AND rank-0 worker,     CLI, GUI history, resume
-                            one writer per field
-                            (``STATUS_FIELD_OWNERS``; the
-                            launcher creates the whole file
-                            before any worker starts)
-metrics.jsonl               rank-0 worker (``MetricsRecord``  launcher (terminal progress), GUI
-                            kinds below); launcher appends     curves, replay
-                            ``warning`` records at resume
-logs/rank<r>.error.json     the failing rank (``ErrorRecord``) launcher (failure diagnosis)
-logs/launcher.log           mpiexec/workers' output          launcher (failure diagnosis)
-train.log, logs/rank<r>.log the workers                       people
-checkpoints/                rank-0 worker                    resume
-writer.lock                 launcher (flock, ``run_lock``)   another launcher (refused)
-STOP                        launcher / GUI (stop request)    workers (stop at an update boundary)
-parameters_*.h5, model_*.nnp rank-0 worker                   evaluate, export
-cli-output.log/-errors.log  the CLI (the GUI's detached run)  people
+File in the run directory     Written by                           Read by
+----------------------------  -----------------------------------  ------------------------------
+snapshot.yaml                 launcher (the project's bytes)       replay
+project.yaml                  launcher (datasets made absolute)    workers, replay, resume
+launch.json                   launcher (``WorkerOptions``)         workers, replay
+plan.json                     rank-0 worker                        GUI (TRAINING tab)
+status.json                   launcher and rank-0 worker, one      CLI, GUI history, resume
+                              writer per field (owners below);
+                              the launcher creates it before
+                              any worker starts
+metrics.jsonl                 rank-0 worker (``MetricsRecord``);   launcher (terminal progress), GUI
+                              the launcher adds ``warning``        curves, replay
+                              records when it resumes a run
+logs/rank<r>.error.json       the failing rank (``ErrorRecord``)   launcher (failure diagnosis)
+logs/launcher.log             mpiexec's and the workers' output    launcher (failure diagnosis)
+train.log, logs/rank<r>.log   the workers                          people
+checkpoints/                  rank-0 worker: ckpt-<it>.h5, .json,  resume
+                              .solver.h5, written atomically
+writer.lock                   launcher (flock, ``run_lock``)       another launcher (refused)
+STOP                          launcher or GUI (stop request)       workers (stop at an update)
+parameters_*.h5, model_*.nnp  rank-0 worker                        evaluate, export
+cli-output.log, -errors.log   the CLI the GUI started              people
 """
 from __future__ import annotations
 

@@ -1,19 +1,9 @@
-"""Run directories: where each training run keeps its snapshot, plan, metrics, logs and models.
+"""Run directories: creating them, and reading and writing their status, metrics and checkpoints list.
 
 The CLI and the GUI both read runs only through these files, so a run started headless shows up
-in the GUI's history and vice versa. Which process writes each file (and each field of
-status.json) is the protocol in ``nnconsole.engine.run_protocol``. Layout of one run directory::
-
-    snapshot.yaml     exact copy (bytes) of the project file that was trained
-    project.yaml      the resolved project the workers load (dataset paths made absolute)
-    launch.json       launcher options every worker reads (workers, epochs, device, resume)
-    plan.json         the resolved N-worker plan (batch, LR, intervals, notes, warnings)
-    status.json       running | finished | failed | stopped, pid, best figures, resumable
-    metrics.jsonl     one JSON record per line, flushed as written (readable while running)
-    train.log         the human log of rank 0; logs/rank<N>.log for every rank
-    checkpoints/      ckpt-<iteration>.h5 (+ .json, .solver.h5) written atomically
-    writer.lock       flock held by the launcher training the run (nnconsole.engine.run_lock): one writer
-    parameters_final.h5 / parameters_best.h5, model_final.nnp / model_best.nnp
+in the GUI's history and vice versa. What each file holds and which process writes it (one writer
+per status.json field, the typed metrics records, the error records, the exit codes) is the
+protocol in ``nnconsole.engine.run_protocol``; this module is its reader and writer.
 """
 from __future__ import annotations
 
