@@ -198,7 +198,7 @@ network { name: "Main" batch_size: 2
 ''')
     results = [import_file(str(sdc)), import_file(str(nntxt))]
     for result in results:
-        layers = {l.name: l for l in result.project.network.layers}
+        layers = {layer.name: layer for layer in result.project.network.layers}
         assert [layers["a"].type, layers["b"].type] == ["Affine", "Affine"] and layers["b"].inputs == ["a"]
         assert layers["a"].params["out_shape"] == [4] and "i" not in layers
     shared = [[u for u in r.unsupported if "shared by layers" in u] for r in results]
@@ -233,3 +233,23 @@ def test_function_layer_derives_nnc_and_nnabla_names():
         assert nnc.properties["Alpha"].argument == spec.nntxt_fields["alpha"] == "celu_param.alpha"
     finally:
         registry._REGISTRY.pop("CELU")
+
+
+@pytest.mark.parametrize("spec", [s for s in all_specs() if not s.is_input], ids=lambda s: s.type)
+def test_a_layer_with_nncs_default_properties_imports_cleanly(tmp_path, spec):
+    """Each registered type, as NNC writes it with every property at NNC's default, imports as that type
+    with no report line about it (a property nnconsole has no use for is ignored or handled)."""
+    from nnconsole.engine.interop import import_file
+    from tests.test_interop_sdcproj import sdcproj_text
+
+    nnc = nnc_reference.layer(spec.nnc_name)
+    _params, shapes = spec.example_cases()[0]
+    props = {k: p.value for k, p in nnc.properties.items() if k not in ("Input", "Output") and not k.startswith("Cost")}
+    layers = [(f"in{i}", "Input", {"Size": ",".join(map(str, s)), "Dataset": f"in{i}"}, [])
+              for i, s in enumerate(shapes)]
+    layers.append(("L", spec.nnc_name, props, [f"in{i}" for i in range(len(shapes))]))
+    path = tmp_path / "one.sdcproj"
+    path.write_text(sdcproj_text(layers), newline="")
+    result = import_file(str(path))
+    assert result.project.network.layer("L").type == spec.type
+    assert [u for u in result.unsupported if "'L'" in u] == []

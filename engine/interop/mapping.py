@@ -30,7 +30,7 @@ RUNNING_STAT_INIT = {"mean": 0.0, "var": 1.0}
 
 # NNC properties that are informative only (computed by the editor, or editor-only settings).
 IGNORED_PROPERTIES = {
-    "Name", "Input", "Output", "BaseAxis", "ParameterScope", "BorderMode", "InPlace", "IsLossFunction",
+    "Name", "Input", "Inputs", "Output", "BaseAxis", "ParameterScope", "BorderMode", "InPlace", "IsLossFunction",
     "SkipAtTest", "SkipAtInspection", "BatchStat", "Seed", "IsParam", "Comment",
     "T.Dataset", "T.Generator", "T.GeneratorMultiplier", "Generator", "GeneratorMultiplier",
     "Times", "ID",
@@ -51,9 +51,10 @@ def camel_to_snake(name: str) -> str:
 def layer_spec(nnc_type: str) -> Optional[LayerSpec]:
     """The registration of an NNC/nnabla function type, or None when nnconsole has no equivalent.
 
-    Types nnabla has no function for (written as another, Flatten -> Reshape) are not read back."""
+    A type nnabla has no function for (NNC's Flatten, written to nnabla files as a Reshape) is found
+    by its NNC name, as .sdcproj files spell it."""
     for spec in all_specs():
-        if spec.nnc_name == nnc_type and not spec.export_as:
+        if spec.nnc_name == nnc_type:
             return spec
     return None
 

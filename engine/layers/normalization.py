@@ -138,6 +138,18 @@ def _ln_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> Dict
     return {"eps": f7(p.eps)} if f.HasField("layer_normalization_param") else {}
 
 
+def _ln_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any], unsupported: list) -> set:
+    """NNC's BatchAxis counts without the batch axis: its default -1 is nnabla's batch_axis 0, the only
+    one nnconsole's LayerNormalization has."""
+    from .nnc_values import as_int, resolve
+
+    value = resolve(props, "BatchAxis")
+    if value is not None and as_int(value, -1) != -1:
+        unsupported.append(f"layer '{name}' (LayerNormalization): BatchAxis={value} is not supported; nnconsole "
+                           "normalizes each sample over all its elements (BatchAxis -1)")
+    return {"BatchAxis"}
+
+
 register(LayerSpec(
     type="LayerNormalization", group="Normalization",
     doc="Normalises each sample over all its elements, with a learned per-element scale and shift.",
@@ -150,5 +162,5 @@ register(LayerSpec(
     weights={"beta": _ZERO, "gamma": _ONE},
     nnc_properties={"Epsilon": "eps"},
     weight_scope="layer_normalization", weight_order=("beta", "gamma"),
-    to_nntxt=_ln_to_nntxt, from_nntxt=_ln_from_nntxt,
+    to_nntxt=_ln_to_nntxt, from_nntxt=_ln_from_nntxt, from_sdcproj=_ln_from_sdcproj,
 ))

@@ -192,6 +192,11 @@ def _slice_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> d
     return {"start": start, "stop": stop, "step": step}
 
 
+def _slice_from_sdcproj(name: str, props: dict, params: dict, unsupported: list) -> set:
+    """NNC's default Stop is '*Input' (the whole axis): the registry's empty stop says the same."""
+    return {"Stop"} if (props.get("Stop") or "").strip() == "*Input" else set()
+
+
 register(LayerSpec(
     type="Slice", group="Other",
     doc="Keeps start:stop:step of each axis; missing entries keep the whole axis.",
@@ -204,5 +209,5 @@ register(LayerSpec(
     ],
     n_inputs=(1, 1), output_shape=_slice_shape, build=_slice_build,
     nnc_properties={"Start": "start", "Stop": "stop", "Step": "step"},
-    to_nntxt=_slice_to_nntxt, from_nntxt=_slice_from_nntxt,
+    to_nntxt=_slice_to_nntxt, from_nntxt=_slice_from_nntxt, from_sdcproj=_slice_from_sdcproj,
 ))
