@@ -10,7 +10,9 @@ import os
 import sys
 from typing import Callable, Mapping, Optional
 
-EXIT_NO_DISPLAY = 2
+from nnconsole.engine.run_protocol import ExitCode
+
+EXIT_NO_DISPLAY = ExitCode.BAD_INPUT  # no screen to open the window on: say so, like any refused input
 # Qt platforms that draw without an X11 or Wayland server.
 SELF_CONTAINED_PLATFORMS = ("offscreen", "minimal", "eglfs", "linuxfb", "vnc", "vkkhrdisplay")
 

@@ -143,7 +143,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     info = infer_network(project.network)
     print(f"{args.project}: OK ({len(project.network.layers)} layers, {info.total_params:,} parameters, "
           f"{info.total_macs:,} multiply-adds per sample)")
-    return 0
+    return ExitCode.OK
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -163,7 +163,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         print("  ".join(c.ljust(w) if j < 3 else c.rjust(w) for j, (c, w) in enumerate(zip(row, widths))))
         if i == 0 or i == len(rows) - 2:
             print("  ".join("-" * w for w in widths))
-    return 0
+    return ExitCode.OK
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -177,7 +177,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(json.dumps([p.to_dict() for p in plans], indent=2))
     else:
         print(format_plan_table(plans))
-    return 0
+    return ExitCode.OK
 
 
 def cmd_templates(args: argparse.Namespace) -> int:
@@ -185,7 +185,7 @@ def cmd_templates(args: argparse.Namespace) -> int:
 
     for t in list_templates():
         print(f"{t.name:22s} {t.title}")
-    return 0
+    return ExitCode.OK
 
 
 def cmd_new(args: argparse.Namespace) -> int:
@@ -193,7 +193,7 @@ def cmd_new(args: argparse.Namespace) -> int:
 
     path = create_from_template(args.template, args.destination)
     print(f"created {path}")
-    return 0
+    return ExitCode.OK
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

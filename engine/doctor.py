@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable, List, Optional
 
+from nnconsole.engine.run_protocol import ExitCode
+
 SMOKE_MB = 16
 
 
@@ -202,7 +204,7 @@ def run_doctor(workers: int = 2, hosts: Optional[List[str]] = None, out: Callabl
             failed += check.status == "fail"
             gpu_failed += check.status == "fail" and step in gpu_steps
     out("all checks passed" if not failed else f"{failed} check(s) failed: fix them in the order shown")
-    return 1 if failed else 0
+    return ExitCode.FAILED if failed else ExitCode.OK
 
 
 if __name__ == "__main__":
