@@ -253,3 +253,36 @@ def test_a_layer_with_nncs_default_properties_imports_cleanly(tmp_path, spec):
     result = import_file(str(path))
     assert result.project.network.layer("L").type == spec.type
     assert [u for u in result.unsupported if "'L'" in u] == []
+
+
+def _example_ids():
+    return [(s, p, shapes) for s in all_specs() if not s.is_input for p, shapes in s.example_cases()]
+
+
+@pytest.mark.parametrize("spec,params,shapes", _example_ids(),
+                         ids=lambda v: v.type if hasattr(v, "type") else "")
+def test_exported_nntxt_builds_in_nnabla_with_the_inferred_shape(tmp_path, spec, params, shapes):
+    """Each registered type's examples, exported to .nntxt, are built by nnabla's own loader (its
+    function setup computes the shape) and come out with the shape nnconsole's rule inferred."""
+    import nnabla as nn
+    from nnabla.utils.load import load
+
+    from nnconsole.engine.interop import export_nntxt
+    from nnconsole.engine.project.model import Datasets, Layer, Network, Project
+    from nnconsole.engine.shapes import infer_network
+    from tests.layer_cases import single_layer_network
+
+    layers = single_layer_network(spec.type, params, shapes)
+    if spec.is_loss:  # a runtime network needs a function: compute the prediction from the input
+        layers.insert(len(shapes), Layer("pred", "Sigmoid", ["in0"]))
+        layers[-1].inputs[0] = "pred"
+    project = Project(name="one", network=Network(layers), datasets=Datasets(training="a.csv", validation="a.csv"))
+    path = str(tmp_path / "one.nntxt")
+    export_nntxt(project, path)
+    nn.clear_parameters()
+    try:
+        info = load([path], prepare_data_iterator=False, batch_size=2)
+        built = info.networks["MainValidation"].variables["layer"].variable_instance.shape
+    finally:
+        nn.clear_parameters()
+    assert tuple(built) == (2,) + tuple(infer_network(project.network).layers["layer"].out_shape)

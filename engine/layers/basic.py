@@ -217,7 +217,9 @@ def _conv_caption(p: Mapping[str, Any]) -> str:
 
 
 _CONV_INTERCHANGE = dict(nnc_properties=_CONV_PROPERTIES, weight_order=("W", "b"), to_nntxt=_conv_to_nntxt,
-                         from_nntxt=_conv_from_nntxt, from_sdcproj=_conv_from_sdcproj, caption=_conv_caption)
+                         from_nntxt=_conv_from_nntxt, from_sdcproj=_conv_from_sdcproj, caption=_conv_caption,
+                         examples=(({"outmaps": 4, "kernel": [3, 3], "pad": [1, 1], "stride": [2, 2]}, ((3, 8, 8),)),
+                                   ({"outmaps": 4, "kernel": [3, 3], "group": 2, "with_bias": False}, ((4, 9, 9),))))
 
 
 register(LayerSpec(

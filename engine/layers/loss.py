@@ -88,6 +88,7 @@ for _type, _fn, _doc in (
         task="classification", error=_label_error, class_index_target=True,
         runtime_head="Softmax" if _type == "SoftmaxCrossEntropy" else "",
         nnc_properties={"Axis": "axis"}, nntxt_fields={"axis": f"{_fn}_param.axis"},
+        examples=(({}, ((5,), (1,))), ({"axis": 0}, ((5, 3, 3), (1, 3, 3)))),
     ))
 
 register(LayerSpec(
