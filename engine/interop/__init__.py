@@ -5,7 +5,11 @@
 - ``export_nntxt(project, path)``: a project as an ``.nntxt`` that ``nnabla_cli train`` accepts.
 - ``export_run(run_dir, fmt, output)``: a trained run's model as ``.nnp``, ``.nntxt`` (+ ``.h5``) or ONNX.
 
-Nothing here imports nnabla or Qt at import time; the heavy modules load on first use.
+Importers run one pipeline (``pipeline``): a format's reader (``nntxt_read``, ``sdcproj_read``), its
+graph stage (``nntxt_network``, ``sdcproj_network``: layer types converted by their registrations in
+nnconsole.engine.layers), the shared steps, its settings stage (``*_settings``, solver and scheduler
+names from ``solver_table``) and the report. Nothing here imports nnabla or Qt at import time; the
+heavy modules load on first use.
 """
 from __future__ import annotations
 
