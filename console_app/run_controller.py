@@ -458,6 +458,6 @@ class EngineCommand(QObject):
         self._read()
         process, self._process = self._process, None
         process.deleteLater()
-        if exit_status == QProcess.CrashExit and code == 0:
+        if exit_status == QProcess.CrashExit and code == ExitCode.OK:
             code = -1
         self.command_finished.emit(int(code), self._stdout, self._stderr)

@@ -27,7 +27,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     folder = write_evaluation(result, args.output)
     print(summary_text(result.metrics))
     print(f"evaluation: {os.path.abspath(folder)}", flush=True)
-    return 0
+    return ExitCode.OK
 
 
 def register(add: Callable) -> None:

@@ -183,3 +183,26 @@ def test_fault_injection_is_a_test_seam_not_a_command_line_option(tmp_path):
     assert out.returncode == 1 and "deliberate failure at iteration 1 (test seam)" in out.stderr
     with open(os.path.join(run_dir_from(out.stdout), "launch.json")) as fh:
         assert "fail" not in fh.read()  # nothing of the seam reaches the run's files
+
+
+def test_no_exit_code_is_written_as_a_number_outside_the_protocol():
+    """Commands, the launcher, the workers and the GUI compare and return ExitCode members, not literals
+    (the doctor's smoke-test subprocesses keep POSIX 0/1 among themselves)."""
+    import re
+
+    pattern = re.compile(r"EXIT_[A-Z_]+ = \d|(exit_code|returncode|\bcode) [!=]= [1-9]|LaunchResult\([^)]*, [0-9]")
+    entries = re.compile(r"return (0|1|2|3|130)$")  # in the modules whose functions return a process's exit code
+    entry_modules = ("cli.py", "evaluate_cli.py", "worker.py", "replay.py", "doctor.py", "app.py", "launch.py")
+    found = []
+    for folder in ("engine", "console_app"):
+        for base, _dirs, files in os.walk(os.path.join(ROOT, folder)):
+            for name in files:
+                path = os.path.join(base, name)
+                if not name.endswith(".py") or name in ("run_protocol.py", "doctor_gpu.py"):
+                    continue
+                with open(path, encoding="utf-8") as fh:
+                    for number, line in enumerate(fh, 1):
+                        code = line.split("#")[0].rstrip()
+                        if pattern.search(code) or (name in entry_modules and entries.search(code)):
+                            found.append(f"{os.path.relpath(path, ROOT)}:{number}: {line.strip()}")
+    assert found == []

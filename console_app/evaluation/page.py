@@ -22,6 +22,7 @@ from nnconsole.app.run_controller import EngineCommand
 from nnconsole.app.training.history import collect_runs
 from nnconsole.engine import runs
 from nnconsole.engine.evaluate import METRICS_FILE, MODELS, evaluation_dir, read_evaluation
+from nnconsole.engine.run_protocol import ExitCode
 
 ERROR_STYLE = "QLabel { color: #a00000; background: #fff0f0; border: 1px solid #e0a0a0; padding: 4px; }"
 
@@ -208,7 +209,7 @@ class EvaluationPage(QWidget):
         root = self._results_root()
         if folder is None or root is None or os.path.commonpath([root, os.path.abspath(folder)]) != root:
             return  # an evaluation of a project no longer open: its files are there when it is opened again
-        if code != 0:
+        if code != ExitCode.OK:
             message = stderr.strip() or stdout.strip() or f"nnconsole evaluate exited with code {code}"
             lines = [line for line in message.splitlines() if "[nnabla][INFO]" not in line]
             self.show_error("\n".join(lines) or message)

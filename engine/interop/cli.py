@@ -37,7 +37,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"note: the datasets lie outside the project folder ({', '.join(outside)}); copy them next to "
               f"{os.path.basename(out)} and use relative paths, or train with the flag that allows outside data")
     print(f"project: {out}")
-    return 0
+    return ExitCode.OK
 
 
 def _datasets_outside(project) -> list:
@@ -79,7 +79,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"nnconsole export: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     print(result.report())
-    return 0
+    return ExitCode.OK
 
 
 def register(add: Callable) -> None:
