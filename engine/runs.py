@@ -12,7 +12,7 @@ import os
 import re
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from nnconsole.engine.atomic import atomic_write
 from nnconsole.engine.run_json import RunFileError, read_run_json
@@ -115,13 +115,13 @@ class MetricsWriter:
         self._fh.close()
 
 
-def read_metrics(run_dir: str, offset: int = 0, until: Optional[int] = None) -> tuple:
+def read_metrics(run_dir: str, offset: int = 0, until: Optional[int] = None) -> Tuple[List[MetricsRecord], int]:
     """Records from byte ``offset`` on (up to byte ``until`` when given), and the offset to continue from.
 
     A half-written last line (the run is still writing it) is left for the next call.
     """
     path = os.path.join(run_dir, METRICS_FILE)
-    records: List[Dict[str, Any]] = []
+    records: List[MetricsRecord] = []
     try:
         with open(path, "rb") as fh:
             fh.seek(offset)
@@ -196,7 +196,8 @@ def planned_epochs(record: Dict[str, Any]) -> int:
     return round(total * epoch / iteration)
 
 
-def iter_metrics(run_dir: str, kind: Optional[str] = None) -> Iterator[Dict[str, Any]]:
+def iter_metrics(run_dir: str, kind: Optional[str] = None) -> Iterator[MetricsRecord]:
+    """The run's metrics records (``run_protocol.MetricsRecord``); only those of ``kind`` when given."""
     records, _ = read_metrics(run_dir)
     for record in records:
         if kind is None or record.get("type") == kind:
