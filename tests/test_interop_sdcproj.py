@@ -249,14 +249,14 @@ def test_nnc_properties_map_to_registry_parameters(tmp_path):
     net = result.project.network
     p = {l.name: l.params for l in net.layers}
     assert p["c"]["pad"] == [4, 4] and p["c"]["dilation"] == [2, 2]  # BorderMode full: dilation * (k - 1)
-    assert p["bn"] == {"axes": [0], "decay_rate": 0.5, "eps": 0.001}
+    assert p["bn"] == {"axes": [0], "decay_rate": 0.5, "eps": 0.001, "batch_stat": True}
     assert net.layer("bn").lr_multipliers == {"beta": 0.1}
     assert (p["d"]["outmaps"], p["d"]["stride"]) == (3, [2, 2])
     assert (p["ap"]["stride"], p["ap"]["including_pad"]) == ([2, 2], False)
     assert p["e"] == {"alpha": 0.5} and net.layer("a").inputs == ["ap", "e"]
     assert p["r"] == {"shape": [3, 144]} and p["s"] == {"start": [0, 0], "stop": [3, 100], "step": [1, 2]}
     assert p["cat"] == {"axis": 1} and net.layer("cat").inputs == ["s", "s"]
-    assert p["dr"] == {"p": 0.25} and p["lk"] == {"alpha": 0.05} and p["se"] == {}
+    assert p["dr"] == {"p": 0.25, "seed": -1} and p["lk"] == {"alpha": 0.05} and p["se"] == {}
     assert p["fc"] == {"out_shape": [4], "with_bias": False}
     assert net.layer("loss").inputs == ["sm", "label"] and p["label"] == {"shape": [1], "variable": "label"}
     assert result.unsupported == ["layer 'fc': W.Initializer=NormalAffineHeBackward has no nnconsole equivalent; "

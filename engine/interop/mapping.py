@@ -30,8 +30,8 @@ RUNNING_STAT_INIT = {"mean": 0.0, "var": 1.0}
 
 # NNC properties that are informative only (computed by the editor, or editor-only settings).
 IGNORED_PROPERTIES = {
-    "Name", "Input", "Inputs", "Output", "BaseAxis", "ParameterScope", "BorderMode", "InPlace", "IsLossFunction",
-    "SkipAtTest", "SkipAtInspection", "BatchStat", "Seed", "IsParam", "Comment",
+    "Name", "Input", "Inputs", "Output", "ParameterScope", "BorderMode", "InPlace", "IsLossFunction",
+    "SkipAtInspection", "BatchStat", "IsParam", "Comment",
     "T.Dataset", "T.Generator", "T.GeneratorMultiplier", "Generator", "GeneratorMultiplier",
     "Times", "ID",
 }

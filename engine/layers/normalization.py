@@ -50,7 +50,8 @@ def _bn_build(ctx, inputs, layer):
     axes = [a + 1 for a in p["axes"]]
     n = prod([x.shape[a] for a in axes])
     init = {k: ctx.initializer(layer, k, n, n) for k in ("beta", "gamma")}
-    if ctx.batch_stat:
+    batch_stat = ctx.batch_stat and p["batch_stat"]  # NNC's BatchStat off: running statistics while training too
+    if batch_stat:
         from nnconsole.engine.sync_batchnorm import on_this_worker, registered_workers, sync_batch_normalization
 
         comm = registered_workers() if p["sync_across_workers"] else None
@@ -61,7 +62,7 @@ def _bn_build(ctx, inputs, layer):
                                             comm.sum_array if comm else on_this_worker, comm.size if comm else 1,
                                             param_init=init)
     return PF.batch_normalization(x, axes=axes, decay_rate=p["decay_rate"], eps=p["eps"],
-                                  batch_stat=ctx.batch_stat, param_init=init)
+                                  batch_stat=batch_stat, param_init=init)
 
 
 def _bn_to_nntxt(f: Any, p: Mapping[str, Any], in_shapes: list, out_shape: Shape, mode: str) -> None:
@@ -69,7 +70,7 @@ def _bn_to_nntxt(f: Any, p: Mapping[str, Any], in_shapes: list, out_shape: Shape
     q.axes.extend(axis_to_nnabla(a) for a in p["axes"])
     q.decay_rate = float(p["decay_rate"])
     q.eps = float(p["eps"])
-    q.batch_stat = mode == "train"
+    q.batch_stat = mode == "train" and bool(p["batch_stat"])
 
 
 def _bn_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> Dict[str, Any]:
@@ -77,18 +78,11 @@ def _bn_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> Dict
     if p.no_scale or p.no_bias:
         raise Unsupported("no_scale/no_bias")
     out: Dict[str, Any] = {"axes": [axis_from_nnabla(a) for a in p.axes] or [0]}
-    if f.HasField("batch_normalization_param"):
+    if f.HasField("batch_normalization_param"):  # read from the training network: batch_stat false = frozen
         out.update(decay_rate=f7(p.decay_rate), eps=f7(p.eps))
+        if not p.batch_stat:
+            out["batch_stat"] = False
     return out
-
-
-def _bn_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any], unsupported: list) -> set:
-    from .nnc_values import as_bool, resolve
-
-    if "BatchStat" in props and not as_bool(resolve(props, "BatchStat"), True):
-        unsupported.append(f"layer '{name}' (BatchNormalization): BatchStat=False (always running statistics) is "
-                           "not supported; nnconsole uses batch statistics while training")
-    return {"BatchStat"}
 
 
 register(LayerSpec(
@@ -101,6 +95,10 @@ register(LayerSpec(
         ParamSpec("sync_across_workers", "bool", False,
                   "With several workers, compute the batch statistics over all workers' samples (synchronized "
                   "BatchNormalization: for small per-worker batches, e.g. keep-logical-batch); one worker: no effect."),
+        ParamSpec("batch_stat", "bool", True,
+                  "Normalise with batch statistics while training (NNC's BatchStat); off: the running statistics "
+                  "are used and kept while training too (a frozen BatchNormalization, e.g. for fine-tuning). "
+                  "Validation, evaluation and runtime networks always use the running statistics."),
     ],
     n_inputs=(1, 1),
     output_shape=_bn_shape,
@@ -110,9 +108,9 @@ register(LayerSpec(
     weights={"beta": _ZERO, "gamma": _ONE},
     non_trainable=("mean", "var"),
     inference_differs=True,
-    nnc_properties={"Axes": "axes", "DecayRate": "decay_rate", "Epsilon": "eps"},
+    nnc_properties={"Axes": "axes", "DecayRate": "decay_rate", "Epsilon": "eps", "BatchStat": "batch_stat"},
     weight_scope="bn", weight_order=("beta", "gamma", "mean", "var"),
-    to_nntxt=_bn_to_nntxt, from_nntxt=_bn_from_nntxt, from_sdcproj=_bn_from_sdcproj,
+    to_nntxt=_bn_to_nntxt, from_nntxt=_bn_from_nntxt,
 ))
 
 

@@ -3,37 +3,51 @@ from __future__ import annotations
 
 from typing import Any, List, Mapping, Tuple
 
-from .captions import fmt_dims
+from .captions import fmt_dims, fmt_value
 from .nntxt_codec import Unsupported, axis_from_nnabla, axis_to_nnabla, set_shape
 from .registry import LayerSpec, ParamSpec, Shape, ShapeError, fmt_shape, norm_axis, prod, register
 
 # ----------------------------------------------------------------------------------- Dropout
 
 
+def _dropout_active(ctx, p: Mapping[str, Any]) -> bool:
+    """Dropout drops while training, and at validation/evaluation/runtime too when SkipAtTest is off."""
+    return ctx.training or not p["skip_at_test"]
+
+
 def _dropout_build(ctx, inputs, layer):
     import nnabla.functions as F
-    if ctx.training:
-        return F.dropout(inputs[0], p=ctx.params(layer)["p"])
-    return F.identity(inputs[0])  # validation / runtime: dropout is off
+    p = ctx.params(layer)
+    if _dropout_active(ctx, p):
+        return F.dropout(inputs[0], p=p["p"], seed=p["seed"])
+    return F.identity(inputs[0])  # validation / runtime with SkipAtTest: dropout is off
 
 
 def _dropout_to_nntxt(f: Any, p: Mapping[str, Any], in_shapes: list, out_shape: Shape, mode: str) -> None:
-    """Dropout is an Identity in the validation and runtime networks, as NNC writes them."""
-    if mode != "train":
+    """With SkipAtTest (NNC's default) Dropout is an Identity in the validation and runtime networks, as NNC
+    writes them; without it every network keeps the Dropout."""
+    if mode != "train" and p["skip_at_test"]:
         f.type = "Identity"
         return
     f.dropout_param.p = float(p["p"])
-    f.dropout_param.seed = -1
+    f.dropout_param.seed = int(p["seed"])
 
 
 register(LayerSpec(
     type="Dropout", group="Other",
-    doc="While training, zeroes each element with probability p and scales the rest by 1/(1-p).",
+    doc="While training, zeroes each element with probability p and scales the rest by 1/(1-p); at test time "
+        "too when skip_at_test is off.",
     params=[ParamSpec("p", "float", 0.5, "Probability of dropping an element.", min=0.0, max=1.0,
-                      exclusive_max=True)],
+                      exclusive_max=True),
+            ParamSpec("seed", "int", -1, "Random seed of the dropout mask; -1 follows the run's seed (each "
+                      "worker draws its own masks).", min=-1),
+            ParamSpec("skip_at_test", "bool", True, "Identity at validation, evaluation and in exported runtime "
+                      "networks (NNC's SkipAtTest); off: dropout stays active there too.")],
     n_inputs=(1, 1), output_shape=lambda ins, p: tuple(ins[0]), build=_dropout_build,
-    inference_differs=True, caption_always=True,
-    nnc_properties={"P": "p"}, nntxt_fields={"p": "dropout_param.p"}, to_nntxt=_dropout_to_nntxt,
+    inference_differs=True, caption=lambda p: f"p {fmt_value(p.get('p', 0.5))}" + ("" if p.get("skip_at_test", True) in (True, "True")
+                                                                                      else " · also at test"),
+    nnc_properties={"P": "p", "Seed": "seed", "SkipAtTest": "skip_at_test"},
+    nntxt_fields={"p": "dropout_param.p", "seed": "dropout_param.seed"}, to_nntxt=_dropout_to_nntxt,
 ))
 
 # ----------------------------------------------------------------------------------- Reshape

@@ -1,0 +1,84 @@
+"""Issue 16, helper I4: Dropout's SkipAtTest and Seed, BatchNormalization's options, the properties NNC
+files carry for supported layers, the IO and Loss categories and the Validation layers."""
+from __future__ import annotations
+
+import numpy as np
+
+from nnconsole.engine.graph import build_graph
+from nnconsole.engine.interop import export_nntxt, import_file
+from nnconsole.engine.project.model import Datasets, Layer, Network, Project
+from tests.test_interop_sdcproj import sdcproj_text
+
+
+def _import(tmp_path, layers):
+    path = tmp_path / "p.sdcproj"
+    path.write_text(sdcproj_text(layers), newline="")
+    return import_file(str(path))
+
+
+def _forward(net: Network, mode: str, feed: dict, out: str, batch: int = 4):
+    import nnabla as nn
+
+    nn.clear_parameters()
+    built = build_graph(net, batch, mode)
+    for name, value in feed.items():
+        built.inputs[name].d = value
+    built.outputs[out].forward()
+    return built.outputs[out].d.copy()
+
+
+# ------------------------------------------------------------------------------ Dropout / BN options
+def test_dropout_skip_at_test_false_keeps_dropping_at_validation_and_in_exports(tmp_path):
+    result = _import(tmp_path, [("x", "Input", {"Size": "64", "Dataset": "x"}, []),
+                                ("d", "Dropout", {"P": "0.5", "Seed": "7", "SkipAtTest": "False"}, ["x"]),
+                                ("loss", "SquaredError", {"T.Dataset": "y"}, ["d"])])
+    assert [u for u in result.unsupported if "'d'" in u] == []
+    layer = result.project.network.layer("d")
+    assert layer.params["skip_at_test"] is False and layer.params["seed"] == 7
+    net = result.project.network
+    x = np.ones((4, 64), np.float32)
+    out = _forward(net, "validation", {"x": x}, "d")
+    assert (out == 0).any() and (out == 2).any()  # still dropping (and scaling) at validation
+    layer.params["skip_at_test"] = True
+    assert np.array_equal(_forward(net, "validation", {"x": x}, "d"), x)
+    layer.params["skip_at_test"] = False
+    project = Project(name="p", network=net, datasets=Datasets(training="a.csv", validation="a.csv"))
+    export_nntxt(project, str(tmp_path / "p.nntxt"))
+    text = (tmp_path / "p.nntxt").read_text()
+    runtime = text[text.index('name: "MainRuntime"'):] if 'name: "MainRuntime"' in text else text
+    assert 'type: "Dropout"' in runtime and "seed: 7" in text
+
+
+def test_batchnorm_batch_stat_false_uses_running_statistics_while_training(tmp_path):
+    result = _import(tmp_path, [("x", "Input", {"Size": "2,3,3", "Dataset": "x"}, []),
+                                ("bn", "BatchNormalization", {"Axes": "0", "DecayRate": "0.5", "Epsilon": "0.01",
+                                                              "BatchStat": "False"}, ["x"]),
+                                ("loss", "SquaredError", {"T.Dataset": "y"}, ["bn"])])
+    assert [u for u in result.unsupported if "'bn'" in u] == []
+    params = result.project.network.layer("bn").params
+    assert params["batch_stat"] is False and params["decay_rate"] == 0.5 and params["eps"] == 0.01
+    x = np.random.RandomState(0).randn(4, 2, 3, 3).astype(np.float32) * 3 + 5
+    out = _forward(result.project.network, "train", {"x": x}, "bn")
+    assert np.allclose(out, x / np.sqrt(1 + 0.01), atol=1e-4)  # running mean 0, var 1: not batch statistics
+    result.project.network.layer("bn").params["batch_stat"] = True
+    out = _forward(result.project.network, "train", {"x": x}, "bn")
+    assert abs(out.mean()) < 1e-3
+
+
+def test_batchnorm_batch_stat_round_trips_through_nntxt(tmp_path):
+    net = Network([Layer("x", "Input", params={"shape": [2, 3]}),
+                   Layer("bn", "BatchNormalization", ["x"], {"batch_stat": False, "decay_rate": 0.7}),
+                   Layer("t", "Input", params={"shape": [2, 3]}), Layer("loss", "SquaredError", ["bn", "t"])])
+    project = Project(name="p", network=net, datasets=Datasets(training="a.csv", validation="a.csv"))
+    path = str(tmp_path / "bn.nntxt")
+    export_nntxt(project, path)
+    back = import_file(path).project.network.layer("bn").params
+    assert back["batch_stat"] is False and abs(back["decay_rate"] - 0.7) < 1e-6
+
+
+def test_properties_nnc_files_set_are_used_or_reported(tmp_path):
+    """A supported layer's NNC property that changes its meaning is never dropped without a report line."""
+    result = _import(tmp_path, [("x", "Input", {"Size": "2,4", "Dataset": "x"}, []),
+                                ("fc", "Affine", {"OutShape": "3", "BaseAxis": "1"}, ["x"]),
+                                ("loss", "SquaredError", {"T.Dataset": "y"}, ["fc"])])
+    assert any("'fc'" in u and "BaseAxis" in u for u in result.unsupported), result.unsupported
