@@ -10,3 +10,4 @@ from . import inputs, basic, pooling, activation, normalization, arithmetic, oth
 
 __all__ = ["GROUPS", "LayerSpec", "ParamSpec", "ShapeError", "UnknownLayerType", "all_specs", "defaults",
            "find_spec", "fmt_shape", "get_spec", "groups", "prod", "register", "resolve_params"]
+from . import others_shape, others_misc, quantize, spectral  # noqa: F401,E402  (issue 16's types)
