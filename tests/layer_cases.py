@@ -21,6 +21,10 @@ def single_layer_network(type_: str, params: Dict[str, Any], in_shapes: Sequence
         info = infer_network(Network(list(layers)))
         out = info.layers[f"{prefix}{name}"].out_shape
         assert out is not None, info.errors
+        head = f"{prefix}{name}"
+        if out == ():  # one value per sample (BatchDet): a data variable needs a shape, so compare it as (1,)
+            layers.append(Layer(f"{prefix}as1", "Reshape", [head], {"shape": [1]}))
+            head, out = f"{prefix}as1", (1,)
         layers.append(Layer(f"{prefix}target", "Input", params={"shape": list(out), "variable": f"{prefix}target"}))
-        layers.append(Layer(f"{prefix}loss", "SquaredError", [f"{prefix}{name}", f"{prefix}target"]))
+        layers.append(Layer(f"{prefix}loss", "SquaredError", [head, f"{prefix}target"]))
     return layers

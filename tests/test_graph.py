@@ -85,8 +85,12 @@ def case_network(type_, params, in_shapes):
     if not get_spec(type_).is_loss:
         out = infer_network(net).layers["layer"].out_shape
         assert out is not None, infer_network(net).errors
+        head = "layer"
+        if out == ():  # one value per sample (BatchDet): compared as (1,)
+            net.layers.append(L("as1", "Reshape", ["layer"], shape=[1]))
+            head, out = "as1", (1,)
         net.layers.append(L("target", "Input", shape=list(out)))
-        net.layers.append(L("loss", "SquaredError", ["layer", "target"]))
+        net.layers.append(L("loss", "SquaredError", [head, "target"]))
     return net
 
 
@@ -96,6 +100,8 @@ def fill_inputs(built, type_, rng):
             v.d = rng.randint(0, 10, size=v.shape)
         elif type_ in ("SoftmaxCrossEntropy", "CategoricalCrossEntropy") and var == "in1":
             v.d = rng.randint(0, 5, size=v.shape)  # integer class labels
+        elif type_ == "ACosh":
+            v.d = 1 + rng.rand(*v.shape)  # acosh is defined from 1
         else:
             v.d = rng.rand(*v.shape)
 
