@@ -82,3 +82,58 @@ def test_properties_nnc_files_set_are_used_or_reported(tmp_path):
                                 ("fc", "Affine", {"OutShape": "3", "BaseAxis": "1"}, ["x"]),
                                 ("loss", "SquaredError", {"T.Dataset": "y"}, ["fc"])])
     assert any("'fc'" in u and "BaseAxis" in u for u in result.unsupported), result.unsupported
+
+
+# ------------------------------------------------------------------------------------- IO and Loss
+def test_every_io_and_loss_layer_of_nncs_palette_is_registered_with_its_loss_role():
+    from nnconsole.engine.layers import find_spec
+    from tests import nnc_reference
+
+    palette = nnc_reference.palette()
+    for name in palette["IO"] + palette["Loss"]:
+        spec = find_spec(name)
+        assert spec is not None and spec.group == ("IO" if name in palette["IO"] else "Loss"), name
+    for name in palette["Loss"]:
+        spec = find_spec(name)
+        assert spec.is_loss and spec.task in ("classification", "regression") and spec.error is not None, name
+
+
+def test_constant_feeds_its_value_and_imports_from_nnc(tmp_path):
+    result = _import(tmp_path, [("x", "Input", {"Size": "1", "Dataset": "x"}, []),
+                                ("c", "Constant", {"Value": "2.5", "ValueType": "Float"}, []),
+                                ("a", "Add2", {}, ["x", "c"]),
+                                ("loss", "SquaredError", {"T.Dataset": "y"}, ["a"])])
+    assert result.unsupported == [] and result.project.network.layer("c").type == "Constant"
+    x = np.arange(4, dtype=np.float32).reshape(4, 1)
+    assert np.allclose(_forward(result.project.network, "validation", {"x": x}, "a"), x + 2.5)
+    from nnconsole.engine.shapes import infer_network
+
+    net = result.project.network
+    net.layer("c").params["value"] = "abc"
+    assert any("not a number" in msg for _, msg in infer_network(net).errors)
+
+
+def test_epsilon_insensitive_loss_as_nnc_computes_it(tmp_path):
+    result = _import(tmp_path, [("x", "Input", {"Size": "3", "Dataset": "x"}, []),
+                                ("loss", "EpsilonInsensitiveLoss", {"Epsilon": "0.5", "T.Dataset": "t"}, ["x"])])
+    assert result.unsupported == []
+    net = result.project.network
+    assert net.layer("loss").params == {"epsilon": 0.5} and net.layer("loss").inputs == ["x", "t"]
+    x = np.array([[0, 1, 3]] * 4, np.float32)
+    out = _forward(net, "train", {"x": x, "t": np.zeros_like(x)}, "loss")
+    assert np.allclose(out, np.maximum(np.abs(x) - 0.5, 0))
+
+
+def test_kl_multinomial_reads_its_q_pin_and_computes_the_divergence(tmp_path):
+    result = _import(tmp_path, [("x", "Input", {"Size": "3", "Dataset": "x"}, []),
+                                ("sm", "Softmax", {"Axis": "0"}, ["x"]),
+                                ("kl", "KLMultinomial", {"BaseAxis": "0", "q.Dataset": "q"}, ["sm"])])
+    assert result.unsupported == [], result.unsupported
+    net = result.project.network
+    assert net.layer("kl").inputs == ["sm", "q"]
+    rng = np.random.RandomState(0)
+    x = rng.randn(4, 3).astype(np.float32)
+    q = rng.dirichlet([1, 1, 1], 4).astype(np.float32)
+    out = _forward(net, "train", {"x": x, "q": q}, "kl")
+    p = np.exp(x) / np.exp(x).sum(1, keepdims=True)
+    assert out.shape == (4, 1) and np.allclose(out[:, 0], (p * np.log(p / q)).sum(1), atol=1e-5)

@@ -33,6 +33,7 @@ IGNORED_PROPERTIES = {
     "Name", "Input", "Inputs", "Output", "ParameterScope", "BorderMode", "InPlace", "IsLossFunction",
     "SkipAtInspection", "BatchStat", "IsParam", "Comment",
     "T.Dataset", "T.Generator", "T.GeneratorMultiplier", "Generator", "GeneratorMultiplier",
+    "q.Dataset", "q.Generator", "q.GeneratorMultiplier",
     "Times", "ID",
 }
 IGNORED_PROPERTY_PREFIXES = ("Cost",)

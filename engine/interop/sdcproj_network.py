@@ -159,11 +159,12 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
             scope = (_resolve(props, "ParameterScope") or name).strip() or name
             node.weights = _weights(rtype, name, props, node.params, scope, unsupported)
             from nnconsole.engine.layers import get_spec
-            if get_spec(rtype).is_loss:
-                targets[name] = (_resolve(props, "T.Dataset") or "y").strip()
-                gen = _resolve(props, "T.Generator")
+            if get_spec(rtype).is_loss:  # the target pin is T, or q for KLMultinomial
+                pin = "q" if "q.Dataset" in props else "T"
+                targets[name] = (_resolve(props, f"{pin}.Dataset") or "y").strip()
+                gen = _resolve(props, f"{pin}.Generator")
                 if gen and gen.strip() not in ("", "None"):
-                    unsupported.append(f"loss '{name}': T.Generator={gen} is not supported; the target reads "
+                    unsupported.append(f"loss '{name}': {pin}.Generator={gen} is not supported; the target reads "
                                        f"dataset variable '{targets[name]}'")
         elif ltype in mapping.PASS_THROUGH:
             pass
@@ -182,15 +183,29 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
                                "that does not exist; remove the link or the file is damaged")
         links.append((reader.int(s, "ID", i), src, reader.int(s, "SourcePinIndex", 0), dst,
                       reader.int(s, "DestPinIndex", 0)))
+    side_links: List[Tuple[Node, Node]] = []
     for _, src, spin, dst, dpin in sorted(links):
         s_node, d_node = by_id[src], by_id[dst]
+        if spin == 0 and dpin == 1 and _side_data_pin(d_node.type):  # Div2's R, ATan2's x: the second input
+            side_links.append((s_node, d_node))
+            continue
         if spin != 0 or dpin != 0:
             unsupported.append(f"link {s_node.name} -> {d_node.name} uses side pin {spin}/{dpin} (e.g. a "
                                "Parameter layer feeding a weight); only main data links are imported")
             continue
         d_node.inputs.append(s_node.name)
+    for s_node, d_node in side_links:
+        d_node.inputs.append(s_node.name)
     _mark_repeats(order, repeat_end_ids, times, reader.path)
     return order, targets, times
+
+
+def _side_data_pin(nnc_type: str) -> bool:
+    """The type takes its second operand on a side data pin (NNC's R or x: the registration names two
+    inputs and is not a loss, whose T pin is read from the dataset)."""
+    rtype = mapping.registry_type(nnc_type)
+    spec = find_spec(rtype) if rtype else None
+    return spec is not None and not spec.is_loss and spec.n_inputs == (2, 2) and len(spec.input_names) == 2
 
 
 def _mark_repeats(nodes: List[Node], end_ids: Dict[str, str], times: Dict[str, int], path: str) -> None:

@@ -5,13 +5,15 @@
 - CategoricalCrossEntropy: the same with probabilities (after Softmax) as the prediction.
 - BinaryCrossEntropy: probabilities in [0, 1] vs targets of the same shape; error: (p >= 0.5) != (t >= 0.5).
 - SigmoidCrossEntropy: logits vs 0/1 targets of the same shape; error: (x >= 0) != (t >= 0.5).
-- SquaredError, AbsoluteError, HuberLoss (delta): regression; the error is the loss itself.
+- SquaredError, AbsoluteError, HuberLoss (delta), EpsilonInsensitiveLoss (epsilon): regression; the error is
+  the loss itself.
+- KLMultinomial: KL divergence of distribution p from q (same shape); the error is the divergence.
 
 build_graph averages each loss over its non-batch axes to get a per-sample loss.
 """
 from __future__ import annotations
 
-from typing import Any, List, Mapping
+from typing import Any, Dict, List, Mapping
 
 from .registry import LayerSpec, ParamSpec, Shape, ShapeError, fmt_shape, norm_axis, register
 
@@ -121,4 +123,51 @@ register(LayerSpec(
     n_inputs=(2, 2), input_names=_INPUTS, output_shape=_same_shape("HuberLoss"),
     build=_pair_build("huber_loss", "delta"), is_loss=True, task="regression", error=_loss_itself,
     nnc_properties={"Delta": "delta"}, nntxt_fields={"delta": "huber_loss_param.delta"},
+))
+register(LayerSpec(
+    type="EpsilonInsensitiveLoss", group="Loss",
+    doc="max(|prediction - target| - epsilon, 0) per element: errors within epsilon cost nothing (SVR-style).",
+    params=[ParamSpec("epsilon", "float", 0.0, "Differences up to epsilon are not penalised.", min=0.0)],
+    n_inputs=(2, 2), input_names=_INPUTS, output_shape=_same_shape("EpsilonInsensitiveLoss"),
+    build=_pair_build("epsilon_insensitive_loss", "epsilon"), is_loss=True, task="regression", error=_loss_itself,
+    nnabla_function="epsilon_insensitive_loss",
+    nnc_properties={"Epsilon": "epsilon"}, nntxt_fields={"epsilon": "epsilon_insensitive_loss_param.epsilon"},
+))
+
+
+def _kl_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
+    pred, target = tuple(ins[0]), tuple(ins[1])
+    if pred != target:
+        raise ShapeError(f"KLMultinomial q (target) must have p's shape {fmt_shape(pred)}, got {fmt_shape(target)}")
+    if not 0 <= p["base_axis"] < len(pred):
+        raise ShapeError(f"KLMultinomial base_axis {p['base_axis']} is out of range for input {fmt_shape(pred)}; "
+                         f"use 0..{len(pred) - 1} (0: one distribution per sample)")
+    return pred[:p["base_axis"]] + (1,)
+
+
+def _kl_build(ctx, inputs, layer):
+    import nnabla.functions as F
+    return F.kl_multinomial(inputs[0], inputs[1], base_axis=ctx.params(layer)["base_axis"] + 1)
+
+
+def _kl_to_nntxt(f: Any, p: Mapping[str, Any], in_shapes: list, out_shape: Shape, mode: str) -> None:
+    f.kl_multinomial_param.base_axis = int(p["base_axis"]) + 1  # nnabla counts the batch axis
+
+
+def _kl_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> Dict[str, Any]:
+    if not f.HasField("kl_multinomial_param"):
+        return {}
+    return {"base_axis": max(int(f.kl_multinomial_param.base_axis) - 1, 0)}
+
+
+register(LayerSpec(
+    type="KLMultinomial", group="Loss",
+    doc="Kullback-Leibler divergence sum p log(p / q) of the distribution p (prediction, e.g. after Softmax) "
+        "from q (target probabilities of the same shape), one value per distribution.",
+    params=[ParamSpec("base_axis", "int", 0, "Axes before base_axis (without the batch axis) hold separate "
+                      "distributions; 0: the whole sample is one distribution.", min=0)],
+    n_inputs=(2, 2), input_names=("p", "q"), output_shape=_kl_shape, build=_kl_build,
+    is_loss=True, task="regression", error=_loss_itself,
+    nnc_properties={"BaseAxis": "base_axis"}, to_nntxt=_kl_to_nntxt, from_nntxt=_kl_from_nntxt,
+    examples=(({}, ((5,), (5,))), ({"base_axis": 1}, ((2, 3), (2, 3)))),
 ))
