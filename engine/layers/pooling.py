@@ -1,4 +1,4 @@
-"""Pooling layers: MaxPooling, AveragePooling, GlobalAveragePooling and Unpooling.
+"""Pooling layers: MaxPooling, AveragePooling, SumPooling, GlobalAveragePooling and Unpooling.
 
 Pooling works on the last len(kernel) axes (2 or 3, as nnabla supports). Output sizes follow
 nnabla exactly: with ignore_border (NNC's default) ``(size + 2 pad - kernel) // stride + 1``;
@@ -70,7 +70,9 @@ def _pool_params(including_pad: bool = False) -> List[ParamSpec]:
 
 
 def _pool_message(f: Any) -> Any:
-    return f.max_pooling_param if f.type == "MaxPooling" else f.average_pooling_param
+    if f.type == "MaxPooling":
+        return f.max_pooling_param
+    return f.sum_pooling_param if f.type == "SumPooling" else f.average_pooling_param
 
 
 def _pool_to_nntxt(f: Any, p: Mapping[str, Any], in_shapes: list, out_shape: Shape, mode: str) -> None:
@@ -122,6 +124,14 @@ register(LayerSpec(
     params=_pool_params(including_pad=True), n_inputs=(1, 1),
     output_shape=_pool_shape("AveragePooling"), build=_pool_build("average_pooling"),
     nnc_properties={**_POOL_PROPERTIES, "IncludingPad": "including_pad"}, **_POOL_INTERCHANGE,
+))
+
+register(LayerSpec(
+    type="SumPooling", group="Pooling",
+    doc="Takes the sum over each window of the last 2 or 3 axes.",
+    params=_pool_params(), n_inputs=(1, 1),
+    output_shape=_pool_shape("SumPooling"), build=_pool_build("sum_pooling"),
+    nnc_properties=_POOL_PROPERTIES, **_POOL_INTERCHANGE,
 ))
 
 
