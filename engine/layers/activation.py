@@ -99,11 +99,14 @@ _AXIS0 = ParamSpec("axis", "int", 0, "Axis (without the batch axis); 0 is the ch
 # same axis), so the nnabla-metadata check, which compares defaults literally, is left out for these.
 _simple("CELU", "celu", "Concatenated ELU: ELU(x) and ELU(-x) concatenated along an axis (doubles it).",
         [ParamSpec("alpha", "float", 1.0, "Scale of the negative part."), _AXIS0],
-        output_shape=doubled_axis_shape, build=axis_build("celu"), nnabla_function="")
+        output_shape=doubled_axis_shape, build=axis_build("celu"), nnabla_function="",
+        examples=(({}, ((3, 4),)), ({"alpha": 0.5, "axis": 1}, ((3, 4),))))
 _simple("CReLU", "crelu", "Concatenated ReLU: ReLU(x) and ReLU(-x) concatenated along an axis (doubles it).",
-        [_AXIS0], output_shape=doubled_axis_shape, build=axis_build("crelu"), nnabla_function="")
+        [_AXIS0], output_shape=doubled_axis_shape, build=axis_build("crelu"), nnabla_function="",
+        examples=(({}, ((3, 4),)), ({"axis": -1}, ((2, 3, 4),))))
 _simple("LogSoftmax", "log_softmax", "log(softmax(x)) along an axis, computed stably.",
-        [_AXIS0], output_shape=axis_checked_shape, build=axis_build("log_softmax"), nnabla_function="")
+        [_AXIS0], output_shape=axis_checked_shape, build=axis_build("log_softmax"), nnabla_function="",
+        examples=(({}, ((3, 4),)), ({"axis": 1}, ((3, 4),))))
 
 
 # -- PReLU: a learned slope per channel (or one shared) -----------------------------------------

@@ -49,4 +49,5 @@ for _type, _fn, _default, _doc in (
 ):
     function_layer(_type, "Arithmetic", _fn, _doc, [ParamSpec("val", "float", _default, "The scalar Value.")],
                    nnc_properties={"Value": "val"}, caption_always=True,
-                   nnabla_function=_fn if _default in (1.0,) else "")
+                   nnabla_function=_fn if _default in (1.0,) else "",
+                   examples=(({}, ((3, 4),)), ({"val": 2.5}, ((3, 4),))))

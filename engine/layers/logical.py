@@ -55,7 +55,8 @@ for _type, _fn, _doc in (("EqualScalar", "equal_scalar", "1 where x equals Value
                          ("LessScalar", "less_scalar", "1 where x < Value."),
                          ("LessEqualScalar", "less_equal_scalar", "1 where x <= Value.")):
     function_layer(_type, "Logical", _fn, _doc, [_VAL], nnc_properties={"Value": "val"}, caption_always=True,
-                   build=_unlinked_build(_fn), nnabla_function="")
+                   build=_unlinked_build(_fn), nnabla_function="",
+                   examples=(({}, ((3, 4),)), ({"val": 0.5}, ((3, 4),))))
 
 
 def _bool_val_hooks(fn: str) -> tuple:
@@ -74,4 +75,5 @@ for _type, _fn, _doc in (("LogicalAndScalar", "logical_and_scalar", "1 where x a
                          ("LogicalXorScalar", "logical_xor_scalar", "1 where exactly one of x and Value is non-zero.")):
     _to, _from = _bool_val_hooks(_fn)
     function_layer(_type, "Logical", _fn, _doc, [_VAL], nnc_properties={"Value": "val"}, caption_always=True,
-                   build=_unlinked_build(_fn, as_bool=True), to_nntxt=_to, from_nntxt=_from, nnabla_function="")
+                   build=_unlinked_build(_fn, as_bool=True), to_nntxt=_to, from_nntxt=_from, nnabla_function="",
+                   examples=(({}, ((3, 4),)), ({"val": 1.0}, ((3, 4),))))

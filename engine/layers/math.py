@@ -21,15 +21,17 @@ for _type, _fn, _doc in (
 
 # NNC's Sign maps 0 to Alpha (default 0); nnabla's default is 1, so the literal-default check is left out.
 function_layer("Sign", "Math", "sign", "Sign of x (-1 or 1; Alpha at 0); the gradient passes straight through.",
-               [ParamSpec("alpha", "float", 0.0, "The value at x = 0.")], nnabla_function="")
+               [ParamSpec("alpha", "float", 0.0, "The value at x = 0.")], nnabla_function="",
+               examples=(({}, ((3, 4),)), ({"alpha": 0.5}, ((3, 4),))))
 
+_CUM_EXAMPLES = (({}, ((3, 4),)), ({"axis": 1, "exclusive": True, "reverse": True}, ((3, 4),)))
 _CUM_PARAMS = [ParamSpec("axis", "int", 0, "Axis (without the batch axis) to accumulate along."),
                ParamSpec("exclusive", "bool", False, "Leave out the element itself (start from 0 / 1)."),
                ParamSpec("reverse", "bool", False, "Accumulate from the end of the axis.")]
 function_layer("CumSum", "Math", "cumsum", "Cumulative sum along an axis.", _CUM_PARAMS,
-               output_shape=axis_checked_shape, build=axis_build("cumsum"))
+               output_shape=axis_checked_shape, build=axis_build("cumsum"), examples=_CUM_EXAMPLES)
 function_layer("CumProd", "Math", "cumprod", "Cumulative product along an axis.", _CUM_PARAMS,
-               output_shape=axis_checked_shape, build=axis_build("cumprod"))
+               output_shape=axis_checked_shape, build=axis_build("cumprod"), examples=_CUM_EXAMPLES)
 
 # -- reductions: NNC's Axes/KeepDims are nnabla's axes/keep_dims (Python: axis/keepdims) ---------
 _AXES = ParamSpec("axes", "ints", (0,), "Axes to reduce (without the batch axis); 0 is the first.", min=-32)
@@ -40,7 +42,8 @@ _RENAME = {"axes": "axis", "keep_dims": "keepdims"}
 for _type, _fn, _doc in (("Sum", "sum", "Sum over axes."), ("Mean", "mean", "Mean over axes."),
                          ("Prod", "prod", "Product over axes.")):
     function_layer(_type, "Math", _fn, _doc, [_AXES, _KEEP], output_shape=reduced_shape,
-                   build=axis_build(_fn, _RENAME))
+                   build=axis_build(_fn, _RENAME),
+                   examples=(({}, ((3, 4),)), ({"axes": [0, 2], "keep_dims": True}, ((2, 3, 4),))))
 
 
 def _extreme_build(fn: str):
@@ -54,10 +57,13 @@ def _extreme_build(fn: str):
 for _type, _fn, _doc in (("Max", "max", "Maximum over axes (or its index, with OnlyIndex)."),
                          ("Min", "min", "Minimum over axes (or its index, with OnlyIndex).")):
     function_layer(_type, "Math", _fn, _doc, [_AXES, _KEEP] + _INDEX, output_shape=reduced_shape,
-                   build=_extreme_build(_fn))
+                   build=_extreme_build(_fn),
+                   examples=(({}, ((3, 4),)), ({"axes": [1], "only_index": True}, ((3, 4),)),
+                             ({"axes": [-1], "keep_dims": True}, ((2, 3, 4),))))
 function_layer("Norm", "Math", "norm", "p-norm over axes: (sum |x|^p)^(1/p).",
                [ParamSpec("p", "float", 2.0, "The norm's order p.", min=1e-6), _AXES, _KEEP],
-               output_shape=reduced_shape, build=axis_build("norm", _RENAME))
+               output_shape=reduced_shape, build=axis_build("norm", _RENAME),
+               examples=(({}, ((3, 4),)), ({"p": 1.0, "axes": [1]}, ((3, 4),))))
 
 
 # -- batched matrices: each sample is a matrix (or a stack of them) -----------------------------
@@ -102,6 +108,6 @@ def _matmul_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
 
 
 function_layer("BatchMatmul", "Math", "batch_matmul", "Matrix product of each sample's (M, K) and (K, N) matrices.",
-               n_inputs=(2, 2), output_shape=_matmul_shape,
+               n_inputs=(2, 2), input_names=("a", "R"), output_shape=_matmul_shape,
                macs=lambda ins, out, p: prod(out) * int(ins[0][-1]),  # NNC: MatmulMultiplyAddSize
                examples=(({}, ((3, 4), (4, 2))), ({}, ((2, 3, 4), (2, 4, 5)))))

@@ -86,11 +86,12 @@ def read_fields(f: Any, fields: Mapping[str, str]) -> Dict[str, Any]:
             continue
         value = getattr(getattr(f, message), name)
         if pname in AXIS_PARAMS:
-            out[pname] = [axis_from_nnabla(a) for a in value] if hasattr(value, "__iter__") else \
-                axis_from_nnabla(value)
+            # (protobuf's repeated containers have no __iter__ attribute: test for a scalar instead)
+            out[pname] = axis_from_nnabla(value) if isinstance(value, int) else \
+                [axis_from_nnabla(a) for a in value]
         elif isinstance(value, float):
             out[pname] = f7(value)
-        elif hasattr(value, "__iter__") and not isinstance(value, str):
+        elif not isinstance(value, (str, bool, int)):
             out[pname] = [int(v) for v in value]
         else:
             out[pname] = value
