@@ -1,0 +1,236 @@
+"""Issue 16, NNC's palette categories Basic, Pooling, Normalization, Quantize, Spectral and Others:
+every type is registered (or listed below with the reason it is not), each registered type's
+examples round-trip through .nntxt, import from .sdcproj with NNC's properties, compute what
+nnabla/numpy compute, and train one iteration through nnabla.
+
+The registry-wide tests check these types too: NNC property names and defaults and nnabla's function
+metadata (test_layer_registry), shapes against nnabla's own graph (test_graph) and nnabla's .nntxt
+loader (test_layer_registry::test_exported_nntxt_builds_in_nnabla_with_the_inferred_shape).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nnconsole.engine.interop import mapping
+from nnconsole.engine.layers import get_spec
+from nnconsole.engine.project.model import Datasets, Network, Project
+from tests import nnc_reference
+from tests.layer_cases import single_layer_network
+
+CATEGORIES = ("Basic", "Pooling", "Normalization", "Quantize", "Spectral", "Others")
+
+# Palette entries of these categories that nnconsole does not register, and why.
+LEFT_OUT = {
+    "Identity": "a no-op: the importers drop it and connect its consumers to its input (interop.mapping.PASS_THROUGH)",
+    "Comment": "an editor note, not a function: nothing to compute",
+    "Output": "names a runtime output in NNC's editor; nnconsole's runtime outputs are the loss inputs",
+    "Unsupported": "NNC's placeholder for a layer its own editor cannot read",
+    "DeformableConvolution": "its offset and mask inputs come from NNC data generators nnconsole does not have",
+    "AdaptiveSeparableConvolution": "its vertical and horizontal kernels come from NNC data generators",
+    "BroadcastTo": "its second input y comes from an NNC data generator",
+    "ClipGradByValue": "its min and max inputs come from NNC data generators",
+    "VATNoise": "needs NNC's virtual adversarial training loop (its buffer input and a second backward pass)",
+    "NmsDetection2d": "object-detection post-processing with data-dependent output, no gradient to train",
+    "MinMaxQuantize": "four range parameters (r, R, l, L) with their own update rule: not yet",
+    "Broadcast": "nnabla's Broadcast needs the batch size written into the file; not yet",
+}
+
+
+def _category_types():
+    palette = nnc_reference.palette()
+    return [(c, t) for c in CATEGORIES for t in palette[c]]
+
+
+def _specs():
+    """The registered types of these categories (palette order)."""
+    return [get_spec(mapping.registry_type(t)) for _c, t in _category_types() if mapping.registry_type(t)]
+
+
+def test_every_palette_type_of_these_categories_is_registered_or_left_out_with_a_reason():
+    missing = [t for _c, t in _category_types() if mapping.registry_type(t) is None and t not in LEFT_OUT]
+    assert missing == []
+    stale = [t for t in LEFT_OUT if mapping.registry_type(t) is not None]
+    assert stale == [], "registered now: drop them from LEFT_OUT"
+    assert len(_specs()) >= 50
+    for spec in _specs():  # each in its NNC category's palette group
+        category = nnc_reference.layer(spec.nnc_name).category
+        assert spec.group == {"Others": "Other"}.get(category, category), spec.type
+
+
+def _project(layers):
+    return Project(name="one", network=Network(layers), datasets=Datasets(training="a.csv", validation="a.csv"))
+
+
+@pytest.mark.parametrize("spec", _specs(), ids=lambda s: s.type)
+def test_examples_round_trip_through_nntxt(tmp_path, spec):
+    """Each example exported to .nntxt and imported again is the same layer with the same parameters."""
+    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.nntxt_export import export_nntxt
+    from tests.test_interop_nntxt import same_network
+
+    layers = []
+    for k, (params, shapes) in enumerate(spec.example_cases()):
+        layers += single_layer_network(spec.type, params, shapes, prefix=f"c{k}_")
+    project = _project(layers)
+    path = str(tmp_path / "one.nntxt")
+    export_nntxt(project, path)
+    back = import_file(path)
+    assert [u for u in back.unsupported if "layer" in u and "iter_per_epoch" not in u] == []
+    same_network(project.network, back.project.network)
+
+
+# NNC properties (as NNC writes them) -> the parameters nnconsole reads from them.
+SDCPROJ_CASES = [
+    ("DepthwiseConvolution", [4, 8, 8], {"KernelShape": "3,3", "BorderMode": "same", "Padding": "*ConvolutionPaddingSize",
+                                         "Multiplier": "2", "OutMaps": "Input[0]*Multiplier", "Group": "Input[0]",
+                                         "Strides": "2,2"},
+     {"kernel": [3, 3], "pad": [1, 1], "multiplier": 2, "stride": [2, 2]}, (8, 4, 4)),
+    ("DepthwiseDeconvolution", [4, 4, 4], {"KernelShape": "2,2", "Strides": "2,2", "Divisor": "2",
+                                           "OutMaps": "Input[0]/Divisor", "Group": "Input[0]"},
+     {"kernel": [2, 2], "stride": [2, 2], "divisor": 2}, (2, 8, 8)),
+    ("BinaryConnectConvolution", [3, 6, 6], {"OutMaps": "8", "KernelShape": "3,3", "BorderMode": "same",
+                                             "Padding": "*ConvolutionPaddingSize"},
+     {"outmaps": 8, "kernel": [3, 3], "pad": [1, 1]}, (8, 6, 6)),
+    ("BinaryWeightAffine", [3, 4], {"OutShape": "10", "WithBias": "False"}, {"out_shape": [10], "with_bias": False},
+     (10,)),
+    ("GroupNormalization", [8, 3, 3], {"NumGroups": "2", "Epsilon": "0.001", "BatchAxis": "-1"},
+     {"num_groups": 2, "eps": 0.001}, (8, 3, 3)),
+    ("Transpose", [2, 3, 4], {"Axes": "2,0,1"}, {"axes": [2, 0, 1]}, (4, 2, 3)),
+    ("Pad", [3, 4], {"PadWidth": "1,2", "Mode": "reflect"}, {"pad_width": [1, 2], "mode": "reflect"}, (3, 7)),
+    ("Shift", [2, 5, 5], {"Shift": "1,-2", "BorderMode": "reflect"}, {"shifts": [1, -2], "border_mode": "reflect"},
+     (2, 5, 5)),
+    ("SumPooling", [2, 6, 6], {"KernelShape": "3,3", "Strides": "*KernelShape"}, {"kernel": [3, 3]}, (2, 2, 2)),
+    ("FFT", [4, 4, 2], {"SignalNDim": "2", "Normalized": "True"}, {"signal_ndim": 2, "normalized": True}, (4, 4, 2)),
+]
+
+
+@pytest.mark.parametrize("type_,size,props,expected,out_shape", SDCPROJ_CASES, ids=[c[0] for c in SDCPROJ_CASES])
+def test_sdcproj_import_reads_nncs_properties(tmp_path, type_, size, props, expected, out_shape):
+    """A .sdcproj layer with NNC's non-default properties imports with them (computed ones understood), and
+    the network is one `info` accepts."""
+    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.shapes import infer_network
+    from tests.test_interop_sdcproj import sdcproj_text
+
+    path = tmp_path / "one.sdcproj"
+    path.write_text(sdcproj_text([("x", "Input", {"Size": ",".join(map(str, size)), "Dataset": "x"}, []),
+                                  ("L", type_, props, ["x"]),
+                                  ("loss", "SquaredError", {"T.Dataset": "y"}, ["L"])]), newline="")
+    result = import_file(str(path))
+    layer = result.project.network.layer("L")
+    assert layer.type == type_ and [u for u in result.unsupported if "'L'" in u] == []
+    for key, value in expected.items():
+        got = layer.params[key]
+        assert (list(got) if isinstance(got, (list, tuple)) else got) == value, key
+    info = infer_network(result.project.network)
+    assert info.ok, info.errors
+    assert info.layers["L"].out_shape == out_shape
+
+
+def test_sdcproj_import_reports_what_it_cannot_use(tmp_path):
+    """GroupNormalization over the batch (BatchAxis 0) is said, not silently changed."""
+    from nnconsole.engine.interop import import_file
+    from tests.test_interop_sdcproj import sdcproj_text
+
+    path = tmp_path / "one.sdcproj"
+    path.write_text(sdcproj_text([("x", "Input", {"Size": "4,3,3", "Dataset": "x"}, []),
+                                  ("L", "GroupNormalization", {"BatchAxis": "0", "NumGroups": "2"}, ["x"]),
+                                  ("loss", "SquaredError", {"T.Dataset": "y"}, ["L"])]), newline="")
+    assert any("BatchAxis=0" in u for u in import_file(str(path)).unsupported)
+
+
+def _forward(type_, params, *arrays):
+    import nnabla as nn
+
+    from nnconsole.engine.graph import build_graph
+
+    layers = single_layer_network(type_, params, [a.shape[1:] for a in arrays])
+    nn.clear_parameters()
+    built = build_graph(Network(layers), arrays[0].shape[0], "validation")
+    for i, a in enumerate(arrays):
+        built.inputs[f"in{i}"].d = a
+    built.outputs["layer"].forward()
+    return built.outputs["layer"].d.copy(), built
+
+
+def test_values_match_numpy():
+    """Computed as nnabla/numpy define them, the batch axis left alone."""
+    import nnabla.functions as F
+
+    rng = np.random.RandomState(0)
+    x = rng.rand(2, 3, 4, 5).astype(np.float32)
+    assert np.allclose(_forward("Transpose", {"axes": [2, 0, 1]}, x)[0], x.transpose(0, 3, 1, 2))
+    assert np.allclose(_forward("Flip", {"axes": [0, 2]}, x)[0], x[:, ::-1, :, ::-1])
+    assert np.allclose(_forward("Tile", {"reps": [2, 1]}, x)[0], np.tile(x, (1, 1, 2, 1)))
+    assert np.allclose(_forward("Stack", {"axis": 1}, x, x + 1)[0], np.stack([x, x + 1], axis=2))
+    assert np.allclose(_forward("Pad", {"pad_width": [1, 2]}, x)[0], np.pad(x, [(0, 0)] * 3 + [(1, 2)]))
+    assert np.allclose(_forward("Sort", {"axis": 0}, x)[0], np.sort(x, axis=1))
+    assert np.allclose(_forward("SumPooling", {"kernel": [2, 2]}, x)[0],
+                       x[:, :, :4, :4].reshape(2, 3, 2, 2, 2, 2).sum(axis=(3, 5)))
+    assert np.allclose(_forward("TopKData", {"k": 2}, x)[0], -np.sort(-x.reshape(2, -1), axis=1)[:, :2])
+    c = rng.rand(2, 4, 6, 2).astype(np.float32)
+    z = c[..., 0] + 1j * c[..., 1]
+    for type_, fn in (("FFT", np.fft.fftn), ("IFFT", np.fft.ifftn)):
+        for normalized in (False, True):
+            out = _forward(type_, {"normalized": normalized}, c)[0]
+            ref = fn(z, axes=(-2, -1), norm="ortho" if normalized else "backward")
+            assert np.allclose(out[..., 0] + 1j * out[..., 1], ref, atol=1e-4), (type_, normalized)
+    # DepthwiseConvolution is a grouped convolution with one group per channel
+    out, built = _forward("DepthwiseConvolution", {"kernel": [3, 3], "multiplier": 2}, x)
+    w, b = (built.parameters[f"layer/depthwise_conv/{k}"] for k in ("W", "b"))
+    import nnabla as nn
+    ref = F.convolution(nn.Variable.from_numpy_array(x), w.reshape((6, 1, 3, 3)), b, group=3)
+    ref.forward()
+    assert np.allclose(out, ref.d, atol=1e-5)
+    # BinaryConnectAffine multiplies by the sign of W
+    out, built = _forward("BinaryConnectAffine", {"out_shape": [3], "with_bias": False}, x[:, 0])
+    w = built.parameters["layer/bicon_affine/W"].d
+    assert np.allclose(out, x[:, 0].reshape(2, -1) @ np.where(w >= 0, 1.0, -1.0), atol=1e-4)
+
+
+def _chain_type(name: str) -> str:
+    """'binaryconnectaffine0_in0' -> 'binaryconnectaffine' (the lowercase type of its chain)."""
+    return name.split("_")[0].rstrip("0123456789")
+
+
+def _input_data(chain, shape, rng):
+    if chain.startswith("binary"):  # signs matter: centre on zero
+        return rng.rand(*shape) - 0.5
+    return rng.rand(*shape) + 0.1
+
+
+def test_every_type_trains_one_iteration_through_nnabla():
+    """One network holding every registered type of these categories (each example as its own chain
+    into a SquaredError): one SGD step lowers nothing to NaN and changes each learned weight."""
+    import nnabla as nn
+    import nnabla.solvers as S
+
+    from nnconsole.engine.graph import build_graph
+
+    layers = []
+    for spec in _specs():
+        for k, (params, shapes) in enumerate(spec.example_cases()):
+            layers += single_layer_network(spec.type, params, shapes, prefix=f"{spec.type.lower()}{k}_")
+    rng = np.random.RandomState(1)
+    nn.clear_parameters()
+    try:
+        built = build_graph(Network(layers), 2, "train")
+        for var, v in built.inputs.items():
+            v.d = _input_data(_chain_type(var), v.shape, rng)
+        learned = {k: p for k, p in nn.get_parameters(grad_only=True).items()}
+        before = {k: p.d.copy() for k, p in learned.items()}
+        solver = S.Sgd(0.1)
+        solver.set_parameters(learned)
+        built.loss.forward()
+        solver.zero_grad()
+        built.loss.backward()
+        solver.update()
+        assert np.isfinite(built.loss.d).all()
+        owners = {_chain_type(built.param_owner[k][0]) for k in learned}
+        unchanged = [k for k, p in learned.items() if np.array_equal(p.d, before[k])]
+    finally:
+        nn.clear_parameters()
+    parametric = {s.type.lower() for s in _specs() if s.weights and set(s.weights) - set(s.non_trainable)}
+    assert parametric <= owners
+    assert unchanged == []
