@@ -31,9 +31,10 @@ class BuiltGraph:
     """An nnabla graph for one mode. Variables carry the batch axis first.
 
     ``sample_loss`` (batch,) is the sum over loss layers of each loss averaged over its non-batch
-    axes; ``loss`` is its mean. ``sample_error`` (batch,) describes the first loss layer: for
-    classification losses the fraction of wrong predictions per sample, for regression losses its
-    per-sample loss. All three are None in runtime mode. ``task`` comes from the first loss layer
+    axes; ``loss`` is its mean. ``sample_error`` (batch,) is the first validation layer's (TopNError,
+    BinaryError: registry ``is_metric``) output averaged per sample when the network has one, else it
+    describes the first loss layer: for classification losses the fraction of wrong predictions per
+    sample, for regression losses its per-sample loss. All three are None in runtime mode. ``task`` comes from the first loss layer
     of the training network ('regression' when there is none).
     """
 
@@ -175,10 +176,12 @@ def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any
             per_sample = _mean_per_sample(F, outputs[lname])
             sample_loss = per_sample if sample_loss is None else sample_loss + per_sample
         loss = F.mean(sample_loss)
-        spec = get_spec(layers[first_loss].type)
-        fl = layers[first_loss]
-        pred, target = outputs[fl.inputs[0]], outputs[fl.inputs[1]]
-        sample_error = _mean_per_sample(F, spec.error(pred, target, ctx.params(fl), outputs[first_loss]))
+        metrics = [n for n in info.order if get_spec(layers[n].type).is_metric]
+        error_layer = metrics[0] if metrics else first_loss  # a validation layer (TopNError...) is the error curve
+        spec = get_spec(layers[error_layer].type)
+        el = layers[error_layer]
+        pred, target = outputs[el.inputs[0]], outputs[el.inputs[1]]
+        sample_error = _mean_per_sample(F, spec.error(pred, target, ctx.params(el), outputs[error_layer]))
     return BuiltGraph(
         mode=mode, batch_size=batch_size, inputs=inputs, outputs=outputs,
         prediction=outputs[pred_name], prediction_layer=pred_name,

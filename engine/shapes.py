@@ -279,7 +279,7 @@ def _infer_layer(info: NetworkInfo, layer: Layer, li: LayerInfo, by_name: Dict[s
             close = difflib.get_close_matches(str(src), all_names, n=1)
             hint = f"did you mean '{close[0]}'? " if close else ""
             problems.append(f"input '{src}' does not exist; {hint}known layers: {_known_list(all_names)}")
-    if spec is not None and spec.is_loss:
+    if spec is not None and spec.is_loss and not spec.is_metric:  # validation layers are not learned from
         info.loss_layers.append(name)
     if problems:
         message = "; ".join(problems)

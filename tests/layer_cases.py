@@ -9,7 +9,8 @@ from nnconsole.engine.project.model import Layer, Network
 
 def single_layer_network(type_: str, params: Dict[str, Any], in_shapes: Sequence[Sequence[int]],
                          prefix: str = "", name: str = "layer") -> List[Layer]:
-    """Inputs -> the layer (-> SquaredError against a target Input when the layer is not a loss).
+    """Inputs -> the layer (-> SquaredError against a target Input when the layer is not a loss; a validation
+    layer gets a SquaredError on its first input).
 
     Names are prefixed with ``prefix`` so several such chains can share one network."""
     from nnconsole.engine.shapes import infer_network
@@ -27,4 +28,8 @@ def single_layer_network(type_: str, params: Dict[str, Any], in_shapes: Sequence
             head, out = f"{prefix}as1", (1,)
         layers.append(Layer(f"{prefix}target", "Input", params={"shape": list(out), "variable": f"{prefix}target"}))
         layers.append(Layer(f"{prefix}loss", "SquaredError", [head, f"{prefix}target"]))
+    elif get_spec(type_).is_metric:  # a validation layer (TopNError) is not learned from: add a loss
+        layers.append(Layer(f"{prefix}target", "Input", params={"shape": list(in_shapes[0]),
+                                                                "variable": f"{prefix}target"}))
+        layers.append(Layer(f"{prefix}loss", "SquaredError", [f"{prefix}in0", f"{prefix}target"]))
     return layers

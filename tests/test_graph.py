@@ -91,6 +91,9 @@ def case_network(type_, params, in_shapes):
             head, out = "as1", (1,)
         net.layers.append(L("target", "Input", shape=list(out)))
         net.layers.append(L("loss", "SquaredError", [head, "target"]))
+    elif get_spec(type_).is_metric:  # a validation layer (TopNError) is not learned from: add a loss
+        net.layers.append(L("target", "Input", shape=list(in_shapes[0])))
+        net.layers.append(L("loss", "SquaredError", ["in0", "target"]))
     return net
 
 

@@ -137,3 +137,60 @@ def test_kl_multinomial_reads_its_q_pin_and_computes_the_divergence(tmp_path):
     out = _forward(net, "train", {"x": x, "q": q}, "kl")
     p = np.exp(x) / np.exp(x).sum(1, keepdims=True)
     assert out.shape == (4, 1) and np.allclose(out[:, 0], (p * np.log(p / q)).sum(1), atol=1e-5)
+
+
+# ------------------------------------------------------------------------------ Validation layers
+def _classifier(extra):
+    return Network([Layer("x", "Input", params={"shape": [5]}), Layer("fc", "Affine", ["x"], {"out_shape": [6]}),
+                    Layer("y", "Input", params={"shape": [1]}),
+                    Layer("loss", "SoftmaxCrossEntropy", ["fc", "y"])] + extra)
+
+
+def _run(net, mode, feed, batch=8):
+    import nnabla as nn
+
+    nn.clear_parameters()
+    built = build_graph(net, batch, mode, rng=np.random.RandomState(0))
+    for name, value in feed.items():
+        built.inputs[name].d = value
+    built.loss.forward()
+    built.sample_error.forward()
+    return built
+
+
+def test_top_n_error_is_the_error_curve_and_not_part_of_the_loss():
+    rng = np.random.RandomState(1)
+    feed = {"x": rng.randn(8, 5), "y": rng.randint(0, 6, (8, 1))}
+    plain = _run(_classifier([]), "validation", feed)
+    plain_loss = float(plain.loss.d)
+    logits = plain.outputs["fc"].d.copy()
+    top2 = np.argsort(-logits, axis=1)[:, :2]
+    want = np.array([0.0 if feed["y"][i, 0] in top2[i] else 1.0 for i in range(8)])
+    for mode in ("train", "validation"):
+        built = _run(_classifier([Layer("top2", "TopNError", ["fc", "y"], {"n": 2})]), mode, feed)
+        assert np.allclose(built.sample_error.d, want) and abs(float(built.loss.d) - plain_loss) < 1e-5
+        assert built.loss_layers == ["loss"] and built.task == "classification"
+    from nnconsole.engine.shapes import derive_network
+
+    runtime = derive_network(_classifier([Layer("top2", "TopNError", ["fc", "y"], {"n": 2})]), "runtime")
+    assert [layer.name for layer in runtime.layers] == ["x", "fc"]
+
+
+def test_binary_error_is_the_error_curve():
+    net = Network([Layer("x", "Input", params={"shape": [3]}), Layer("s", "Sigmoid", ["x"]),
+                   Layer("y", "Input", params={"shape": [3]}), Layer("loss", "BinaryCrossEntropy", ["s", "y"]),
+                   Layer("err", "BinaryError", ["s", "y"])])
+    x = np.array([[-1, 2, 0.5]] * 8)
+    y = np.array([[1, 1, 0]] * 8)
+    built = _run(net, "validation", {"x": x, "y": y})
+    assert np.allclose(built.sample_error.d, 2 / 3)
+
+
+def test_validation_layers_import_from_nnc(tmp_path):
+    result = _import(tmp_path, [("x", "Input", {"Size": "5", "Dataset": "x"}, []),
+                                ("fc", "Affine", {"OutShape": "6"}, ["x"]),
+                                ("loss", "SoftmaxCrossEntropy", {"Axis": "0", "T.Dataset": "y"}, ["fc"]),
+                                ("top", "TopNError", {"Axis": "0", "N": "3", "T.Dataset": "y"}, ["fc"])])
+    assert result.unsupported == [], result.unsupported
+    layer = result.project.network.layer("top")
+    assert layer.type == "TopNError" and layer.params == {"axis": 0, "n": 3} and layer.inputs == ["fc", "y"]

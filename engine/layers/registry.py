@@ -114,6 +114,9 @@ class LayerSpec:
     # and whether the target is an integer class index along ``axis`` (SoftmaxCrossEntropy).
     runtime_head: str = ""
     class_index_target: bool = False
+    # Validation layers (TopNError, BinaryError): loss-like (prediction and target inputs, left out of runtime
+    # networks) but not learned from; when present the first one computes the error curve.
+    is_metric: bool = False
     # -- interchange with Neural Network Console (.sdcproj) and nnabla (.nntxt/.nnp) -----------
     # NNC / nnabla function type ('' = the same as ``type``); the nnabla function an exported file
     # uses when nnabla has none of that name (Flatten -> Reshape).
