@@ -1,4 +1,4 @@
-"""NNC's Others category, the layers that rearrange elements: Tile, Pad, Flip, Shift,
+"""NNC's Others category, the layers that rearrange elements: Broadcast, Tile, Pad, Flip, Shift,
 Transpose, Stack, MatrixDiag, MatrixDiagPart, Interpolate and Sort.
 
 Axes in the parameters exclude the batch axis, as in NNC's property sheet; ``build`` and the .nntxt
@@ -32,6 +32,41 @@ def _with_batch_axes(fn: str, axis_params: tuple = ("axes",)) -> Any:
                 p[name] = norm_axis(value, ndim + (1 if fn == "stack" else 0)) + 1
         return getattr(F, fn)(*inputs, **p)
     return build
+
+
+# ------------------------------------------------------------------------------------- Broadcast
+def _broadcast_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
+    x, want = tuple(ins[0]), tuple(p["shape"]) or tuple(ins[0])
+    if len(want) != len(x) or any(a != b and a != 1 for a, b in zip(x, want)):
+        raise ShapeError(f"Broadcast cannot stretch {fmt_shape(x)} to {fmt_shape(want)}: give one size per axis; "
+                         "only axes of size 1 can grow")
+    return want
+
+
+def _broadcast_build(ctx: Any, inputs: list, layer: Any) -> Any:
+    import nnabla.functions as F
+    x = inputs[0]
+    return F.broadcast(x, (x.shape[0],) + _broadcast_shape([x.shape[1:]], ctx.params(layer)))
+
+
+def _broadcast_to_nntxt(f: Any, p: Mapping[str, Any], in_shapes: list, out_shape: Shape, mode: str) -> None:
+    """nnabla's Broadcast needs the batch size in its shape; a Tile of the grown axes is the same
+    function at any batch size."""
+    f.tile_param.reps.extend(int(o) // int(i) for o, i in zip(out_shape, in_shapes[0]))
+
+
+def _broadcast_from_sdcproj(name: str, props: dict, params: dict, unsupported: list) -> set:
+    """NNC's default OutShape is '*Input' (no change): the registry's empty shape says the same."""
+    return {"OutShape"} if (props.get("OutShape") or "").strip() == "*Input" else set()
+
+
+function_layer("Broadcast", _GROUP, "broadcast", "Repeats axes of size 1 to reach the given shape.",
+               [ParamSpec("shape", "ints", (), "Output shape without the batch axis; empty keeps the input's.",
+                          min=1, min_len=0, example=(3, 4, 4))],
+               output_shape=_broadcast_shape, build=_broadcast_build, nnabla_function="", export_as="Tile",
+               nnc_properties={"OutShape": "shape"}, nntxt_fields={}, to_nntxt=_broadcast_to_nntxt,
+               from_sdcproj=_broadcast_from_sdcproj, caption=lambda p: f"to {fmt_dims(p.get('shape', ()))}",
+               examples=(({"shape": [3, 4, 5]}, ((3, 1, 5),)),))
 
 
 # ------------------------------------------------------------------------------------------ Tile

@@ -1,4 +1,4 @@
-"""NNC's Quantize category: FixedPointQuantize, Pow2Quantize, BinaryTanh, BinarySigmoid and the binary
+"""NNC's Quantize category: FixedPointQuantize, MinMaxQuantize, Pow2Quantize, BinaryTanh, BinarySigmoid and the binary
 layers BinaryConnectAffine/Convolution (weights binarised to +-1) and BinaryWeightAffine/Convolution
 (+-1 times a per-output scale alpha).
 
@@ -153,3 +153,37 @@ _register_binary("BinaryConnectAffine", False, False)
 _register_binary("BinaryConnectConvolution", False, True)
 _register_binary("BinaryWeightAffine", True, False)
 _register_binary("BinaryWeightConvolution", True, True)
+
+
+# ------------------------------------------------------------------------------------ MinMaxQuantize
+def _mmq_build(ctx: Any, inputs: list, layer: Any) -> Any:
+    import nnabla as nn
+    import nnabla.functions as F
+    from nnabla.parameter import get_parameter_or_create
+
+    p, x = ctx.params(layer), inputs[0]
+    shape = (1,) * x.ndim
+    learned = {"r": not (p["x_min_max"] and p["ema"]), "R": not (p["x_min_max"] and p["ema"]), "l": False, "L": False}
+    with nn.parameter_scope("min_max_quantize"):
+        ranges = [get_parameter_or_create(k, shape, ctx.initializer(layer, k, 1, 1), learned[k]) for k in "rRlL"]
+    return F.min_max_quantize(x, *ranges, decay=p["decay"], x_min_max=p["x_min_max"], ema=p["ema"],
+                              ste_fine_grained=p["ste_fine_grained"], eps=p["eps"])
+
+
+register(LayerSpec(
+    type="MinMaxQuantize", group="Quantize",
+    doc="Quantizes to the integer levels l..L of the range r..R (learned, or the inputs' min and max).",
+    params=[ParamSpec("decay", "float", 0.999, "Decay of the moving average of min and max (ema).", min=0.0, max=1.0),
+            ParamSpec("x_min_max", "bool", False, "Use the inputs' min and max as the range."),
+            ParamSpec("ema", "bool", False, "Track the range as a moving average (with x_min_max)."),
+            _STE, ParamSpec("eps", "float", 0.01, "Smallest range width.", min=0.0)],
+    n_inputs=(1, 1), output_shape=lambda ins, p: tuple(ins[0]),
+    weight_shapes=lambda ins, p: {k: (1,) * (len(ins[0]) + 1) for k in "rRlL"}, build=_mmq_build,
+    weights={"r": Initializer("Constant", 1.0, -6.0), "R": Initializer("Constant", 1.0, 6.0),
+             "l": Initializer("Constant", 1.0, 0.0), "L": Initializer("Constant", 1.0, 255.0)},
+    non_trainable=("l", "L"), nnabla_function="min_max_quantize",
+    nnc_properties={"Decay": "decay", "XMinMax": "x_min_max", "EMA": "ema", "STEFineGrained": "ste_fine_grained",
+                    "Epsilon": "eps"},
+    nntxt_fields={k: f"min_max_quantize_param.{k}" for k in ("decay", "x_min_max", "ema", "ste_fine_grained", "eps")},
+    weight_scope="min_max_quantize", weight_order=("r", "R", "l", "L"),
+    examples=(({"decay": 0.99}, ((3, 4),)),)))
