@@ -242,3 +242,26 @@ def test_every_type_trains_one_iteration_through_nnabla():
     parametric = {s.type.lower() for s in _specs() if s.weights and set(s.weights) - set(s.non_trainable)}
     assert parametric <= owners
     assert unchanged == []
+
+
+def test_parameter_and_multiply_add_counts_follow_nncs_conventions():
+    """CostParameter: learned weights only (binary layers: W and b, not the binarised copy Wb or the scale
+    alpha; SpectralNorm's u is not learned); CostMultiplyAdd: convolutions count output x kernel x input
+    channels per group (depthwise: one channel), binary layers none (NNC counts their sign flips as adds)."""
+    from nnconsole.engine.shapes import infer_network
+
+    def counts(type_, params, shape):
+        info = infer_network(Network(single_layer_network(type_, params, [shape])))
+        assert info.ok, info.errors
+        return info.layers["layer"].n_params, info.layers["layer"].macs
+
+    assert counts("DepthwiseConvolution", {"kernel": [3, 3], "multiplier": 2}, (4, 8, 8)) == \
+        (8 * 9 + 8, 8 * 6 * 6 * 9)
+    assert counts("DepthwiseDeconvolution", {"kernel": [2, 2], "stride": [2, 2], "divisor": 2}, (4, 3, 3)) == \
+        (4 * 4 + 2, 4 * 3 * 3 * 4)
+    assert counts("BinaryConnectAffine", {"out_shape": [5]}, (3, 4)) == (12 * 5 + 5, 0)
+    assert counts("BinaryWeightConvolution", {"outmaps": 4, "kernel": [3, 3]}, (2, 5, 5)) == (4 * 2 * 9 + 4, 0)
+    assert counts("GroupNormalization", {"num_groups": 2}, (4, 3, 3)) == (8, 36)
+    assert counts("SpectralNorm", {}, (3, 4)) == (0, 0)
+    assert counts("WeightNormalization", {"dim": 1}, (3, 4)) == (4, 0)
+    assert counts("MinMaxQuantize", {}, (3, 4)) == (2, 0)

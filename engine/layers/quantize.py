@@ -5,7 +5,8 @@ layers BinaryConnectAffine/Convolution (weights binarised to +-1) and BinaryWeig
 Parameters as nnabla's parametric functions create them: ``<name>/bicon_affine/{W,Wb,b}``,
 ``<name>/bicon_conv/...``, ``<name>/bwn_affine/{W,Wb,alpha,b}``, ``<name>/bwn_conv/...``. Wb (the
 binarised copy) and alpha are recomputed from W on every forward pass: stored, never learned, so
-the parameter count is W and b (NNC counts the binary W at 1/32 of a float: see docs/cli.md).
+the parameter count is W and b (NNC counts the binary W at 1/32 of a float). As in NNC, the binary
+layers have no multiply-adds (NNC's CostMultiplyAdd): their products are sign flips (NNC's CostAdd).
 """
 from __future__ import annotations
 
@@ -134,7 +135,6 @@ def _register_binary(type_name: str, scaled: bool, conv: bool) -> None:
         register(LayerSpec(
             type=type_name, doc=f"Convolution whose filters are {what} in the forward pass.",
             params=basic._conv_params(), output_shape=basic._conv_shape, weight_shapes=_conv_weights(scaled),
-            macs=lambda ins, out, p: prod(out) * (ins[0][0] // p["group"]) * prod(p["kernel"]),
             build=_conv_build(fn), nnc_properties=basic._CONV_PROPERTIES, from_sdcproj=basic._conv_from_sdcproj,
             caption=basic._conv_caption, examples=(({"outmaps": 4, "kernel": [3, 3], "pad": [1, 1]}, ((2, 6, 6),)),),
             **common))
@@ -144,7 +144,7 @@ def _register_binary(type_name: str, scaled: bool, conv: bool) -> None:
             params=[ParamSpec("out_shape", "ints", (100,), "Output shape, e.g. [10] for 10 classes.", min=1),
                     ParamSpec("with_bias", "bool", True, "Add a learned bias b.")],
             output_shape=lambda ins, p: tuple(p["out_shape"]), weight_shapes=_affine_weights(scaled),
-            macs=lambda ins, out, p: prod(ins[0]) * prod(out), build=_affine_build(fn),
+            build=_affine_build(fn),
             nnc_properties={"OutShape": "out_shape", "WithBias": "with_bias"},
             examples=(({"out_shape": [5]}, ((3, 4),)),), **common))
 
