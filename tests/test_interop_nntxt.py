@@ -216,15 +216,14 @@ network {
   variable { name: "Affine/affine/W" type: "Parameter" shape { dim: 6 dim: 4 }
              initializer { type: "NormalAffineHeBackward" multiplier: 1 } }
   variable { name: "Affine" type: "Buffer" shape { dim: -1 dim: 4 } }
-  variable { name: "PReLU/prelu/slope" type: "Parameter" shape { dim: 4 } }
-  variable { name: "PReLU" type: "Buffer" shape { dim: -1 dim: 4 } }
+  variable { name: "Erf" type: "Buffer" shape { dim: -1 dim: 4 } }
   variable { name: "Identity" type: "Buffer" shape { dim: -1 dim: 4 } }
   variable { name: "SquaredError_T" type: "Buffer" shape { dim: -1 dim: 4 } }
   variable { name: "SquaredError" type: "Buffer" shape { dim: -1 dim: 4 } }
   function { name: "Affine" type: "Affine" input: "Input" input: "Affine/affine/W" output: "Affine"
              affine_param { base_axis: 1 } }
-  function { name: "PReLU" type: "PReLU" input: "Affine" input: "PReLU/prelu/slope" output: "PReLU" }
-  function { name: "Identity" type: "Identity" input: "PReLU" output: "Identity" }
+  function { name: "Erf" type: "Erf" input: "Affine" output: "Erf" }
+  function { name: "Identity" type: "Identity" input: "Erf" output: "Identity" }
   function { name: "SquaredError" type: "SquaredError" input: "Identity" input: "SquaredError_T"
              output: "SquaredError" }
 }
@@ -248,12 +247,12 @@ def test_what_cannot_be_represented_is_listed_by_name(tmp_path):
     path.write_text(UNSUPPORTED_NNTXT)
     result = import_file(str(path))
     text = "\n".join(result.unsupported)
-    for needle in ("layer 'PReLU' (PReLU)", "NormalAffineHeBackward", "solver Adamax", "scheduler Custom",
+    for needle in ("layer 'Erf' (Erf)", "NormalAffineHeBackward", "solver Adamax", "scheduler Custom",
                    "datasets Test", "'Second'", "Affine/affine/W"):
         assert needle in text, needle
     layers = {l.name: l for l in result.project.network.layers}
-    assert layers["PReLU"].type == "PReLU"  # kept in place, not dropped
-    assert layers["SquaredError"].inputs == ["PReLU", "SquaredError_T"]  # the Identity was bypassed
+    assert layers["Erf"].type == "Erf"  # an nnabla function outside NNC's palette: kept in place, not dropped
+    assert layers["SquaredError"].inputs == ["Erf", "SquaredError_T"]  # the Identity was bypassed
     assert layers["Affine"].params == {"out_shape": [4], "with_bias": False}
     assert result.project.optimizer.solver == "Adam" and result.project.optimizer.learning_rate == 0.002
     assert any("Identity 'Identity' removed" in n for n in result.notes)

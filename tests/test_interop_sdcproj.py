@@ -171,12 +171,12 @@ MaxEpoch=x3
 
 
 def test_unknown_layers_and_properties_are_listed(tmp_path):
-    path = _ini(tmp_path, MINIMAL.format(mid_type="PReLU", mid_prop="BaseAxis", mid_value="0", dest=2)
+    path = _ini(tmp_path, MINIMAL.format(mid_type="LSTM", mid_prop="State", mid_value="4", dest=2)  # Unit: the next issue
                 .replace("MaxEpoch=x3", "MaxEpoch=3\nBatchSize=2\n[Optimizer_0]\nSolverName=Eve\n"
                          "LearningRateScheduler=Custom"))
     result = import_file(path)
     text = "\n".join(result.unsupported)
-    assert "layer 'Mid' (PReLU)" in text and "solver Eve" in text and "LearningRateScheduler=Custom" in text
+    assert "layer 'Mid' (LSTM)" in text and "solver Eve" in text and "LearningRateScheduler=Custom" in text
     assert [l.name for l in result.project.network.layers] == ["Input", "Mid", "t", "Loss"]
     assert result.project.network.layer("t").params == {"shape": [1], "variable": "t"}  # shape unknown: noted
     assert "could not be inferred" in text

@@ -22,15 +22,22 @@ def nnabla_kwargs(params: Mapping[str, Any]) -> Dict[str, Any]:
     return out
 
 
-def axis_build(fn: str, rename: Mapping[str, str] = {}, unlinked: bool = False) -> Callable:
+def no_gradient(y: Any) -> Any:
+    """``y`` with need_grad off: backward stops there (nnabla's comparisons raise 'not_implemented' in
+    backward), while forward still runs through it (unlike get_unlinked_variable, which cuts both)."""
+    y.need_grad = False
+    return y
+
+
+def axis_build(fn: str, rename: Mapping[str, str] = {}, constant: bool = False) -> Callable:
     """A build calling ``F.<fn>(*inputs, **params)`` with axes counted with the batch axis; ``rename``
     maps a parameter to the Python keyword (nnabla's F.sum takes axis/keepdims for axes/keep_dims).
-    ``unlinked``: the output is a constant for backward (0/1 and index outputs have no gradient)."""
+    ``constant``: no gradient flows back through the output (index outputs), see ``no_gradient``."""
     def build(ctx: Any, inputs: list, layer: Any) -> Any:
         import nnabla.functions as F
         kwargs = {rename.get(k, k): v for k, v in nnabla_kwargs(ctx.params(layer)).items()}
         y = getattr(F, fn)(*inputs, **kwargs)
-        return y.get_unlinked_variable(need_grad=False) if unlinked else y
+        return no_gradient(y) if constant else y
     return build
 
 

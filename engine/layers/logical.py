@@ -1,7 +1,8 @@
 """NNC's Logical category: comparisons and boolean logic giving 0/1 outputs (1 where true).
 
-Their outputs are constants for backward (nnabla defines no useful gradient for a step): a network may
-contain them, and layers before them learn only through other paths (their build unlinks the output).
+Their outputs are constants for backward (nnabla's backward of a comparison raises 'not_implemented'):
+a network may contain them, and layers before them learn only through other paths (the build turns the
+output's need_grad off, so backward stops there; forward runs through as usual).
 Inputs are true where non-zero. NNC gives Greater/GreaterEqual/Less/LessEqual their second operand on
 the ``R`` pin; the Logical*Scalar layers take NNC's Float ``Value`` (non-zero is true, nnabla's bool).
 """
@@ -10,26 +11,26 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .factory import function_layer
-from .function_hooks import same_shapes, side_input_properties
+from .function_hooks import no_gradient, same_shapes, side_input_properties
 from .nntxt_codec import f7
 from .registry import ParamSpec, Shape
 
 
-def _unlinked_build(fn: str, as_bool: bool = False):
+def _comparison_build(fn: str, as_bool: bool = False):
     """F.<fn>(*inputs, **params) as a constant (0/1 has no gradient); ``as_bool``: val is nnabla's bool."""
     def build(ctx: Any, inputs: list, layer: Any) -> Any:
         import nnabla.functions as F
         params = dict(ctx.params(layer))
         if as_bool:
             params["val"] = params["val"] != 0
-        return getattr(F, fn)(*inputs, **params).get_unlinked_variable(need_grad=False)
+        return no_gradient(getattr(F, fn)(*inputs, **params))
     return build
 
 
 for _type, _fn, _doc in (("LogicalNot", "logical_not", "1 where the input is 0, else 0."),
                          ("IsNaN", "isnan", "1 where the input is NaN."),
                          ("IsInf", "isinf", "1 where the input is infinite.")):
-    function_layer(_type, "Logical", _fn, _doc, build=_unlinked_build(_fn))
+    function_layer(_type, "Logical", _fn, _doc, build=_comparison_build(_fn))
 
 for _type, _fn, _pin, _doc in (
         ("Equal", "equal", "", "1 where the inputs are equal."),
@@ -44,7 +45,7 @@ for _type, _fn, _pin, _doc in (
 ):
     extra = dict(input_names=("x", _pin), from_sdcproj=side_input_properties(_pin)) if _pin else {}
     function_layer(_type, "Logical", _fn, _doc, n_inputs=(2, 2), output_shape=same_shapes(_type),
-                   build=_unlinked_build(_fn), **extra)
+                   build=_comparison_build(_fn), **extra)
 
 # NNC's Value defaults to 0 (nnabla's val to 1), so the literal-default check is left out for these.
 _VAL = ParamSpec("val", "float", 0.0, "The scalar Value compared with.")
@@ -55,7 +56,7 @@ for _type, _fn, _doc in (("EqualScalar", "equal_scalar", "1 where x equals Value
                          ("LessScalar", "less_scalar", "1 where x < Value."),
                          ("LessEqualScalar", "less_equal_scalar", "1 where x <= Value.")):
     function_layer(_type, "Logical", _fn, _doc, [_VAL], nnc_properties={"Value": "val"}, caption_always=True,
-                   build=_unlinked_build(_fn), nnabla_function="",
+                   build=_comparison_build(_fn), nnabla_function="",
                    examples=(({}, ((3, 4),)), ({"val": 0.5}, ((3, 4),))))
 
 
@@ -75,5 +76,5 @@ for _type, _fn, _doc in (("LogicalAndScalar", "logical_and_scalar", "1 where x a
                          ("LogicalXorScalar", "logical_xor_scalar", "1 where exactly one of x and Value is non-zero.")):
     _to, _from = _bool_val_hooks(_fn)
     function_layer(_type, "Logical", _fn, _doc, [_VAL], nnc_properties={"Value": "val"}, caption_always=True,
-                   build=_unlinked_build(_fn, as_bool=True), to_nntxt=_to, from_nntxt=_from, nnabla_function="",
+                   build=_comparison_build(_fn, as_bool=True), to_nntxt=_to, from_nntxt=_from, nnabla_function="",
                    examples=(({}, ((3, 4),)), ({"val": 1.0}, ((3, 4),))))

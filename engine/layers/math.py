@@ -47,7 +47,7 @@ for _type, _fn, _doc in (("Sum", "sum", "Sum over axes."), ("Mean", "mean", "Mea
 
 
 def _extreme_build(fn: str):
-    plain, indices = axis_build(fn, _RENAME), axis_build(fn, _RENAME, unlinked=True)
+    plain, indices = axis_build(fn, _RENAME), axis_build(fn, _RENAME, constant=True)
 
     def build(ctx: Any, inputs: list, layer: Any) -> Any:
         return (indices if ctx.params(layer)["only_index"] else plain)(ctx, inputs, layer)
