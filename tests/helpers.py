@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from typing import List, Optional
 
 import numpy as np
@@ -113,3 +114,17 @@ def live_processes(text: str) -> list:
         if text in args and state != "Z":
             found.append((int(name), args))
     return found
+
+
+def wait_until_gone(run_dir: str, timeout: float = 30) -> float:
+    """Seconds until no process of the run is left (the test fails after ``timeout``)."""
+    start = time.monotonic()
+    while live_processes(run_dir):
+        assert time.monotonic() - start < timeout, f"left behind: {live_processes(run_dir)}"
+        time.sleep(0.05)
+    return time.monotonic() - start
+
+
+def results_of(project: str) -> str:
+    """The results folder of ``<folder>/project.yaml`` (``<folder>/results/project``)."""
+    return os.path.join(os.path.dirname(project), "results", "project")

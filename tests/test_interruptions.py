@@ -23,8 +23,8 @@ from nnconsole.engine import runs
 from nnconsole.engine.checkpoint import (CheckpointError, CheckpointState, NonFiniteParametersError, find_usable_checkpoint,
                                read_checkpoint, save_checkpoint)
 from nnconsole.engine.launch import check_resumable
-from tests.helpers import (ROOT, final_params, live_processes, load_h5, max_relative_error, nnconsole, run_dir_from,
-                           tabular_project, write_tabular_csv)
+from tests.helpers import (ROOT, final_params, live_processes, load_h5, max_relative_error, nnconsole, results_of,
+                           run_dir_from, tabular_project, wait_until_gone, write_tabular_csv)
 
 # One worker x batch 16 and two workers x batch 8 make the same updates (keep-logical-batch), so
 # one uninterrupted single-worker run is the reference for every scenario.
@@ -51,10 +51,6 @@ def start(project: str, *extra: str) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=ROOT)
 
 
-def results_of(project: str) -> str:
-    return os.path.join(os.path.dirname(project), "results", "project")
-
-
 def wait_for_checkpoints(results: str, count: int, alive, timeout: float = 60) -> str:
     """The run directory once ``count`` complete checkpoints exist; fails if the run ends first."""
     deadline = time.monotonic() + timeout
@@ -65,15 +61,6 @@ def wait_for_checkpoints(results: str, count: int, alive, timeout: float = 60) -
         assert alive(), "the run ended before it could be interrupted"
         time.sleep(0.02)
     raise AssertionError(f"no {count} checkpoints after {timeout} s")
-
-
-def wait_until_gone(run_dir: str, timeout: float = 30) -> float:
-    """Seconds until no process of the run is left (fails after ``timeout``)."""
-    start_time = time.monotonic()
-    while live_processes(run_dir):
-        assert time.monotonic() - start_time < timeout, f"left behind: {live_processes(run_dir)}"
-        time.sleep(0.05)
-    return time.monotonic() - start_time
 
 
 def worker_pids(run_dir: str) -> list:

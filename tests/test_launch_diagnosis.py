@@ -14,7 +14,7 @@ import pytest
 
 from nnconsole.engine import launch, runs
 from nnconsole.engine.launch_watch import diagnose_failure
-from tests.helpers import ROOT, live_processes, nnconsole, run_dir_from, tabular_project
+from tests.helpers import ROOT, live_processes, nnconsole, results_of, run_dir_from, tabular_project, wait_until_gone
 
 ENV = dict(os.environ, PYTHONPATH=ROOT)
 # Long enough to be interrupted at leisure; small enough to start in a second.
@@ -56,17 +56,6 @@ def wait_for_workers(results: str, count: int, proc: subprocess.Popen, checkpoin
     raise AssertionError("the run did not start in time")
 
 
-def wait_until_gone(run_dir: str, timeout: float = 15) -> None:
-    deadline = time.monotonic() + timeout
-    while live_processes(run_dir):
-        assert time.monotonic() < deadline, f"left behind: {live_processes(run_dir)}"
-        time.sleep(0.05)
-
-
-def results_of(project: str) -> str:
-    return os.path.join(os.path.dirname(project), "results", "project")
-
-
 # ---- item 18: a stopped rank ends the job within a bounded time -----------------------------------------
 @pytest.mark.mpi
 def test_a_stopped_rank_ends_the_job_within_the_documented_bound(tmp_path):
@@ -88,7 +77,7 @@ def test_a_stopped_rank_ends_the_job_within_the_documented_bound(tmp_path):
     assert "Traceback" not in stderr and "killed by" not in stderr
     status = runs.read_status(run_dir)
     assert status.status == "failed" and status.failed_rank == 1 and status.resumable
-    wait_until_gone(run_dir)
+    wait_until_gone(run_dir, timeout=15)
 
 
 @pytest.mark.mpi
@@ -108,7 +97,7 @@ def test_ctrl_c_ends_a_job_with_a_stopped_rank_at_once(tmp_path):
             proc.kill()
     assert time.monotonic() - asked < launch.STALLED_RANK_SECONDS, time.monotonic() - asked
     assert f"rank 0 (pid {ranks[0]}) was stopped (SIGSTOP)" in stderr, stderr
-    wait_until_gone(run_dir)
+    wait_until_gone(run_dir, timeout=15)
 
 
 def test_a_stopped_single_worker_is_detected(tmp_path):
@@ -123,7 +112,7 @@ def test_a_stopped_single_worker_is_detected(tmp_path):
             os.kill(ranks[0], signal.SIGCONT)
             proc.kill()
     assert proc.returncode == 1 and f"rank 0 (pid {ranks[0]}) was stopped (SIGSTOP)" in stderr, stderr
-    wait_until_gone(run_dir)
+    wait_until_gone(run_dir, timeout=15)
 
 
 # ---- item 19: relative paths from another working folder --------------------------------------------------

@@ -20,7 +20,7 @@ import pytest
 
 from nnconsole.engine import runs
 from nnconsole.engine.test_seams import seam_environment
-from tests.helpers import ROOT, live_processes, nnconsole, run_dir_from, tabular_project
+from tests.helpers import ROOT, live_processes, nnconsole, run_dir_from, tabular_project, wait_until_gone
 
 ENV = dict(os.environ, PYTHONPATH=ROOT)
 EPOCHS = 16
@@ -65,13 +65,6 @@ def assert_one_clean_history(run_dir: str, epochs: int = EPOCHS) -> None:
     for kind in ("train", "validation"):
         its = [r["iteration"] for r in records if r["type"] == kind]
         assert all(a < b for a, b in zip(its, its[1:])), f"{kind} iterations not strictly increasing: {its}"
-
-
-def wait_until_gone(run_dir: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while live_processes(run_dir):
-        assert time.monotonic() < deadline, f"left behind: {live_processes(run_dir)}"
-        time.sleep(0.05)
 
 
 # ---- one writer ---------------------------------------------------------------------------------------
