@@ -3,7 +3,8 @@
 ``build_graph`` checks the network with ``nnconsole.engine.shapes.infer_network`` first and raises
 ``GraphError`` listing every problem, then creates one nnabla function per layer in data-flow
 order. Each layer's weights are created with nnabla's parametric functions under
-``nn.parameter_scope(layer.name)``, so parameter names are ``<layer>/<pf scope>/<weight>``, e.g.
+``nn.parameter_scope(<layer's parameter_scope, else its name>)``, so parameter names are
+``<layer>/<pf scope>/<weight>`` (layers naming one parameter_scope share their weights), e.g.
 ``conv1/conv/W``, ``fc1/affine/b``, ``bn1/bn/gamma``, ``emb/embed/W`` (the names NNC uses too).
 Names are relative to the parameter scope that is current when build_graph is called, and
 existing parameters there are reused: a train graph and a validation graph built one after the
@@ -20,6 +21,7 @@ from nnconsole.engine.layers.inputs import input_variable
 from nnconsole.engine.layers.registry import fmt_shape
 from nnconsole.engine.project.model import Layer, Network
 from nnconsole.engine.shapes import MODES, NetworkInfo, derive_network, infer_network
+from nnconsole.engine.shared_params import weight_scope_of
 
 
 class GraphError(ValueError):
@@ -140,7 +142,8 @@ def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any
             outputs[name] = inputs[var]
             continue
         xs = [outputs[src] for src in layer.inputs]
-        with nn.parameter_scope(name):
+        scope = weight_scope_of(layer)  # layers naming one parameter_scope share these weights
+        with nn.parameter_scope(scope):
             try:
                 out = spec.build(ctx, xs, layer)
             except Exception as exc:  # nnabla raises several types; name the layer either way
@@ -153,8 +156,8 @@ def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any
                 raise GraphError(f"layer '{name}' ({layer.type}) could not be built: "
                                  f"{text.rstrip('.') or type(exc).__name__}{hint}") from exc
             for rel, var in nn.get_parameters(grad_only=False).items():
-                full = f"{name}/{rel}"
-                param_owner[full] = (name, rel.rsplit("/", 1)[-1])
+                full = f"{scope}/{rel}"
+                param_owner.setdefault(full, (name, rel.rsplit("/", 1)[-1]))  # the first sharer owns it
                 parameters[full] = var
         want = (batch_size,) + tuple(li.out_shape)
         if tuple(out.shape) != want:  # a bug in a shape rule, not a user error

@@ -232,6 +232,9 @@ def infer_network(network: Network) -> NetworkInfo:
             info.errors.append((name, li.error))
     if not any(_is_input(by_name[n]) for n in all_names):
         info.warnings.append(("", "the network has no Input layer"))
+    from nnconsole.engine.shared_params import share_parameters
+
+    share_parameters(info, by_name)  # layers naming one parameter scope share (and count once) their weights
     return info
 
 

@@ -47,6 +47,7 @@ class Node:
     repeat_id: str = ""
     copy_indices: List[int] = field(default_factory=list)  # one per expanded repeat, innermost first
     base_name: str = ""
+    parameter_scope: str = ""  # set when the node shares its weights with others (see share_scopes)
 
     def __post_init__(self) -> None:
         self.base_name = self.base_name or self.name
@@ -136,9 +137,8 @@ def _expand_one(nodes: List[Node], rid: str, times: int, notes: List[str], unsup
                     w.source_name = w.source_name.replace(marker, f"[{i}]", 1)
                 elif i == 0 and w.source_name not in shared_reported:
                     shared_reported.add(w.source_name)
-                    unsupported.append(f"parameter '{w.source_name}' is shared by every repetition of "
-                                       f"'{start.name}'; nnconsole gives each copy of layer '{n.base_name}' "
-                                       "its own weights")
+                    notes.append(f"parameter '{w.source_name}' is shared by every repetition of '{start.name}': "
+                                 f"the copies of layer '{n.base_name}' share one parameter scope")
             if n.position is not None:
                 c.position = (n.position[0] + REPEAT_SHIFT * i, n.position[1])
             copies.append(c)
@@ -220,8 +220,33 @@ def to_layers(nodes: List[Node], unsupported: List[str], layout: bool) -> List[L
             position = (0.0, LAYOUT_STEP * k)
         layers.append(Layer(name=n.name, type=rtype, inputs=list(n.inputs), params=dict(n.params),
                             initializers=initializers, lr_multipliers=lr,
-                            position=tuple(position) if position is not None else None))
+                            position=tuple(position) if position is not None else None,
+                            parameter_scope=n.parameter_scope))
     return layers
+
+
+def share_scopes(nodes: Sequence[Node], notes: List[str]) -> None:
+    """Nodes whose weights have the same source names (NNC's ParameterScope, nnabla parameters several
+    functions read) get one ``parameter_scope``: the source's scope, so the project keeps one set of weights."""
+    from nnconsole.engine.layers import find_spec
+
+    users: Dict[str, List[Node]] = {}
+    for n in nodes:
+        spec = find_spec(registry_type(n.type) or "")
+        if spec is None or not spec.weight_scope:
+            continue
+        for w in n.weights.values():
+            users.setdefault(w.source_name, []).append(n)
+    for source, sharing in users.items():
+        if len(sharing) < 2 or "/" not in source:
+            continue
+        scope = source.rsplit("/", 2)[0].replace("/", "_")
+        fresh = [n for n in sharing if n.parameter_scope != scope]
+        for n in fresh:
+            n.parameter_scope = scope
+        if fresh:
+            notes.append(f"layers {', '.join(n.name for n in sharing)} share parameter scope '{scope}' (one set of "
+                         "weights)")
 
 
 def parameter_renames(nodes: Sequence[Node]) -> Tuple[Dict[str, List[str]], List[str]]:
@@ -237,6 +262,8 @@ def parameter_renames(nodes: Sequence[Node]) -> Tuple[Dict[str, List[str]], List
         if not scope:  # no nnabla parameters of its own (or a type nnconsole lacks)
             continue
         for key, w in n.weights.items():
-            out.setdefault(w.source_name, []).append(f"{n.name}/{scope}/{key}")
+            target = f"{n.parameter_scope or n.name}/{scope}/{key}"
+            if target not in out.setdefault(w.source_name, []):
+                out[w.source_name].append(target)
     shared = [name for name, targets in out.items() if len(targets) > 1]
     return out, shared

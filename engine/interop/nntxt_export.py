@@ -23,6 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from nnconsole.engine.layers import find_spec, get_spec
 from nnconsole.engine.layers.nntxt_codec import set_shape
 from nnconsole.engine.project.model import Layer, Project
+from nnconsole.engine.shared_params import parameter_name
 
 from . import mapping
 from .common import iterations_per_epoch, peek_dataset, preview_rows
@@ -59,6 +60,7 @@ class _NetworkWriter:
         self.project = project
         self.info = info
         self.layers = {layer.name: layer for layer in project.network.layers}
+        self.param_owner: Dict[str, Tuple[Layer, str]] = {}  # parameter name -> (first layer using it, weight key)
 
     def write(self, name: str, layer_names: Sequence[str], mode: str, batch: int,
               post: Optional[Tuple[str, str, str]] = None) -> Dict[str, Any]:
@@ -86,11 +88,13 @@ class _NetworkWriter:
             f.name = lname
             f.type = spec.export_as or spec.nnc_name
             f.input.extend(layer.inputs)
-            scope = spec.weight_scope
             for key in spec.weight_order:
                 if key not in li.weight_shapes:
                     continue
-                pname = f"{lname}/{scope}/{key}"
+                pname = parameter_name(layer, key)  # layers sharing a parameter scope read one variable
+                f.input.append(pname)
+                if pname in params:
+                    continue
                 pv = net.variable.add()
                 pv.name, pv.type = pname, "Parameter"
                 set_shape(pv.shape, li.weight_shapes[key])
@@ -100,8 +104,8 @@ class _NetworkWriter:
                     init = Initializer("Constant", 1.0, mapping.RUNNING_STAT_INIT[key])
                 if init is not None:
                     _initializer_message(pv.initializer, init)
-                f.input.append(pname)
                 params.append(pname)
+                self.param_owner.setdefault(pname, (layer, key))
             f.output.append(lname)
             _fill_params(f, layer, li.params, li.in_shapes, li.out_shape, mode)
             ov = net.variable.add()
@@ -317,12 +321,10 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
         dv.variable_name, dv.data_name = v, var_of[v]
     for lname in info.loss_layers:
         o.loss_variable.add().variable_name = lname
-    layers = {layer.name: layer for layer in project.network.layers}
     for pname in main["params"]:
-        lname, _, key = pname.split("/")
+        layer, key = writer.param_owner[pname]
         pv = o.parameter_variable.add()
         pv.variable_name = pname
-        layer = layers[lname]
         if key in mapping.non_trainable(layer.type):
             pv.learning_rate_multiplier = 0.0
         else:

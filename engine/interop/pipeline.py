@@ -5,7 +5,7 @@ Each format has a reader (``nntxt_read``, ``sdcproj_read``) and a graph stage (`
 type names, links, registry parameters (converted by each layer type's registration), weights, repeat
 counts and loss targets. From there the steps are the same for every format and live here: drop
 no-op layers, expand repeat blocks, name the copies, give losses their target Inputs, make project
-layers, and report what the project cannot hold (shared parameters). The format's settings stage
+layers (shared parameter scopes kept) and report what the project cannot hold. The format's settings stage
 (``*_settings``) maps datasets, CONFIG and optimizer through the one solver table, and the format's
 entry module assembles the ``ImportResult`` (the report) with the project.
 """
@@ -18,7 +18,8 @@ from nnconsole.engine.project.model import Layer
 
 from . import mapping
 from .common import add_loss_targets
-from .netgraph import Node, expand_repeats, finalize_names, parameter_renames, remove_pass_through, to_layers
+from .netgraph import (Node, expand_repeats, finalize_names, parameter_renames, remove_pass_through, share_scopes,
+                       to_layers)
 from .report import InteropError
 
 
@@ -44,6 +45,7 @@ def graph_to_layers(graph: ImportedGraph, unsupported: List[str], notes: List[st
     except ValueError as exc:
         raise InteropError(str(exc)) from None
     finalize_names(nodes)
+    share_scopes(nodes, notes)  # weights several layers read stay one set (parameter_scope)
     if graph.loss_targets:  # copies of a repeated loss read the same dataset variable
         targets = {n.name: graph.loss_targets[n.base_name] for n in nodes if n.base_name in graph.loss_targets}
         nodes = add_loss_targets(nodes, targets, unsupported)
@@ -51,8 +53,8 @@ def graph_to_layers(graph: ImportedGraph, unsupported: List[str], notes: List[st
 
 
 def parameter_names(nodes: List[Node], unsupported: List[str], copies_initialized: bool) -> Dict[str, List[str]]:
-    """Source parameter name -> the project's parameter names; parameters several layers share (which
-    the project cannot express) are reported."""
+    """Source parameter name -> the project's parameter names; a source parameter that still maps to several
+    project parameters (sharing share_scopes could not keep) is reported."""
     renames, shared = parameter_renames(nodes)
     scopes: Dict[str, List[str]] = {}
     for pname in shared:

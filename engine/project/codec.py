@@ -38,7 +38,8 @@ def _from_value(value: Any) -> Any:
         out = {}
         for f in dataclasses.fields(value):
             v = getattr(value, f.name)
-            if isinstance(value, Layer) and f.name in ("initializers", "lr_multipliers", "position") and not v:
+            if isinstance(value, Layer) and not v and f.name in ("initializers", "lr_multipliers", "position",
+                                                                 "parameter_scope"):
                 continue  # keep layer entries short: empty extras are omitted
             out[f.name] = _from_value(v)
         return out

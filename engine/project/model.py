@@ -37,6 +37,9 @@ class Layer:
     ``inputs`` lists the names of the layers feeding this one, in pin order.
     ``initializers`` and ``lr_multipliers`` are keyed by parameter name (``W``, ``b``, ``gamma`` ...).
     ``position`` is the EDIT canvas position (x, y); the engine ignores it.
+    ``parameter_scope`` (NNC's ParameterScope) names where the layer's weights live; empty means the
+    layer's name. Layers naming one scope share one set of weights (a GAN's discriminator applied to real
+    and to generated images).
     """
 
     name: str
@@ -46,6 +49,7 @@ class Layer:
     initializers: Dict[str, Initializer] = field(default_factory=dict)
     lr_multipliers: Dict[str, float] = field(default_factory=dict)
     position: Optional[Tuple[float, float]] = None
+    parameter_scope: str = ""
 
 
 @dataclass

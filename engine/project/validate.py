@@ -322,9 +322,12 @@ def check_initial_parameters(project: Project, allow_outside: bool = False) -> L
         return [Problem("config.initial_parameters", str(exc).split("; it is damaged")[0] + " (damaged or truncated)",
                         fix="export the parameters again, or clear the field to start from the initializers")]
     # nnabla names a parameter <layer>/<function scope>/<weight>; the registry knows layer and weight.
+    from nnconsole.engine.shared_params import weight_scope_of
+
     info = infer_network(project.network)
-    expected = {f"{name}/{weight}": shape for name, li in info.layers.items()
-                for weight, shape in li.weight_shapes.items()}
+    by_name = {layer.name: layer for layer in project.network.layers}
+    expected = {f"{weight_scope_of(by_name[name])}/{weight}": shape for name, li in info.layers.items()
+                for weight, shape in li.weight_shapes.items() if name in by_name}
     differences = parameter_differences({f"{n.split('/')[0]}/{n.split('/')[-1]}": s for n, s in found.items()},
                                         expected, allow_missing=True)
     if differences:

@@ -1,0 +1,80 @@
+"""Parameter scopes shared between layers (issue 16): a GAN's discriminator applied twice has one set of
+weights in the project model, the nnabla graph, the parameter counts, the imports and the exports."""
+from __future__ import annotations
+
+import numpy as np
+
+from nnconsole.engine.graph import build_graph
+from nnconsole.engine.interop import export_nntxt, import_file
+from nnconsole.engine.project.model import Datasets, Layer, Network, Project
+from nnconsole.engine.shapes import infer_network
+from tests.test_interop_sdcproj import sdcproj_text
+
+
+def _two_discriminators(scope_b: str = "disc") -> Network:
+    """real -> D, fake -> D (the same weights when both layers name scope 'disc')."""
+    return Network([
+        Layer("real", "Input", params={"shape": [4]}), Layer("fake", "Input", params={"shape": [4]}),
+        Layer("d_real", "Affine", ["real"], {"out_shape": [1]}, parameter_scope="disc"),
+        Layer("d_fake", "Affine", ["fake"], {"out_shape": [1]}, parameter_scope=scope_b),
+        Layer("t", "Input", params={"shape": [1]}), Layer("t2", "Input", params={"shape": [1]}),
+        Layer("l1", "SquaredError", ["d_real", "t"]), Layer("l2", "SquaredError", ["d_fake", "t2"])])
+
+
+def test_layers_naming_one_scope_share_one_set_of_weights():
+    import nnabla as nn
+
+    net = _two_discriminators()
+    info = infer_network(net)
+    assert info.ok and info.total_params == 5  # 4x1 W + 1 b, counted once
+    assert infer_network(_two_discriminators("other")).total_params == 10
+    nn.clear_parameters()
+    built = build_graph(net, 2, "train", rng=np.random.RandomState(0))
+    assert sorted(built.parameters) == ["disc/affine/W", "disc/affine/b"]
+    x = np.random.RandomState(1).randn(2, 4)
+    built.inputs["real"].d = x
+    built.inputs["fake"].d = x
+    built.outputs["d_real"].forward()
+    built.outputs["d_fake"].forward()
+    assert np.array_equal(built.outputs["d_real"].d, built.outputs["d_fake"].d)
+    nn.clear_parameters()
+
+
+def test_shared_weights_of_different_shapes_are_an_error():
+    net = _two_discriminators()
+    net.layer("fake").params["shape"] = [3]
+    errors = infer_network(net).errors
+    assert any("disc" in msg and "shape" in msg for _, msg in errors), errors
+
+
+def test_import_keeps_sharing_and_export_writes_one_parameter(tmp_path):
+    path = tmp_path / "gan.sdcproj"
+    path.write_text(sdcproj_text([
+        ("x", "Input", {"Size": "4", "Dataset": "x"}, []),
+        ("a", "Affine", {"OutShape": "4", "ParameterScope": "fc"}, ["x"]),
+        ("b", "Affine", {"OutShape": "4", "ParameterScope": "fc"}, ["a"]),
+        ("loss", "SquaredError", {"T.Dataset": "y"}, ["b"])]), newline="")
+    result = import_file(str(path))
+    assert [u for u in result.unsupported if "shared" in u] == []
+    net = result.project.network
+    assert net.layer("a").parameter_scope == net.layer("b").parameter_scope == "fc"
+    assert infer_network(net).total_params == 20
+    project = Project(name="gan", network=net, datasets=Datasets(training="a.csv", validation="a.csv"))
+    out = str(tmp_path / "gan.nntxt")
+    export_nntxt(project, out)
+    text = open(out).read()
+    main = text[:text.index('name: "MainValidation"')]
+    assert main.count('name: "fc/affine/W"') == 1 and main.count('input: "fc/affine/W"') == 2
+    back = import_file(out).project.network
+    assert back.layer("a").parameter_scope == back.layer("b").parameter_scope == "fc"
+
+
+def test_project_file_keeps_the_scope(tmp_path):
+    from nnconsole.engine.project.io import load_project, save_project
+
+    project = Project(name="gan", network=_two_discriminators(),
+                      datasets=Datasets(training="a.csv", validation="a.csv"))
+    path = str(tmp_path / "gan.yaml")
+    save_project(project, path)
+    assert "parameter_scope: disc" in open(path).read()
+    assert load_project(path, check_datasets=False).network.layer("d_fake").parameter_scope == "disc"
