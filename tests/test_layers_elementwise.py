@@ -338,3 +338,47 @@ def test_logical_outputs_are_constants_for_backward():
     built.loss.forward()
     built.loss.backward()  # would raise "not_implemented" if backward reached the comparison
     assert not built.outputs["GreaterScalar_layer"].need_grad
+
+
+def test_the_trainer_trains_and_evaluates_a_project_with_new_types(tmp_path):
+    """The real CLI: `train` runs epochs of an MLP with PReLU, a Logical mask, Mul2 and scalar arithmetic
+    (forward through the comparison at validation, backward around it), and `info` counts PReLU's slopes."""
+    from nnconsole.engine.project.io import load_project, save_project
+    from tests.helpers import nnconsole, run_dir_from, tabular_project
+
+    path = tabular_project(str(tmp_path), n=32, batch=8, epochs=2)
+    project = load_project(path)
+    net = project.network
+    fc2 = net.layer("fc2")
+    net.layers.remove(net.layer("act1"))
+    position = net.layers.index(fc2)
+    net.layers[position:position] = [
+        Layer("p", "PReLU", ["fc1"]),
+        Layer("g", "GreaterScalar", ["p"], {"val": 0.0}),
+        Layer("m", "Mul2", ["p", "g"]),
+        Layer("s", "AddScalar", ["m"], {"val": 0.5}),
+    ]
+    fc2.inputs = ["s"]
+    save_project(project, path, backup=False)
+    out = nnconsole(["train", path, "-q"])
+    assert "finished: validation loss" in out.stdout
+    run_dir = run_dir_from(out.stdout)
+    info = nnconsole(["info", path]).stdout
+    rows = {line.split()[0]: line.split() for line in info.splitlines() if line.strip()}
+    assert rows["p"][1:] == ["PReLU", "8", "8", "8"]  # 8 slopes; NNC's CostMultiplyAdd: the input size
+    assert rows["g"][1:] == ["GreaterScalar", "8", "0", "0"]
+
+    import nnabla as nn
+    from nnabla.utils.nnp_graph import NnpLoader
+
+    nn.clear_parameters()
+    try:  # the exported runtime network (with the comparison) runs in nnabla
+        nnp = NnpLoader(f"{run_dir}/model_final.nnp")
+        graph = nnp.get_network(nnp.get_network_names()[0], batch_size=2)
+        x = list(graph.inputs.values())[0]
+        x.d = np.random.RandomState(0).randn(*x.shape)
+        y = list(graph.outputs.values())[0]
+        y.forward()
+        assert y.shape == (2, 3) and np.isfinite(y.d).all()
+    finally:
+        nn.clear_parameters()
