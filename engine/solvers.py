@@ -10,25 +10,36 @@ from nnconsole.engine.project.schema import SOLVER_PARAMS, SOLVER_SPECS
 
 
 def make_solver(opt: Optimizer, lr: float) -> Any:
-    """One nnabla solver configured from ``opt`` with learning rate (or Alpha) ``lr``."""
+    """One nnabla solver configured from ``opt`` with learning rate (Alpha, eta) ``lr``."""
     import nnabla.solvers as S
 
+    return getattr(S, opt.solver)(lr, **solver_kwargs(opt))
+
+
+def solver_kwargs(opt: Optimizer) -> Dict[str, Any]:
+    """nnabla's keyword arguments for ``opt``'s solver besides the learning rate: its parameters (flags as
+    bools) and, for solvers that decay inside (see ``applies_weight_decay_itself``), ``wd`` = weight_decay."""
+    spec = SOLVER_SPECS[opt.solver]
     known = SOLVER_PARAMS[opt.solver]
     unknown = set(opt.solver_params) - set(known)
     if unknown:
         raise ValueError(f"optimizer.solver_params: {', '.join(sorted(unknown))} not accepted by {opt.solver} "
                          f"(accepted: {', '.join(known) or 'none'})")
-    kwargs = dict(known, **opt.solver_params)
+    kwargs: Dict[str, Any] = dict(known, **opt.solver_params)
+    for flag in spec.flags:
+        if float(kwargs[flag]) not in (0.0, 1.0):
+            raise ValueError(f"optimizer.solver_params.{flag}: {opt.solver}'s {flag} is 0 or 1, got {kwargs[flag]!r}")
+        kwargs[flag] = bool(float(kwargs[flag]))
     if applies_weight_decay_itself(opt):
-        kwargs["wd"] = opt.weight_decay
-    factory = getattr(S, opt.solver)
-    return factory(lr, **kwargs)
+        kwargs["wd"] = float(opt.weight_decay)
+    return kwargs
 
 
 def applies_weight_decay_itself(opt: Optimizer) -> bool:
-    """AdamW decouples weight decay inside the solver; the others get ``solver.weight_decay``."""
+    """AdamW, SgdW and AdaBelief with weight_decouple 1 decay decoupled, inside the solver (its ``wd``); the
+    others get the engine's ``solver.weight_decay`` (L2 on the gradient, NNC's WeightDecay)."""
     spec = SOLVER_SPECS.get(opt.solver)
-    return bool(spec and spec.decoupled_weight_decay)
+    return bool(spec and spec.decays_inside(opt.solver_params))
 
 
 def group_parameters(params: Dict[str, Any], multipliers: Dict[str, float]) -> List[Tuple[float, Dict[str, Any]]]:

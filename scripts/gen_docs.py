@@ -75,14 +75,22 @@ def _section(cls: typing.Any, key: str) -> typing.List[str]:
 def _solvers() -> typing.List[str]:
     from nnconsole.engine.project.schema import SOLVER_TABLE
 
+    decay = {"": "L2 on the gradient (`solver.weight_decay`)", "decoupled": "decoupled, inside (`wd`)",
+             "wd": "decoupled inside (`wd`) when `weight_decouple` is 1, else L2",
+             "fused": "decoupled, inside the update (`solver.weight_decay`)"}
     lines = ["## Solvers", "", "`optimizer.solver` and the parameters each accepts in `optimizer.solver_params` "
-             "(nnabla's names and defaults); the learning rate is `optimizer.learning_rate`, which nnabla calls "
-             "`alpha` for the Adam family.", "", "| solver | learning rate | parameters (defaults) | nnabla field |",
-             "|---|---|---|---|"]
+             "(nnabla's names and defaults; switches are 0 or 1); the learning rate is `optimizer.learning_rate`, "
+             "which nnabla calls `alpha` for the Adam family and `eta` for Lamb, and `optimizer.weight_decay` is "
+             "applied as the last column says. NNC's names and defaults are those of its solver_component.txt "
+             "(Lamb and Lion are nnabla's only).", "",
+             "| solver | learning rate | parameters (defaults) | NNC's parameters (defaults) | weight decay | nnabla field |",
+             "|---|---|---|---|---|---|"]
     for spec in SOLVER_TABLE:
         params = ", ".join(f"`{k}` ({v:g})" for k, v in spec.params.items()) or "none"
+        nnc = ", ".join(f"{n} ({d:g})" for n, _, d in spec.nnc) or "not in NNC"
         names = ", ".join(f"`{n}`" for n in (spec.name,) + spec.file_names)
-        lines.append(f"| {names} | `{spec.learning_rate_name}` | {params} | `{spec.proto_field}` |")
+        lines.append(f"| {names} | `{spec.learning_rate_name}` | {params} | {nnc} | {decay[spec.weight_decay]} | "
+                     f"`{spec.proto_field}` |")
     return lines + [""]
 
 

@@ -25,7 +25,7 @@ from nnconsole.engine.layers.nntxt_codec import set_shape
 from nnconsole.engine.project.model import Layer, Project
 from nnconsole.engine.shared_params import parameter_name
 
-from . import mapping
+from . import mapping, solver_table
 from .common import iterations_per_epoch, peek_dataset, preview_rows
 from .report import ExportResult, InteropError
 from .settings_map import write_training_config
@@ -139,8 +139,11 @@ def _solver(proto_solver: Any, project: Project, ipe: Optional[int], unsupported
     p = getattr(s, field_name)
     setattr(p, mapping.LR_FIELD[opt.solver], float(opt.learning_rate))
     for key, value in dict(SOLVER_PARAMS[opt.solver], **opt.solver_params).items():
-        setattr(p, key, float(value))
-    if opt.solver == "AdamW":
+        setattr(p, key, solver_table.proto_value(opt.solver, key, value))
+    if opt.solver in solver_table.NOT_IN_NNC:
+        notes.append(f"solver {opt.solver} is written as nnabla's {field_name}; Neural Network Console has no such "
+                     "solver and nnabla 1.39's own loader (nnabla_cli train) does not build it")
+    if solver_table.decays_inside(opt.solver, dict(SOLVER_PARAMS[opt.solver], **opt.solver_params)):
         p.wd = float(opt.weight_decay)
     else:
         s.weight_decay = float(opt.weight_decay)

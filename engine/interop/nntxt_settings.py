@@ -50,12 +50,16 @@ def read_optimizer(proto: Any, unsupported: List[str], notes: List[str]) -> Opti
                                f"{opt.learning_rate:g} and nnabla's defaults are used")
             if opt.learning_rate == 0:
                 opt.learning_rate = 0.001
-        if name == "AdamW":
+        if name in solver_table.WD_INSIDE and solver_table.decays_inside(name, opt.solver_params):
             opt.weight_decay = _f(p.wd)
-    opt.weight_decay = opt.weight_decay or _f(s.weight_decay)
-    if name == "AdamW" and p is not None and s.weight_decay and p.wd:
-        unsupported.append(f"solver AdamW: both weight_decay {s.weight_decay:g} and wd {p.wd:g} are set; "
-                           f"nnconsole applies one decay, {p.wd:g}")
+        elif name in solver_table.WD_INSIDE and p.wd and not s.weight_decay:
+            notes.append(f"solver {name}: wd {p.wd:g} has no effect without weight_decouple (as in nnabla); "
+                         "weight decay is 0")
+    if s.weight_decay > 0:  # nnabla_cli calls solver.weight_decay(weight_decay): it replaces a decoupled wd
+        if opt.weight_decay and opt.weight_decay != _f(s.weight_decay):
+            notes.append(f"solver {name}: weight_decay {s.weight_decay:g} replaces its wd {opt.weight_decay:g} at "
+                         "every update, as nnabla_cli does")
+        opt.weight_decay = _f(s.weight_decay)
     opt.update_interval = max(1, int(o.update_interval or 1))
     kind = s.lr_scheduler_type
     if kind == "Exponential":

@@ -82,7 +82,7 @@ def _iterations(value: int, unit: Optional[str], ipe: Optional[int], what: str, 
 
 def read_optimizer(reader: SdcReader, s: Optional[Section], ipe: Optional[int], unsupported: List[str],
                notes: List[str]) -> Optimizer:
-    from nnconsole.engine.solvers import SOLVER_PARAMS
+    from nnconsole.engine.project.schema import SOLVER_PARAMS, SOLVER_SPECS
 
     opt = Optimizer()
     if s is None:
@@ -95,11 +95,12 @@ def read_optimizer(reader: SdcReader, s: Optional[Section], ipe: Optional[int], 
         name = "Adam"
     opt.solver = name
     opt.solver_params = dict(SOLVER_PARAMS[name])
+    opt.learning_rate = SOLVER_SPECS[name].nnc_learning_rate  # NNC's default when the file omits it
     count = reader.int(s, "SolverParameterNum", 0)
     for k in range(count):
         pname = (s.get(f"SolverParameterName_{k}") or "").strip()
         raw = s.get(f"SolverParameter_{k}")
-        key = solver_table.SOLVER_PARAMETER_ALIASES.get(pname.lower().replace(" ", "").replace("_", ""))
+        key = solver_table.nnc_parameter_key(name, pname)
         if key is None or raw is None:
             unsupported.append(f"solver parameter {pname}={raw}: not a parameter of nnconsole's {name}")
             continue
@@ -114,8 +115,18 @@ def read_optimizer(reader: SdcReader, s: Optional[Section], ipe: Optional[int], 
             opt.solver_params[key] = value
         else:
             unsupported.append(f"solver parameter {pname}={raw}: not a parameter of nnconsole's {name}")
-    if s.get("WeightDecay") is not None and as_float(s.get("WeightDecay"), 0.0):
-        opt.weight_decay = as_float(s.get("WeightDecay"), 0.0)
+    # NNC trains through nnabla_cli: WeightDecay > 0 is solver.weight_decay() before every update, which for
+    # AdamW, SgdW and a decoupled AdaBelief replaces their own Weight Decay (it becomes the decoupled rate).
+    global_wd = as_float(s.get("WeightDecay"), 0.0)
+    if global_wd > 0:
+        if opt.weight_decay and opt.weight_decay != global_wd:
+            notes.append(f"WeightDecay={global_wd:g} replaces {name}'s Weight Decay {opt.weight_decay:g} at every "
+                         "update, as in NNC")
+        opt.weight_decay = global_wd
+    elif opt.weight_decay and not solver_table.decays_inside(name, opt.solver_params):
+        notes.append(f"{name}'s Weight Decay {opt.weight_decay:g} has no effect without WD Decouple (as in NNC); "
+                     "weight decay is 0")
+        opt.weight_decay = 0.0
     opt.update_interval = max(1, as_int(s.get("UpdateInterval"), 1))
     kind = (s.get("LearningRateScheduler") or "Exponential").strip()
     interval = as_int(s.get("LearningRateUpdateInterval"), 0)

@@ -101,10 +101,10 @@ SETTINGS: Tuple[Setting, ...] = (
        "Solvers below); missing ones take nnabla's defaults.", nnc="SolverParameterName_k/SolverParameter_k",
        nntxt="optimizer[].solver.<solver>_param"),
     _S("optimizer.learning_rate", "float", 0.001, "Learning rate", "Single-worker learning rate (Alpha for "
-       "Adam); the plan scales it for N workers.", positive=True, form="optimizer",
+       "the Adam family, eta for Lamb); the plan scales it for N workers.", positive=True, form="optimizer",
        nnc="SolverParameter Alpha / LearningRate", nntxt="optimizer[].solver.<solver>_param.alpha / lr"),
-    _S("optimizer.weight_decay", "float", 0.0, "Weight decay", "L2 penalty on every parameter (AdamW: "
-       "decoupled, inside the solver).", minimum=0, form="optimizer", nnc="WeightDecay",
+    _S("optimizer.weight_decay", "float", 0.0, "Weight decay", "L2 penalty on every parameter (NNC's "
+       "WeightDecay); AdamW and SgdW apply it decoupled inside the solver, AdaBelief as its wd.", minimum=0, form="optimizer", nnc="WeightDecay",
        nntxt="optimizer[].solver.weight_decay"),
     _S("optimizer.schedule.type", "choice", "exponential", "Schedule", "exponential: multiply by the LR "
        "multiplier every LR update interval (NNC).", choices=SCHEDULES, form="optimizer",
@@ -168,27 +168,92 @@ SETTINGS: Tuple[Setting, ...] = (
 # ---------------------------------------------------------------------------------------------- solvers
 @dataclass(frozen=True)
 class SolverSpec:
-    """One solver: nnabla's class name, its parameters and defaults, and how nnabla files spell it."""
+    """One solver: nnabla's class name, its parameters and defaults, and how NNC and nnabla files spell it.
+
+    ``params`` are nnabla's keyword arguments besides the learning rate and ``wd`` (nnabla's defaults,
+    which equal NNC's for every NNC solver). ``nnc`` lists NNC's parameters in NNC's order as
+    (NNC's name, nnconsole's key, NNC's default); the keys ``learning_rate`` and ``weight_decay`` are the
+    optimizer's own settings, the others ``solver_params``. ``flags`` are parameters that are booleans
+    (0 or 1 in ``solver_params``). ``weight_decay`` says where ``optimizer.weight_decay`` goes:
+    "" = the engine's ``solver.weight_decay`` (L2 added to the gradient, nnabla's and NNC's WeightDecay);
+    "decoupled" = nnabla's ``wd`` argument, decoupled from the gradient (AdamW, SgdW); "wd" = nnabla's
+    ``wd`` argument when its ``weight_decouple`` flag is 1 (decoupled), else ``solver.weight_decay`` (AdaBelief;
+    nnabla ignores its ``wd`` without weight_decouple); "fused" = ``solver.weight_decay``, which these solvers
+    apply decoupled inside their update (Lamb, Lion). NNC trains through nnabla_cli, which calls
+    ``solver.weight_decay(WeightDecay)`` before every update when WeightDecay > 0: for AdamW, SgdW and a
+    decoupled AdaBelief that replaces the solver's own ``wd`` for the update (it is the decoupled rate).
+    """
 
     name: str
     params: Mapping[str, float]
-    learning_rate_name: str = "lr"  # "alpha" for the Adam family (NNC shows Alpha)
+    learning_rate_name: str = "lr"  # "alpha" for the Adam family (NNC shows Alpha), "eta" for Lamb
     proto_field: str = ""  # the *_param message of nnabla's Solver proto
     file_names: Tuple[str, ...] = ()  # other spellings of Solver.type in nnabla files
-    decoupled_weight_decay: bool = False  # AdamW applies weight decay inside the solver (wd)
+    weight_decay: str = ""  # "", "decoupled", "wd" or "fused" (see above)
+    nnc: Tuple[Tuple[str, str, float], ...] = ()  # NNC's parameters; () = not one of NNC's solvers
+    flags: Tuple[str, ...] = ()
+
+    @property
+    def has_wd_argument(self) -> bool:
+        """True when the solver has nnabla's ``wd`` argument (AdamW, SgdW, AdaBelief)."""
+        return self.weight_decay in ("decoupled", "wd")
+
+    def decays_inside(self, solver_params: Mapping[str, float]) -> bool:
+        """True when ``optimizer.weight_decay`` goes to the solver's ``wd`` (decoupled) rather than to
+        ``solver.weight_decay`` (L2 on the gradient): AdamW, SgdW, and AdaBelief with weight_decouple 1
+        (nnabla's AdaBelief ignores ``wd`` otherwise)."""
+        if self.weight_decay == "wd":
+            return bool(float(solver_params.get("weight_decouple", self.params.get("weight_decouple", 0.0))))
+        return self.weight_decay == "decoupled"
+
+    @property
+    def nnc_learning_rate(self) -> float:
+        """NNC's default learning rate (Alpha) for this solver, or nnabla's when NNC has no such solver."""
+        return next((d for _, key, d in self.nnc if key == "learning_rate"), 0.001)
 
 
 _ADAM = {"beta1": 0.9, "beta2": 0.999, "eps": 1e-8}
+_NNC_ADAM = (("Alpha", "learning_rate", 0.001), ("Beta1", "beta1", 0.9), ("Beta2", "beta2", 0.999),
+             ("Epsilon", "eps", 1e-8))
+_NNC_BOUND = _NNC_ADAM + (("FinalLR", "final_lr", 0.1), ("Gamma", "gamma", 0.001))
+_ABELIEF_FLAGS = ("amsgrad", "weight_decouple", "fixed_decay", "rectify")
+# One row per solver, NNC's 15 (solver_component.txt, in its order) then Lamb and Lion (nnabla only).
 SOLVER_TABLE: Tuple[SolverSpec, ...] = (
-    SolverSpec("Sgd", {}, proto_field="sgd_param", file_names=("SGD",)),
-    SolverSpec("Momentum", {"momentum": 0.9}, proto_field="momentum_param"),
-    SolverSpec("Nesterov", {"momentum": 0.9}, proto_field="nesterov_param"),
-    SolverSpec("Adam", dict(_ADAM), "alpha", "adam_param"),
-    SolverSpec("AdamW", dict(_ADAM), "alpha", "adamw_param", decoupled_weight_decay=True),
-    SolverSpec("Adagrad", {"eps": 1e-8}, proto_field="adagrad_param"),
-    SolverSpec("RMSprop", {"decay": 0.9, "eps": 1e-8}, proto_field="rmsprop_param"),
-    SolverSpec("AdaBound", dict(_ADAM, final_lr=0.1, gamma=0.001), "alpha", "adabound_param"),
-    SolverSpec("Lars", {"momentum": 0.9, "coefficient": 0.001, "eps": 1e-6}, proto_field="lars_param"),
+    SolverSpec("AdaBelief", dict(_ADAM, **{f: 0.0 for f in _ABELIEF_FLAGS}), "alpha", "adabelief_param",
+               weight_decay="wd", flags=_ABELIEF_FLAGS,
+               nnc=_NNC_ADAM + (("Weight Decay", "weight_decay", 1e-4), ("AMSGrad", "amsgrad", 0.0),
+                                ("WD Decouple", "weight_decouple", 0.0), ("Fixed Decay", "fixed_decay", 0.0),
+                                ("Rectify", "rectify", 0.0))),
+    SolverSpec("Adadelta", {"decay": 0.95, "eps": 1e-6}, proto_field="adadelta_param",
+               nnc=(("LearningRate", "learning_rate", 1.0), ("Decay", "decay", 0.95), ("Epsilon", "eps", 1e-6))),
+    SolverSpec("Adagrad", {"eps": 1e-8}, proto_field="adagrad_param",
+               nnc=(("LearningRate", "learning_rate", 0.01), ("Epsilon", "eps", 1e-8))),
+    SolverSpec("Adam", dict(_ADAM), "alpha", "adam_param", nnc=_NNC_ADAM),
+    SolverSpec("AdamW", dict(_ADAM), "alpha", "adamw_param", weight_decay="decoupled",
+               nnc=_NNC_ADAM + (("Weight Decay", "weight_decay", 1e-4),)),
+    SolverSpec("Adamax", dict(_ADAM), "alpha", "adamax_param",
+               nnc=(("Alpha", "learning_rate", 0.002),) + _NNC_ADAM[1:]),
+    SolverSpec("AdaBound", dict(_ADAM, final_lr=0.1, gamma=0.001), "alpha", "adabound_param", nnc=_NNC_BOUND),
+    SolverSpec("AMSGRAD", dict(_ADAM, bias_correction=0.0), "alpha", "amsgrad_param", flags=("bias_correction",),
+               nnc=_NNC_ADAM),
+    SolverSpec("AMSBound", dict(_ADAM, final_lr=0.1, gamma=0.001, bias_correction=0.0), "alpha", "amsbound_param",
+               flags=("bias_correction",), nnc=_NNC_BOUND),
+    SolverSpec("Lars", {"momentum": 0.9, "coefficient": 0.001, "eps": 1e-6}, proto_field="lars_param",
+               nnc=(("LearningRate", "learning_rate", 0.001), ("Momentum", "momentum", 0.9),
+                    ("Coefficient", "coefficient", 0.001), ("Epsilon", "eps", 1e-6))),
+    SolverSpec("Momentum", {"momentum": 0.9}, proto_field="momentum_param",
+               nnc=(("LearningRate", "learning_rate", 0.01), ("Momentum", "momentum", 0.9))),
+    SolverSpec("Nesterov", {"momentum": 0.9}, proto_field="nesterov_param",
+               nnc=(("LearningRate", "learning_rate", 0.01), ("Momentum", "momentum", 0.9))),
+    SolverSpec("RMSprop", {"decay": 0.9, "eps": 1e-8}, proto_field="rmsprop_param",
+               nnc=(("LearningRate", "learning_rate", 0.001), ("Decay", "decay", 0.9), ("Epsilon", "eps", 1e-8))),
+    SolverSpec("Sgd", {}, proto_field="sgd_param", file_names=("SGD",), nnc=(("LearningRate", "learning_rate", 0.01),)),
+    SolverSpec("SgdW", {"momentum": 0.9}, proto_field="sgdw_param", weight_decay="decoupled",
+               nnc=(("LearningRate", "learning_rate", 0.001), ("Momentum", "momentum", 0.9),
+                    ("Weight Decay", "weight_decay", 1e-4))),
+    SolverSpec("Lamb", {"beta1": 0.9, "beta2": 0.999, "gamma_l": 0.0, "gamma_u": 10.0, "eps": 1e-6,
+                        "bias_correction": 0.0}, "eta", "lamb_param", weight_decay="fused", flags=("bias_correction",)),
+    SolverSpec("Lion", {"beta1": 0.9, "beta2": 0.99}, proto_field="lion_param", weight_decay="fused"),
 )
 SOLVER_SPECS: Dict[str, SolverSpec] = {s.name: s for s in SOLVER_TABLE}
 SOLVERS: Tuple[str, ...] = tuple(SOLVER_SPECS)

@@ -99,7 +99,7 @@ def check_settings(project: Project) -> List[Problem]:
 
 
 def _check_solver_params(project: Project) -> List[Problem]:
-    from .schema import SOLVER_PARAMS
+    from .schema import SOLVER_PARAMS, SOLVER_SPECS
 
     o = project.optimizer
     known = SOLVER_PARAMS.get(o.solver)
@@ -113,6 +113,9 @@ def _check_solver_params(project: Project) -> List[Problem]:
         bad = _finite(path, value)
         if bad:
             problems.append(bad)
+        elif known is not None and key in SOLVER_SPECS[o.solver].flags and float(value) not in (0.0, 1.0):
+            problems.append(Problem(path, f"{o.solver}'s '{key}' is a switch, got {value!r}",
+                                    fix="use 0 (off) or 1 (on)"))
     return problems
 
 
