@@ -214,7 +214,7 @@ network {
   batch_size: 4
   variable { name: "Input" type: "Buffer" shape { dim: -1 dim: 6 } }
   variable { name: "Affine/affine/W" type: "Parameter" shape { dim: 6 dim: 4 }
-             initializer { type: "NormalAffineHeBackward" multiplier: 1 } }
+             initializer { type: "NormalCLConvGlorot" multiplier: 1 } }
   variable { name: "Affine" type: "Buffer" shape { dim: -1 dim: 4 } }
   variable { name: "Erf" type: "Buffer" shape { dim: -1 dim: 4 } }
   variable { name: "Identity" type: "Buffer" shape { dim: -1 dim: 4 } }
@@ -232,7 +232,7 @@ dataset { name: "Validation" uri: "valid.csv" batch_size: 4 }
 dataset { name: "Test" uri: "test.csv" batch_size: 4 }
 optimizer {
   name: "Optimizer" network_name: "Main" dataset_name: "Training"
-  solver { type: "Adamax" lr_scheduler_type: "Custom" adamax_param { alpha: 0.002 } }
+  solver { type: "RMSpropGraves" lr_scheduler_type: "Custom" rmsprop_graves_param { lr: 0.002 } }
   data_variable { variable_name: "Input" data_name: "x" }
   data_variable { variable_name: "SquaredError_T" data_name: "y" }
   loss_variable { variable_name: "SquaredError" }
@@ -247,7 +247,7 @@ def test_what_cannot_be_represented_is_listed_by_name(tmp_path):
     path.write_text(UNSUPPORTED_NNTXT)
     result = import_file(str(path))
     text = "\n".join(result.unsupported)
-    for needle in ("layer 'Erf' (Erf)", "NormalAffineHeBackward", "solver Adamax", "scheduler Custom",
+    for needle in ("layer 'Erf' (Erf)", "NormalCLConvGlorot", "solver RMSpropGraves", "scheduler Custom",
                    "datasets Test", "'Second'", "Affine/affine/W"):
         assert needle in text, needle
     layers = {l.name: l for l in result.project.network.layers}

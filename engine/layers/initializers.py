@@ -1,21 +1,42 @@
-"""NNC's weight initializers mapped onto nnabla's, with NNC's multiplier semantics.
+"""NNC's 11 weight initializers mapped onto nnabla's, with NNC's multiplier semantics.
 
 NNC names each initializer for the layer kind it was designed for (``NormalAffineGlorot`` vs
 ``NormalConvolutionGlorot``); both compute the same formula from the fan-in/fan-out that the
 owning layer passes here (Affine: input and output sizes, kernel (1,); Convolution: channels,
-output maps and kernel shape), so either name works on either layer.
+output maps and kernel shape), so either name works on either layer. With K = prod(kernel):
 
-- ``Normal*Glorot``: N(0, s) with s = multiplier * sqrt(2 / (K (in + out)))  (calc_normal_std_glorot)
-- ``Normal*He``: N(0, s) with s = multiplier * sqrt(2 / (K in))            (calc_normal_std_he_forward)
-- ``Uniform*Glorot``: U(-l, l) with l = multiplier * sqrt(6 / (K (in + out))) (calc_uniform_lim_glorot)
+- ``Normal*Glorot``: N(0, s), s = multiplier * sqrt(2 / (K (in + out)))     (calc_normal_std_glorot)
+- ``Normal*He`` (NNC's ``HeForward``): s = multiplier * sqrt(2 / (K in))   (calc_normal_std_he_forward)
+- ``Normal*HeBackward``: s = multiplier * sqrt(2 / (K out))                (calc_normal_std_he_backward)
+- ``Uniform*Glorot``: U(-l, l), l = multiplier * sqrt(6 / (K (in + out)))    (calc_uniform_lim_glorot)
 - ``Normal``: N(0, multiplier); ``Uniform``: U(-multiplier, multiplier); ``Constant``: ``value``
   (the multiplier is ignored, as in NNC).
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+import math
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from nnconsole.engine.project.model import INITIALIZERS, Initializer
+
+# name -> (distribution, the nnabla.initializer function giving the std (normal) or limit (uniform)).
+_FORMULAS: Dict[str, Tuple[str, str]] = {
+    "NormalAffineGlorot": ("normal", "calc_normal_std_glorot"),
+    "NormalConvolutionGlorot": ("normal", "calc_normal_std_glorot"),
+    "NormalAffineHe": ("normal", "calc_normal_std_he_forward"),
+    "NormalConvolutionHe": ("normal", "calc_normal_std_he_forward"),
+    "NormalAffineHeBackward": ("normal", "calc_normal_std_he_backward"),
+    "NormalConvolutionHeBackward": ("normal", "calc_normal_std_he_backward"),
+    "UniformAffineGlorot": ("uniform", "calc_uniform_lim_glorot"),
+    "UniformConvolutionGlorot": ("uniform", "calc_uniform_lim_glorot"),
+}
+# The same formulas in pure Python (no nnabla import), for the GUI and the plan: K, in, out -> std or limit.
+_PURE: Dict[str, Callable[[int, int, int], float]] = {
+    "calc_normal_std_glorot": lambda k, i, o: math.sqrt(2.0 / (k * (i + o))),
+    "calc_normal_std_he_forward": lambda k, i, o: math.sqrt(2.0 / (k * i)),
+    "calc_normal_std_he_backward": lambda k, i, o: math.sqrt(2.0 / (k * o)),
+    "calc_uniform_lim_glorot": lambda k, i, o: math.sqrt(6.0 / (k * (i + o))),
+}
 
 
 def check_initializer(init: Initializer) -> None:
@@ -36,37 +57,30 @@ def make_initializer(init: Initializer, inmaps: int, outmaps: int, kernel: Seque
     kind = init.type
     m = float(init.multiplier)
     kernel = tuple(int(k) for k in kernel) or (1,)
-    if kind in ("NormalAffineGlorot", "NormalConvolutionGlorot"):
-        return I.NormalInitializer(m * I.calc_normal_std_glorot(inmaps, outmaps, kernel), rng=rng)
-    if kind in ("NormalAffineHe", "NormalConvolutionHe"):
-        return I.NormalInitializer(m * I.calc_normal_std_he_forward(inmaps, outmaps, kernel), rng=rng)
-    if kind in ("UniformAffineGlorot", "UniformConvolutionGlorot"):
-        lo, hi = I.calc_uniform_lim_glorot(inmaps, outmaps, kernel)
-        return I.UniformInitializer((m * lo, m * hi), rng=rng)
+    if kind in _FORMULAS:
+        distribution, function = _FORMULAS[kind]
+        value = getattr(I, function)(inmaps, outmaps, kernel)
+        if distribution == "uniform":
+            lo, hi = value
+            return I.UniformInitializer((m * lo, m * hi), rng=rng)
+        return I.NormalInitializer(m * value, rng=rng)
     if kind == "Normal":
         return I.NormalInitializer(m, rng=rng)
     if kind == "Uniform":
         return I.UniformInitializer((-m, m), rng=rng)
-    # Constant
-    return I.ConstantInitializer(float(init.value))
+    return I.ConstantInitializer(float(init.value))  # Constant
 
 
 def expected_std(init: Initializer, inmaps: int, outmaps: int, kernel: Sequence[int] = (1,)) -> float:
     """The standard deviation the initializer aims for (pure Python; used by tests and the GUI)."""
-    import math
-
     check_initializer(init)
-    k = 1
-    for v in kernel:
-        k *= int(v)
+    k = math.prod(int(v) for v in kernel) if kernel else 1
     m = float(init.multiplier)
     kind = init.type
-    if kind.endswith("Glorot") and kind.startswith("Normal"):
-        return m * math.sqrt(2.0 / (k * (inmaps + outmaps)))
-    if kind.endswith("He"):
-        return m * math.sqrt(2.0 / (k * inmaps))
-    if kind.endswith("Glorot"):  # uniform: std = lim / sqrt(3)
-        return m * math.sqrt(6.0 / (k * (inmaps + outmaps))) / math.sqrt(3.0)
+    if kind in _FORMULAS:
+        distribution, function = _FORMULAS[kind]
+        value = m * _PURE[function](k, inmaps, outmaps)
+        return value / math.sqrt(3.0) if distribution == "uniform" else value  # U(-l, l) has std l / sqrt(3)
     if kind == "Normal":
         return m
     if kind == "Uniform":

@@ -15,8 +15,11 @@ from .schema import (ALPHA_SOLVERS, DEVICES, LAUNCHERS, PRECISIONS, SCALING_POLI
                      SCHEDULES, SOLVERS, default_of)
 
 FORMAT_VERSION = 3
+# NNC's 11 initializers (its HeForward variants spelled as nnabla's loader also names them, ...He);
+# the formulas are in engine/layers/initializers.py.
 INITIALIZERS = (
     "NormalAffineGlorot", "NormalConvolutionGlorot", "NormalAffineHe", "NormalConvolutionHe",
+    "NormalAffineHeBackward", "NormalConvolutionHeBackward",
     "UniformAffineGlorot", "UniformConvolutionGlorot", "Normal", "Uniform", "Constant",
 )
 
