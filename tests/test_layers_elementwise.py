@@ -234,7 +234,8 @@ def test_sdcproj_values_and_side_pins_import(tmp_path):
         ("a", "ATan2", {"x.Generator": "Constant"}, ["r", "d"]),
         ("s", "AddScalar", {"Value": "0.5"}, ["a"]),
         ("g", "LogicalOrScalar", {"Value": "1"}, ["s"]),
-        ("p", "PReLU", {"BaseAxis": "0", "Shared": "True", "slope.InitializerMultiplier": "0.1"}, ["s"]),
+        ("p", "PReLU", {"BaseAxis": "0", "Shared": "True", "slope.Initializer": "Constant",
+                            "slope.InitializerMultiplier": "0.1"}, ["s"]),
         ("m", "Max", {"Axes": "0", "KeepDims": "True", "OnlyIndex": "False"}, ["p"]),
         ("loss", "SquaredError", {"T.Dataset": "y"}, ["m"]),
     ])
@@ -252,6 +253,7 @@ def test_sdcproj_values_and_side_pins_import(tmp_path):
     assert net.layer("d").inputs == ["x", "r"] and net.layer("a").inputs == ["d", "r"]
     assert net.layer("s").params == {"val": 0.5} and net.layer("g").params == {"val": 1.0}
     assert net.layer("p").params == {"base_axis": 0, "shared": True}
+    assert net.layer("p").initializers["slope"].type == "Constant" and net.layer("p").initializers["slope"].value == 0.1
     assert net.layer("m").params == {"axes": [0], "keep_dims": True, "only_index": False}
 
     path.write_text(sdcproj_text([("x", "Input", {"Size": "4", "Dataset": "x"}, []),
