@@ -367,11 +367,15 @@ def test_every_layer_type_round_trips(tmp_path, extras):
     assert any("iter_per_epoch" in u for u in result.unsupported)  # a.csv does not exist: said, not hidden
     back = import_nntxt(str(out)).project
     expected = project.copy()
-    if not extras:  # nnabla has no Flatten: it comes back as the equivalent Reshape
+    if not extras:  # nnabla has no Flatten: it comes back as the equivalent Reshape (Broadcast: a Tile)
+        info = infer_network(project.network)
         for layer in expected.network.layers:
             if layer.type == "Flatten":
                 layer.type = "Reshape"
-                layer.params = {"shape": [int(np.prod(infer_network(project.network).layers[layer.name].out_shape))]}
+                layer.params = {"shape": [int(np.prod(info.layers[layer.name].out_shape))]}
+            elif layer.type == "Broadcast":
+                li = info.layers[layer.name]
+                layer.type, layer.params = "Tile", {"reps": [o // i for o, i in zip(li.out_shape, li.in_shapes[0])]}
     same_network(expected.network, back.network)
 
 

@@ -191,8 +191,9 @@ def extras_of(project: Project) -> Dict[str, Any]:
         entry: Dict[str, Any] = {}
         if layer.position is not None:
             entry["position"] = [float(layer.position[0]), float(layer.position[1])]
-        if get_spec(layer.type).export_as:
+        if get_spec(layer.type).export_as:  # restored on import (nntxt_import._restore_exported_type)
             entry["type"] = layer.type
+            entry["params"] = {k: list(v) if isinstance(v, tuple) else v for k, v in (layer.params or {}).items()}
         layers[layer.name] = entry
     opt = project.optimizer
     return {

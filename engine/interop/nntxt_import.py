@@ -112,8 +112,7 @@ def apply_extras(project: Project, extras: Dict[str, Any], notes: List[str]) -> 
             layer.position = (float(info["position"][0]), float(info["position"][1]))
         else:
             layer.position = None
-        if info.get("type") == "Flatten" and layer.type == "Reshape" and len(layer.params.get("shape", [])) == 1:
-            layer.type, layer.params = "Flatten", {}
+        _restore_exported_type(layer, info)
     sched = extras.get("schedule")
     opt = project.optimizer
     if isinstance(sched, dict):
@@ -144,3 +143,21 @@ def import_nntxt(path: str, workdir: Optional[str] = None) -> ImportResult:
                                              notes, unsupported)
     return ImportResult(project=project, unsupported=unsupported, notes=notes,
                         initial_parameters_path=init_path, source=path)
+
+
+def _restore_exported_type(layer: Any, info: Dict[str, Any]) -> None:
+    """A type written as an equivalent nnabla function (Flatten as Reshape, Broadcast as Tile) is
+    restored from the extras comment, with its parameters when they are valid ones."""
+    from nnconsole.engine.layers import find_spec, resolve_params
+
+    spec = find_spec(info.get("type"))
+    if spec is None or not spec.export_as or spec.export_as != layer.type:
+        return
+    params = info.get("params") if isinstance(info.get("params"), dict) else {}
+    try:
+        resolve_params(spec.type, params)
+    except ValueError:
+        return
+    if spec.type == "Flatten" and len(layer.params.get("shape", [])) != 1:
+        return
+    layer.type, layer.params = spec.type, dict(params)
