@@ -297,3 +297,36 @@ def test_interval_and_warmup_in_epochs_become_iterations_then_the_plan_divides_t
         # the decay per training sample is NNC's: 0.5 every expect_interval x 8 samples
         per_sample = plan.effective_lr_multiplier ** (1 / (plan.effective_lr_update_interval * 8 * workers))
         assert per_sample == pytest.approx(0.5 ** (1 / (expect_interval * 8)))
+
+
+# ------------------------------------------------------------------------------- training through the engine
+@pytest.mark.parametrize("spec", SOLVER_TABLE, ids=lambda s: s.name)
+def test_every_solver_trains_the_tabular_project_through_the_trainer(spec, tmp_path):
+    """Each solver (its switches on, weight decay set) runs the real trainer: finite, decreasing loss."""
+    import math
+
+    import nnabla as nn
+
+    from nnconsole.engine import runs
+    from nnconsole.engine.comm import SingleComm
+    from nnconsole.engine.launch import LaunchRequest, prepare_run
+    from nnconsole.engine.project.io import load_project
+    from nnconsole.engine.train import Trainer, WorkerOptions
+    from tests.helpers import tabular_project
+
+    path = tabular_project(str(tmp_path / "p"), n=64, batch=8, epochs=3, solver=spec.name,
+                           lr=SOLVER_SPECS[spec.name].nnc_learning_rate * (10 if spec.name != "Adadelta" else 1))
+    project = load_project(path)
+    project.optimizer.solver_params = {f: 1.0 for f in spec.flags if f != "fixed_decay"}
+    project.optimizer.weight_decay = 1e-4
+    run_dir = prepare_run(project, LaunchRequest(output=str(tmp_path / "runs")), workers=1)
+    trainer = Trainer(run_dir, SingleComm(), WorkerOptions())
+    try:
+        trainer.setup()
+        assert trainer.run() == "finished"
+    finally:
+        trainer.close()
+        nn.clear_parameters()
+    losses = [r["loss"] for r in runs.iter_metrics(run_dir, "train")]
+    assert losses and all(math.isfinite(v) for v in losses)
+    assert losses[-1] < losses[0], (spec.name, losses)
