@@ -266,3 +266,27 @@ def test_parameter_and_multiply_add_counts_follow_nncs_conventions():
     assert counts("SpectralNorm", {}, (3, 4)) == (0, 0)
     assert counts("WeightNormalization", {"dim": 1}, (3, 4)) == (4, 0)
     assert counts("MinMaxQuantize", {}, (3, 4)) == (2, 0)
+
+
+def test_nnc_written_broadcast_and_transpose_import_from_nntxt(tmp_path):
+    """NNC writes nnabla's own Broadcast (shape with the batch size) and Transpose (axes with the batch
+    axis): both import with nnconsole's batch-free parameters."""
+    from nnconsole.engine.interop import import_file
+
+    path = tmp_path / "nnc.nntxt"
+    path.write_text('''
+network { name: "Main" batch_size: 4
+  variable { name: "x" type: "Buffer" shape { dim: -1 dim: 3 dim: 1 } }
+  variable { name: "b" type: "Buffer" shape { dim: -1 dim: 3 dim: 5 } }
+  variable { name: "t" type: "Buffer" shape { dim: -1 dim: 5 dim: 3 } }
+  variable { name: "y" type: "Buffer" shape { dim: -1 dim: 5 dim: 3 } }
+  variable { name: "loss" type: "Buffer" shape { dim: -1 dim: 5 dim: 3 } }
+  function { name: "b" type: "Broadcast" input: "x" output: "b" broadcast_param { shape { dim: 4 dim: 3 dim: 5 } } }
+  function { name: "t" type: "Transpose" input: "b" output: "t" transpose_param { axes: 0 axes: 2 axes: 1 } }
+  function { name: "loss" type: "SquaredError" input: "t" input: "y" output: "loss" }
+}
+''')
+    result = import_file(str(path))
+    network = result.project.network
+    assert network.layer("b").type == "Broadcast" and list(network.layer("b").params["shape"]) == [3, 5]
+    assert list(network.layer("t").params["axes"]) == [1, 0]

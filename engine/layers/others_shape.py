@@ -55,6 +55,15 @@ def _broadcast_to_nntxt(f: Any, p: Mapping[str, Any], in_shapes: list, out_shape
     f.tile_param.reps.extend(int(o) // int(i) for o, i in zip(out_shape, in_shapes[0]))
 
 
+def _broadcast_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> Dict[str, Any]:
+    """nnabla's (NNC's) Broadcast: the shape starts with the batch size; nnconsole's Tile form is read as Tile."""
+    from .nntxt_codec import Unsupported
+    shape = [int(d) for d in f.broadcast_param.shape.dim]
+    if len(shape) < 2:
+        raise Unsupported(f"shape {shape} (no sample axes)")
+    return {"shape": shape[1:]}
+
+
 def _broadcast_from_sdcproj(name: str, props: dict, params: dict, unsupported: list) -> set:
     """NNC's default OutShape is '*Input' (no change): the registry's empty shape says the same."""
     return {"OutShape"} if (props.get("OutShape") or "").strip() == "*Input" else set()
@@ -65,6 +74,7 @@ function_layer("Broadcast", _GROUP, "broadcast", "Repeats axes of size 1 to reac
                           min=1, min_len=0, example=(3, 4, 4))],
                output_shape=_broadcast_shape, build=_broadcast_build, nnabla_function="", export_as="Tile",
                nnc_properties={"OutShape": "shape"}, nntxt_fields={}, to_nntxt=_broadcast_to_nntxt,
+               from_nntxt=_broadcast_from_nntxt,
                from_sdcproj=_broadcast_from_sdcproj, caption=lambda p: f"to {fmt_dims(p.get('shape', ()))}",
                examples=(({"shape": [3, 4, 5]}, ((3, 1, 5),)),))
 
