@@ -78,3 +78,40 @@ def test_project_file_keeps_the_scope(tmp_path):
     save_project(project, path)
     assert "parameter_scope: disc" in open(path).read()
     assert load_project(path, check_datasets=False).network.layer("d_fake").parameter_scope == "disc"
+
+
+# ------------------------------------------------------------------------------------ Parameter layers
+def test_parameter_layer_is_a_learned_tensor_and_working_memory_is_kept(tmp_path):
+    import nnabla as nn
+
+    from nnconsole.engine.graph import lr_multipliers
+
+    net = Network([Layer("x", "Input", params={"shape": [3]}), Layer("p", "Parameter", [], {"shape": [3]}),
+                   Layer("m", "WorkingMemory", [], {"shape": [3]}),
+                   Layer("a", "Add2", ["x", "p"]), Layer("b", "Add2", ["a", "m"]),
+                   Layer("t", "Input", params={"shape": [3]}), Layer("loss", "SquaredError", ["b", "t"])])
+    info = infer_network(net)
+    assert info.ok and info.total_params == 3 and info.layers["m"].n_params == 0
+    nn.clear_parameters()
+    built = build_graph(net, 2, "train", rng=np.random.RandomState(0))
+    assert set(lr_multipliers(net, built)) == {"p/param/W"}
+    built.inputs["x"].d = 0
+    built.outputs["b"].forward()
+    p, m = built.parameters["p/param/W"].d, built.parameters["m/param/W"].d
+    assert np.allclose(built.outputs["b"].d, np.broadcast_to(p + m, (2, 3)))
+    nn.clear_parameters()
+
+
+def test_parameter_layers_import_from_nnc(tmp_path):
+    path = tmp_path / "p.sdcproj"
+    path.write_text(sdcproj_text([
+        ("x", "Input", {"Size": "3", "Dataset": "x"}, []),
+        ("p", "Parameter", {"Size": "3", "Initializer": "Constant", "InitializerMultiplier": "0.5",
+                            "LRateMultiplier": "2"}, []),
+        ("a", "Add2", {}, ["x", "p"]),
+        ("loss", "SquaredError", {"T.Dataset": "y"}, ["a"])]), newline="")
+    result = import_file(str(path))
+    assert result.unsupported == [], result.unsupported
+    p = result.project.network.layer("p")
+    assert p.type == "Parameter" and p.params == {"shape": [3]} and p.lr_multipliers == {"W": 2.0}
+    assert p.initializers["W"].type == "Constant" and p.initializers["W"].value == 0.5

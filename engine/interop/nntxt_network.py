@@ -17,12 +17,15 @@ _dims = dims
 _f = f7
 
 
-def _function_params(f: Any, in_shapes: List[Optional[List[int]]], weights: Dict[str, List[int]]) -> Dict[str, Any]:
+def _function_params(f: Any, in_shapes: List[Optional[List[int]]], weights: Dict[str, List[int]],
+                     ftype: str = "") -> Dict[str, Any]:
     """Registry parameters of one nnabla function (its type's ``from_nntxt`` hook, else its
-    ``nntxt_fields``); raises Unsupported for settings nnconsole lacks."""
+    ``nntxt_fields``); ``ftype`` overrides the function's type (a Broadcast read as a Parameter layer);
+    raises Unsupported for settings nnconsole lacks."""
     from nnconsole.engine.layers import get_spec
 
-    spec = get_spec(mapping.registry_type(f.type) or f.type)
+    ftype = ftype or f.type
+    spec = get_spec(mapping.registry_type(ftype) or ftype)
     if spec.from_nntxt is not None:
         return spec.from_nntxt(f, in_shapes, weights)
     return read_fields(f, spec.nntxt_fields)
@@ -89,6 +92,16 @@ def _layer_name(f: Any, variables: Dict[str, Any]) -> str:
     return name.replace("/", "_").lstrip("@") or f.type
 
 
+def _parameter_layer_type(f: Any, data_inputs: List[str], param_inputs: List[str], lr_values: Dict[str, float],
+                          has_lr_list: bool) -> str:
+    """A Broadcast of one parameter and nothing else is how Parameter layers are written (WorkingMemory when the
+    optimizer does not learn it); any other function keeps its type."""
+    if f.type != "Broadcast" or data_inputs or len(param_inputs) != 1:
+        return f.type
+    learned = lr_values.get(param_inputs[0], 0.0 if has_lr_list else 1.0) != 0.0
+    return "Parameter" if learned else "WorkingMemory"
+
+
 def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str], where: str) -> List[Node]:
     """Nodes of one network (repeats not yet expanded)."""
     variables = {v.name: v for v in net.variable}
@@ -140,7 +153,8 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
         data_inputs = [i for i in f.input if i not in variables or variables[i].type != "Parameter"]
         param_inputs = [i for i in f.input if i in variables and variables[i].type == "Parameter"]
         srcs = [source(i) for i in data_inputs]
-        node = Node(name=name, type=f.type, inputs=srcs, repeat_ids=list(f.repeat_id))
+        node = Node(name=name, type=_parameter_layer_type(f, data_inputs, param_inputs, lr_values, has_lr_list),
+                    inputs=srcs, repeat_ids=list(f.repeat_id))
         if f.type in mapping.REPEAT_TYPES:
             node.repeat_id = f.repeat_param.repeat_id
             node.params = {"times": int(f.repeat_param.times)}
@@ -148,7 +162,7 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
             unsupported.append(f"layer '{f.name}' ({f.type}): recurrent loop control cannot be expanded into "
                                "nnconsole layers")
         else:
-            spec = mapping.layer_spec(f.type)
+            spec = mapping.layer_spec(node.type)
             rtype = spec.type if spec else ""
             order = spec.weight_order if spec else ()
             weights: Dict[str, List[int]] = {}
@@ -167,7 +181,7 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
             in_shapes = [(_dims(variables[i].shape)[1:] if i in variables else None) for i in data_inputs]
             if rtype:
                 try:
-                    node.params = _function_params(f, in_shapes, weights)
+                    node.params = _function_params(f, in_shapes, weights, node.type)
                 except Unsupported as exc:
                     unsupported.append(f"layer '{f.name}' ({f.type}): {exc}; nnconsole's defaults are used")
         nodes.append(node)

@@ -78,8 +78,10 @@ def _weights(rtype: str, name: str, props: Dict[str, str], params: Dict[str, Any
     out: Dict[str, WeightInfo] = {}
     for key in keys:
         info = WeightInfo(source_name=f"{scope_name}/{pf_scope}/{key}")
-        kind_raw = _resolve(props, f"{key}.Initializer")
-        mult_raw = _resolve(props, f"{key}.InitializerMultiplier")
+        # Parameter layers (Parameter, WorkingMemory) spell their one weight's settings without 'W.'
+        prefix = "" if spec is not None and spec.group == "Parameter" else f"{key}."
+        kind_raw = _resolve(props, f"{prefix}Initializer")
+        mult_raw = _resolve(props, f"{prefix}InitializerMultiplier")
         if kind_raw:
             kind = mapping.initializer_type(kind_raw.strip())
             if kind is None:
@@ -91,10 +93,10 @@ def _weights(rtype: str, name: str, props: Dict[str, str], params: Dict[str, Any
                     info.initializer = Initializer("Constant", 1.0, m if m is not None else 0.0)
                 else:
                     info.initializer = Initializer(kind, m if m is not None else 1.0, 0.0)
-        lr_raw = _resolve(props, f"{key}.LRateMultiplier")
+        lr_raw = _resolve(props, f"{prefix}LRateMultiplier")
         if lr_raw is not None and lr_raw.strip() != "":
             info.lr_multiplier = as_float(lr_raw, 1.0)
-        file_raw = _resolve(props, f"{key}.File")
+        file_raw = _resolve(props, f"{prefix}File")
         if file_raw and file_raw.strip():
             unsupported.append(f"layer '{name}': {key}.File={file_raw} (weights loaded from a file) is not supported; "
                                "the weights start from the initializer")

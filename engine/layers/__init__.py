@@ -8,6 +8,7 @@ from .registry import (GROUPS, LayerSpec, ParamSpec, ShapeError, UnknownLayerTyp
                        find_spec, fmt_shape, get_spec, groups, prod, register, resolve_params)
 from . import inputs, basic, pooling, activation, normalization, arithmetic, other, loss  # noqa: F401,E402
 from . import validation  # noqa: F401,E402  (issue 16: TopNError, BinaryError)
+from . import parameter  # noqa: F401,E402  (issue 16: Parameter, WorkingMemory)
 from . import math, trigonometric, logical  # noqa: F401,E402  (issue 16's element-wise palette)
 
 __all__ = ["GROUPS", "LayerSpec", "ParamSpec", "ShapeError", "UnknownLayerType", "all_specs", "defaults",
