@@ -76,7 +76,11 @@ def side_input_properties(pin: str) -> Callable:
 def reduced_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
     """Sum/Mean/Max/...: the ``axes`` removed (kept as 1 with ``keep_dims``)."""
     x = tuple(ins[0])
-    axes = {norm_axis(a, len(x), "axes entry") for a in p["axes"]}
+    listed = [norm_axis(a, len(x), "axes entry") for a in p["axes"]]
+    axes = set(listed)
+    if len(axes) != len(listed):  # nnabla's setup fails on a repeated axis
+        raise ShapeError(f"axes {list(p['axes'])} name an axis more than once (negative entries count from the "
+                         f"end of {fmt_shape(x)}); give each axis once")
     if p.get("with_index") and not p.get("only_index"):
         raise ShapeError("WithIndex gives two outputs (values and indices); nnconsole layers have one: "
                          "set OnlyIndex for the indices, or clear WithIndex for the values")
