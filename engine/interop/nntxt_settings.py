@@ -29,11 +29,9 @@ def read_optimizer(proto: Any, unsupported: List[str], notes: List[str]) -> Opti
     name = solver_table.SOLVER_TYPES.get(s.type)
     if name is None:
         unsupported.append(solver_table.unsupported_solver_message(s.type or "(none)"))
-        field_name = {"Adadelta": "adadelta_param", "AdaBelief": "adabelief_param", "Adamax": "adamax_param",
-                      "AMSGRAD": "amsgrad_param", "AMSBound": "amsbound_param", "RMSpropGraves": "rmsprop_graves_param",
-                      "SgdW": "sgdw_param", "Lamb": "lamb_param", "Lion": "lion_param"}.get(s.type)
+        field_name = s.WhichOneof("parameter")  # e.g. rmsprop_graves_param: keep the file's learning rate
         lr = 0.001
-        if field_name and s.HasField(field_name):
+        if field_name:
             p = getattr(s, field_name)
             lr = _f(getattr(p, "alpha", 0) or getattr(p, "lr", 0) or getattr(p, "eta", 0) or 0.001)
         opt.solver, opt.learning_rate = "Adam", lr
