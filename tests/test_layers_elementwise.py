@@ -386,3 +386,23 @@ def test_the_trainer_trains_and_evaluates_a_project_with_new_types(tmp_path):
         assert y.shape == (2, 3) and np.isfinite(y.d).all()
     finally:
         nn.clear_parameters()
+
+
+def test_nntxt_keeps_what_nnc_hides_and_reports_other_values(tmp_path):
+    """SoftPlus's beta (no NNC property) is written as 1 (a missing message would make nnabla use 0); a
+    file with another beta is reported, not silently changed. Logical scalars' bool val reads as 0/1."""
+    from nnconsole.engine.interop import export_nntxt, import_file
+    from nnconsole.engine.project.model import Datasets, Project
+
+    layers = single_layer_network("SoftPlus", {}, [S], prefix="a_") + \
+        single_layer_network("LogicalOrScalar", {"val": 3.0}, [S], prefix="b_")
+    project = Project(name="hidden", network=Network(layers), datasets=Datasets(training="a.csv", validation="a.csv"))
+    path = tmp_path / "hidden.nntxt"
+    export_nntxt(project, str(path))
+    text = path.read_text()
+    assert "beta: 1" in text and "val: true" in text
+    back = import_file(str(path))
+    assert back.project.network.layer("b_layer").params == {"val": 1.0}  # nnabla's bool: true
+    assert [u for u in back.unsupported if "a_layer" in u or "b_layer" in u] == []
+    path.write_text(text.replace("beta: 1", "beta: 2"))
+    assert any("a_layer" in u and "beta 2" in u for u in import_file(str(path)).unsupported)
