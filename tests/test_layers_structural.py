@@ -290,3 +290,34 @@ network { name: "Main" batch_size: 4
     network = result.project.network
     assert network.layer("b").type == "Broadcast" and list(network.layer("b").params["shape"]) == [3, 5]
     assert list(network.layer("t").params["axes"]) == [1, 0]
+
+
+def test_cli_imports_an_nnc_mobilenet_style_project_that_info_accepts(tmp_path, capsys):
+    """`nnconsole import` of a .sdcproj built from this issue's types (NNC's properties as NNC writes
+    them), then `nnconsole info`: accepted, with NNC's parameter count."""
+    from nnconsole.engine.cli import main
+    from tests.test_interop_sdcproj import sdcproj_text
+
+    same = {"BorderMode": "same", "Padding": "*ConvolutionPaddingSize"}
+    layers = [("x", "Input", {"Size": "3,16,16", "Dataset": "x"}, []),
+              ("dw", "DepthwiseConvolution", {"KernelShape": "3,3", "Multiplier": "2", "OutMaps": "Input[0]*Multiplier",
+                                              "Group": "Input[0]", **same}, ["x"]),
+              ("gn", "GroupNormalization", {"NumGroups": "3", "BatchAxis": "-1"}, ["dw"]),
+              ("bc", "BinaryConnectConvolution", {"OutMaps": "8", "KernelShape": "3,3", **same}, ["gn"]),
+              ("bt", "BinaryTanh", {}, ["bc"]),
+              ("sp", "SumPooling", {"KernelShape": "2,2", "Strides": "*KernelShape"}, ["bt"]),
+              ("tr", "Transpose", {"Axes": "0,2,1"}, ["sp"]),
+              ("pad", "Pad", {"PadWidth": "1,1,1,1"}, ["tr"]),
+              ("gap", "GlobalAveragePooling", {}, ["pad"]),
+              ("fc", "BinaryWeightAffine", {"OutShape": "10"}, ["gap"]),
+              ("loss", "SoftmaxCrossEntropy", {"T.Dataset": "y"}, ["fc"])]
+    path = tmp_path / "mobile.sdcproj"
+    path.write_text(sdcproj_text(layers), newline="")
+    out = tmp_path / "mobile.yaml"
+    assert main(["import", str(path), "-o", str(out)]) == 0
+    imported = capsys.readouterr().out
+    assert "not carried over" not in imported, imported
+    assert main(["info", str(out)]) == 0
+    printed = capsys.readouterr().out
+    n_params = (6 * 9 + 6) + 2 * 6 + (8 * 6 * 9 + 8) + (8 * 10 + 10)
+    assert f"{n_params:,}" in printed or str(n_params) in printed
