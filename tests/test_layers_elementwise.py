@@ -406,3 +406,11 @@ def test_nntxt_keeps_what_nnc_hides_and_reports_other_values(tmp_path):
     assert [u for u in back.unsupported if "a_layer" in u or "b_layer" in u] == []
     path.write_text(text.replace("beta: 1", "beta: 2"))
     assert any("a_layer" in u and "beta 2" in u for u in import_file(str(path)).unsupported)
+
+
+def test_scalar_arithmetic_nodes_show_their_formula():
+    from nnconsole.engine.layers.captions import caption
+
+    assert caption("AddScalar", {"val": 2.5}) == "x + 2.5" and caption("RDivScalar", {"val": 1.0}) == "1 / x"
+    assert caption("PowScalar", {}) == "x ^ 2"  # NNC's default Value
+    assert caption("MulScalar", {"val": "oops"}) == "x × oops"  # a bad stored value is shown, not a crash

@@ -36,18 +36,30 @@ function_layer("MulN", "Arithmetic", "mul_n", "Element-wise product of two or mo
                n_inputs=(2, None), output_shape=same_shapes("MulN"), build=_n_build("mul_n"),
                examples=(({}, ((3, 4),) * 3),))
 
+def _formula_caption(formula: str, default: float):
+    """A node caption such as 'x + 2.5' (the value as stored when it is not a number)."""
+    def caption(params) -> str:
+        value = params.get("val", default)
+        try:
+            return formula.format(v=f"{float(value):g}")
+        except (TypeError, ValueError):
+            return formula.format(v=value)
+    return caption
+
+
 # NNC's defaults; where nnabla's default val differs (AddScalar: 1), the literal-default check is left out.
-for _type, _fn, _default, _doc in (
-        ("AddScalar", "add_scalar", 0.0, "x + Value."),
-        ("MulScalar", "mul_scalar", 1.0, "x * Value."),
-        ("RSubScalar", "r_sub_scalar", 0.0, "Value - x."),
-        ("RDivScalar", "r_div_scalar", 1.0, "Value / x."),
-        ("PowScalar", "pow_scalar", 2.0, "x ^ Value."),
-        ("RPowScalar", "r_pow_scalar", 1.0, "Value ^ x."),
-        ("MaximumScalar", "maximum_scalar", 0.0, "max(x, Value)."),
-        ("MinimumScalar", "minimum_scalar", 1.0, "min(x, Value)."),
+for _type, _fn, _default, _formula in (
+        ("AddScalar", "add_scalar", 0.0, "x + {v}"),
+        ("MulScalar", "mul_scalar", 1.0, "x × {v}"),
+        ("RSubScalar", "r_sub_scalar", 0.0, "{v} − x"),
+        ("RDivScalar", "r_div_scalar", 1.0, "{v} / x"),
+        ("PowScalar", "pow_scalar", 2.0, "x ^ {v}"),
+        ("RPowScalar", "r_pow_scalar", 1.0, "{v} ^ x"),
+        ("MaximumScalar", "maximum_scalar", 0.0, "max(x, {v})"),
+        ("MinimumScalar", "minimum_scalar", 1.0, "min(x, {v})"),
 ):
-    function_layer(_type, "Arithmetic", _fn, _doc, [ParamSpec("val", "float", _default, "The scalar Value.")],
-                   nnc_properties={"Value": "val"}, caption_always=True,
+    function_layer(_type, "Arithmetic", _fn, _formula.format(v="Value") + ".",
+                   [ParamSpec("val", "float", _default, "The scalar Value.")], nnc_properties={"Value": "val"},
+                   caption=_formula_caption(_formula, _default),
                    nnabla_function=_fn if _default in (1.0,) else "",
                    examples=(({}, ((3, 4),)), ({"val": 2.5}, ((3, 4),))))
