@@ -129,3 +129,23 @@ def test_he_backward_survives_nntxt_export_and_nnablas_loader_draws_with_it(tmp_
     w = nn.get_parameters(grad_only=False)["fc/affine/W"].d  # drawn by nnabla's loader from the file's initializer
     assert w.std() == pytest.approx(2.0 * np.sqrt(2 / 50), rel=0.05)  # sqrt(2 / out): the backward fan
     nn.clear_parameters()
+
+
+def test_sdcproj_he_backward_imports_as_itself(tmp_path):
+    import shutil
+
+    from nnconsole.engine.interop import import_file
+
+    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "interop")
+    folder = tmp_path / "nnc"
+    shutil.copytree(data, folder)
+    path = folder / "nnc_tiny_cnn.sdcproj"
+    text = path.read_text()
+    assert text.count("Value=NormalConvolutionHeForward") == 1 and text.count("Value=UniformAffineGlorot") == 1
+    path.write_text(text.replace("Value=NormalConvolutionHeForward", "Value=NormalConvolutionHeBackward")
+                    .replace("Value=UniformAffineGlorot", "Value=NormalAffineHeBackward"))
+    result = import_file(str(path))
+    assert result.unsupported == []
+    layers = {layer.name: layer for layer in result.project.network.layers}
+    assert layers["Convolution"].initializers["W"] == Initializer("NormalConvolutionHeBackward", 0.5)
+    assert layers["Affine"].initializers["W"] == Initializer("NormalAffineHeBackward", 1.0)

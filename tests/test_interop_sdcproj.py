@@ -239,7 +239,7 @@ def test_nnc_properties_map_to_registry_parameters(tmp_path):
         ("dr", "Dropout", {"P": "0.25", "Seed": "-1"}, ["cat"]),
         ("lk", "LeakyReLU", {"Alpha": "0.05"}, ["dr"]),
         ("se", "SELU", {"Scale": "1.05070098735548", "Alpha": "1.673263242354377"}, ["lk"]),
-        ("fc", "Affine", {"OutShape": "4", "WithBias": "False", "W.Initializer": "NormalAffineHeBackward"}, ["se"]),
+        ("fc", "Affine", {"OutShape": "4", "WithBias": "False", "W.Initializer": "NormalCLConvHeBackward"}, ["se"]),
         ("sm", "Softmax", {"Axis": "0"}, ["fc"]),
         ("loss", "CategoricalCrossEntropy", {"Axis": "0", "T.Dataset": "label"}, ["sm"]),
     ]
@@ -259,7 +259,7 @@ def test_nnc_properties_map_to_registry_parameters(tmp_path):
     assert p["dr"] == {"p": 0.25, "seed": -1} and p["lk"] == {"alpha": 0.05} and p["se"] == {}
     assert p["fc"] == {"out_shape": [4], "with_bias": False}
     assert net.layer("loss").inputs == ["sm", "label"] and p["label"] == {"shape": [1], "variable": "label"}
-    assert result.unsupported == ["layer 'fc': W.Initializer=NormalAffineHeBackward has no nnconsole equivalent; "
+    assert result.unsupported == ["layer 'fc': W.Initializer=NormalCLConvHeBackward has no nnconsole equivalent; "
                                   "the layer's default initializer is used"]
     info = infer_network(net)
     assert info.ok, info.error_text()
