@@ -208,7 +208,7 @@ def _sources(dataset: Any) -> List[str]:
 
 def evaluate_run(run_dir: str, model: str = "best", batch_size: Optional[int] = None) -> EvaluationResult:
     """Run the ``model`` ('best' or 'final') parameters of ``run_dir`` on its validation set."""
-    from nnconsole.engine.train import load_dataset_split
+    from nnconsole.engine.data import load_dataset_split
 
     run_dir = os.path.abspath(run_dir)
     project_file = os.path.join(run_dir, runs.RESOLVED_FILE)

@@ -23,9 +23,9 @@ from nnconsole.engine import rank_sync, runs
 from nnconsole.engine.checkpoint import (CheckpointState, find_usable_checkpoint, load_checkpoint, load_parameters_checked,
                                save_checkpoint)
 from nnconsole.engine.project.io import atomic_write, load_project
-from nnconsole.engine.data import load_dataset_split, load_datasets  # noqa: F401 - load_dataset_split: tests, evaluate
+from nnconsole.engine.data import load_datasets
 from nnconsole.engine.progress import COMM_WARN_SHARE
-from nnconsole.engine.rank_process import STOP_FILE, StopRequest, close_logger, rank_logger  # noqa: F401 - STOP_FILE: launcher
+from nnconsole.engine.rank_process import StopRequest, close_logger, rank_logger
 
 
 class TrainingError(RunFailedError, RuntimeError):
@@ -131,8 +131,9 @@ class Trainer:
         nn.clear_parameters()
         B = self.plan.per_worker_batch
         with across_workers(self.comm):  # synchronized BatchNormalization layers reduce through it
-            self.train_graph = build_graph(self.project.network, B, "train")
-        self.valid_graph = build_graph(self.project.network, B, "validation")
+            # random layers (Dropout, augmentation) draw per-worker numbers from the run's seed
+            self.train_graph = build_graph(self.project.network, B, "train", seed=cfg.seed, rank=self.rank)
+        self.valid_graph = build_graph(self.project.network, B, "validation", seed=cfg.seed, rank=self.rank)
         if cfg.initial_parameters:  # e.g. the weights of an imported .nnp
             load_parameters_checked(cfg.initial_parameters, nn.get_parameters(grad_only=False), allow_missing=True)
             self.log.info("initial parameters loaded from %s", cfg.initial_parameters)

@@ -40,7 +40,7 @@ def validation_loss_of(run_dir: str, params_file: str) -> float:
     import nnabla as nn
 
     from nnconsole.engine.graph import build_graph
-    from nnconsole.engine.train import load_dataset_split
+    from nnconsole.engine.data import load_dataset_split
 
     project = load_project(os.path.join(run_dir, runs.RESOLVED_FILE), check_datasets=False)
     dataset = load_dataset_split(project, "validation")

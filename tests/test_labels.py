@@ -17,7 +17,7 @@ from nnconsole.engine.labels import class_label_variables
 from nnconsole.engine.project.io import load_project
 from nnconsole.engine.project.model import Layer, Network
 from nnconsole.engine.project.validate import validate
-from nnconsole.engine.train import load_dataset_split
+from nnconsole.engine.data import load_dataset_split
 from tests.helpers import nnconsole, tabular_project
 
 HOSTILE = ["3", "-1", "2.5", "1e30", "1e8", "-0.5", "1e-9"]  # the helper's classifier has 3 classes
