@@ -95,6 +95,7 @@ def damage(path: str, how: str) -> None:
 
 
 # ---- kill -9 a worker ---------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_killed_worker_fails_the_run_and_resume_skips_a_damaged_checkpoint(tmp_path, reference):
     project = new_project(tmp_path)
     before = open(project, "rb").read()
@@ -148,6 +149,7 @@ def test_killed_rank_ends_a_two_worker_job_within_seconds(tmp_path, reference):
 
 
 # ---- kill -9 the launcher -----------------------------------------------------------------------------
+@pytest.mark.slow
 def test_killed_launcher_takes_its_worker_along_and_the_run_resumes(tmp_path, reference):
     project = new_project(tmp_path)
     before = open(project, "rb").read()
@@ -242,6 +244,7 @@ time.sleep(3600)
 """
 
 
+@pytest.mark.slow
 def test_a_killed_gui_leaves_the_run_going_to_the_same_end(tmp_path, reference):
     project = new_project(tmp_path)
     before = open(project, "rb").read()
@@ -305,6 +308,7 @@ def fill(folder) -> str:
     return path
 
 
+@pytest.mark.slow
 def test_a_full_disk_during_training_is_reported_and_the_run_resumes(tmp_path, small_disk, reference):
     project = new_project(tmp_path)
     before = open(project, "rb").read()

@@ -100,6 +100,7 @@ def test_ctrl_c_ends_a_job_with_a_stopped_rank_at_once(tmp_path):
     wait_until_gone(run_dir, timeout=15)
 
 
+@pytest.mark.slow
 def test_a_stopped_single_worker_is_detected(tmp_path):
     project = tabular_project(str(tmp_path / "p"), **LONG)
     proc = start([project, "-q"])

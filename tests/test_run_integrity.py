@@ -77,6 +77,7 @@ time.sleep(120)
 """
 
 
+@pytest.mark.slow
 def test_a_resume_is_refused_while_another_process_holds_the_run(failed_run):
     run_dir = failed_run
     before_metrics, before_status = metrics_bytes(run_dir), runs.read_status(run_dir)
@@ -98,6 +99,7 @@ def test_a_resume_is_refused_while_another_process_holds_the_run(failed_run):
     assert_one_clean_history(run_dir)
 
 
+@pytest.mark.slow
 def test_two_resumes_at_once_one_trains_the_other_is_refused(failed_run):
     run_dir = failed_run
     epochs = 2 * EPOCHS  # the winner trains for seconds: the other cannot start after it ended, even under load
@@ -113,6 +115,7 @@ def test_two_resumes_at_once_one_trains_the_other_is_refused(failed_run):
     assert_one_clean_history(run_dir, epochs)
 
 
+@pytest.mark.slow
 def test_a_suspended_launcher_keeps_the_run_and_a_killed_one_frees_it(failed_run):
     run_dir = failed_run
     first = subprocess.Popen(resume_cmd(run_dir) + ["--epochs", "400"], stdout=subprocess.DEVNULL,
@@ -135,6 +138,7 @@ def test_a_suspended_launcher_keeps_the_run_and_a_killed_one_frees_it(failed_run
 
 
 # ---- one clean history --------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_kill_9_then_resume_leaves_one_validation_record_per_epoch(tmp_path):
     project = tabular_project(str(tmp_path / "p"), **SETTINGS)
     proc = subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli", "train", project, "-q"], stdout=subprocess.PIPE,

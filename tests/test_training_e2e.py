@@ -24,6 +24,7 @@ def validation_records(run_dir: str) -> list:
     return list(runs.iter_metrics(run_dir, "validation"))
 
 
+@pytest.mark.slow
 def test_digits_run_directory_metrics_and_nnp(tmp_path):
     project = copy_template("digits_cnn", tmp_path)
     out = nnconsole(["train", project, "--epochs", "2"])
@@ -78,6 +79,7 @@ def test_digits_run_directory_metrics_and_nnp(tmp_path):
     nn.clear_parameters()
 
 
+@pytest.mark.slow
 def test_replay_reproduces_the_metrics(tmp_path):
     project = tabular_project(str(tmp_path / "p"), n=48, epochs=2)
     first = run_dir_from(nnconsole(["train", project, "-q"]).stdout)
@@ -89,6 +91,7 @@ def test_replay_reproduces_the_metrics(tmp_path):
         np.testing.assert_array_equal(a[name], b[name])
 
 
+@pytest.mark.slow
 def test_replay_reports_a_difference(tmp_path):
     project = tabular_project(str(tmp_path / "p"), n=32, epochs=1)
     first = run_dir_from(nnconsole(["train", project, "-q"]).stdout)
@@ -112,6 +115,7 @@ def test_bad_project_gives_a_located_message_and_no_run(tmp_path):
     assert not os.path.exists(tmp_path / "p" / "results")
 
 
+@pytest.mark.slow
 def test_validate_info_and_plan_commands(tmp_path):
     project = copy_template("digits_cnn", tmp_path)
     validated = nnconsole(["validate", project]).stdout
@@ -156,6 +160,7 @@ def test_every_subcommand_has_help(capsys):
     ("iris_mlp", None, lambda v: 1 - v["error"] >= 0.93),
     ("diabetes_regression", None, lambda v: v["loss"] < 0.7),
 ])
+@pytest.mark.slow
 def test_templates_reach_their_documented_result(tmp_path, template, epochs, check):
     project = copy_template(template, tmp_path)
     run_dir = run_dir_from(nnconsole(["train", project, "-q"], timeout=120).stdout)
