@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QHeaderView, Q
 from nnconsole.app.evaluation.confusion import ConfusionMatrixView
 from nnconsole.app.evaluation.report import PerClassTable, RegressionView, TopConfusions, headline
 from nnconsole.app.evaluation.samples import SamplesFilter, SamplesModel
-from nnconsole.app.run_controller import EngineCommand
+from nnconsole.app.engine_process import EngineCommand
 from nnconsole.app.training.history import collect_runs
 from nnconsole.engine import runs
 from nnconsole.engine.evaluate import METRICS_FILE, MODELS, evaluation_dir, read_evaluation

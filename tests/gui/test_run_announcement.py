@@ -20,7 +20,7 @@ time.sleep(0.5)
 
 
 def test_the_run_directory_comes_from_the_cli_event_not_its_printed_text(qtbot, tmp_path, monkeypatch):
-    from nnconsole.app import run_controller
+    from nnconsole.app import engine_process, run_controller
 
     project = str(tmp_path / "p" / "project.yaml")
     os.makedirs(os.path.dirname(project))
@@ -28,7 +28,7 @@ def test_the_run_directory_comes_from_the_cli_event_not_its_printed_text(qtbot, 
     real = fake_run(project, "20260101_000000", status="running", pid=os.getpid())
     script = tmp_path / "fake_engine.py"
     script.write_text(FAKE_ENGINE)
-    monkeypatch.setattr(run_controller, "engine_program", lambda: (sys.executable, [str(script), "--real", real]))
+    monkeypatch.setattr(engine_process, "engine_program", lambda: (sys.executable, [str(script), "--real", real]))
     controller = run_controller.RunController()
     with qtbot.waitSignal(controller.run_started, timeout=10_000) as blocker:
         controller.start_training(project, workers=1)

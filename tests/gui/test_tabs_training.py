@@ -365,11 +365,11 @@ def test_pareto_front():
 
 
 def test_an_engine_that_cannot_start_is_reported(qtbot, tmp_path, monkeypatch):
-    from nnconsole.app import run_controller
+    from nnconsole.app import engine_process
 
     project = copy_digits(str(tmp_path / "digits"))
     page = make_page(qtbot, project)
-    monkeypatch.setattr(run_controller, "engine_program", lambda: (str(tmp_path / "no-such-python"), []))
+    monkeypatch.setattr(engine_process, "engine_program", lambda: (str(tmp_path / "no-such-python"), []))
     with qtbot.waitSignal(page.controller.launch_failed, timeout=10_000) as blocker:
         page.start_run()
     assert "could not start the engine" in blocker.args[0] and "no-such-python" in blocker.args[0]
