@@ -12,6 +12,7 @@ other share their weights.
 """
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -60,11 +61,23 @@ class BuiltGraph:
 class BuildContext:
     """What a layer's ``build`` function may use: the mode, checked params and initializers."""
 
-    def __init__(self, mode: str, batch_size: int, rng: Any = None):
+    def __init__(self, mode: str, batch_size: int, rng: Any = None, seed: Optional[int] = None, rank: int = 0):
         self.mode = mode
         self.batch_size = batch_size
         self.rng = rng
+        self.seed = seed
+        self.rank = int(rank)
         self._params: Dict[str, Dict[str, Any]] = {}
+
+    def random_seed(self, layer: Layer, own: int = -1) -> int:
+        """The seed of a random layer (Dropout, the pre-process layers): its own seed (>= 0) or the run's, mixed
+        with the worker's rank and the layer's name so that every worker and every layer draws different
+        numbers, reproducibly; -1 (nnabla's global generator) when neither the layer nor the run gives one."""
+        base = int(own) if own is not None and int(own) >= 0 else self.seed
+        if base is None or int(base) < 0:
+            return -1
+        mixed = zlib.crc32(f"{int(base)}/{self.rank}/{layer.name}".encode())
+        return int(mixed % 2147483647)
 
     @property
     def training(self) -> bool:
@@ -100,12 +113,14 @@ def _mean_per_sample(F: Any, v: Any) -> Any:
     return F.mean(v, axis=tuple(range(1, len(v.shape))))
 
 
-def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any = None) -> BuiltGraph:
+def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any = None,
+                seed: Optional[int] = None, rank: int = 0) -> BuiltGraph:
     """Build the nnabla graph of ``network`` for ``mode`` ('train', 'validation' or 'runtime').
 
     train: dropout on, BatchNormalization on batch statistics; validation: the same layers with
     dropout off and running statistics; runtime: the derived inference network (no losses, no
-    target inputs). ``rng`` (numpy RandomState) feeds the weight initializers of new parameters.
+    target inputs). ``rng`` (numpy RandomState) feeds the weight initializers of new parameters;
+    ``seed`` (the run's) and ``rank`` (the worker's) seed the random layers (see BuildContext.random_seed).
     """
     import nnabla as nn
     import nnabla.functions as F
@@ -126,7 +141,7 @@ def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any
                          "SoftmaxCrossEntropy fed by the output and the label Input")
     layers = {layer.name: layer for layer in net.layers}
 
-    ctx = BuildContext(mode, batch_size, rng)
+    ctx = BuildContext(mode, batch_size, rng, seed, rank)
     inputs: Dict[str, Any] = {}
     outputs: Dict[str, Any] = {}
     param_owner: Dict[str, Tuple[str, str]] = {}

@@ -9,6 +9,7 @@ from .registry import (GROUPS, LayerSpec, ParamSpec, ShapeError, UnknownLayerTyp
 from . import inputs, basic, pooling, activation, normalization, arithmetic, other, loss  # noqa: F401,E402
 from . import validation  # noqa: F401,E402  (issue 16: TopNError, BinaryError)
 from . import parameter  # noqa: F401,E402  (issue 16: Parameter, WorkingMemory)
+from . import preprocess  # noqa: F401,E402  (issue 16: Others (Pre Process))
 from . import math, trigonometric, logical  # noqa: F401,E402  (issue 16's element-wise palette)
 
 __all__ = ["GROUPS", "LayerSpec", "ParamSpec", "ShapeError", "UnknownLayerType", "all_specs", "defaults",

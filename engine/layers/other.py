@@ -19,7 +19,7 @@ def _dropout_build(ctx, inputs, layer):
     import nnabla.functions as F
     p = ctx.params(layer)
     if _dropout_active(ctx, p):
-        return F.dropout(inputs[0], p=p["p"], seed=p["seed"])
+        return F.dropout(inputs[0], p=p["p"], seed=ctx.random_seed(layer, p["seed"]))
     return F.identity(inputs[0])  # validation / runtime with SkipAtTest: dropout is off
 
 
