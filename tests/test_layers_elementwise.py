@@ -434,3 +434,52 @@ def test_every_example_of_the_new_types_round_trips(tmp_path):
     back = import_file(str(path))
     assert [u for u in back.unsupported if "_layer" in u] == []
     same_network(project.network, back.project.network)
+
+
+def _nnc_project_with_every_new_type() -> str:
+    """A .sdcproj as NNC writes it: every new type with NNC's default properties, fed by Inputs (the second
+    operand of Div2, Greater, ATan2, BatchMatmul ... on its side pin), each chain ending in a loss."""
+    from tests.test_interop_sdcproj import sdcproj_text
+
+    layers, side = [], []
+    for t in sorted(CASES):
+        nnc = nnc_reference.layer(t)
+        _params, shapes = get_spec(t).example_cases()[0]
+        props = {k: p.value for k, p in nnc.properties.items() if k not in ("Input", "Output", "Inputs")
+                 and not k.startswith("Cost")}
+        names = [f"{t}_in{i}" for i in range(len(shapes))]
+        layers += [(n, "Input", {"Size": ",".join(map(str, s)), "Dataset": n}, []) for n, s in zip(names, shapes)]
+        layers.append((t, t, props, names))
+        if len(get_spec(t).input_names) == 2:
+            side.append((len(layers) - 1, len(names) - 1))
+        head = t
+        if t in ("BatchDet", "BatchLogdet"):  # one value per sample, shape (): a loss needs it as (1,)
+            layers.append((f"{t}_r", "Reshape", {"OutShape": "1"}, [t]))
+            head = f"{t}_r"
+        layers.append((f"{t}_loss", "SquaredError", {"T.Dataset": f"{t}_y"}, [head]))
+    text = sdcproj_text(layers)
+    ids = {name: i for i, (name, *_rest) in enumerate(layers)}
+    for dst, _pin in side:  # the link from the second Input to the layer goes to the side pin
+        src = ids[layers[dst][3][1]]
+        old = f"SourceLayerID={src}\r\nSourcePinIndex=0\r\nDestLayerID={dst}\r\nDestPinIndex=0"
+        assert text.count(old) == 1
+        text = text.replace(old, old[:-1] + "1")
+    return text
+
+
+def test_nnc_project_with_every_new_type_imports_and_info_accepts_it(tmp_path):
+    """The CLI, as a user runs it: `import` of the .sdcproj reports nothing about the layers, `info` accepts
+    the project (shapes, parameters and costs of every layer)."""
+    from tests.helpers import nnconsole
+
+    source = tmp_path / "every.sdcproj"
+    source.write_text(_nnc_project_with_every_new_type(), newline="")
+    from nnconsole.engine.interop import import_file
+
+    assert import_file(str(source)).unsupported == []
+    imported = nnconsole(["import", str(source), "-o", str(tmp_path / "every.yaml")])
+    assert all(t not in imported.stdout + imported.stderr for t in ("side pin", "no nnconsole equivalent")), \
+        imported.stdout + imported.stderr
+    info = nnconsole(["info", str(tmp_path / "every.yaml")])
+    types = {line.split()[1] for line in info.stdout.splitlines() if len(line.split()) > 2}
+    assert set(CASES) <= types
