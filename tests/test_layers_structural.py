@@ -9,6 +9,8 @@ loader (test_layer_registry::test_exported_nntxt_builds_in_nnabla_with_the_infer
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -321,3 +323,46 @@ def test_cli_imports_an_nnc_mobilenet_style_project_that_info_accepts(tmp_path, 
     printed = capsys.readouterr().out
     n_params = (6 * 9 + 6) + 2 * 6 + (8 * 6 * 9 + 8) + (8 * 10 + 10)
     assert f"{n_params:,}" in printed or str(n_params) in printed
+
+
+def test_a_binary_network_trains_through_the_real_trainer(tmp_path):
+    """BinaryConnectAffine -> FusedBatchNormalization -> BinaryTanh -> BinaryWeightAffine on the tabular
+    data: nnconsole's Trainer (validation, checkpoints, running statistics) runs it with a finite, falling loss."""
+    import math
+
+    import nnabla as nn
+
+    from nnconsole.engine import runs
+    from nnconsole.engine.comm import SingleComm
+    from nnconsole.engine.launch import LaunchRequest, prepare_run
+    from nnconsole.engine.project.io import load_project, save_project
+    from nnconsole.engine.project.model import Layer
+    from nnconsole.engine.train import Trainer, WorkerOptions
+    from tests.helpers import tabular_project
+
+    path = tabular_project(str(tmp_path / "p"), n=64, batch=8, epochs=4, solver="Adam", lr=0.01)
+    project = load_project(path)
+    project.network = Network([
+        Layer("x", "Input", params={"shape": [4]}),
+        Layer("bc", "BinaryConnectAffine", ["x"], {"out_shape": [32]}),
+        Layer("bn", "FusedBatchNormalization", ["bc"]),
+        Layer("bt", "BinaryTanh", ["bn"]),
+        Layer("bw", "BinaryWeightAffine", ["bt"], {"out_shape": [3]}),
+        Layer("y", "Input", params={"shape": [1]}),
+        Layer("loss", "SoftmaxCrossEntropy", ["bw", "y"])])
+    save_project(project, path, backup=False)  # a run trains the project file's bytes
+    project = load_project(path)
+    run_dir = prepare_run(project, LaunchRequest(output=str(tmp_path / "runs")), workers=1)
+    trainer = Trainer(run_dir, SingleComm(), WorkerOptions())
+    try:
+        trainer.setup()
+        assert trainer.run() == "finished"
+    finally:
+        trainer.close()
+        nn.clear_parameters()
+    losses = [r["loss"] for r in runs.iter_metrics(run_dir, "train")]
+    assert losses and all(math.isfinite(v) for v in losses)
+    assert losses[-1] < losses[0], losses
+    from nnconsole.engine.run_protocol import SNAPSHOT_FILE
+    with open(os.path.join(run_dir, SNAPSHOT_FILE), encoding="utf-8") as f:  # the network the run trained
+        assert "BinaryWeightAffine" in f.read()
