@@ -5,7 +5,7 @@ rules for reductions and inputs of one shape. Pure Python; builds import nnabla 
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Mapping
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from .nntxt_codec import AXIS_PARAMS, Unsupported, axis_to_nnabla, f7, read_fields, write_fields
 from .registry import Shape, ShapeError, fmt_shape, norm_axis
@@ -29,13 +29,13 @@ def no_gradient(y: Any) -> Any:
     return y
 
 
-def axis_build(fn: str, rename: Mapping[str, str] = {}, constant: bool = False) -> Callable:
+def axis_build(fn: str, rename: Optional[Mapping[str, str]] = None, constant: bool = False) -> Callable:
     """A build calling ``F.<fn>(*inputs, **params)`` with axes counted with the batch axis; ``rename``
     maps a parameter to the Python keyword (nnabla's F.sum takes axis/keepdims for axes/keep_dims).
     ``constant``: no gradient flows back through the output (index outputs), see ``no_gradient``."""
     def build(ctx: Any, inputs: list, layer: Any) -> Any:
         import nnabla.functions as F
-        kwargs = {rename.get(k, k): v for k, v in nnabla_kwargs(ctx.params(layer)).items()}
+        kwargs = {(rename or {}).get(k, k): v for k, v in nnabla_kwargs(ctx.params(layer)).items()}
         y = getattr(F, fn)(*inputs, **kwargs)
         return no_gradient(y) if constant else y
     return build
