@@ -16,7 +16,7 @@ import pytest
 
 from nnconsole.engine.interop import mapping
 from nnconsole.engine.layers import get_spec
-from nnconsole.engine.project.model import Datasets, Network, Project
+from nnconsole.engine.project.model import Datasets, Layer, Network, Project
 from tests import nnc_reference
 from tests.layer_cases import single_layer_network
 
@@ -366,3 +366,27 @@ def test_a_binary_network_trains_through_the_real_trainer(tmp_path):
     from nnconsole.engine.run_protocol import SNAPSHOT_FILE
     with open(os.path.join(run_dir, SNAPSHOT_FILE), encoding="utf-8") as f:  # the network the run trained
         assert "BinaryWeightAffine" in f.read()
+
+
+@pytest.mark.parametrize("type_,params,shape,words", [
+    ("NormNormalization", {"axes": [0, 0]}, (2, 3, 4), "repeat"),
+    ("DepthwiseConvolution", {"kernel": [3, 3, 3]}, (2, 4, 4, 4), "1-D or 2-D"),
+    ("DepthwiseDeconvolution", {"kernel": [3, 3, 3]}, (2, 4, 4, 4), "1-D or 2-D"),
+    ("FusedBatchNormalization", {"axes": [0, 1]}, (2, 3, 4), "axes"),
+    ("Transpose", {"axes": [0, 0, 1]}, (2, 3, 4), "order"),
+    ("TopKData", {"k": 25}, (2, 3, 4), "larger"),
+])
+def test_settings_nnabla_cannot_build_are_refused_before_the_build(type_, params, shape, words):
+    """A setting nnabla's function would fail on deep inside its setup is a message naming the layer
+    (in the EDIT tab, `info` and `train`), not a build-time crash."""
+    from nnconsole.engine.layers import resolve_params
+    from nnconsole.engine.shapes import infer_network
+
+    layers = [Layer("x", "Input", params={"shape": list(shape)}), Layer("L", type_, ["x"], dict(params))]
+    try:
+        resolve_params(type_, params)
+    except ValueError as exc:  # refused as a parameter
+        assert words in str(exc)
+        return
+    info = infer_network(Network(layers))
+    assert not info.ok and any(name == "L" and words in msg for name, msg in info.errors), info.errors

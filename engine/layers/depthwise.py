@@ -28,6 +28,9 @@ def _params(factor: str, doc: str) -> List[ParamSpec]:
 
 def _geometry(type_name: str, x: Shape, p: Mapping[str, Any]):
     kernel = tuple(p["kernel"])
+    if len(kernel) > 2:
+        raise ShapeError(f"{type_name} kernels are 1-D or 2-D in nnabla, got {list(kernel)}; use Convolution with "
+                         "group = channels for a 3-D depthwise convolution")
     if len(x) != len(kernel) + 1:
         raise ShapeError(f"{type_name} with a {len(kernel)}-D kernel {list(kernel)} expects an input of shape "
                          f"(channels, {len(kernel)} spatial axes), got {fmt_shape(x)}")

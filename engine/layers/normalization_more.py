@@ -147,7 +147,8 @@ def _fused_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> D
 register(LayerSpec(
     type="FusedBatchNormalization", group="Normalization",
     doc="BatchNormalization followed by ReLU, in one function.",
-    params=[ParamSpec("axes", "ints", (0,), "Axes kept (without the batch axis); [0] = per channel.", min=0),
+    params=[ParamSpec("axes", "ints", (0,), "The one axis kept (without the batch axis); [0] = per channel.", min=0,
+                      max_len=1),
             ParamSpec("decay_rate", "float", 0.9, "Decay of the running mean and variance.", min=0.0, max=1.0),
             ParamSpec("eps", "float", 1e-4, "Added to the variance to avoid division by zero.", min=0.0),
             ParamSpec("nonlinearity", "enum", "relu", "Activation after the sum.", choices=("relu",))],

@@ -22,6 +22,8 @@ _ONE = Initializer("Constant", 1.0, 1.0)
 # ----------------------------------------------------------------------------------- NormNormalization
 def _nn_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
     x = tuple(ins[0])
+    if len(set(p["axes"])) != len(p["axes"]):
+        raise ShapeError(f"NormNormalization axes {list(p['axes'])} repeat an axis; name each axis once")
     for a in p["axes"]:
         if not -1 <= a < len(x):
             raise ShapeError(f"NormNormalization axis {a} is out of range for input {fmt_shape(x)}: use -1 (the batch "
