@@ -115,3 +115,32 @@ def test_parameter_layers_import_from_nnc(tmp_path):
     p = result.project.network.layer("p")
     assert p.type == "Parameter" and p.params == {"shape": [3]} and p.lr_multipliers == {"W": 2.0}
     assert p.initializers["W"].type == "Constant" and p.initializers["W"].value == 0.5
+
+
+def test_a_repeat_block_reading_one_parameter_keeps_one_set_of_weights(tmp_path):
+    """nnabla's repeat expansion gives every copy the same parameter when its name has no {repeat} mark."""
+    path = tmp_path / "rep.nntxt"
+    path.write_text('''
+network { name: "Main" batch_size: 2
+  repeat_info { id: "R" times: 3 }
+  variable { name: "x" type: "Buffer" shape { dim: -1 dim: 4 } }
+  variable { name: "fc/affine/W" type: "Parameter" shape { dim: 4 dim: 4 } }
+  variable { name: "fc/affine/b" type: "Parameter" shape { dim: 4 } }
+  variable { name: "rs" type: "Buffer" shape { dim: -1 dim: 4 } }
+  variable { name: "fc" type: "Buffer" shape { dim: -1 dim: 4 } }
+  variable { name: "re" type: "Buffer" shape { dim: -1 dim: 4 } }
+  variable { name: "y" type: "Buffer" shape { dim: -1 dim: 4 } }
+  variable { name: "loss" type: "Buffer" shape { dim: -1 dim: 4 } }
+  function { name: "rs" type: "RepeatStart" input: "x" input: "fc" output: "rs" repeat_id: "R"
+             repeat_param { repeat_id: "R" times: 3 } }
+  function { name: "fc" type: "Affine" input: "rs" input: "fc/affine/W" input: "fc/affine/b" output: "fc"
+             repeat_id: "R" }
+  function { name: "re" type: "RepeatEnd" input: "fc" output: "re" repeat_param { repeat_id: "R" times: 3 } }
+  function { name: "loss" type: "SquaredError" input: "re" input: "y" output: "loss" }
+}
+''')
+    result = import_file(str(path))
+    net = result.project.network
+    copies = [layer for layer in net.layers if layer.type == "Affine"]
+    assert len(copies) == 3 and {layer.parameter_scope for layer in copies} == {"fc"}, result.report()
+    assert infer_network(net).total_params == 20 and not [u for u in result.unsupported if "shared" in u]
