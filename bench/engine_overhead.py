@@ -119,7 +119,8 @@ def one_run(model: str, project_path: str, out_root: str, epochs: int, round_no:
     from nnconsole.engine.comm import SingleComm
     from nnconsole.engine.launch import LaunchRequest, prepare_run
     from nnconsole.engine.project.io import load_project
-    from nnconsole.engine.train import Trainer, WorkerOptions
+    from nnconsole.engine.train import Trainer
+    from nnconsole.engine.worker_options import WorkerOptions
 
     project = load_project(project_path)
     run_dir = prepare_run(project, LaunchRequest(project_path=project_path, output=out_root, epochs=epochs), 1)

@@ -31,7 +31,7 @@ from nnconsole.engine.project.validate import dataset_path
 from nnconsole.engine.run_lock import one_writer_per_run
 from nnconsole.engine.runtime_paths import bundled_mpiexec, python_module_command
 from nnconsole.engine.run_protocol import STOP_FILE, ExitCode, warning_record
-from nnconsole.engine.train import WorkerOptions
+from nnconsole.engine.worker_options import WorkerOptions
 
 OVERSUBSCRIBE_FLAG = "--oversubscribe"
 

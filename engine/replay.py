@@ -9,10 +9,10 @@ from typing import Dict, List, Tuple
 
 from nnconsole.engine import runs
 from nnconsole.engine.run_protocol import LAUNCH_FILE, RUN_DIR_EVENT, TRAIN, VALIDATION, ExitCode, announce
-from nnconsole.engine.train import WorkerOptions
+from nnconsole.engine.worker_options import WorkerOptions
 
 TOLERANCE = 1e-6
-RUN_OPTIONS_FILE = LAUNCH_FILE  # nnconsole.engine.train.WorkerOptions
+RUN_OPTIONS_FILE = LAUNCH_FILE  # nnconsole.engine.worker_options.WorkerOptions
 
 
 def metric_differences(a_dir: str, b_dir: str) -> Tuple[float, List[str]]:

@@ -10,13 +10,12 @@ import json
 import math
 import os
 import time
-from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
 import numpy as np
 
 from nnconsole.engine.errors import RunFailedError
-from nnconsole.engine.run_protocol import (LAUNCH_FILE, SYNC_CHECK, TRAIN, VALIDATION, SyncCheckRecord, TrainRecord,
+from nnconsole.engine.run_protocol import (SYNC_CHECK, TRAIN, VALIDATION, SyncCheckRecord, TrainRecord,
                                            ValidationRecord, warning_record)
 from nnconsole.engine.test_seams import seam_int
 from nnconsole.engine import rank_sync, runs
@@ -24,59 +23,16 @@ from nnconsole.engine.checkpoint import (CheckpointState, find_usable_checkpoint
                                save_checkpoint)
 from nnconsole.engine.project.io import atomic_write, load_project
 from nnconsole.engine.data import load_datasets
+from nnconsole.engine.host_arrays import HostArrays
 from nnconsole.engine.progress import COMM_WARN_SHARE
 from nnconsole.engine.rank_process import StopRequest, close_logger, rank_logger
+from nnconsole.engine.worker_options import WorkerOptions
 
 
 class TrainingError(RunFailedError, RuntimeError):
     """Training cannot go on (NaN loss, bad data...); the message says why and what was kept."""
 
     diverged = True  # resuming with the same settings would fail the same way
-
-
-@dataclass
-class WorkerOptions:
-    """What the launcher asks of every worker (written to ``launch.json`` in the run directory)."""
-
-    max_epoch: Optional[int] = None  # override of config.max_epoch
-    device: Optional[str] = None  # override of config.device
-    resume: bool = False
-    workers: int = 1
-
-    @classmethod
-    def read(cls, run_dir: str) -> "WorkerOptions":
-        from nnconsole.engine.run_json import read_run_json  # a damaged file is a RunFileError naming the field
-
-        return read_run_json(os.path.join(run_dir, LAUNCH_FILE), cls, required=False, fix="delete launch.json "
-                             "to use the project's settings, or start a new run") or cls()
-
-    def write(self, run_dir: str) -> None:
-        atomic_write(os.path.join(run_dir, LAUNCH_FILE), json.dumps(self.__dict__, indent=2).encode())
-
-
-class HostArrays:
-    """float32 numpy views of nnabla arrays in host memory, for the per-iteration feeds and reads.
-
-    ``view(var)`` is what ``var.d`` does underneath (``NdArray.data_ptr`` on the CPU context: the
-    float32 host array, synced from the device when needed) minus about 12 us of Python per call,
-    a quarter of the cost (bench/engine_overhead.py). A view is valid until nnabla next runs.
-    """
-
-    def __init__(self) -> None:
-        from nnabla_ext.cpu import context
-
-        self.ctx = context()
-        self._types: Dict[int, Any] = {}
-
-    def view(self, var: Any) -> np.ndarray:
-        import ctypes
-
-        n = int(var.size)
-        kind = self._types.get(n)
-        if kind is None:
-            kind = self._types[n] = ctypes.c_float * n
-        address = var.data.data_ptr(np.float32, self.ctx)
-        return np.frombuffer(kind.from_address(address), dtype=np.float32).reshape(var.shape)
 
 
 

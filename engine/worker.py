@@ -84,7 +84,8 @@ def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> str
     from nnconsole.engine.device import select_device
     from nnconsole.engine.project.io import load_project
     from nnconsole.engine.runs import RESOLVED_FILE
-    from nnconsole.engine.train import Trainer, WorkerOptions
+    from nnconsole.engine.train import Trainer
+    from nnconsole.engine.worker_options import WorkerOptions
 
     options = WorkerOptions.read(run_dir)
     project = load_project(os.path.join(run_dir, RESOLVED_FILE), check_datasets=False)

@@ -462,7 +462,8 @@ def test_imported_nnp_weights_are_the_starting_point_of_training(tmp_path):
     from nnconsole.engine.comm import SingleComm
     from nnconsole.engine.launch import LaunchRequest, prepare_run
     from nnconsole.engine.project.io import load_project
-    from nnconsole.engine.train import Trainer, WorkerOptions
+    from nnconsole.engine.train import Trainer
+    from nnconsole.engine.worker_options import WorkerOptions
 
     nnp, values = _sample_nnp(tmp_path, np.random.RandomState(5))
     for name in ("tiny_train.csv", "tiny_valid.csv"):

@@ -311,7 +311,8 @@ def test_every_solver_trains_the_tabular_project_through_the_trainer(spec, tmp_p
     from nnconsole.engine.comm import SingleComm
     from nnconsole.engine.launch import LaunchRequest, prepare_run
     from nnconsole.engine.project.io import load_project
-    from nnconsole.engine.train import Trainer, WorkerOptions
+    from nnconsole.engine.train import Trainer
+    from nnconsole.engine.worker_options import WorkerOptions
     from tests.helpers import tabular_project
 
     path = tabular_project(str(tmp_path / "p"), n=64, batch=8, epochs=3, solver=spec.name,
