@@ -390,3 +390,27 @@ def test_settings_nnabla_cannot_build_are_refused_before_the_build(type_, params
         return
     info = infer_network(Network(layers))
     assert not info.ok and any(name == "L" and words in msg for name, msg in info.errors), info.errors
+
+
+def test_nntxt_settings_nnconsole_lacks_are_reported_not_dropped(tmp_path):
+    """Interpolate's half-pixel sampling and Sort's second output (with_index) change the result:
+    importing a file that sets them says so, naming the layer."""
+    from nnconsole.engine.interop import import_file
+
+    path = tmp_path / "nnc.nntxt"
+    path.write_text('''
+network { name: "Main" batch_size: 4
+  variable { name: "x" type: "Buffer" shape { dim: -1 dim: 2 dim: 4 dim: 4 } }
+  variable { name: "up" type: "Buffer" shape { dim: -1 dim: 2 dim: 8 dim: 8 } }
+  variable { name: "s" type: "Buffer" shape { dim: -1 dim: 2 dim: 8 dim: 8 } }
+  variable { name: "y" type: "Buffer" shape { dim: -1 dim: 2 dim: 8 dim: 8 } }
+  variable { name: "loss" type: "Buffer" shape { dim: -1 dim: 2 dim: 8 dim: 8 } }
+  function { name: "up" type: "Interpolate" input: "x" output: "up"
+             interpolate_param { output_size: 8 output_size: 8 mode: "linear" half_pixel: true } }
+  function { name: "s" type: "Sort" input: "up" output: "s" sort_param { axis: 1 with_index: true } }
+  function { name: "loss" type: "SquaredError" input: "s" input: "y" output: "loss" }
+}
+''')
+    report = import_file(str(path)).unsupported
+    assert any("'up'" in u and "half_pixel" in u for u in report), report
+    assert any("'s'" in u and "with_index" in u for u in report), report

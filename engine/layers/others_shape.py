@@ -223,11 +223,20 @@ def _interpolate_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
     return x[:len(x) - len(size)] + size
 
 
+def _interpolate_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> Dict[str, Any]:
+    from .nntxt_codec import Unsupported, read_fields
+    q = f.interpolate_param
+    if q.half_pixel or q.half_pixel_for_nn or q.channel_last:
+        raise Unsupported("half_pixel / half_pixel_for_nn / channel_last")
+    return read_fields(f, {"output_size": "interpolate_param.output_size", "mode": "interpolate_param.mode",
+                           "align_corners": "interpolate_param.align_corners"})
+
+
 function_layer("Interpolate", _GROUP, "interpolate", "Resizes the trailing axes (linear or nearest).",
                [ParamSpec("output_size", "ints", (32, 32), "Size of each trailing axis.", min=1, max_len=3),
                 ParamSpec("mode", "enum", "linear", "Interpolation.", choices=("linear", "nearest")),
                 ParamSpec("align_corners", "bool", True, "Keep the corner values in place.")],
-               output_shape=_interpolate_shape, caption=lambda p: f"to {fmt_dims(p.get('output_size', ()))}",
+               output_shape=_interpolate_shape, from_nntxt=_interpolate_from_nntxt, caption=lambda p: f"to {fmt_dims(p.get('output_size', ()))}",
                examples=(({"output_size": [6, 5]}, ((2, 3, 4),)), ({"output_size": [8], "mode": "nearest"},
                                                                     ((2, 4),))))
 
@@ -238,9 +247,18 @@ def _sort_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
     return tuple(ins[0])
 
 
+def _sort_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> Dict[str, Any]:
+    from .nntxt_codec import Unsupported, read_fields
+    if f.sort_param.with_index:
+        raise Unsupported("with_index (two outputs: nnconsole's Sort has one)")
+    return read_fields(f, {"axis": "sort_param.axis", "reverse": "sort_param.reverse",
+                           "only_index": "sort_param.only_index"})
+
+
 function_layer("Sort", _GROUP, "sort", "Sorts the elements along an axis (or gives their sorted indices).",
                [ParamSpec("axis", "int", 0, "Axis without the batch axis; -1 = last."),
                 ParamSpec("reverse", "bool", False, "Largest first."),
                 ParamSpec("only_index", "bool", False, "Output the indices instead of the values.")],
                output_shape=_sort_shape, build=_with_batch_axes("sort", ("axis",)), nnabla_function="",
+               from_nntxt=_sort_from_nntxt,
                examples=(({"axis": -1, "reverse": True}, ((3, 4),)),))
