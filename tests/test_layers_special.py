@@ -194,3 +194,16 @@ def test_validation_layers_import_from_nnc(tmp_path):
     assert result.unsupported == [], result.unsupported
     layer = result.project.network.layer("top")
     assert layer.type == "TopNError" and layer.params == {"axis": 0, "n": 3} and layer.inputs == ["fc", "y"]
+
+
+def test_skip_at_test_off_survives_an_nntxt_round_trip(tmp_path):
+    net = Network([Layer("x", "Input", params={"shape": [4]}),
+                   Layer("d", "Dropout", ["x"], {"p": 0.3, "skip_at_test": False}),
+                   Layer("f", "RandomFlip", ["d"], {"axes": [0]}),
+                   Layer("t", "Input", params={"shape": [4]}), Layer("loss", "SquaredError", ["f", "t"])])
+    project = Project(name="p", network=net, datasets=Datasets(training="a.csv", validation="a.csv"))
+    path = str(tmp_path / "d.nntxt")
+    export_nntxt(project, path)
+    back = import_file(path).project.network
+    assert back.layer("d").params["skip_at_test"] is False
+    assert back.layer("f").params.get("skip_at_test", True) is True

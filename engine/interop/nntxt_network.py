@@ -102,6 +102,13 @@ def _parameter_layer_type(f: Any, data_inputs: List[str], param_inputs: List[str
     return "Parameter" if learned else "WorkingMemory"
 
 
+def _kept_at_test(proto: Any, net: Any, f: Any) -> bool:
+    """A random function (Dropout, RandomFlip ...) that another network of the file (the validation or runtime
+    one) still runs under its name: NNC's SkipAtTest was off (with it on, those networks hold an Identity)."""
+    return any(g.name == f.name and g.type == f.type for other in proto.network if other.name != net.name
+               for g in other.function)
+
+
 def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str], where: str) -> List[Node]:
     """Nodes of one network (repeats not yet expanded)."""
     variables = {v.name: v for v in net.variable}
@@ -184,6 +191,8 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
                     node.params = _function_params(f, in_shapes, weights, node.type)
                 except Unsupported as exc:
                     unsupported.append(f"layer '{f.name}' ({f.type}): {exc}; nnconsole's defaults are used")
+                if any(p.name == "skip_at_test" for p in spec.params) and _kept_at_test(proto, net, f):
+                    node.params["skip_at_test"] = False
         nodes.append(node)
     if frozen:
         notes.append(f"parameters not listed in the optimizer are not trained (learning-rate multiplier 0): "
