@@ -207,3 +207,12 @@ def test_skip_at_test_off_survives_an_nntxt_round_trip(tmp_path):
     back = import_file(path).project.network
     assert back.layer("d").params["skip_at_test"] is False
     assert back.layer("f").params.get("skip_at_test", True) is True
+
+
+def test_input_order_is_understood_at_its_default_and_reported_otherwise(tmp_path):
+    result = _import(tmp_path, [("x", "Input", {"Size": "2", "Dataset": "x", "Order": "-1"}, []),
+                                ("z", "Input", {"Size": "2", "Dataset": "z", "Order": "3"}, []),
+                                ("a", "Add2", {}, ["x", "z"]),
+                                ("loss", "SquaredError", {"T.Dataset": "y"}, ["a"])])
+    assert [u for u in result.unsupported if "Order" in u] == [
+        "layer 'z' (Input): Order=3 is not supported; nnconsole orders the runtime network's inputs itself"]

@@ -12,6 +12,17 @@ def input_variable(layer, params) -> str:
     return params.get("variable") or layer.name
 
 
+def _input_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any], unsupported: list) -> set:
+    """NNC's Order -1 (inputs in their automatic order) is what nnconsole does; another order is reported."""
+    from .nnc_values import as_int, resolve
+
+    value = resolve(props, "Order")
+    if value is not None and as_int(value, -1) != -1:
+        unsupported.append(f"layer '{name}' (Input): Order={value} is not supported; nnconsole orders the runtime "
+                           "network's inputs itself")
+    return {"Order"}
+
+
 register(LayerSpec(
     type="Input", group="IO",
     doc="A dataset variable (a CSV column such as x or y) entering the network with the given shape.",
@@ -23,7 +34,7 @@ register(LayerSpec(
     n_inputs=(0, 0),
     output_shape=lambda ins, p: tuple(p["shape"]),
     is_input=True,
-    nnc_properties={"Size": "shape", "Dataset": "variable"},
+    nnc_properties={"Size": "shape", "Dataset": "variable"}, from_sdcproj=_input_from_sdcproj,
     caption=lambda p: f"variable {p.get('variable')}" if p.get("variable") else "",
 ))
 
