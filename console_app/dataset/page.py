@@ -226,7 +226,7 @@ class DatasetPage(QWidget):
         self._fill_variables()
 
     def _show_histogram(self, split: str, dataset: Any) -> None:
-        from nnconsole.engine.evaluate import EvaluationError, target_variable
+        from nnconsole.engine.evaluation_results import EvaluationError, target_variable
         from nnconsole.engine.layers import get_spec
 
         preview = self.previews[split]

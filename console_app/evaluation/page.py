@@ -21,7 +21,7 @@ from nnconsole.app.evaluation.samples import SamplesFilter, SamplesModel
 from nnconsole.app.engine_process import EngineCommand
 from nnconsole.app.training.history import collect_runs
 from nnconsole.engine import runs
-from nnconsole.engine.evaluate import METRICS_FILE, MODELS, evaluation_dir, read_evaluation
+from nnconsole.engine.evaluation_results import METRICS_FILE, MODELS, evaluation_dir, read_evaluation
 from nnconsole.engine.run_protocol import ExitCode
 
 ERROR_STYLE = "QLabel { color: #a00000; background: #fff0f0; border: 1px solid #e0a0a0; padding: 4px; }"
