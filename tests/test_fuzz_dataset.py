@@ -93,6 +93,7 @@ def assert_dataset_error(error: DatasetError, path: str) -> None:
 @given(_rows(), st.sampled_from(["utf-8", "utf-8", "utf-8", "latin-1", "utf-16", "bom"]),
        st.sampled_from([1.0, 1.0, 1.0, 0.5, 0.9]),
        st.sampled_from(EXPECTED))
+@pytest.mark.slow
 def test_random_csvs_give_dataset_errors_that_say_where(folder, rows, encoding, cut, expected):
     path = str(folder / "random.csv")
     with open(path, "wb") as fh:
@@ -158,6 +159,7 @@ def test_broken_image_files_are_reported_when_decoded(folder):
         assert info.value.line == 3 and f"cannot decode image file 'img/{name}'" in str(info.value)
 
 
+@pytest.mark.slow
 def test_a_bad_dataset_reaches_the_user_through_validate_and_train(tmp_path):
     project = tmp_path / "digits"
     shutil.copytree(os.path.join(ROOT, "project_templates", "digits_cnn"), project,

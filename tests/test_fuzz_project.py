@@ -103,6 +103,7 @@ def test_random_bytes_in_a_file_give_a_located_project_error(iris, tmp_path):
     assert len(refused) >= 100 and sum(refused) >= 0.95 * len(refused), (sum(refused), len(refused))
 
 
+@pytest.mark.slow
 def test_every_truncation_of_a_project_fails_cleanly(iris):
     text = open(iris).read()
     loaded = [cut for cut in range(0, len(text) - 1, 5) if not load_or_located_error(text[:cut], iris)]
@@ -129,6 +130,7 @@ def _paths(data, prefix=()):
             yield from _paths(value, prefix + (i,))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.data())
 def test_wrong_types_and_huge_values_anywhere_give_located_errors(iris, data):
@@ -147,6 +149,7 @@ def test_wrong_types_and_huge_values_anywhere_give_located_errors(iris, data):
     load_or_located_error(yaml.safe_dump(mutated, allow_unicode=True), iris)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12), st.data())
 def test_unknown_keys_are_named_with_their_line(iris, key, data):
@@ -332,6 +335,7 @@ def test_harmless_launcher_arguments_are_kept(iris, args):
 
 
 # ---- through the CLI ------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_cli_validate_and_train_exit_2_without_traceback_and_touch_nothing(iris, tmp_path):
     text = open(iris).read()
     cases = {
@@ -372,6 +376,7 @@ def test_cli_validate_and_train_exit_2_without_traceback_and_touch_nothing(iris,
     assert out.returncode == 0, out.stderr
 
 
+@pytest.mark.slow
 def test_cli_reports_a_missing_project_and_a_folder_cleanly(tmp_path):
     for target in (str(tmp_path / "nope.yaml"), str(tmp_path)):
         for command in ("validate", "train", "info", "plan"):

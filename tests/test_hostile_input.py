@@ -224,6 +224,7 @@ def _copy_run(run: str, tmp_path) -> str:
     return copy
 
 
+@pytest.mark.slow
 def test_evaluate_reports_a_truncated_parameter_file(finished_run, tmp_path):
     run = _copy_run(finished_run, tmp_path)
     params = os.path.join(run, "parameters_best.h5")
@@ -232,6 +233,7 @@ def test_evaluate_reports_a_truncated_parameter_file(finished_run, tmp_path):
     _cli_refuses(["evaluate", run], f"{params}: not a readable nnabla parameter file", "truncated")
 
 
+@pytest.mark.slow
 def test_evaluate_and_resume_name_what_differs_from_the_network(finished_run, tmp_path):
     run = _copy_run(finished_run, tmp_path)
     resolved = os.path.join(run, "project.yaml")
@@ -304,6 +306,7 @@ def test_parameter_differences_name_missing_extra_and_reshaped_parameters():
         "a/b is (4,) in the file but (3,) in the network"]
 
 
+@pytest.mark.slow
 def test_validate_checks_the_initial_parameters_file_itself(iris):
     import nnabla as nn
     import nnabla.parametric_functions as PF

@@ -132,6 +132,7 @@ def cli_forward(config, csv_path, outdir, *extra):
     return np.array([[float(r[i]) for i in columns] for r in rows[1:]])
 
 
+@pytest.mark.slow
 def test_nnp_and_nntxt_give_the_engine_outputs_under_nnabla(tmp_path, digits_csv):
     import nnabla as nn
     from nnabla.utils.nnp_graph import NnpLoader

@@ -121,6 +121,7 @@ def folders_under(top) -> list:
     return sorted(os.path.relpath(os.path.join(d, n), top) for d, names, _ in os.walk(top) for n in names)
 
 
+@pytest.mark.slow
 def test_relative_output_and_resume_from_another_working_folder(tmp_path):
     tabular_project(str(tmp_path / "proj"), n=32, batch=8, epochs=1)
     elsewhere = tmp_path / "elsewhere"

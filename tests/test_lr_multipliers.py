@@ -5,6 +5,7 @@ import os
 from typing import Optional
 
 import numpy as np
+import pytest
 import yaml
 
 from tests.helpers import load_h5, nnconsole, run_dir_from, tabular_project
@@ -31,6 +32,7 @@ def one_update(tmp_path, name: str, multipliers: dict, initial: Optional[dict] =
     return load_h5(os.path.join(run_dir, "parameters_final.h5"))
 
 
+@pytest.mark.slow
 def test_multiplier_scales_the_step_and_zero_freezes(tmp_path):
     frozen = one_update(tmp_path, "frozen", {"W": 0.0, "b": 0.0})  # fc2 keeps its initial values
     plain = one_update(tmp_path, "plain", {"W": 1.0, "b": 1.0})

@@ -136,6 +136,7 @@ def announced_run(tmp_path_factory):
     return run_dir_from(out.stdout), events
 
 
+@pytest.mark.slow
 def test_the_cli_announces_the_run_directory_as_json(announced_run):
     run_dir, events = announced_run
     found, offset = read_events(events)
@@ -144,6 +145,7 @@ def test_the_cli_announces_the_run_directory_as_json(announced_run):
     assert isinstance(found[0]["pid"], int) and offset == os.path.getsize(events)
 
 
+@pytest.mark.slow
 def test_a_replay_announces_its_new_run_directory(announced_run, tmp_path):
     run_dir, _ = announced_run
     events = str(tmp_path / "replay-events.jsonl")
@@ -171,6 +173,7 @@ def test_a_record_that_breaks_its_declaration_is_named():
     assert record_problems({"type": "epoch"}) == ["unknown record type 'epoch'"]
 
 
+@pytest.mark.slow
 def test_fault_injection_is_a_test_seam_not_a_command_line_option(tmp_path):
     project = tabular_project(str(tmp_path / "p"), n=32, batch=8, epochs=1)
     out = nnconsole(["train", project, "--fail-at-iteration", "1"], check=False)

@@ -143,6 +143,7 @@ def test_params_are_frozen_and_validated():
 @settings(max_examples=200, deadline=None)
 @given(base=st.floats(1e-5, 10.0), mult=st.floats(0.01, 0.999), interval=st.integers(1, 50),
        it=st.integers(0, 5000))
+@pytest.mark.slow
 def test_exponential_decays_monotonically_and_matches_formula(base, mult, interval, it):
     p = ScheduleParams(base_lr=base, lr_multiplier=mult, lr_update_interval=interval)
     assert learning_rate(p, it + 1) <= learning_rate(p, it)

@@ -95,6 +95,7 @@ def test_validate_from_the_project_folder_imports_nothing_from_it(trap):
     assert fired(markers) == []
 
 
+@pytest.mark.slow
 def test_train_and_evaluate_one_worker_import_nothing_from_project_or_run_folders(trap):
     project, markers = trap
     out = run_engine(["train", project, "-q"], cwd=os.path.dirname(project))
@@ -158,6 +159,7 @@ def test_option_shaped_hosts_in_a_project_are_refused_with_their_place(tmp_path)
     assert not (tmp_path / "p" / "results").exists()
 
 
+@pytest.mark.slow
 def test_option_shaped_hosts_on_the_command_line_are_refused(tmp_path):
     project = tabular_project(str(tmp_path / "p"), n=32, batch=8, epochs=1)
     for args in (["train", project, "--gpus", "2", "--hosts=-oProxyCommand=x,node2"],

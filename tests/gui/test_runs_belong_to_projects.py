@@ -79,6 +79,7 @@ def stop_and_finish(qtbot, page) -> tuple:
     return tuple(blocker.args)
 
 
+@pytest.mark.slow
 def test_another_project_opened_during_a_run_shows_its_own_state(qtbot, make_window, long_projects, tmp_path):
     a, b = long_projects
     window, page = training_window(make_window, a)
@@ -149,6 +150,7 @@ def test_closing_during_a_run_asks_cancel_keeps_it_and_stop_stops_it(qtbot, make
     assert process_gone(launcher) and time.monotonic() - started < 20
 
 
+@pytest.mark.slow
 def test_leaving_a_run_running_detaches_it_and_the_next_window_follows_and_stops_it(qtbot, make_window,
                                                                                     long_projects, monkeypatch):
     a, _ = long_projects
@@ -209,6 +211,7 @@ app.exec()
 """
 
 
+@pytest.mark.slow
 def test_a_run_outlives_a_killed_gui_and_the_next_one_follows_and_stops_it(qtbot, make_window, long_projects):
     import signal
     import subprocess

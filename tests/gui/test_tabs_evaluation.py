@@ -38,6 +38,7 @@ def evaluated(qtbot, trained_digits_run):
     return page, run_dir
 
 
+@pytest.mark.slow
 def test_digits_evaluation_confusion_matrix_and_table(qtbot, evaluated):
     page, run_dir = evaluated
     m = page.metrics

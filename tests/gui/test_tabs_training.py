@@ -41,6 +41,7 @@ def finish(qtbot, page: TrainingPage):
 
 # ---------------------------------------------------------------------------------------------- real runs
 
+@pytest.mark.slow
 def test_run_two_workers_from_the_tab_draws_curves_and_lands_in_history(qtbot, tmp_path):
     project = copy_digits(str(tmp_path / "digits"), max_epoch=3)
     page = make_page(qtbot, project)
@@ -70,6 +71,7 @@ def test_run_two_workers_from_the_tab_draws_curves_and_lands_in_history(qtbot, t
     assert page.tradeoff.points[0][0] > 50_000  # multiply-adds of the digits CNN
 
 
+@pytest.mark.slow
 def test_stop_ends_the_run_with_a_checkpoint(qtbot, tmp_path):
     project = copy_digits(str(tmp_path / "digits"), max_epoch=500)
     page = make_page(qtbot, project)
@@ -92,6 +94,7 @@ def test_stop_ends_the_run_with_a_checkpoint(qtbot, tmp_path):
     assert page.run_button.isEnabled() and not page.stop_button.isEnabled()
 
 
+@pytest.mark.slow
 def test_a_failing_run_shows_the_rank_and_the_engines_message(qtbot, tmp_path):
     project = copy_digits(str(tmp_path / "digits"), max_epoch=2)
     with open(project) as fh:
@@ -183,6 +186,7 @@ def test_progress_shows_the_planned_epochs_from_the_records(qtbot):
 
 # ---------------------------------------------------------------------------------------------- history
 
+@pytest.mark.slow
 def test_history_selects_overlays_exports_and_replays(qtbot, trained_digits_run, tmp_path, monkeypatch):
     project, run_dir = trained_digits_run
     other = copy_run(run_dir, "20000101_000000")  # an older run with the same curves
@@ -241,6 +245,7 @@ def test_history_selects_overlays_exports_and_replays(qtbot, trained_digits_run,
                 shutil.rmtree(extra, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_a_run_started_from_a_terminal_is_reattached_and_can_be_stopped(qtbot, tmp_path):
     project = copy_digits(str(tmp_path / "digits"), max_epoch=500)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
