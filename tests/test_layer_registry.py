@@ -201,9 +201,10 @@ network { name: "Main" batch_size: 2
         layers = {layer.name: layer for layer in result.project.network.layers}
         assert [layers["a"].type, layers["b"].type] == ["Affine", "Affine"] and layers["b"].inputs == ["a"]
         assert layers["a"].params["out_shape"] == [4] and "i" not in layers
-    shared = [[u for u in r.unsupported if "shared by layers" in u] for r in results]
-    assert shared[0] == shared[1] == ["parameters 'fc/...' are shared by layers a, b; nnconsole gives each "
-                                      "layer its own copy"]
+        assert layers["a"].parameter_scope == layers["b"].parameter_scope == "fc"  # one set of weights
+    assert not any("shared" in u for r in results for u in r.unsupported)  # kept, so nothing to report
+    notes = [[n for n in r.notes if "share parameter scope" in n] for r in results]
+    assert notes[0] == notes[1] == ["layers a, b share parameter scope 'fc' (one set of weights)"]
 
 
 def test_nncs_palette_categories_are_groups_with_colours():
