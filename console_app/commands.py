@@ -133,6 +133,13 @@ class SetLrMultiplierCommand(_LayerFieldCommand):
                          f"Set {layer_name}.{key} learning-rate multiplier")
 
 
+class SetParameterScopeCommand(_LayerFieldCommand):
+    """Set a layer's parameter scope ('' = its own name); layers naming one scope share weights."""
+
+    def __init__(self, document: Any, layer_name: str, scope: str) -> None:
+        super().__init__(document, layer_name, "parameter_scope", scope, f"Set {layer_name} parameter scope")
+
+
 class MoveNodesCommand(QUndoCommand):
     """Move layers on the canvas; consecutive moves of the same set of layers merge into one step."""
 

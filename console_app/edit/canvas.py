@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsScene, QGraphicsSceneM
 from nnconsole.app.edit import layout, style
 from nnconsole.app.edit.edge_item import EdgeItem, curve
 from nnconsole.app.edit.node_item import NodeItem, PortItem
+from nnconsole.app.edit.scopes import weight_sharers
 from nnconsole.engine.layers import get_spec
 from nnconsole.engine.project.model import Network
 
@@ -39,6 +40,7 @@ class NetworkScene(QGraphicsScene):
     def sync(self, network: Network, info: object) -> None:
         """Make the items show ``network`` with inference results ``info`` (a NetworkInfo)."""
         positions = layout.effective_positions(network)
+        sharers = weight_sharers(network)
         layers = {}
         for layer in network.layers:
             layers.setdefault(layer.name, layer)
@@ -60,7 +62,7 @@ class NetworkScene(QGraphicsScene):
                 spec = get_spec(layer.type)
             except KeyError:
                 spec = None
-            node.set_layer(layer, spec, info.layers.get(name) if info is not None else None)
+            node.set_layer(layer, spec, info.layers.get(name) if info is not None else None, sharers.get(name, ()))
             x, y = positions.get(name, (0.0, 0.0))
             if (node.pos().x(), node.pos().y()) != (x, y) and self.mouseGrabberItem() is not node:
                 node.setPos(x, y)

@@ -1,7 +1,10 @@
 """Copy and paste of layers: a JSON payload on the clipboard and the renaming rules for pasting.
 
 Pasted layers get fresh unique names; connections between pasted layers are kept, connections to
-layers outside the copied set are dropped (as NNC does).
+layers outside the copied set are dropped (as NNC does). A named parameter scope is kept, so a pasted
+copy of a layer whose scope was set (``disc``) shares that layer's weights, as NNC's ParameterScope
+property does when copied; a layer on the default scope (its own name) gets its own weights under its
+new name.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ def layers_to_json(layers: Sequence[Layer]) -> str:
                              for k, i in layer.initializers.items()},
             "lr_multipliers": dict(layer.lr_multipliers),
             "position": list(layer.position) if layer.position is not None else None,
+            "parameter_scope": layer.parameter_scope,
         })
     return json.dumps({"nnconsole_layers": items}, indent=1)
 
@@ -45,7 +49,8 @@ def layers_from_json(text: str) -> List[Layer]:
                                              value=float(v.get("value", 0.0)))
                               for k, v in item.get("initializers", {}).items()},
                 lr_multipliers={k: float(v) for k, v in item.get("lr_multipliers", {}).items()},
-                position=(float(position[0]), float(position[1])) if position else None))
+                position=(float(position[0]), float(position[1])) if position else None,
+                parameter_scope=str(item.get("parameter_scope") or "")))
         return layers
     except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
         raise ValueError(f"the clipboard does not hold nnconsole layers ({exc})") from None
@@ -75,7 +80,8 @@ def rename_for_paste(layers: Sequence[Layer], taken: Iterable[str]) -> List[Laye
         out.append(Layer(name=mapping[layer.name], type=layer.type,
                          inputs=[mapping[s] for s in layer.inputs if s in mapping],
                          params=dict(layer.params), initializers=dict(layer.initializers),
-                         lr_multipliers=dict(layer.lr_multipliers), position=layer.position))
+                         lr_multipliers=dict(layer.lr_multipliers), position=layer.position,
+                         parameter_scope=layer.parameter_scope))
     return out
 
 

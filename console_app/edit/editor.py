@@ -234,6 +234,20 @@ class NetworkEditor(QObject):
         self._push(commands.SetLrMultiplierCommand(self.document, name, key, value))
         return None
 
+    def set_parameter_scope(self, name: str, text: str) -> Optional[str]:
+        """Name where a layer's weights live ('' = its own name); layers naming one scope share weights."""
+        scope = text.strip()
+        if "/" in scope:
+            return self._refuse("a parameter scope must not contain '/' (nnabla separates scopes with it); "
+                                "use a plain name such as 'disc'")
+        layer = self.network.layer(name)
+        if scope == layer.name:
+            scope = ""  # the default scope: the layer's own name (the project file keeps it empty)
+        if scope == layer.parameter_scope:
+            return None
+        self._push(commands.SetParameterScopeCommand(self.document, name, scope))
+        return None
+
     # ---- positions ------------------------------------------------------------------------------------
     def move(self, positions: Dict[str, Position]) -> None:
         """Store new canvas positions (one undo step; consecutive moves of the same nodes merge)."""

@@ -6,7 +6,7 @@ the scene turns finished moves into undo commands.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Sequence
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QFontMetrics, QPainter, QPainterPath, QPen
@@ -15,6 +15,8 @@ from PySide6.QtWidgets import (QGraphicsEllipseItem, QGraphicsItem, QGraphicsObj
 
 from nnconsole.app.edit import style
 from nnconsole.app.edit.layout import NODE_HEIGHT, NODE_WIDTH
+from nnconsole.app.edit.scopes import sharing_text
+from nnconsole.engine.shared_params import weight_scope_of
 
 PORT_RADIUS = 5.0
 
@@ -56,6 +58,7 @@ class NodeItem(QGraphicsObject):
         self.type_name = ""
         self.group: Optional[str] = None
         self.summary = ""
+        self.sharers: List[str] = []
         self.shape_text = ""
         self.error: Optional[str] = None
         self.input_names: List[str] = []
@@ -70,13 +73,17 @@ class NodeItem(QGraphicsObject):
         self.setZValue(1)
 
     # ---- content --------------------------------------------------------------------------------
-    def set_layer(self, layer: Any, spec: Any, info: Any) -> None:
-        """Show ``layer`` (engine Layer) with its registry ``spec`` (or None) and inference ``info``."""
+    def set_layer(self, layer: Any, spec: Any, info: Any, sharers: Sequence[str] = ()) -> None:
+        """Show ``layer`` (engine Layer) with its registry ``spec`` (or None) and inference ``info``;
+        ``sharers`` are the other layers reading the same weights (shown as a ⇄ mark and a tooltip line)."""
         self.name = layer.name
         self.type_name = layer.type
         self.group = spec.group if spec else None
         params = info.params if info is not None and info.params else layer.params
         self.summary = style.summarize_params(layer.type, params, spec.defaults() if spec else {})
+        self.sharers = list(sharers)
+        if self.sharers:
+            self.summary = f"⇄ {weight_scope_of(layer)}" + (f" · {self.summary}" if self.summary else "")
         shape = info.out_shape if info is not None else None
         self.shape_text = style.fmt_dims(shape) if shape is not None else ""
         self.error = info.error if info is not None else None
@@ -86,6 +93,8 @@ class NodeItem(QGraphicsObject):
             tip.append(spec.doc)
         if shape is not None:
             tip.append(f"output: {style.fmt_dims(shape)}")
+        if self.sharers:
+            tip.append(f"parameter scope '{weight_scope_of(layer)}': {sharing_text(self.sharers)}")
         if self.error:
             tip.append(f"<span style='color:#c62828'>{self.error}</span>")
         self.setToolTip("<br>".join(tip))

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGridLayout, Q
                                QStackedWidget, QVBoxLayout, QWidget)
 
 from nnconsole.app.edit import style
+from nnconsole.app.edit.scopes import sharing_text, weight_sharers
 from nnconsole.app.widgets.field import ERROR_STYLE, CheckedField
 from nnconsole.engine.layers import get_spec
 from nnconsole.engine.project.model import INITIALIZERS
@@ -108,6 +109,18 @@ class PropertyPanel(QScrollArea):
         general.setLabelAlignment(Qt.AlignRight | Qt.AlignTop)
         self.fields["name"] = CheckedField("prop_name", lambda text: self._apply_rename(text))
         general.addRow("Name", self.fields["name"])
+        if spec is not None and spec.weights:
+            scope = CheckedField("prop_parameter_scope", lambda text: self._apply_scope(text))
+            scope.edit.setToolTip("NNC's ParameterScope: where this layer's weights live (empty = the layer's "
+                                  "name). Layers naming the same scope share one set of weights.")
+            self.fields["parameter_scope"] = scope
+            general.addRow("Parameter scope", scope)
+            sharing = QLabel()
+            sharing.setObjectName("prop_sharing")
+            sharing.setWordWrap(True)
+            sharing.setStyleSheet("color: #1565c0;")
+            self.widgets["sharing"] = sharing
+            general.addRow(sharing)
         outer.addLayout(general)
         if spec is not None and spec.params:
             outer.addWidget(self._params_box(spec))
@@ -214,6 +227,13 @@ class PropertyPanel(QScrollArea):
     def _fill(self, info: Any) -> None:
         layer = self.editor.network.layer(self.layer_name)
         self.fields["name"].set_text(layer.name)
+        sharers = weight_sharers(self.editor.network).get(layer.name, [])
+        if "parameter_scope" in self.fields:
+            self.fields["parameter_scope"].set_text(layer.parameter_scope)
+            self.fields["parameter_scope"].edit.setPlaceholderText(f"{layer.name} (the layer's name)")
+            self.widgets["sharing"].setText(sharing_text(sharers) + (" (its parameters are counted once)"
+                                                                     if sharers else ""))
+            self.widgets["sharing"].setVisible(bool(sharers))
         try:
             spec = get_spec(layer.type)
         except KeyError:
@@ -238,9 +258,9 @@ class PropertyPanel(QScrollArea):
                 value_field.edit.setEnabled(init.type == "Constant")
                 self.fields[f"init_multiplier:{key}"].edit.setEnabled(init.type != "Constant")
                 self.fields[f"lr:{key}"].set_text(value_text(float(layer.lr_multipliers.get(key, 1.0))))
-        self._fill_info(layer, layer_info)
+        self._fill_info(layer, layer_info, sharers)
 
-    def _fill_info(self, layer: Any, li: Any) -> None:
+    def _fill_info(self, layer: Any, li: Any, sharers: List[str]) -> None:
         w = self.widgets
         if li is None:
             for key in ("inputs", "output", "params", "macs"):
@@ -254,7 +274,10 @@ class PropertyPanel(QScrollArea):
         w["info:inputs"].setText("\n".join(ins) or "none")
         w["info:output"].setText(style.fmt_dims(li.out_shape) if li.out_shape is not None else "unknown")
         weights = ", ".join(f"{k} {style.fmt_dims(s)}" for k, s in li.weight_shapes.items())
-        w["info:params"].setText(f"{li.n_params:,}" + (f"  ({weights})" if weights else ""))
+        counted = f"{li.n_params:,}" + (f"  ({weights})" if weights else "")
+        if sharers and not li.n_params and weights:
+            counted += f"; shared, counted with {sharers[0]}"
+        w["info:params"].setText(counted)
         w["info:macs"].setText(f"{li.macs:,}")
         w["info:error"].setText(li.error or "")
         w["info:error"].setVisible(bool(li.error))
@@ -278,6 +301,11 @@ class PropertyPanel(QScrollArea):
         if self.layer_name is None:
             return None
         return self._done(self.editor.set_param(self.layer_name, key, value))
+
+    def _apply_scope(self, text: str) -> Optional[str]:
+        if self.layer_name is None:
+            return None
+        return self._done(self.editor.set_parameter_scope(self.layer_name, text))
 
     def _apply_init(self, key: str, **change: Any) -> Optional[str]:
         if self.layer_name is None:
