@@ -92,3 +92,26 @@ def test_the_dialog_names_the_log(qtbot, monkeypatch):
     text, details = boxes[0]
     assert "ValueError: x" in text and "/home/u/.local/state/nnconsole/gui-errors.log" in text
     assert details == "Traceback ..."
+
+
+def test_the_console_runs_with_the_hook_installed_and_removes_it_at_exit(qtbot, qapp, monkeypatch):
+    """``nnconsole-gui`` (app.main) installs the hook for the life of the window, then restores the old one."""
+    from nnconsole.app import app as app_module
+    from nnconsole.app import cli, main_window, qt_libraries
+
+    class FakeWindow:
+        def show(self):
+            pass
+
+        def start(self, project):
+            pass
+
+    seen = []
+    monkeypatch.setattr(cli, "has_display", lambda: True)
+    monkeypatch.setattr(qt_libraries, "missing_xcb_libraries", lambda: [])
+    monkeypatch.setattr(main_window, "MainWindow", FakeWindow)
+    monkeypatch.setattr(app_module, "freeze_startup_objects", lambda: 0)
+    monkeypatch.setattr(type(qapp), "exec", lambda self: seen.append(sys.excepthook.__name__) or 0)
+    before = sys.excepthook
+    assert app_module.main([]) == 0
+    assert seen == ["sys_hook"] and sys.excepthook is before
