@@ -111,7 +111,8 @@ def test_the_console_runs_with_the_hook_installed_and_removes_it_at_exit(qtbot, 
     monkeypatch.setattr(qt_libraries, "missing_xcb_libraries", lambda: [])
     monkeypatch.setattr(main_window, "MainWindow", FakeWindow)
     monkeypatch.setattr(app_module, "freeze_startup_objects", lambda: 0)
-    monkeypatch.setattr(type(qapp), "exec", lambda self: seen.append(sys.excepthook.__name__) or 0)
+    monkeypatch.setattr(type(qapp), "exec", lambda self: seen.append(sys.excepthook) or 0)
     before = sys.excepthook
     assert app_module.main([]) == 0
-    assert seen == ["sys_hook"] and sys.excepthook is before
+    assert len(seen) == 1 and getattr(seen[0], "__module__", None) == error_hook.__name__
+    assert sys.excepthook is before
