@@ -19,7 +19,7 @@ from nnconsole.engine.project.model import Layer
 from . import mapping
 from .common import add_loss_targets
 from .netgraph import (Node, expand_repeats, finalize_names, parameter_renames, remove_pass_through, share_scopes,
-                       to_layers)
+                       to_layers, unique_name)
 from .report import InteropError
 
 
@@ -48,8 +48,42 @@ def graph_to_layers(graph: ImportedGraph, unsupported: List[str], notes: List[st
     share_scopes(nodes, notes)  # weights several layers read stay one set (parameter_scope)
     if graph.loss_targets:  # copies of a repeated loss read the same dataset variable
         targets = {n.name: graph.loss_targets[n.base_name] for n in nodes if n.base_name in graph.loss_targets}
+        nodes = reshape_scalar_predictions(nodes, targets, notes)
         nodes = add_loss_targets(nodes, targets, unsupported)
     return to_layers(nodes, unsupported, layout=True), nodes
+
+
+def reshape_scalar_predictions(nodes: List[Node], targets: Dict[str, str], notes: List[str]) -> List[Node]:
+    """Losses whose prediction is one scalar per sample (BatchDet, BatchLogdet, a Sum over every axis) read it
+    through a Reshape to [1], so their target Input gets shape [1]: a dataset variable is at least one value
+    per sample, and an Input of shape [] is not a valid project layer (NNC broadcasts the two)."""
+    from nnconsole.engine.project.model import Network
+    from nnconsole.engine.shapes import infer_network
+
+    losses = [n for n in nodes if n.name in targets and n.inputs]
+    if not losses:
+        return nodes
+    info = infer_network(Network(layers=to_layers([n for n in nodes if n.name not in targets], [], layout=False)))
+    taken = {n.name for n in nodes}
+    reshapes: Dict[str, Node] = {}  # prediction name -> its Reshape (losses reading one prediction share it)
+    for loss in losses:
+        pred = loss.inputs[0]
+        li = info.layers.get(pred)
+        if li is None or li.out_shape is None or tuple(li.out_shape) != ():
+            continue
+        if pred not in reshapes:
+            position = None if loss.position is None else (loss.position[0], loss.position[1] - 48.0)
+            reshapes[pred] = Node(name=unique_name(f"{pred}_as_1", taken), type="Reshape",
+                                  params={"shape": [1]}, inputs=[pred], position=position)
+            notes.append(f"loss '{loss.name}' reads '{pred}', one scalar per sample: a Reshape "
+                         f"'{reshapes[pred].name}' to [1] was added so its target Input has shape [1]")
+        loss.inputs = [reshapes[pred].name] + list(loss.inputs[1:])
+    out: List[Node] = []
+    for n in nodes:
+        out.append(n)
+        if n.name in reshapes:
+            out.append(reshapes[n.name])
+    return out
 
 
 def parameter_names(nodes: List[Node], unsupported: List[str], copies_initialized: bool) -> Dict[str, List[str]]:
