@@ -14,6 +14,27 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.environ["COLUMNS"] = "100"  # argparse wraps help to the terminal width: fix it for stable output
 
 
+INFO_COUNTING = """## How `nnconsole info` counts, compared with NNC
+
+`info` (and the EDIT tab's totals) report, per sample, the learned parameters (NNC's CostParameter) and the
+multiply-adds (NNC's CostMultiplyAdd). It follows NNC's conventions except where this list says otherwise:
+
+- **Element-wise layers** (arithmetic, math, activation, logical): NNC also lists separate CostAdd,
+  CostMultiply, CostDivide, CostExp and CostIf; `info` counts only multiply-adds, so these layers show 0 (or
+  only their multiply-adds).
+- **Binary layers** (BinaryConnectAffine/Convolution, BinaryWeightAffine/Convolution): `W` and `b` count at
+  full size (32 bits each) with 0 multiply-adds; NNC counts binary weights at 1/32. The binarized copy `Wb`
+  (and BinaryWeight's scale `alpha`) is not counted: both are computed from `W`, not learned.
+- **InstanceNormalization, GroupNormalization, FusedBatchNormalization**: one multiply-add per element; NNC
+  counts none.
+- **FFT, IFFT**: 0 multiply-adds.
+- **MinMaxQuantize**: `r` and `R` (the learned min and max) count as parameters even in EMA mode, where
+  NNC's training updates them by moving average rather than by gradient.
+- **Shared parameter scopes**: layers naming one `parameter_scope` share one set of weights, counted once
+  (with the first of them in the network's order; the others show 0 parameters).
+"""
+
+
 def cli_reference() -> str:
     from nnconsole.engine.cli import build_parser
 
@@ -25,6 +46,8 @@ def cli_reference() -> str:
     sub = next(a for a in parser._actions if a.dest == "command")
     for name in sorted(sub.choices):
         out += [f"## nnconsole {name}", "", "```text", sub.choices[name].format_help().rstrip(), "```", ""]
+        if name == "info":
+            out += [INFO_COUNTING.replace("## ", "### ", 1)]
     return "\n".join(out)
 
 
