@@ -1,7 +1,7 @@
 """Sample order and batches: the epoch's permutation (the same on every worker) and each rank's share."""
 from __future__ import annotations
 
-from typing import List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -74,3 +74,12 @@ def validation_batches(size: int, batch_size: int, rank: int, world_size: int) -
             chunk = np.concatenate([chunk, np.full(batch_size - valid, pad_index, dtype=np.int64)])
         out.append((chunk, valid))
     return out
+
+
+def sample_coverage(comm: Any, size: int, indices: List[np.ndarray]) -> Optional[Dict[str, int]]:
+    """How often each training sample was used this epoch, over all ranks (min and max); collective."""
+    if not indices:
+        return None
+    counts = np.bincount(np.concatenate(indices), minlength=size).astype(np.float64)
+    total = comm.sum(counts)
+    return {"samples_min_count": int(total.min()), "samples_max_count": int(total.max())}

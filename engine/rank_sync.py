@@ -65,3 +65,20 @@ def perturb_for_test(rank: int, params: Dict[str, Any]) -> bool:
     values.flat[0] += np.float32(1e-3)
     params[learned[0]].d = values
     return True
+
+
+def parameters_crc(params: Dict[str, Any]) -> int:
+    """CRC-32 of every parameter's bytes in name order: equal on all ranks when they agree."""
+    import zlib
+
+    crc = 0
+    for name in sorted(params):
+        crc = zlib.crc32(np.ascontiguousarray(params[name].d, dtype=np.float32).tobytes(), crc)
+    return crc
+
+
+def crc_range(comm: Any, params: Dict[str, Any]) -> Tuple[int, int]:
+    """(smallest, largest) parameters CRC over the ranks, in one collective; equal when all ranks agree."""
+    crc = float(parameters_crc(params))
+    high, neg_low = comm.max([crc, -crc])
+    return int(-neg_low), int(high)

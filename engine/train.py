@@ -10,7 +10,7 @@ import json
 import math
 import os
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from nnconsole.engine import rank_sync, runs
 from nnconsole.engine.checkpoint import (CheckpointState, find_usable_checkpoint, load_checkpoint, load_parameters_checked,
                                save_checkpoint)
 from nnconsole.engine.project.io import atomic_write, load_project
+from nnconsole.engine.batching import sample_coverage
 from nnconsole.engine.data import load_datasets
 from nnconsole.engine.host_arrays import HostArrays
 from nnconsole.engine.progress import COMM_WARN_SHARE
@@ -279,7 +280,8 @@ class Trainer:
                                   self.iteration)
                     return "stopped"
             self.samples_into_epoch = 0
-            self._end_epoch(epoch, started, self._coverage(batches) if first == 0 else None)
+            coverage = sample_coverage(self.comm, self.train_set.size, batches) if first == 0 else None
+            self._end_epoch(epoch, started, coverage)
             # samples/s and the all-reduce share describe training iterations: validation and
             # checkpoints are left out of the next window.
             window.update(t=time.perf_counter(), comm=self.comm.allreduce_seconds)
@@ -351,25 +353,14 @@ class Trainer:
                                final_validation_error=result["error"])
         self._checkpoint(epoch + 1, 0, elapsed)
 
-    def parameters_crc(self) -> int:
-        """CRC-32 of every parameter's bytes in name order: equal on all ranks when they agree."""
-        import zlib
-
-        crc = 0
-        for name in sorted(self.params):
-            crc = zlib.crc32(np.ascontiguousarray(self.params[name].d, dtype=np.float32).tobytes(), crc)
-        return crc
-
     def _sync_check(self) -> None:
         """Check that every rank ends with bit-identical parameters, record it, and fail the run if not.
 
         Collective. Raises TrainingError on every rank when they differ, naming the parameters and
         the largest difference, so that such a run never counts as finished.
         """
-        crc = float(self.parameters_crc())
-        high, neg_low = self.comm.max([crc, -crc])  # one collective: the largest and the smallest CRC
-        low = -neg_low
-        identical = bool(high == low)
+        low, high = rank_sync.crc_range(self.comm, self.params)
+        identical = low == high
         record = SyncCheckRecord(type=SYNC_CHECK, iteration=self.iteration, workers=self.comm.size,
                                  identical=identical, crc32_min=int(low), crc32_max=int(high))
         message = ""
@@ -382,14 +373,6 @@ class Trainer:
             self.metrics.write(record)
         if not identical:
             raise TrainingError(message)
-
-    def _coverage(self, indices: List[np.ndarray]) -> Optional[Dict[str, int]]:
-        """How often each training sample was used this epoch, over all ranks (min and max)."""
-        if not indices:
-            return None
-        counts = np.bincount(np.concatenate(indices), minlength=self.train_set.size).astype(np.float64)
-        total = self.comm.sum(counts)
-        return {"samples_min_count": int(total.min()), "samples_max_count": int(total.max())}
 
     def _finish(self) -> None:
         self._average_persistent_state()
