@@ -2,7 +2,7 @@
 
     nnconsole import FILE.(sdcproj|nntxt|nnp) -o PROJECT.yaml [--force]
     nnconsole export RUN_DIR --format nnp|nntxt|onnx [-o FILE] [--best] [--opset N]
-    nnconsole export PROJECT.yaml --format nntxt [-o FILE]
+    nnconsole export PROJECT.yaml --format nntxt|sdcproj [-o FILE] [--force]
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Callable
 from nnconsole.engine.run_protocol import ExitCode
 
 EXIT_BAD_INPUT = ExitCode.BAD_INPUT
+PROJECT_FORMATS = ("nntxt", "sdcproj")  # what a project file (not a trained run) exports to
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -63,18 +64,20 @@ def cmd_export(args: argparse.Namespace) -> int:
             result = export_run(source, args.format, args.output, which="best" if args.best else "final",
                                 opset=args.opset, force=args.force)
         else:
-            if args.format != "nntxt":
-                print(f"nnconsole export: a project file exports to nntxt only; for {args.format} give a run "
-                      "directory of a trained run", file=sys.stderr)
+            if args.format not in PROJECT_FORMATS:
+                print(f"nnconsole export: a project file exports to {' or '.join(PROJECT_FORMATS)}; for "
+                      f"{args.format} give a run directory of a trained run", file=sys.stderr)
                 return EXIT_BAD_INPUT
             from nnconsole.engine.project.io import load_project
 
             from .nntxt_export import export_nntxt
             from .run_export import refuse_existing
+            from .sdcproj_export import export_sdcproj
             project = load_project(source, check_datasets=False)
-            output = args.output or os.path.splitext(source)[0] + ".nntxt"
+            output = args.output or os.path.splitext(source)[0] + "." + args.format
             refuse_existing([output], args.force)
-            result = export_nntxt(project, output)
+            write = export_sdcproj if args.format == "sdcproj" else export_nntxt
+            result = write(project, output)
     except InteropError as exc:
         print(f"nnconsole export: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -88,9 +91,10 @@ def register(add: Callable) -> None:
     p.add_argument("file", help=".sdcproj, .nntxt, .prototxt, .protobuf or .nnp file")
     p.add_argument("--output", "-o", required=True, metavar="PROJECT.yaml", help="project file to write")
     p.add_argument("--force", action="store_true", help="overwrite an existing project file (keeps a .bak)")
-    p = add("export", cmd_export, "Export a trained run (nnp, nntxt, onnx) or a project (nntxt) for nnabla tools.")
-    p.add_argument("source", help="run directory, or a project YAML for --format nntxt")
-    p.add_argument("--format", "-f", required=True, choices=("nnp", "nntxt", "onnx"))
+    p = add("export", cmd_export, "Export a trained run (nnp, nntxt, onnx) for nnabla tools, or a project "
+                                         "(nntxt, or sdcproj for Neural Network Console).")
+    p.add_argument("source", help="run directory, or a project YAML for --format nntxt or sdcproj")
+    p.add_argument("--format", "-f", required=True, choices=("nnp", "nntxt", "onnx", "sdcproj"))
     p.add_argument("--output", "-o", metavar="FILE", help="output file (default: next to the source)")
     p.add_argument("--best", action="store_true", help="export the best model instead of the final one")
     p.add_argument("--opset", type=int, help="ONNX opset (default 13)")

@@ -65,3 +65,15 @@ def convert_value(kind: str, text: str) -> Any:
     if kind == "bool":
         return as_bool(text, False)
     return text
+
+
+def to_text(value: Any) -> str:
+    """A registry parameter value as NNC writes it: ``3,3`` for a shape, ``True``, ``0.1`` (the inverse of
+    ``convert_value``)."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, (list, tuple)):
+        return ",".join(to_text(v) for v in value)
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)

@@ -142,6 +142,9 @@ class LayerSpec:
     # from_sdcproj(name, props, params, unsupported) -> NNC properties it handled itself, after the
     # nnc_properties table filled ``params`` (props are resolved property texts).
     from_sdcproj: Optional[Callable[..., Any]] = None
+    # to_sdcproj(params) -> {NNC property: text} for what the nnc_properties table cannot say (the export
+    # direction of from_sdcproj); those properties replace the table's.
+    to_sdcproj: Optional[Callable[[Mapping[str, Any]], Dict[str, str]]] = None
     # The short text a node shows under its name (EDIT tab); None: the parameters that differ from
     # the defaults (every parameter when ``caption_always``).
     caption: Optional[Callable[[Mapping[str, Any]], str]] = None
