@@ -230,12 +230,14 @@ def test_cli_exports_a_project_and_refuses_to_overwrite(tmp_path):
     out = tmp_path / "iris" / "project.sdcproj"
     assert out.is_file() and "Dataset_0" in out.read_text()
     out.write_text("mine")
+    out.chmod(0o640)
     again = _cli("export", "iris/project.yaml", "-f", "sdcproj", "-o", "iris/project.sdcproj", cwd=str(tmp_path))
     assert again.returncode != 0 and "--force" in again.stderr and "Traceback" not in again.stderr
     assert out.read_text() == "mine"
     forced = _cli("export", "iris/project.yaml", "-f", "sdcproj", "-o", "iris/project.sdcproj", "--force",
                   cwd=str(tmp_path))
     assert forced.returncode == 0 and "[Main_Network_Global]" in out.read_text()
+    assert out.stat().st_mode & 0o777 == 0o640  # a replaced file keeps its permissions
     reimported = _cli("import", "iris/project.sdcproj", "-o", "back.yaml", cwd=str(tmp_path))
     assert reimported.returncode == 0, reimported.stderr
     info = _cli("info", "back.yaml", cwd=str(tmp_path))
@@ -301,3 +303,14 @@ def test_a_second_operand_is_linked_to_nncs_side_pin(tmp_path):
     assert pins[(ids["a"], ids["div"])] == 0 and pins[(ids["b"], ids["div"])] == 1
     assert pins[(ids["div"], ids["add"])] == 0 and pins[(ids["b"], ids["add"])] == 0
     assert import_file(str(path)).project.network.layer("div").inputs == ["a", "b"]
+
+
+def test_a_value_with_a_line_break_is_refused_with_the_layer_named(tmp_path):
+    """A line break would end the INI value and inject a key of its own: refused before anything is written."""
+    from nnconsole.engine.interop import InteropError
+
+    layers = [Layer("x", "Input", params={"shape": [4], "variable": "x\nType=Evil"})]
+    path = tmp_path / "p.sdcproj"
+    with pytest.raises(InteropError, match="layer 'x': property Dataset holds a line break"):
+        export_sdcproj(Project(name="p", network=Network(layers), datasets=Datasets()), str(path))
+    assert not path.exists()

@@ -16,7 +16,7 @@ from nnconsole.engine.layers.nnc_values import to_text
 from nnconsole.engine.project.model import Layer, Project
 
 from . import mapping
-from .report import ExportResult
+from .report import ExportResult, InteropError
 from .sdcproj_network import _side_data_pin
 
 NETWORK = "Main"
@@ -112,6 +112,9 @@ def network_sections(layers: List[Layer], unsupported: List[str]) -> List[str]:
         body += [f"[{NETWORK}_Layer_{i}]", f"ID={i}", f"Type={spec.nnc_name if spec else layer.type}",
                  f"Position_0={to_text(float(x))}", f"Position_1={to_text(float(y))}"]
         for k, (name, value) in enumerate(props.items()):
+            if "\n" in value or "\r" in value:  # one INI line per value: a line break would start a new key
+                raise InteropError(f"layer '{layer.name}': property {name} holds a line break, which an NNC "
+                                   "project file cannot hold; remove it from the value")
             body += [f"Property_{k}_Name={name}", f"Property_{k}_Value={value}"]
         body.append(f"NumProperty={len(props)}")
     for k, (src, dst, pin) in enumerate(links):
