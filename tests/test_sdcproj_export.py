@@ -314,3 +314,8 @@ def test_a_value_with_a_line_break_is_refused_with_the_layer_named(tmp_path):
     with pytest.raises(InteropError, match="layer 'x': property Dataset holds a line break"):
         export_sdcproj(Project(name="p", network=Network(layers), datasets=Datasets()), str(path))
     assert not path.exists()
+
+
+def test_a_run_directory_for_sdcproj_points_to_a_project_file(tmp_path):
+    run = _cli("export", str(tmp_path), "--format", "sdcproj", cwd=str(tmp_path))
+    assert run.returncode != 0 and "give a project file" in run.stderr and "Traceback" not in run.stderr

@@ -60,6 +60,11 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     source = args.source
     try:
+        if os.path.isdir(source) and args.format == "sdcproj":
+            from nnconsole.engine.runs import RESOLVED_FILE
+            print(f"nnconsole export: a run directory exports its model (nnp, nntxt, onnx); for sdcproj give a "
+                  f"project file, such as the run's own {os.path.join(source, RESOLVED_FILE)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         if os.path.isdir(source):
             result = export_run(source, args.format, args.output, which="best" if args.best else "final",
                                 opset=args.opset, force=args.force)
