@@ -228,7 +228,9 @@ def test_cli_exports_a_project_and_refuses_to_overwrite(tmp_path):
     run = _cli("export", "project.yaml", "--format", "sdcproj", cwd=str(tmp_path / "iris"))
     assert run.returncode == 0, run.stderr
     out = tmp_path / "iris" / "project.sdcproj"
-    assert out.is_file() and "Dataset_0" in out.read_text()
+    text = out.read_text()
+    assert text.startswith("[Engine]\nSDeepEngineType=NNabla\n") and "Shuffle=1\n" in text  # NNC's own spelling
+    assert "Position_0=0\nPosition_1=80\nPosition_2=240\nPosition_3=48\n" in text
     out.write_text("mine")
     out.chmod(0o640)
     again = _cli("export", "iris/project.yaml", "-f", "sdcproj", "-o", "iris/project.sdcproj", cwd=str(tmp_path))

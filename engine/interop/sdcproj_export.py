@@ -20,8 +20,14 @@ from .report import ExportResult, InteropError
 from .sdcproj_network import _side_data_pin
 
 NETWORK = "Main"
+NODE_SIZE = ["Position_2=240", "Position_3=48"]  # a layer box's width and height on NNC's canvas, as NNC saves them
 # nnconsole initializer name -> NNC's spelling (NNC calls He 'HeForward'), the inverse of the importer's aliases.
 _NNC_INITIALIZER = {ours: nnc for nnc, ours in mapping.INITIALIZER_ALIASES.items() if nnc != ours}
+
+
+def _coordinate(value: float) -> str:
+    """A canvas coordinate as NNC writes it (a whole number when it is one)."""
+    return str(int(value)) if float(value).is_integer() else to_text(float(value))
 
 
 def _target_inputs(layers: List[Layer]) -> Dict[str, Tuple[str, str]]:
@@ -110,7 +116,7 @@ def network_sections(layers: List[Layer], unsupported: List[str]) -> List[str]:
             links.append((ids[src], i, pin))
         x, y = layer.position if layer.position is not None else (0.0, 80.0 * i)
         body += [f"[{NETWORK}_Layer_{i}]", f"ID={i}", f"Type={spec.nnc_name if spec else layer.type}",
-                 f"Position_0={to_text(float(x))}", f"Position_1={to_text(float(y))}"]
+                 f"Position_0={_coordinate(x)}", f"Position_1={_coordinate(y)}"] + NODE_SIZE
         for k, (name, value) in enumerate(props.items()):
             if "\n" in value or "\r" in value:  # one INI line per value: a line break would start a new key
                 raise InteropError(f"layer '{layer.name}': property {name} holds a line break, which an NNC "
@@ -127,7 +133,7 @@ def project_text(project: Project, out_dir: str, unsupported: List[str], notes: 
     """The whole .sdcproj text for ``project`` (dataset paths relative to ``out_dir``)."""
     from .sdcproj_write import settings_sections
 
-    lines = ["[Global]", "NumNetwork=1", f"Network_0={NETWORK}"]
+    lines = ["[Engine]", "SDeepEngineType=NNabla", "[Global]", "NumNetwork=1", f"Network_0={NETWORK}"]
     if project.description:
         lines += ["[Description]", "Text=" + project.description.replace("\n", "\\n")]
     lines += network_sections(project.network.layers, unsupported)

@@ -18,6 +18,11 @@ ITERATIONS = 1  # NNC's *Unit: 0 epochs, 1 iterations
 TRAINING, VALIDATION = "Training", "Validation"
 
 
+def _flag(value: bool) -> str:
+    """A [Dataset_i]/[Config] flag as NNC saves it (1/0; layer properties spell theirs True/False)."""
+    return "1" if value else "0"
+
+
 def _uri(project: Project, value: str, out_dir: str) -> str:
     """A dataset path as the .sdcproj file will read it: relative to the file's folder when it lies below it."""
     if not value or "://" in value:
@@ -33,19 +38,17 @@ def _datasets(project: Project, out_dir: str) -> List[str]:
     lines = ["[Dataset]", "Num=2", "MainIndex=0"]
     for i, (name, value) in enumerate(((TRAINING, ds.training), (VALIDATION, ds.validation))):
         lines += [f"[Dataset_{i}]", f"Name={name}", f"URI={_uri(project, value, out_dir)}",
-                  f"Shuffle={to_text(bool(ds.shuffle))}", f"EnableCache={to_text(bool(ds.cache))}",
-                  f"ImageNormalization={to_text(bool(ds.normalize))}"]
+                  f"Shuffle={_flag(ds.shuffle)}", f"EnableCache={_flag(ds.cache)}",
+                  f"ImageNormalization={_flag(ds.normalize)}"]
     return lines
 
 
 def _config(cfg: TrainingConfig, unsupported: List[str]) -> List[str]:
     lines = ["[Config]"]
-    written = set()
     for setting in nnc_config_settings():
-        lines.append(f"{setting.nnc}={to_text(getattr(cfg, setting.key))}")
-        written.add(setting.key)
+        value = getattr(cfg, setting.key)
+        lines.append(f"{setting.nnc}={_flag(value) if setting.kind == 'bool' else to_text(value)}")
     lines += [f"TypeConfig={'Half' if cfg.precision == 'half' else 'Float'}", "NumOptimizer=1"]
-    written.add("precision")
     defaults = TrainingConfig()
     for key in ("log_interval", "seed", "device", "initial_parameters"):
         if getattr(cfg, key) != getattr(defaults, key):
