@@ -48,10 +48,30 @@ def _cuda_available() -> bool:
         return False
 
 
+def _with_weight_settings(layer: Layer) -> None:
+    """Give each learned weight a non-default initializer and learning-rate multiplier (so the round trip
+    checks every type's weight property names: W.Initializer, or Initializer for a Parameter layer)."""
+    from nnconsole.engine.layers import resolve_params
+    from nnconsole.engine.project.model import Initializer
+
+    spec = find_spec(layer.type)
+    with_bias = resolve_params(layer.type, layer.params).get("with_bias", True)
+    for key in spec.weight_order:
+        if key in spec.non_trainable or (key == "b" and not with_bias) or key not in spec.weights:
+            continue
+        default = spec.weights[key]
+        layer.initializers[key] = Initializer("Constant", 1.0, 0.5) if default.type == "Constant" else \
+            Initializer(default.type, 0.5, 0.0)
+        layer.lr_multipliers[key] = 0.5
+
+
 def _project(cases) -> Project:
     layers: List[Layer] = []
     for k, (type_, params, shapes) in enumerate(cases):
-        layers += single_layer_network(type_, params, shapes, prefix=f"c{k}_")
+        chain = single_layer_network(type_, params, shapes, prefix=f"c{k}_")
+        for layer in chain:
+            _with_weight_settings(layer)
+        layers += chain
     return Project(name="every", network=Network(layers), datasets=Datasets(training="a.csv", validation="a.csv"))
 
 
