@@ -13,7 +13,7 @@ import tarfile
 import zipfile
 from typing import List
 
-TEMPLATES = ("diabetes_regression", "digits_cnn", "iris_mlp", "wine_mlp")
+TEMPLATES = ("binary_digits", "diabetes_regression", "digits_cnn", "iris_mlp", "shapes_resnet", "wine_mlp")
 FORBIDDEN_PARTS = ("tests", "__pycache__", ".nnconsole-cache", "results", ".pytest_cache", ".hypothesis",
                    ".venv", ".git", "build", "dist", "bench", "packaging")
 # Where each part of the one installed package lives: in the wheel (import names) and in the sdist (folders).
@@ -23,7 +23,7 @@ SDIST_LAYOUT = {name: name for name in WHEEL_LAYOUT}
 
 
 def expected_png_count(source_root: str) -> int:
-    """PNG images the templates ship in the source tree (1,797 digits)."""
+    """PNG images the templates ship in the source tree (digits_cnn, binary_digits, shapes_resnet)."""
     return len(glob.glob(os.path.join(source_root, "project_templates", "*", "data", "images", "*.png")))
 
 

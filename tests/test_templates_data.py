@@ -15,7 +15,11 @@ EXPECTED = {
     "wine_mlp": (178, 3, [13]),
     "iris_mlp": (150, 3, [4]),
     "diabetes_regression": (442, None, [10]),
+    "shapes_resnet": (1300, 10, [3, 16, 16]),
+    "binary_digits": (1797, 10, [1, 8, 8]),
 }
+# validation share of the samples where it is not ~80/20 (shapes: 100 train + 30 validation per class)
+VALIDATION_SHARE = {"shapes_resnet": 300 / 1300}
 TEMPLATES = {t.name: t for t in project_templates.list_templates()}
 
 
@@ -49,7 +53,7 @@ def test_template_datasets_match_network(name, tmp_path):
     shapes = input_shapes(project)
     assert shapes == {"x": tuple(x_shape), "y": (1,)}
     layers = {layer["name"]: layer for layer in project["network"]["layers"]}
-    assert layers["loss"]["inputs"] == ["fc2", "y"]
+    assert layers["loss"]["inputs"][1] == "y" and layers["loss"]["inputs"][0] in layers
     boxes = [tuple(layer["position"]) for layer in project["network"]["layers"]]
     for i, a in enumerate(boxes):  # nodes (about 220 x 52 on the canvas) never overlap
         for b in boxes[i + 1:]:
@@ -69,7 +73,7 @@ def test_template_datasets_match_network(name, tmp_path):
         sets[role] = ds
     train, val = sets["training"], sets["validation"]
     assert train.size + val.size == total
-    assert abs(val.size / total - 0.2) < 0.01  # ~80/20 split
+    assert abs(val.size / total - VALIDATION_SHARE.get(name, 0.2)) < 0.01  # ~80/20 split
     if classes is None:  # standardised with training statistics
         np.testing.assert_allclose(train.arrays["x"].mean(0), 0, atol=1e-4)
         np.testing.assert_allclose(train.arrays["x"].std(0), 1, atol=1e-3)
@@ -80,8 +84,11 @@ def test_template_datasets_match_network(name, tmp_path):
     assert sum(h_train.values()) + sum(h_val.values()) == total
     for c in range(classes):  # stratified: every class split ~80/20
         share = h_val[c] / (h_train[c] + h_val[c])
-        assert abs(share - 0.2) < 0.05, (c, share)
-    if name == "digits_cnn":
+        assert abs(share - VALIDATION_SHARE.get(name, 0.2)) < 0.05, (c, share)
+    if name == "shapes_resnet":  # 8-bit colour pixels scaled to [0, 1], not standardised
+        x = train.arrays["x"]
+        assert 0.0 <= x.min() and x.max() <= 1.0 and len(np.unique(np.round(x * 255))) > 200
+    elif name in ("digits_cnn", "binary_digits"):
         x = train.arrays["x"]
         assert 0.0 <= x.min() and x.max() <= 1.0 and x.max() == 1.0
         # 8-bit pixels holding the 17 levels of the 0..16 counts, round(v * 255 / 16)
@@ -103,3 +110,36 @@ def test_digits_images_are_small_8bit_pngs():
     from PIL import Image
     with Image.open(files[0]) as img:
         assert img.mode == "L" and img.size == (8, 8)
+
+
+def test_shapes_images_are_small_rgb_pngs_and_regenerate_identically(tmp_path):
+    """The committed shapes data is what scripts/make_shapes_dataset.py writes, byte for byte, and < 2 MB."""
+    import importlib.util
+    from pathlib import Path
+
+    data = project_templates.template_path("shapes_resnet") / "data"
+    files = sorted((data / "images").glob("*.png"))
+    assert len(files) == 1300
+    assert sum(f.stat().st_size for f in [*files, *data.glob("*.csv")]) < 2_000_000  # what is committed
+    from PIL import Image
+    with Image.open(files[0]) as img:
+        assert img.mode == "RGB" and img.size == (16, 16)
+    script = Path(__file__).resolve().parent.parent / "scripts" / "make_shapes_dataset.py"
+    spec = importlib.util.spec_from_file_location("make_shapes_dataset", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.generate(tmp_path) == {"train": 1000, "validation": 300}
+    for name in ("train.csv", "validation.csv", "images/00000.png", "images/01299.png"):
+        assert (tmp_path / name).read_bytes() == (data / name).read_bytes(), name
+
+
+def test_binary_digits_data_is_the_digits_data():
+    """binary_digits carries its own copy (a template is copied alone) of exactly digits_cnn's data."""
+    ours = project_templates.template_path("binary_digits") / "data"
+    theirs = project_templates.template_path("digits_cnn") / "data"
+    for name in ("train.csv", "validation.csv"):
+        assert (ours / name).read_bytes() == (theirs / name).read_bytes()
+    mine = sorted(p.name for p in (ours / "images").glob("*.png"))
+    assert mine == sorted(p.name for p in (theirs / "images").glob("*.png")) and len(mine) == 1797
+    for name in mine[::97]:
+        assert (ours / "images" / name).read_bytes() == (theirs / "images" / name).read_bytes()
