@@ -113,6 +113,36 @@ def device_synchronizer(ctx: Any) -> Any:
     return lambda: synchronize(device_id=device_id)
 
 
+def time_nccl_all_reduce(comm: Any, nbytes: int, synchronize: Any, warmup: int = 3, reps: int = 10) -> float:
+    """Seconds per in-place, averaging ``all_reduce`` of one float array of ``nbytes`` through the NCCL
+    communicator (the slowest rank's mean over ``reps`` after ``warmup``): nccl-tests' measurement, shared
+    by ``doctor``'s smoke test and the GPU test plan so their bandwidths mean the same."""
+    import nnabla as nn
+
+    data = nn.NdArray((nbytes // 4,))
+    data.fill(1.0)
+    for _ in range(warmup):
+        comm.nccl.all_reduce([data], division=True, inplace=True)
+    synchronize()
+    comm.mpi.Barrier()
+    start = time.perf_counter()
+    for _ in range(reps):
+        comm.nccl.all_reduce([data], division=True, inplace=True)
+    synchronize()
+    return comm.mpi.allreduce((time.perf_counter() - start) / reps, op=_max_op())
+
+
+def bus_bandwidth_gbs(nbytes: int, seconds: float, workers: int) -> float:
+    """nccl-tests' bus bandwidth of an all-reduce: 2(N-1)/N x bytes / time, in GB/s (0 for one worker)."""
+    return 2 * (workers - 1) / workers * nbytes / seconds / 1e9 if workers > 1 else 0.0
+
+
+def _max_op() -> Any:
+    from mpi4py import MPI
+
+    return MPI.MAX
+
+
 def nccl_pack_buffers(pack_elements: int, element_bytes: int) -> int:
     """How many pack buffers nnabla-ext-cuda's all-reduce callback gets from its 40 MiB pool."""
     return NNABLA_CUDA_PACK_POOL_BYTES // element_bytes // max(1, int(pack_elements))

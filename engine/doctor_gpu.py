@@ -9,7 +9,6 @@ from __future__ import annotations
 import ctypes
 import json
 import sys
-import time
 from typing import Any, List, Optional
 
 from nnconsole.engine import gpu_libs
@@ -170,7 +169,7 @@ def _nccl_smoke_rank(world: Any, np: Any) -> dict:
     from mpi4py import MPI
 
     from nnconsole.engine.comm import create_communicator
-    from nnconsole.engine.comm_gpu import NcclGpuComm, device_synchronizer
+    from nnconsole.engine.comm_gpu import NcclGpuComm, bus_bandwidth_gbs, device_synchronizer, time_nccl_all_reduce
     from nnconsole.engine.device import select_device
 
     rank, size = world.Get_rank(), world.Get_size()
@@ -205,20 +204,9 @@ def _nccl_smoke_rank(world: Any, np: Any) -> dict:
     error = max(float(np.abs(p.g - r).max()) for p, r in zip(values, reference))
     callback_error = world.allreduce(error, op=MPI.MAX)
     # Bandwidth: nnabla's in-place all_reduce of NCCL_SMOKE_MB, as nccl-tests' busbw.
-    data = nn.NdArray((NCCL_SMOKE_MB * 1024 * 1024 // 4,))
-    data.fill(1.0)
-    for _ in range(3):
-        comm.nccl.all_reduce([data], division=True, inplace=True)
-    synchronize()
-    world.Barrier()
-    reps = 10
-    start = time.perf_counter()
-    for _ in range(reps):
-        comm.nccl.all_reduce([data], division=True, inplace=True)
-    synchronize()
-    seconds = world.allreduce((time.perf_counter() - start) / reps, op=MPI.MAX)
-    nbytes = data.size * 4
+    nbytes = NCCL_SMOKE_MB * 1024 * 1024
+    seconds = time_nccl_all_reduce(comm, nbytes, synchronize)
     return {"all_reduce_correct": bool(world.allreduce(int(all_reduce_correct), op=MPI.MIN)),
             "callback_correct": callback_error < 1e-5, "callback_error": callback_error,
             "pack_elements": comm.pack_size, "mb": nbytes / 2**20, "seconds": seconds,
-            "busbw_gbs": 2 * (size - 1) / size * nbytes / seconds / 1e9 if size > 1 else 0.0}
+            "busbw_gbs": bus_bandwidth_gbs(nbytes, seconds, size)}

@@ -133,11 +133,10 @@ def compare_parameters(run_a: str, run_b: str) -> dict:
 
 def allreduce_sweep_worker() -> None:
     """Under mpiexec: nnabla's NCCL all_reduce (in place, one array) from 256 KB to 256 MB, busbw per size."""
-    import nnabla as nn
     from mpi4py import MPI
 
     from nnconsole.engine.comm import create_communicator
-    from nnconsole.engine.comm_gpu import NcclGpuComm, device_synchronizer
+    from nnconsole.engine.comm_gpu import NcclGpuComm, bus_bandwidth_gbs, device_synchronizer, time_nccl_all_reduce
     from nnconsole.engine.device import select_device
 
     world = MPI.COMM_WORLD
@@ -148,20 +147,9 @@ def allreduce_sweep_worker() -> None:
     rows = []
     for k in range(18, 29):
         nbytes = 1 << k
-        a = nn.NdArray((nbytes // 4,))
-        a.fill(1.0)
-        for _ in range(5):
-            comm.nccl.all_reduce([a], division=True, inplace=True)
-        sync()
-        world.Barrier()
-        reps = 20
-        start = time.perf_counter()
-        for _ in range(reps):
-            comm.nccl.all_reduce([a], division=True, inplace=True)
-        sync()
-        t = world.allreduce((time.perf_counter() - start) / reps, op=MPI.MAX)
+        t = time_nccl_all_reduce(comm, nbytes, sync, warmup=5, reps=20)
         rows.append({"bytes": nbytes, "time_us": t * 1e6, "algbw_gbs": nbytes / t / 1e9,
-                     "busbw_gbs": 2 * (n - 1) / n * nbytes / t / 1e9})
+                     "busbw_gbs": bus_bandwidth_gbs(nbytes, t, n)})
     if world.Get_rank() == 0:
         print(json.dumps({"nnabla_allreduce": rows}), flush=True)
 
