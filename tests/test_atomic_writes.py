@@ -111,6 +111,7 @@ def test_a_group_shared_project_keeps_its_group_mode(tmp_path):
     assert mode_of(path) == 0o640
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mask", [0o022, 0o077])
 def test_every_file_of_a_run_directory_has_the_umask_mode(tmp_path, mask):
     """Status, options, plan, checkpoints, parameters and models alike: no mix of 0600 and 0644."""

@@ -84,6 +84,7 @@ def test_doctor_explains_an_unreachable_host():
     assert check.status == "fail" and "ssh-copy-id 127.0.0.2" in check.fix
 
 
+@pytest.mark.slow
 def test_doctor_skips_the_smoke_test_when_a_host_fails():
     from nnconsole.engine.doctor import run_doctor
 

@@ -41,6 +41,7 @@ def _cli_refuses(args, *words: str) -> str:
 
 
 # ---- item 2: config.initial_parameters follows the dataset rule ----------------------------------------
+@pytest.mark.slow
 def test_initial_parameters_outside_the_project_need_the_users_permission(iris, tmp_path):
     import nnabla as nn
     import nnabla.parametric_functions as PF
@@ -65,6 +66,7 @@ def test_initial_parameters_outside_the_project_need_the_users_permission(iris, 
     assert load_project(iris, allow_outside_data=True).config.initial_parameters == "../secret.h5"
 
 
+@pytest.mark.slow
 def test_a_missing_initial_parameters_file_is_reported_by_validate(iris):
     _set(iris, "  seed: 0\n", "  seed: 0\n  initial_parameters: weights/start.h5\n")
     text = _cli_refuses(["validate", iris], iris, "config.initial_parameters", "not found")
@@ -138,6 +140,7 @@ def _zip_with_declared_size(path, name: str, payload: bytes, declared: int) -> N
     (64 << 20, "refused as a zip bomb"),  # declared within the limit, but 1000x smaller than the data
     (1000, "CRC"),  # declared sizes lie: only what is declared is inflated, then the checksum fails
 ])
+@pytest.mark.slow
 def test_an_nnp_zip_bomb_is_refused_quickly_with_bounded_memory(tmp_path, declared, words):
     from nnconsole.engine.interop import InteropError
     from nnconsole.engine.interop.nntxt_import import read_proto
@@ -253,6 +256,7 @@ def test_evaluate_and_resume_name_what_differs_from_the_network(finished_run, tm
     ("status.json", lambda d: d.update(status="running", pid="abc"), "field 'pid' should be an integer or null"),
     ("status.json", None, "not valid JSON"),
 ])
+@pytest.mark.slow
 def test_damaged_run_files_are_named_with_their_field(finished_run, tmp_path, name, change, words):
     import json
 
@@ -269,6 +273,7 @@ def test_damaged_run_files_are_named_with_their_field(finished_run, tmp_path, na
         _cli_refuses(["replay", run, "-q"], path, words)
 
 
+@pytest.mark.slow
 def test_a_checkpoint_json_with_wrong_types_is_skipped_with_a_named_warning(finished_run, tmp_path):
     import json
 

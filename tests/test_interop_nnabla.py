@@ -165,6 +165,7 @@ def test_nnp_and_nntxt_give_the_engine_outputs_under_nnabla(tmp_path, digits_csv
     assert np.abs(got - expected).max() < TOL  # the .nntxt's runtime network, at batch 4
 
 
+@pytest.mark.slow
 def test_exported_nntxt_trains_under_nnabla_cli(tmp_path):
     from nnconsole.engine.interop import export_nntxt, import_file
 

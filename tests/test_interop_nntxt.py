@@ -356,6 +356,7 @@ def every_layer_type_project() -> Project:
     return project
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extras", [True, False])
 def test_every_layer_type_round_trips(tmp_path, extras):
     from nnconsole.engine.shapes import infer_network

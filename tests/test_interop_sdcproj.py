@@ -69,6 +69,7 @@ def copy_samples(folder) -> None:
         shutil.copy(os.path.join(DATA, name), folder)
 
 
+@pytest.mark.slow
 def test_imported_nntxt_trains(tmp_path):
     copy_samples(tmp_path)
     result = import_file(str(tmp_path / os.path.basename(NNTXT)))
@@ -79,6 +80,7 @@ def test_imported_nntxt_trains(tmp_path):
     _train(path, str(tmp_path / "results"))
 
 
+@pytest.mark.slow
 def test_imported_sdcproj_trains_honouring_initializers_and_lr_multipliers(tmp_path):
     """The Affine's W starts Constant 0.3 with LRateMultiplier 0: after training it is still all 0.3, while
     its bias (multiplier 1) and the first convolution (W multiplier 0.5) have moved."""

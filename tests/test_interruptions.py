@@ -467,6 +467,7 @@ def diverging_project(folder) -> str:
     return path
 
 
+@pytest.mark.slow
 def test_a_diverging_loss_stops_with_a_clear_message_and_keeps_the_good_checkpoint(tmp_path):
     project = diverging_project(str(tmp_path / "nan"))
     before = open(project, "rb").read()

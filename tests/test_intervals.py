@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from nnconsole.engine.project.io import load_project, loads_project
 from tests.helpers import ROOT, nnconsole, run_dir_from, tabular_project
 
@@ -62,6 +64,7 @@ def test_export_writes_validation_interval_as_nnablas_monitor_interval(tmp_path)
     assert (back.config.validation_interval, back.config.log_interval) == (3, 17)  # 17 via nnconsole's comment
 
 
+@pytest.mark.slow
 def test_training_validates_every_validation_interval_epochs_and_at_the_end(tmp_path):
     path = tabular_project(str(tmp_path / "p"), n=32, batch=8, epochs=5)
     text = open(path).read()

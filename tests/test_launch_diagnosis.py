@@ -191,6 +191,7 @@ def test_a_killed_rank_after_resume_names_the_pid_it_had_then(tmp_path):
     assert str(ranks[1]) not in stderr
 
 
+@pytest.mark.slow
 def test_replay_without_a_snapshot_says_so(tmp_path):
     project = tabular_project(str(tmp_path / "p"), n=32, batch=8, epochs=1)
     run_dir = run_dir_from(nnconsole(["train", project, "-q"]).stdout)

@@ -5,6 +5,7 @@ The type list and cases are tests/test_layers_elementwise.py's."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from nnconsole.engine.layers import get_spec
 from nnconsole.engine.project.model import Layer, Network
@@ -55,6 +56,7 @@ def test_sdcproj_values_and_side_pins_import(tmp_path):
 
 
 
+@pytest.mark.slow
 def test_the_trainer_trains_and_evaluates_a_project_with_new_types(tmp_path):
     """The real CLI: `train` runs epochs of an MLP with PReLU, a Logical mask, Mul2 and scalar arithmetic
     (forward through the comparison at validation, backward around it), and `info` counts PReLU's slopes."""
@@ -171,6 +173,7 @@ def _nnc_project_with_every_new_type() -> str:
     return text
 
 
+@pytest.mark.slow
 def test_nnc_project_with_every_new_type_imports_and_info_accepts_it(tmp_path):
     """The CLI, as a user runs it: `import` of the .sdcproj reports nothing about the layers, `info` accepts
     the project (shapes, parameters and costs of every layer)."""

@@ -156,6 +156,7 @@ def test_a_replay_announces_its_new_run_directory(announced_run, tmp_path):
     assert os.path.isfile(os.path.join(event["run_dir"], runs.STATUS_FILE))
 
 
+@pytest.mark.slow
 def test_metrics_records_have_the_fields_their_typed_record_declares(announced_run):
     run_dir, _ = announced_run
     records = list(runs.iter_metrics(run_dir))

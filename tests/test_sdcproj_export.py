@@ -241,6 +241,7 @@ def _cli(*args: str, cwd: str) -> subprocess.CompletedProcess:
                           timeout=120)
 
 
+@pytest.mark.slow
 def test_cli_exports_a_project_and_refuses_to_overwrite(tmp_path):
     import shutil
 

@@ -115,6 +115,7 @@ def test_open_save_as_and_recent_projects(window, template_project, tmp_path, mo
     assert window.settings.get(app_settings.RECENT_PROJECTS) == [target]
 
 
+@pytest.mark.slow
 def test_one_open_refreshes_each_tab_once_and_only_a_new_file_is_a_path_change(make_window, template_project,
                                                                                tmp_path, monkeypatch, qtbot):
     """Opening announces a different project (reloaded) and no path change: every tab rebuilds once.

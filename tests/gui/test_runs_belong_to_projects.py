@@ -121,6 +121,7 @@ def test_another_project_opened_during_a_run_shows_its_own_state(qtbot, make_win
     assert runs.read_status(run_dir).status == "stopped"
 
 
+@pytest.mark.slow
 def test_closing_during_a_run_asks_cancel_keeps_it_and_stop_stops_it(qtbot, make_window, long_projects,
                                                                     monkeypatch):
     a, _ = long_projects
@@ -258,6 +259,7 @@ def test_a_run_outlives_a_killed_gui_and_the_next_one_follows_and_stops_it(qtbot
             os.kill(launcher, signal.SIGTERM)
 
 
+@pytest.mark.slow
 def test_a_background_run_that_ends_is_reported_under_its_own_project(qtbot, make_window, tmp_path):
     try:
         from .run_fakes import fake_run, train_records

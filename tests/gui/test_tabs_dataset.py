@@ -36,6 +36,7 @@ def cell(page, row, col):
     return page.variables.item(row, col).text()
 
 
+@pytest.mark.slow
 def test_digits_previews_histograms_and_matched_variables(qtbot, digits_document):
     page = make_page(qtbot, digits_document)
     wait_checked(qtbot, page)
@@ -59,6 +60,7 @@ def test_digits_previews_histograms_and_matched_variables(qtbot, digits_document
     assert cell(page, 0, 3) == "\u2714 OK [1, 8, 8]" and cell(page, 1, 4) == "\u2714 OK [1]"
 
 
+@pytest.mark.slow
 def test_a_bad_path_is_reported_and_the_edit_undoes(qtbot, digits_document):
     page = make_page(qtbot, digits_document)
     wait_checked(qtbot, page)

@@ -92,6 +92,7 @@ def test_digits_evaluation_confusion_matrix_and_table(qtbot, evaluated):
             true_class, predicted, model.matrix[true_class][predicted])
 
 
+@pytest.mark.slow
 def test_a_saved_evaluation_shows_without_running_the_engine(qtbot, evaluated):
     page, run_dir = evaluated
     project = page.document.path
