@@ -128,3 +128,25 @@ def wait_until_gone(run_dir: str, timeout: float = 30) -> float:
 def results_of(project: str) -> str:
     """The results folder of ``<folder>/project.yaml`` (``<folder>/results/project``)."""
     return os.path.join(os.path.dirname(project), "results", "project")
+
+
+def train_in_process(project: Project, results: str) -> tuple:
+    """Train ``project`` (loaded from its file) on one in-process worker to the end, as a run does;
+    returns (run_dir, the training losses in order). Asserts the run finished."""
+    import nnabla as nn
+
+    from nnconsole.engine import runs
+    from nnconsole.engine.comm import SingleComm
+    from nnconsole.engine.launch import LaunchRequest, prepare_run
+    from nnconsole.engine.train import Trainer
+    from nnconsole.engine.worker_options import WorkerOptions
+
+    run_dir = prepare_run(project, LaunchRequest(output=results), workers=1)
+    trainer = Trainer(run_dir, SingleComm(), WorkerOptions())
+    try:
+        trainer.setup()
+        assert trainer.run() == "finished"
+    finally:
+        trainer.close()
+        nn.clear_parameters()
+    return run_dir, [r["loss"] for r in runs.iter_metrics(run_dir, "train")]

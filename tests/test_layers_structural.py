@@ -330,15 +330,9 @@ def test_a_binary_network_trains_through_the_real_trainer(tmp_path):
     data: nnconsole's Trainer (validation, checkpoints, running statistics) runs it with a finite, falling loss."""
     import math
 
-    import nnabla as nn
-
-    from nnconsole.engine import runs
-    from nnconsole.engine.comm import SingleComm
-    from nnconsole.engine.launch import LaunchRequest, prepare_run
     from nnconsole.engine.project.io import load_project, save_project
     from nnconsole.engine.project.model import Layer
-    from nnconsole.engine.train import Trainer, WorkerOptions
-    from tests.helpers import tabular_project
+    from tests.helpers import tabular_project, train_in_process
 
     path = tabular_project(str(tmp_path / "p"), n=64, batch=8, epochs=4, solver="Adam", lr=0.01)
     project = load_project(path)
@@ -352,15 +346,7 @@ def test_a_binary_network_trains_through_the_real_trainer(tmp_path):
         Layer("loss", "SoftmaxCrossEntropy", ["bw", "y"])])
     save_project(project, path, backup=False)  # a run trains the project file's bytes
     project = load_project(path)
-    run_dir = prepare_run(project, LaunchRequest(output=str(tmp_path / "runs")), workers=1)
-    trainer = Trainer(run_dir, SingleComm(), WorkerOptions())
-    try:
-        trainer.setup()
-        assert trainer.run() == "finished"
-    finally:
-        trainer.close()
-        nn.clear_parameters()
-    losses = [r["loss"] for r in runs.iter_metrics(run_dir, "train")]
+    run_dir, losses = train_in_process(project, str(tmp_path / "runs"))
     assert losses and all(math.isfinite(v) for v in losses)
     assert losses[-1] < losses[0], losses
     from nnconsole.engine.run_protocol import SNAPSHOT_FILE

@@ -305,29 +305,14 @@ def test_every_solver_trains_the_tabular_project_through_the_trainer(spec, tmp_p
     """Each solver (its switches on, weight decay set) runs the real trainer: finite, decreasing loss."""
     import math
 
-    import nnabla as nn
-
-    from nnconsole.engine import runs
-    from nnconsole.engine.comm import SingleComm
-    from nnconsole.engine.launch import LaunchRequest, prepare_run
     from nnconsole.engine.project.io import load_project
-    from nnconsole.engine.train import Trainer
-    from nnconsole.engine.worker_options import WorkerOptions
-    from tests.helpers import tabular_project
+    from tests.helpers import tabular_project, train_in_process
 
     path = tabular_project(str(tmp_path / "p"), n=64, batch=8, epochs=3, solver=spec.name,
                            lr=SOLVER_SPECS[spec.name].nnc_learning_rate * (10 if spec.name != "Adadelta" else 1))
     project = load_project(path)
     project.optimizer.solver_params = {f: 1.0 for f in spec.flags if f != "fixed_decay"}
     project.optimizer.weight_decay = 1e-4
-    run_dir = prepare_run(project, LaunchRequest(output=str(tmp_path / "runs")), workers=1)
-    trainer = Trainer(run_dir, SingleComm(), WorkerOptions())
-    try:
-        trainer.setup()
-        assert trainer.run() == "finished"
-    finally:
-        trainer.close()
-        nn.clear_parameters()
-    losses = [r["loss"] for r in runs.iter_metrics(run_dir, "train")]
+    _, losses = train_in_process(project, str(tmp_path / "runs"))
     assert losses and all(math.isfinite(v) for v in losses)
     assert losses[-1] < losses[0], (spec.name, losses)
