@@ -41,6 +41,17 @@ def ranks_of(run_dir: str) -> list:
     return [found[r] for r in sorted(found)]
 
 
+def finish(proc: subprocess.Popen, stopped_pid: int, timeout: float) -> str:
+    """The launcher's stderr once it ends; if it does not end in time, the stopped rank is continued and
+    the launcher killed, so a failing test leaves no stopped process behind."""
+    try:
+        return proc.communicate(timeout=timeout)[1]
+    finally:
+        if proc.poll() is None:
+            os.kill(stopped_pid, signal.SIGCONT)
+            proc.kill()
+
+
 def wait_for_workers(results: str, count: int, proc: subprocess.Popen, checkpoints: int = 1,
                      timeout: float = 90) -> tuple:
     """(run dir, worker pids by rank) once the run has ``checkpoints`` checkpoints and ``count`` ranks."""
@@ -64,12 +75,7 @@ def test_a_stopped_rank_ends_the_job_within_the_documented_bound(tmp_path):
     run_dir, ranks = wait_for_workers(results_of(project), 2, proc)
     stopped = time.monotonic()
     os.kill(ranks[1], signal.SIGSTOP)
-    try:
-        _, stderr = proc.communicate(timeout=launch.STALLED_RANK_SECONDS + 20)
-    finally:
-        if proc.poll() is None:
-            os.kill(ranks[1], signal.SIGCONT)
-            proc.kill()
+    stderr = finish(proc, ranks[1], timeout=launch.STALLED_RANK_SECONDS + 20)
     took = time.monotonic() - stopped
     assert launch.STALLED_RANK_SECONDS <= took <= launch.STALLED_RANK_SECONDS + 10, took
     assert proc.returncode == 1
@@ -89,12 +95,7 @@ def test_ctrl_c_ends_a_job_with_a_stopped_rank_at_once(tmp_path):
     time.sleep(0.5)
     asked = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    try:
-        _, stderr = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            os.kill(ranks[0], signal.SIGCONT)
-            proc.kill()
+    stderr = finish(proc, ranks[0], timeout=30)
     assert time.monotonic() - asked < launch.STALLED_RANK_SECONDS, time.monotonic() - asked
     assert f"rank 0 (pid {ranks[0]}) was stopped (SIGSTOP)" in stderr, stderr
     wait_until_gone(run_dir, timeout=15)
@@ -106,12 +107,7 @@ def test_a_stopped_single_worker_is_detected(tmp_path):
     proc = start([project, "-q"])
     run_dir, ranks = wait_for_workers(results_of(project), 1, proc)
     os.kill(ranks[0], signal.SIGSTOP)
-    try:
-        _, stderr = proc.communicate(timeout=launch.STALLED_RANK_SECONDS + 20)
-    finally:
-        if proc.poll() is None:
-            os.kill(ranks[0], signal.SIGCONT)
-            proc.kill()
+    stderr = finish(proc, ranks[0], timeout=launch.STALLED_RANK_SECONDS + 20)
     assert proc.returncode == 1 and f"rank 0 (pid {ranks[0]}) was stopped (SIGSTOP)" in stderr, stderr
     wait_until_gone(run_dir, timeout=15)
 
