@@ -114,27 +114,36 @@ def _answer(box: QMessageBox, buttons: List[QAbstractButton], answers: Tuple[str
     return next((a for b, a in zip(buttons, answers) if b is clicked), CANCEL)
 
 
+def _question_box(parent: Optional[QWidget], object_name: str, icon: QMessageBox.Icon, title: str, text: str,
+                  informative: str, buttons: List[Tuple[str, QMessageBox.ButtonRole]], default: int
+                  ) -> Tuple[QMessageBox, List[QAbstractButton]]:
+    """A plain-text question with the given buttons (labels and roles) then Cancel, which is the escape;
+    ``default`` indexes the returned buttons. Built apart from exec() so tests can look at it."""
+    box = QMessageBox(parent)
+    box.setObjectName(object_name)
+    box.setIcon(icon)
+    box.setWindowTitle(title)
+    box.setText(text)
+    box.setTextFormat(Qt.PlainText)
+    box.setInformativeText(informative)
+    made: List[QAbstractButton] = [box.addButton(label, role) for label, role in buttons]
+    made.append(box.addButton(QMessageBox.Cancel))
+    box.setDefaultButton(made[default])
+    box.setEscapeButton(made[-1])
+    return box, made
+
+
 def outside_change_box(parent: Optional[QWidget], name: str) -> Tuple[QMessageBox, List[QAbstractButton]]:
     """The question for a project file changed outside nnconsole, and its buttons in ``ask_outside_change``'s
-    order (built apart from exec() so tests can look at it)."""
-    box = QMessageBox(parent)
-    box.setObjectName("outside_change_box")
-    box.setIcon(QMessageBox.Warning)
-    box.setWindowTitle("Project changed on disk")
-    box.setText(f"{name} was changed outside nnconsole since it was opened or saved here.")
-    box.setTextFormat(Qt.PlainText)
-    box.setInformativeText(f"Overwrite saves this window's version and keeps the changed file beside it as "
-                           f"{_stem(name)}.outside-<time>.yaml. Reload shows the changed file instead and "
-                           "discards this window's unsaved changes. Save As keeps both under different names.")
-    buttons: List[QAbstractButton] = [
-        box.addButton("Overwrite", QMessageBox.AcceptRole),
-        box.addButton("Reload (discard mine)", QMessageBox.DestructiveRole),
-        box.addButton("Save As…", QMessageBox.ActionRole),
-        box.addButton(QMessageBox.Cancel),
-    ]
-    box.setDefaultButton(buttons[3])
-    box.setEscapeButton(buttons[3])
-    return box, buttons
+    order (Cancel, the default, last)."""
+    return _question_box(
+        parent, "outside_change_box", QMessageBox.Warning, "Project changed on disk",
+        f"{name} was changed outside nnconsole since it was opened or saved here.",
+        f"Overwrite saves this window's version and keeps the changed file beside it as "
+        f"{_stem(name)}.outside-<time>.yaml. Reload shows the changed file instead and "
+        "discards this window's unsaved changes. Save As keeps both under different names.",
+        [("Overwrite", QMessageBox.AcceptRole), ("Reload (discard mine)", QMessageBox.DestructiveRole),
+         ("Save As…", QMessageBox.ActionRole)], default=3)
 
 
 def ask_outside_change(parent: Optional[QWidget], name: str) -> str:
@@ -148,23 +157,14 @@ def older_autosave_box(parent: Optional[QWidget], name: str, autosaved_at: str,
                        file_at: str) -> Tuple[QMessageBox, List[QAbstractButton]]:
     """The question for a crash's autosave older than its project file, and its buttons in
     ``ask_recover_older_autosave``'s order."""
-    box = QMessageBox(parent)
-    box.setObjectName("older_autosave_box")
-    box.setIcon(QMessageBox.Question)
-    box.setWindowTitle("Recover unsaved changes")
-    box.setText(f"{name} has unsaved changes from {autosaved_at} (nnconsole did not close normally), "
-                f"but the file itself was changed later, at {file_at}.")
-    box.setTextFormat(Qt.PlainText)
-    box.setInformativeText(f"Which version do you want to open? The other one is kept beside the project, as "
-                           f"{_stem(name)}.autosave-<time>.yaml or {_stem(name)}.outside-<time>.yaml.")
-    buttons: List[QAbstractButton] = [
-        box.addButton("Open the newer file", QMessageBox.AcceptRole),
-        box.addButton("Recover the autosave", QMessageBox.AcceptRole),
-        box.addButton(QMessageBox.Cancel),
-    ]
-    box.setDefaultButton(buttons[0])
-    box.setEscapeButton(buttons[2])
-    return box, buttons
+    return _question_box(
+        parent, "older_autosave_box", QMessageBox.Question, "Recover unsaved changes",
+        f"{name} has unsaved changes from {autosaved_at} (nnconsole did not close normally), "
+        f"but the file itself was changed later, at {file_at}.",
+        f"Which version do you want to open? The other one is kept beside the project, as "
+        f"{_stem(name)}.autosave-<time>.yaml or {_stem(name)}.outside-<time>.yaml.",
+        [("Open the newer file", QMessageBox.AcceptRole), ("Recover the autosave", QMessageBox.AcceptRole)],
+        default=0)
 
 
 def ask_recover_older_autosave(parent: Optional[QWidget], name: str, autosaved_at: str, file_at: str) -> str:
