@@ -150,3 +150,14 @@ def train_in_process(project: Project, results: str) -> tuple:
         trainer.close()
         nn.clear_parameters()
     return run_dir, [r["loss"] for r in runs.iter_metrics(run_dir, "train")]
+
+
+def load_script(path: str, name: str = ""):
+    """Import a script that is not in a package (scripts/, packaging/) by its path; ``name`` defaults to
+    its file name (PyPI's ``packaging`` would shadow a plain import of packaging/)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name or os.path.splitext(os.path.basename(path))[0], path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -6,7 +6,6 @@ the preload order and the engine's libmpi hand-over to it.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -16,15 +15,11 @@ import types
 import pytest
 
 from nnconsole.engine import gpu_libs
-from tests.helpers import ROOT
+from tests.helpers import ROOT, load_script
 
 
 def _inspect_script():
-    spec = importlib.util.spec_from_file_location("inspect_cuda_wheel",
-                                                  os.path.join(ROOT, "scripts", "inspect_cuda_wheel.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(os.path.join(ROOT, "scripts", "inspect_cuda_wheel.py"))
 
 
 def _package(requirement: str) -> str:

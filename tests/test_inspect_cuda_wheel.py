@@ -5,7 +5,6 @@ its strings, an NVIDIA-style wheel where liba links libb, a NCCL wheel, and a li
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -13,17 +12,13 @@ import zipfile
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, load_script
 
 pytestmark = pytest.mark.skipif(not (shutil.which("gcc") and shutil.which("readelf")), reason="needs gcc and readelf")
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("inspect_cuda_wheel",
-                                                  os.path.join(ROOT, "scripts", "inspect_cuda_wheel.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(os.path.join(ROOT, "scripts", "inspect_cuda_wheel.py"))
 
 
 def _lib(folder, soname, code="int f(void) { return 0; }", links=()):

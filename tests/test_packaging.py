@@ -8,7 +8,6 @@ bundled-Open-MPI environment without building anything.
 from __future__ import annotations
 
 import configparser
-import importlib.util
 import os
 import re
 import shutil
@@ -20,20 +19,12 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from nnconsole.engine import runtime_paths
-from tests.helpers import ROOT
+from tests.helpers import ROOT, load_script
 
 PACKAGING = os.path.join(ROOT, "packaging")
 LINUX = os.path.join(PACKAGING, "linux")
 APP_ID = "io.github.nnconsole.NNConsole"
 MIME_TYPE = "application/x-nnconsole-project+yaml"
-
-
-def _load(name: str, path: str):
-    """Import a file by path (``packaging`` is not a package, and PyPI's ``packaging`` would shadow it)."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _desktop_entry() -> configparser.SectionProxy:
@@ -133,7 +124,7 @@ def test_install_desktop_installs_and_uninstalls_into_a_prefix(tmp_path):
 
 # ---- the frozen app's entry point and runtime paths -----------------------------------------------
 def test_app_entry_dispatches_cli_modules_and_project_files(monkeypatch, capsys, tmp_path):
-    app = _load("nnconsole_app_under_test", os.path.join(PACKAGING, "nnconsole_app.py"))
+    app = load_script(os.path.join(PACKAGING, "nnconsole_app.py"), "nnconsole_app_under_test")
     assert app.main(["templates"]) == 0
     assert "digits_cnn" in capsys.readouterr().out
     monkeypatch.delitem(sys.modules, "nnconsole.engine.worker", raising=False)  # as in a fresh worker process
@@ -173,7 +164,7 @@ def test_frozen_environment_points_open_mpi_and_mpi4py_at_the_bundle(monkeypatch
 
 
 def test_dist_inspection_flags_tests_caches_and_missing_images():
-    inspect = _load("inspect_dist_under_test", os.path.join(PACKAGING, "inspect_dist.py"))
+    inspect = load_script(os.path.join(PACKAGING, "inspect_dist.py"), "inspect_dist_under_test")
     templates = inspect.WHEEL_LAYOUT["project_templates"]
     good = [f"{p}/__init__.py" for p in inspect.WHEEL_LAYOUT.values()]
     for name in inspect.TEMPLATES:

@@ -8,6 +8,7 @@ import yaml
 from nnconsole import templates as project_templates
 from nnconsole.engine.data import class_histogram, load_dataset
 from nnconsole.engine.project.model import FORMAT_VERSION
+from tests.helpers import load_script
 
 # name -> (total samples, number of classes or None for regression, input shape of x)
 EXPECTED = {
@@ -114,7 +115,6 @@ def test_digits_images_are_small_8bit_pngs():
 
 def test_shapes_images_are_small_rgb_pngs_and_regenerate_identically(tmp_path):
     """The committed shapes data is what scripts/make_shapes_dataset.py writes, byte for byte, and < 2 MB."""
-    import importlib.util
     from pathlib import Path
 
     data = project_templates.template_path("shapes_resnet") / "data"
@@ -125,9 +125,7 @@ def test_shapes_images_are_small_rgb_pngs_and_regenerate_identically(tmp_path):
     with Image.open(files[0]) as img:
         assert img.mode == "RGB" and img.size == (16, 16)
     script = Path(__file__).resolve().parent.parent / "scripts" / "make_shapes_dataset.py"
-    spec = importlib.util.spec_from_file_location("make_shapes_dataset", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script(str(script))
     assert module.generate(tmp_path) == {"train": 1000, "validation": 300}
     for name in ("train.csv", "validation.csv", "images/00000.png", "images/01299.png"):
         assert (tmp_path / name).read_bytes() == (data / name).read_bytes(), name
