@@ -14,6 +14,7 @@ import fcntl
 import functools
 import os
 import socket
+import time
 from typing import Any, Callable, Optional
 
 from nnconsole.engine.errors import NnconsoleError
@@ -35,6 +36,29 @@ def _holder_of(fd: int) -> str:
         host = text[3] if len(text) >= 4 and text[2] == "on" else ""
         return f"pid {text[1]}" + (f" on {host}" if host and host != socket.gethostname() else "")
     return ""
+
+
+def _alive_here(holder: str) -> bool:
+    """Whether a holder string names a live process (one on another host is taken as live)."""
+    parts = holder.split()
+    if len(parts) != 2:
+        return bool(holder)
+    return os.path.exists(f"/proc/{parts[1]}")
+
+
+def _current_holder(fd: int, patience_s: float = 2.0) -> str:
+    """The holder as its lock file says once the holder has written it.
+
+    The lock file outlives its holders: between a new holder's ``flock`` and its writing its PID,
+    the file still names the previous (dead) holder or is empty. Read again for a moment until it
+    names a live process, so the message never names a stale PID.
+    """
+    deadline = time.monotonic() + patience_s
+    holder = _holder_of(fd)
+    while not _alive_here(holder) and time.monotonic() < deadline:
+        time.sleep(0.02)
+        holder = _holder_of(fd)
+    return holder if _alive_here(holder) else ""
 
 
 def _suspended(holder: str) -> bool:
@@ -69,7 +93,7 @@ class RunLock:
                 if exc.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
                     return self  # a file system without locks: the status checks remain
                 raise
-            holder = _holder_of(fd)
+            holder = _current_holder(fd)
             os.close(fd)
             raise RunBusyError(self._busy_message(holder)) from None
         os.ftruncate(fd, 0)

@@ -223,3 +223,32 @@ def test_trimming_keeps_the_history_up_to_the_checkpoint(tmp_path):
     assert list(runs.iter_metrics(run_dir)) == records[:3]
     runs.trim_metrics(run_dir, 20)  # nothing beyond: the file is left as it is
     assert list(runs.iter_metrics(run_dir)) == records[:3]
+
+
+LATE_WRITER = """
+import fcntl, os, sys, time
+fd = os.open(os.path.join(sys.argv[1], "writer.lock"), os.O_RDWR | os.O_CREAT)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(0.5)  # a new holder that has the lock but has not yet written its PID over the old one
+os.ftruncate(fd, 0)
+os.write(fd, f"pid {os.getpid()}\\n".encode())
+time.sleep(120)
+"""
+
+
+def test_the_refusal_names_the_live_holder_not_the_previous_one_in_the_lock_file(tmp_path):
+    """The lock file outlives its holders: read at the wrong moment it names a dead launcher."""
+    from nnconsole.engine.run_lock import RunBusyError, RunLock
+    run_dir = str(tmp_path)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (tmp_path / "writer.lock").write_text(f"pid {dead.stdout.strip()}\n")
+    holder = subprocess.Popen([sys.executable, "-c", LATE_WRITER, run_dir], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(RunBusyError) as refused:
+            RunLock(run_dir).acquire()
+    finally:
+        holder.kill()
+        holder.wait()
+    assert f"pid {holder.pid}" in str(refused.value) and f"pid {dead.stdout.strip()}" not in str(refused.value)
