@@ -5,7 +5,7 @@ head gets a Softmax, as Neural Network Console's runtime network does, so the ou
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict
 
 from nnconsole.engine.project.model import Project
@@ -13,12 +13,23 @@ from nnconsole.engine.project.model import Project
 
 @dataclass
 class RuntimeGraph:
-    """A runtime graph ready to run: inputs by dataset variable, and the output variable."""
+    """A runtime graph ready to run: inputs by dataset variable, the output variable, and the other heads.
+
+    ``output`` is the prediction of the first loss (the one evaluation reads). ``extra_outputs`` holds,
+    by layer name, every other head the runtime network keeps: the prediction of each further loss and
+    each layer that feeds nothing (a GAN's discriminator on generated data, fed by the generator's z).
+    Every input reaches ``output`` or one of them, so a saved runtime network has no unused input.
+    """
 
     inputs: Dict[str, Any]
     output: Any
     output_name: str
     task: str
+    extra_outputs: Dict[str, Any] = field(default_factory=dict)
+
+    def all_outputs(self) -> Dict[str, Any]:
+        """Every head by its name in the saved network: ``y'`` first, then the others by layer name."""
+        return {self.output_name: self.output, **self.extra_outputs}
 
 
 def _loss_layer(project: Project):
@@ -29,23 +40,53 @@ def _loss_layer(project: Project):
     return project.network.layer(name) if name else None
 
 
+def _with_head(F: Any, output: Any, loss_layer: Any) -> Any:
+    """The runtime head of ``loss_layer``'s type on its prediction (Softmax, Sigmoid or none)."""
+    from nnconsole.engine.layers import get_spec
+
+    head = get_spec(loss_layer.type).runtime_head if loss_layer is not None else ""
+    if head == "Softmax":
+        axis = int(loss_layer.params.get("axis", -1))
+        return F.softmax(output, axis=axis + 1 if axis >= 0 else output.ndim + axis)
+    if head == "Sigmoid":
+        return F.sigmoid(output)
+    return output
+
+
+def _other_heads(project: Project, graph: Any) -> Dict[str, Any]:
+    """The runtime heads besides the primary prediction, by layer name (see RuntimeGraph)."""
+    import nnabla.functions as F
+
+    from nnconsole.engine.shapes import infer_network, runtime_layer_names
+
+    network = project.network
+    kept = set(runtime_layer_names(network))
+    consumed = {src for layer in network.layers if layer.name in kept for src in layer.inputs}
+    heads: Dict[str, Any] = {}
+    for loss_name in infer_network(network).loss_layers:
+        loss = network.layer(loss_name)
+        name = loss.inputs[0] if loss.inputs else ""
+        if name in graph.outputs and name != graph.prediction_layer and name not in heads:
+            heads[name] = _with_head(F, graph.outputs[name], loss)
+    for layer in network.layers:
+        name = layer.name
+        if (name in kept and name not in consumed and name in graph.outputs and name != graph.prediction_layer
+                and name not in heads and graph.outputs[name] not in graph.inputs.values()):
+            heads[name] = graph.outputs[name]
+    return heads
+
+
 def build_runtime(project: Project, batch_size: int = 1) -> RuntimeGraph:
     """Runtime graph on the current parameters: dropout off, batch-norm in inference mode."""
     import nnabla.functions as F
 
     from nnconsole.engine.graph import build_graph
-    from nnconsole.engine.layers import get_spec
 
     graph = build_graph(project.network, batch_size, "runtime")
-    output = graph.prediction
-    loss_layer = _loss_layer(project)
-    head = get_spec(loss_layer.type).runtime_head if loss_layer else ""  # the loss type decides
-    if head == "Softmax":
-        axis = int(loss_layer.params.get("axis", -1))
-        output = F.softmax(output, axis=axis + 1 if axis >= 0 else output.ndim + axis)
-    elif head == "Sigmoid":
-        output = F.sigmoid(output)
-    return RuntimeGraph(inputs=dict(graph.inputs), output=output, output_name="y'", task=graph.task)
+    output = _with_head(F, graph.prediction, _loss_layer(project))
+    extra = {name: var for name, var in _other_heads(project, graph).items() if name != "y'"}
+    return RuntimeGraph(inputs=dict(graph.inputs), output=output, output_name="y'", task=graph.task,
+                        extra_outputs=extra)
 
 
 def export_nnp(project: Project, parameters_path: str, nnp_path: str) -> str:
@@ -60,10 +101,10 @@ def export_nnp(project: Project, parameters_path: str, nnp_path: str) -> str:
     nn.load_parameters(parameters_path)
     runtime = build_runtime(project, batch_size=1)
     contents = {
-        "networks": [{"name": "runtime", "batch_size": 1, "outputs": {runtime.output_name: runtime.output},
+        "networks": [{"name": "runtime", "batch_size": 1, "outputs": runtime.all_outputs(),
                       "names": dict(runtime.inputs)}],
         "executors": [{"name": "runtime", "network": "runtime", "data": list(runtime.inputs),
-                       "output": [runtime.output_name]}],
+                       "output": list(runtime.all_outputs())}],
     }
     from nnconsole.engine.atomic import write_via
 
