@@ -33,6 +33,7 @@ PALETTE_GROUPS: Tuple[Group, ...] = (
     Group("Logical", "#f5e0ec", "#a33a78"),
     Group("Validation", "#f7e6d9", "#b0622b"),
     Group("Pre Process", "#f0ead8", "#8a7433"),
+    Group("LoopControl", "#ece8f2", "#a18fb2"),  # NNC's loop-control colour (0xa18fb2)
 )
 
 GROUPS: Tuple[str, ...] = tuple(g.name for g in PALETTE_GROUPS)
