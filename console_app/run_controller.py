@@ -119,6 +119,15 @@ class RunController(QObject):
         root = os.path.dirname(os.path.abspath(run_dir))  # the replay's run goes next to the original
         self._start(["replay", os.path.abspath(run_dir), "--quiet"], root, root)
 
+    def start_resume(self, run_dir: str, workers: Optional[int] = None) -> None:
+        """``nnconsole train --resume RUN_DIR [--gpus N] --quiet``: the run goes on in its own directory from
+        its last checkpoint, with its old worker count or ``workers``."""
+        run_dir = os.path.abspath(run_dir)
+        args = ["train", "--resume", run_dir, "--quiet"]
+        if workers:
+            args += ["--gpus", str(int(workers))]
+        self._start(args, os.path.dirname(run_dir), os.path.dirname(run_dir))
+
     def _start(self, args: List[str], cwd: str, results_root: str) -> None:
         if self.is_running():
             raise RuntimeError("a run is already going; stop it first")

@@ -27,6 +27,7 @@ writer.lock                   launcher (flock, ``run_lock``)       another launc
 STOP                          launcher or GUI (stop request)       workers (stop at an update)
 parameters_*.h5, model_*.nnp  rank-0 worker                        evaluate, export
 cli-output.log, -errors.log   the CLI the GUI started              people
+note.json                     GUI (``run_note``: title and note)   GUI history (never the engine)
 """
 from __future__ import annotations
 
@@ -74,6 +75,7 @@ LOGS_DIR = "logs"
 CHECKPOINT_DIR = "checkpoints"
 LOCK_FILE = "writer.lock"
 STOP_FILE = "STOP"
+NOTE_FILE = "note.json"
 
 # ---- status.json: one writer per field ----------------------------------------------------------
 LAUNCHER = "launcher"

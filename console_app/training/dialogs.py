@@ -68,3 +68,73 @@ def choose_save_path(parent: Optional[QWidget], caption: str, suggested: str, fi
 def open_folder(path: str) -> bool:
     """Show a folder in the desktop's file manager."""
     return QDesktopServices.openUrl(QUrl.fromLocalFile(os.path.abspath(path)))
+
+
+# ---- the run history's menu --------------------------------------------------------------------------
+def confirm_delete_runs(parent: Optional[QWidget], names: List[str]) -> bool:
+    """'Move these runs to the trash?' True to go on (Cancel is the default)."""
+    listed = "\n".join(names[:12]) + (f"\n... and {len(names) - 12} more" if len(names) > 12 else "")
+    answer = QMessageBox.question(
+        parent, "Delete runs" if len(names) > 1 else "Delete run",
+        f"Move {'these runs' if len(names) > 1 else 'this run'} to the trash?\n\n{listed}\n\n"
+        "Their curves, checkpoints and trained parameters go with them; restore them from the trash.",
+        QMessageBox.Yes | QMessageBox.Cancel, QMessageBox.Cancel)
+    return answer == QMessageBox.Yes
+
+
+def ask_run_note(parent: Optional[QWidget], name: str, title: str, note: str) -> Optional[tuple]:
+    """(title, note) the user typed for run ``name``; None when cancelled."""
+    from PySide6.QtWidgets import QDialog, QDialogButtonBox, QFormLayout, QLineEdit, QPlainTextEdit
+
+    dialog = QDialog(parent)
+    dialog.setObjectName("run_note_dialog")
+    dialog.setWindowTitle(f"Rename / annotate {name}")
+    title_edit = QLineEdit(title)
+    title_edit.setObjectName("run_note_title")
+    title_edit.setPlaceholderText(name)
+    note_edit = QPlainTextEdit(note)
+    note_edit.setObjectName("run_note_text")
+    note_edit.setPlaceholderText("What this run tried, what came of it...")
+    buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
+    buttons.accepted.connect(dialog.accept)
+    buttons.rejected.connect(dialog.reject)
+    form = QFormLayout(dialog)
+    form.addRow("Title:", title_edit)
+    form.addRow("Note:", note_edit)
+    form.addRow(buttons)
+    if dialog.exec() != QDialog.Accepted:
+        return None
+    return title_edit.text(), note_edit.toPlainText()
+
+
+def ask_workers(parent: Optional[QWidget], name: str, workers: int) -> Optional[int]:
+    """The worker count to resume run ``name`` with (its own by default); None when cancelled."""
+    from PySide6.QtWidgets import QInputDialog
+
+    value, ok = QInputDialog.getInt(parent, f"Resume {name}", "Workers (GPUs, or CPU processes):", workers, 1, 4096)
+    return value if ok else None
+
+
+EXPORT_FILTERS = {"NNP, for nnabla and NNC (*.nnp)": "nnp", "ONNX (*.onnx)": "onnx", "nntxt, the network as "
+                  "text (*.nntxt)": "nntxt"}
+
+
+def choose_export(parent: Optional[QWidget], suggested: str) -> Optional[tuple]:
+    """(format, file) to export a trained run to; None when cancelled. The format follows the filter."""
+    path, chosen = QFileDialog.getSaveFileName(parent, "Export the trained model", suggested,
+                                               ";;".join(EXPORT_FILTERS))
+    if not path:
+        return None
+    fmt = EXPORT_FILTERS.get(chosen) or os.path.splitext(path)[1].lstrip(".").lower()
+    return (fmt, path) if fmt in EXPORT_FILTERS.values() else None
+
+
+def choose_reedit_path(parent: Optional[QWidget], suggested: str) -> str:
+    """Where to save the project made from a run ('' when cancelled)."""
+    path, _ = QFileDialog.getSaveFileName(parent, "Save the run's project as", suggested, "Project (*.yaml)")
+    return path
+
+
+def tell(parent: Optional[QWidget], title: str, text: str, warning: bool = False) -> None:
+    """A message the user acknowledges."""
+    (QMessageBox.warning if warning else QMessageBox.information)(parent, title, text)

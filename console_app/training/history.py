@@ -1,7 +1,9 @@
 """Run history: every run of the project from its results folder, newest first, with compare boxes.
 
 Rows come from ``nnconsole.engine.runs.list_runs`` and ``effective_status`` (a 'running' run whose process is
-gone reads as failed), so runs started from the CLI appear here too.
+gone reads as failed), so runs started from the CLI appear here too. A run's title and note are the GUI's
+own file in the run directory (``nnconsole.engine.run_note``); a right click asks for the run's menu
+(``run_menu``), and failed or empty runs can be hidden.
 """
 from __future__ import annotations
 
@@ -10,15 +12,18 @@ import time
 from dataclasses import dataclass
 from typing import List, Optional
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QHeaderView, QLabel, QPushButton,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
+from nnconsole.app.training.run_manage import is_failed_or_empty
 from nnconsole.engine import runs
+from nnconsole.engine.run_note import read_note
 
 STATUS_COLORS = {"running": "#1f5fbf", "finished": "#1e6b1e", "stopped": "#9a5b00", "failed": "#b00000"}
-COLUMNS = ("Compare", "Date", "N", "Logical batch", "Best val. error", "Status")
+COLUMNS = ("Compare", "Date", "N", "Logical batch", "Best val. error", "Status", "Name")
+NAME_COLUMN = 6
 
 
 @dataclass
@@ -37,6 +42,17 @@ class RunRow:
     pid: Optional[int]
     epoch: int
     total_macs: Optional[int]
+    iteration: int = 0
+    title: str = ""  # the user's (note.json); '' shows the folder name
+    note: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.title or self.name
+
+    @property
+    def failed_or_empty(self) -> bool:
+        return is_failed_or_empty(self.status, self.run_dir, self.iteration)
 
     @property
     def date(self) -> str:
@@ -50,26 +66,29 @@ def collect_runs(root: str, listing: Optional[List[str]] = None) -> List[RunRow]
         st = runs.effective_status(run_dir)
         if st is None:
             continue
+        note = read_note(run_dir)
         rows.append(RunRow(os.path.abspath(run_dir), os.path.basename(run_dir), st.started, st.workers,
                            st.logical_batch, st.best_validation_error, st.best_epoch, st.status, st.message,
-                           st.pid, st.epoch, st.total_macs))
+                           st.pid, st.epoch, st.total_macs, st.iteration, note.title, note.note))
     rows.sort(key=lambda r: (r.started, r.name), reverse=True)
     return rows
 
 
 class RunHistory(QWidget):
-    """The table of runs plus Refresh, Open folder and Replay buttons."""
+    """The table of runs plus Refresh, Open folder and Replay buttons, and a right-click menu per run."""
 
     run_selected = Signal(str)  # run directory of the clicked row
     compare_changed = Signal(list)  # run directories whose Compare box is ticked
     open_folder_requested = Signal(str)
     replay_requested = Signal(str)
     refresh_requested = Signal()
+    menu_requested = Signal(str, QPoint)  # run directory of the right-clicked row, global position
 
     def __init__(self, parent: Optional[QWidget] = None) -> None:
         super().__init__(parent)
         self.setObjectName("run_history")
-        self.rows: List[RunRow] = []
+        self.rows: List[RunRow] = []  # the rows shown (hidden ones left out), in table order
+        self.all_rows: List[RunRow] = []
         self._filling = False
         self.table = QTableWidget(0, len(COLUMNS), self)
         self.table.setObjectName("run_history_table")
@@ -80,9 +99,15 @@ class RunHistory(QWidget):
         self.table.verticalHeader().hide()
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.Stretch)
+        header.setSectionResizeMode(NAME_COLUMN, QHeaderView.Stretch)
         self.table.itemSelectionChanged.connect(self._selection_changed)
         self.table.itemChanged.connect(self._item_changed)
+        self.table.setContextMenuPolicy(Qt.CustomContextMenu)
+        self.table.customContextMenuRequested.connect(self._context_menu)
+        self.hide_failed = QCheckBox("Hide failed and empty", self)
+        self.hide_failed.setObjectName("history_hide_failed")
+        self.hide_failed.setToolTip("Leave out runs that failed, and runs that ended before training anything")
+        self.hide_failed.toggled.connect(lambda _on: self.set_rows(self.all_rows))
         self.title = QLabel("<b>Run history</b>", self)
         buttons = QHBoxLayout()
         self.refresh_button = QPushButton("Refresh", self)
@@ -98,6 +123,7 @@ class RunHistory(QWidget):
             button.clicked.connect(lambda _=False, h=handler: h())
             buttons.addWidget(button)
         buttons.addStretch(1)
+        buttons.addWidget(self.hide_failed)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.title)
@@ -105,6 +131,11 @@ class RunHistory(QWidget):
         layout.addLayout(buttons)
 
     def set_rows(self, rows: List[RunRow]) -> None:
+        """Show ``rows`` (every run of the project; failed and empty ones left out when hidden)."""
+        self.all_rows = list(rows)
+        shown = [row for row in rows if not (self.hide_failed.isChecked() and row.failed_or_empty)]
+        hidden = len(rows) - len(shown)
+        rows = shown
         checked = set(self.checked_runs())
         selected = self.selected_run()
         self._filling = True
@@ -121,19 +152,20 @@ class RunHistory(QWidget):
                     error += f" (ep. {row.best_epoch})"
                 cells = [box, QTableWidgetItem(row.date), QTableWidgetItem(str(row.workers)),
                          QTableWidgetItem(str(row.logical_batch or "-")), QTableWidgetItem(error),
-                         QTableWidgetItem(row.status)]
+                         QTableWidgetItem(row.status), QTableWidgetItem(row.label)]
                 cells[5].setForeground(QBrush(QColor(STATUS_COLORS.get(row.status, "#222222"))))
-                tip = f"{row.run_dir}\n{row.message}".strip()
+                tip = "\n".join(t for t in (row.run_dir, row.note, row.message) if t)
                 for c, item in enumerate(cells):
                     if c:
                         item.setToolTip(tip)
-                    if c >= 2:
+                    if 2 <= c < NAME_COLUMN:
                         item.setTextAlignment(Qt.AlignCenter)
                     self.table.setItem(r, c, item)
             self.rows = list(rows)
         finally:
             self._filling = False
-        self.title.setText(f"<b>Run history</b> ({len(rows)} run{'s' if len(rows) != 1 else ''})")
+        self.title.setText(f"<b>Run history</b> ({len(rows)} run{'s' if len(rows) != 1 else ''}"
+                           + (f", {hidden} hidden" if hidden else "") + ")")
         if selected:
             self.select_run(selected, emit=False)
         if checked and set(self.checked_runs()) != checked:
@@ -180,6 +212,13 @@ class RunHistory(QWidget):
     def _item_changed(self, item: QTableWidgetItem) -> None:
         if not self._filling and item.column() == 0:
             self.compare_changed.emit(self.checked_runs())
+
+    def _context_menu(self, pos: QPoint) -> None:
+        item = self.table.itemAt(pos)
+        if item is None or item.row() >= len(self.rows):
+            return
+        self.table.selectRow(item.row())
+        self.menu_requested.emit(self.rows[item.row()].run_dir, self.table.viewport().mapToGlobal(pos))
 
     def _open_folder(self) -> None:
         run_dir = self.selected_run()

@@ -23,6 +23,7 @@ from nnconsole.app.training.history import RunHistory, RunRow, collect_runs
 from nnconsole.app.training.progress import RunProgress
 from nnconsole.app.training.project_runs import ProjectRuns, project_key, project_name
 from nnconsole.app.training.run_events import RunEventsMixin
+from nnconsole.app.training.run_menu import RunMenuMixin
 from nnconsole.app.training.tradeoff import TradeoffPlot
 from nnconsole.engine import runs
 
@@ -35,7 +36,7 @@ def read_all_metrics(run_dir: str) -> List[Dict[str, Any]]:
     return list(runs.iter_metrics(run_dir))
 
 
-class TrainingPage(RunEventsMixin, QWidget):
+class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
     """Toolbar, progress strip, error panel, curves on the left, history and trade-off on the right."""
 
     def __init__(self, document: Any, window: Any = None, parent: Optional[QWidget] = None) -> None:
@@ -116,6 +117,7 @@ class TrainingPage(RunEventsMixin, QWidget):
         self.history.refresh_requested.connect(self.refresh_history)
         self.history.open_folder_requested.connect(lambda path: dialogs.open_folder(path))
         self.history.replay_requested.connect(self.replay_run)
+        self.history.menu_requested.connect(self._show_run_menu)
         document.settings_changed.connect(self._setting_changed)
         document.reloaded.connect(self._project_changed)
         document.path_changed.connect(self._path_changed)
