@@ -10,19 +10,16 @@ F-measure with macro averages and the most frequent confusions; for regression M
 """
 from __future__ import annotations
 
-import os
 import time
 from typing import Any, List, Optional
 
 import numpy as np
 
-from nnconsole.engine import runs
-from nnconsole.engine.project.io import load_project
 from nnconsole.engine.project.model import Project
 from nnconsole.engine.evaluation_results import (EVALUATION_DIR, METRICS_FILE, MODELS, SAMPLES_FILE,  # noqa: F401
                                                 TOP_CONFUSIONS, EvaluationError, EvaluationResult,
                                                 classification_metrics, confusion_matrix, evaluation_dir,
-                                                metrics_json, parameters_path, read_evaluation,
+                                                metrics_json, open_run, parameters_path, probability_columns, read_evaluation,
                                                 regression_metrics, samples_csv_text, summary_text,
                                                 target_variable, write_evaluation)
 
@@ -70,13 +67,7 @@ def evaluate_run(run_dir: str, model: str = "best", batch_size: Optional[int] = 
     """Run the ``model`` ('best' or 'final') parameters of ``run_dir`` on its validation set."""
     from nnconsole.engine.data import load_dataset_split
 
-    run_dir = os.path.abspath(run_dir)
-    project_file = os.path.join(run_dir, runs.RESOLVED_FILE)
-    if not os.path.isfile(project_file):
-        raise EvaluationError(f"{run_dir}: not a run directory (no {runs.RESOLVED_FILE}); give a folder under "
-                              "<project folder>/results/<project name>/")
-    params_file = parameters_path(run_dir, model)
-    project = load_project(project_file, check_datasets=False)
+    run_dir, project, params_file = open_run(run_dir, model)
     loss_type, label_var = target_variable(project)
     valid = load_dataset_split(project, "validation")
     outputs = _run_network(project, params_file, valid, batch_size or min(256, max(project.config.batch_size, 1)))
@@ -112,9 +103,7 @@ def _classify(outputs: np.ndarray, targets: np.ndarray, dataset: str, label_var:
         raise EvaluationError(f"{dataset}: the label variable '{label_var}' holds non-integer values; a "
                               "classifier's labels must be class numbers 0, 1, 2 ...")
     labels = labels.astype(np.int64)
-    if outputs.shape[1] == 1:  # one probability (Sigmoid/BinaryCrossEntropy): class 1 when >= 0.5
-        p = np.clip(outputs[:, 0], 0.0, 1.0)
-        outputs = np.stack([1.0 - p, p], axis=1)
+    outputs = probability_columns(outputs)
     k = outputs.shape[1]
     bad = np.flatnonzero((labels < 0) | (labels >= k))
     if bad.size:

@@ -102,6 +102,15 @@ def classification_metrics(labels: Sequence[int], predictions: Sequence[int], nu
     }
 
 
+def probability_columns(outputs: np.ndarray) -> np.ndarray:
+    """Class probabilities (n, K) of a classifier's outputs: one Sigmoid output p becomes (1 - p, p)."""
+    outputs = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
+    if outputs.shape[1] == 1:  # one probability (Sigmoid/BinaryCrossEntropy): class 1 when >= 0.5
+        p = np.clip(outputs[:, 0], 0.0, 1.0)
+        return np.stack([1.0 - p, p], axis=1)
+    return outputs
+
+
 def regression_metrics(targets: np.ndarray, predictions: np.ndarray) -> Dict[str, Any]:
     """MAE, RMSE, R^2 (averaged over output dimensions, None when the targets are constant), bias."""
     t = np.asarray(targets, dtype=np.float64).reshape(len(targets), -1)
@@ -136,6 +145,20 @@ def parameters_path(run_dir: str, model: str) -> str:
                      f"--resume {run_dir}')")
         raise EvaluationError(f"{path}: no {model} parameters in this run; {hint}")
     return path
+
+
+def open_run(run_dir: str, model: str) -> tuple:
+    """(absolute run folder, its resolved project, its ``model`` parameter file) or EvaluationError naming the fix."""
+    from nnconsole.engine import runs
+    from nnconsole.engine.project.io import load_project
+
+    run_dir = os.path.abspath(run_dir)
+    project_file = os.path.join(run_dir, runs.RESOLVED_FILE)
+    if not os.path.isfile(project_file):
+        raise EvaluationError(f"{run_dir}: not a run directory (no {runs.RESOLVED_FILE}); give a folder under "
+                              "<project folder>/results/<project name>/")
+    params_file = parameters_path(run_dir, model)
+    return run_dir, load_project(project_file, check_datasets=False), params_file
 
 
 def evaluation_dir(run_dir: str, model: str) -> str:

@@ -5,14 +5,17 @@ target as an integer class index into
 the prediction's class axis. nnabla does not check it: a label outside 0..C-1 or a fraction
 trains to "finished" on garbage, and a huge one (1e8) reads far outside the prediction and
 crashes the worker (SIGSEGV). The dataset loader checks every label against these rules.
+
+Classes can have names: ``labels.txt`` beside the training dataset CSV, one name a line (class 0
+first); inference results and the EVALUATION tab show them beside the class numbers.
 """
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from nnconsole.engine.project.model import Network
+from nnconsole.engine.project.model import Network, Project
 
 
 def class_label_variables(network: Network) -> Dict[str, int]:
@@ -76,3 +79,41 @@ def _class_index_loss(type_name: str) -> bool:
 
     spec = find_spec(type_name)
     return spec is not None and spec.class_index_target
+
+
+CLASS_NAMES_FILE = "labels.txt"  # beside the training dataset CSV: one class name a line, class 0 first
+MAX_CLASS_NAME = 200
+
+
+def read_class_names(path: str) -> List[str]:
+    """Class names from a text file, one a line (line 1 names class 0); blank lines at the end are dropped.
+
+    A name is cut to 200 characters and loses control characters, so a hostile file cannot break a
+    results CSV or the GUI's table. Raises OSError when the file cannot be read.
+    """
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        lines = fh.read(1 << 20).splitlines()
+    names = ["".join(ch for ch in line.strip() if ch.isprintable())[:MAX_CLASS_NAME] for line in lines]
+    while names and not names[-1]:
+        names.pop()
+    return names
+
+
+def project_class_names(project: Project) -> List[str]:
+    """The class names of a project: ``labels.txt`` beside its training dataset CSV, or [] when there is none."""
+    import os
+
+    from nnconsole.engine.project.validate import dataset_path
+
+    if not project.datasets.training:
+        return []
+    path = os.path.join(os.path.dirname(dataset_path(project, project.datasets.training)), CLASS_NAMES_FILE)
+    try:
+        return read_class_names(path) if os.path.isfile(path) else []
+    except OSError:
+        return []
+
+
+def class_name(names: List[str], index: int) -> str:
+    """The name of class ``index``, or its number when the names do not cover it."""
+    return names[index] if 0 <= index < len(names) and names[index] else str(index)
