@@ -5,6 +5,8 @@ takes ceil(dataset_size / (B x N)) iterations. The scaling policy decides the pe
 learning rate; every schedule length counted in iterations is divided by the factor by which the
 samples per iteration grew, so the LR changes after the same number of samples as on one worker.
 NNC floors the LR update interval; we also correct the multiplier so the decay per sample is exact.
+An LR update interval or a warm-up given in epochs needs no division: it becomes k x iterations per
+epoch of the run, which already has N times fewer iterations per epoch.
 Pure arithmetic: no nnabla, no Qt. ``make_plan`` computes the figures, then
 :mod:`nnconsole.engine.plan_explain` words them (notes, warnings, the table).
 """
@@ -39,6 +41,9 @@ class Plan:
     ``scaling_warmup_iterations`` is the Goyal warm-up from ``base_lr`` to ``effective_lr`` over
     ``warmup_epochs`` epochs (None when the dataset size is unknown). ``updates_per_epoch`` is the
     average ``iterations_per_epoch / update_interval`` (updates are counted over the whole run).
+    ``lr_update_interval`` and ``warmup_iterations`` are the project's numbers, in ``lr_update_interval_unit``
+    and ``warmup_unit``; their ``effective_*`` figures are iterations of the N-worker run (None when a
+    length in epochs needs the dataset size, which is unknown).
     """
 
     workers: int
@@ -59,7 +64,7 @@ class Plan:
     effective_lr: float
     schedule_type: str
     lr_update_interval: int
-    effective_lr_update_interval: int
+    effective_lr_update_interval: Optional[int]
     lr_multiplier: float
     effective_lr_multiplier: float
     steps: Tuple[int, ...]
@@ -69,9 +74,11 @@ class Plan:
     max_iter: int
     effective_max_iter: int
     warmup_iterations: int
-    effective_warmup_iterations: int
+    effective_warmup_iterations: Optional[int]
     warmup_epochs: float
     scaling_warmup_iterations: Optional[int]
+    lr_update_interval_unit: str = "iterations"
+    warmup_unit: str = "iterations"
     device: str = "cpu"
     notes: List[str] = field(default_factory=list)
     warnings: List[PlanWarning] = field(default_factory=list)
@@ -79,7 +86,7 @@ class Plan:
     @property
     def total_warmup_iterations(self) -> Optional[int]:
         """Length of the single linear warm-up the run uses (optimizer's and scaling warm-up merged)."""
-        if self.scaling_warmup_iterations is None:
+        if self.scaling_warmup_iterations is None or self.effective_warmup_iterations is None:
             return None
         return max(self.effective_warmup_iterations, self.scaling_warmup_iterations or 0)
 
@@ -112,16 +119,26 @@ class Plan:
             raise PlanError(f"optimizer.schedule.type {self.schedule_type} with max_iter 0 decays over the whole "
                             "run, whose length needs the training dataset size: pass dataset_size or set "
                             "optimizer.schedule.max_iter")
+        if self.effective_warmup_iterations is None:
+            raise PlanError(f"optimizer.warmup_iterations {self.warmup_iterations} epochs (optimizer.warmup_unit) "
+                            "needs the training dataset size to become iterations: pass dataset_size")
         warmup = self.total_warmup_iterations
         if warmup is None:
             raise PlanError(f"multi_gpu.warmup_epochs {self.warmup_epochs:g} needs the training dataset size to "
                             "become iterations: pass dataset_size")
+        interval = self.effective_lr_update_interval
+        if interval is None:
+            if self.schedule_type == "exponential" and self.lr_multiplier != 1.0:
+                raise PlanError(f"optimizer.lr_update_interval {self.lr_update_interval} epochs "
+                                "(optimizer.lr_update_interval_unit) needs the training dataset size to become "
+                                "iterations: pass dataset_size")
+            interval = 0  # the interval has no effect on this schedule
         start = 0.0 if self.effective_warmup_iterations > 0 else self.base_lr
         return ScheduleParams(
             base_lr=self.effective_lr,
             type=self.schedule_type,
             lr_multiplier=self.effective_lr_multiplier,
-            lr_update_interval=self.effective_lr_update_interval,
+            lr_update_interval=interval,
             steps=self.effective_steps,
             gamma=self.gamma,
             max_iter=self.effective_max_iter,
@@ -153,6 +170,18 @@ def exact_interval(interval: int, multiplier: float, divisor: int) -> Tuple[int,
     return new, multiplier ** (new * divisor / interval)
 
 
+def length_in_iterations(length: int, unit: str, divisor: int, iterations_per_epoch: Optional[int]
+                         ) -> Optional[int]:
+    """A schedule length of the project in iterations of the run: ``length`` single-worker iterations divided
+    by ``divisor`` (rounded half up), or ``length`` epochs times the run's iterations per epoch (None when that
+    is unknown). 0 stays 0 (never / no warm-up) in either unit."""
+    if unit == "epochs":
+        if length <= 0:
+            return 0
+        return None if iterations_per_epoch is None else length * iterations_per_epoch
+    return _divide_round(length, divisor)
+
+
 def _is_int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
@@ -175,7 +204,8 @@ def _need_number(name: str, value: Any, positive: bool = False) -> None:
 
 # The settings the plan computes with (multi_gpu.workers and .scaling come as arguments).
 PLAN_SETTINGS = ("config.batch_size", "config.max_epoch", "optimizer.update_interval", "optimizer.learning_rate",
-                 "optimizer.lr_multiplier", "optimizer.lr_update_interval", "optimizer.warmup_iterations",
+                 "optimizer.lr_multiplier", "optimizer.lr_update_interval", "optimizer.lr_update_interval_unit",
+                 "optimizer.warmup_iterations", "optimizer.warmup_unit",
                  "multi_gpu.warmup_epochs", "optimizer.schedule.type", "optimizer.schedule.max_iter",
                  "optimizer.schedule.gamma", "optimizer.schedule.power", "optimizer.schedule.steps")
 
@@ -245,12 +275,16 @@ def make_plan(project: model.Project, workers: Optional[int] = None, policy: Opt
     else:
         ipe = total = upe = None
 
-    # --- the LR update interval, exactly; every other length in iterations
+    # --- the LR update interval, exactly (in epochs: whole epochs of this run); every other length
     interval, mult = o.lr_update_interval, o.lr_multiplier
-    eff_interval, eff_mult = exact_interval(interval, mult, divisor)
+    eff_interval: Optional[int]
+    if o.lr_update_interval_unit == "epochs":
+        eff_interval, eff_mult = length_in_iterations(interval, "epochs", divisor, ipe), mult
+    else:
+        eff_interval, eff_mult = exact_interval(interval, mult, divisor)
     eff_steps = tuple(sorted(_divide_round(x, divisor) for x in s.steps))
     eff_max_iter = _divide_round(s.max_iter, divisor)
-    eff_warmup = _divide_round(o.warmup_iterations, divisor)
+    eff_warmup = length_in_iterations(o.warmup_iterations, o.warmup_unit, divisor, ipe)
 
     # --- gradual warm-up from the single-worker LR to the scaled LR (Goyal et al. 2017)
     k = float(mg.warmup_epochs)
@@ -267,6 +301,7 @@ def make_plan(project: model.Project, workers: Optional[int] = None, policy: Opt
         effective_lr_multiplier=eff_mult, steps=tuple(s.steps), effective_steps=eff_steps, gamma=float(s.gamma),
         power=float(s.power), max_iter=s.max_iter, effective_max_iter=eff_max_iter,
         warmup_iterations=o.warmup_iterations, effective_warmup_iterations=eff_warmup, warmup_epochs=k,
-        scaling_warmup_iterations=scaling_warmup, device=str(device))
+        scaling_warmup_iterations=scaling_warmup, lr_update_interval_unit=o.lr_update_interval_unit,
+        warmup_unit=o.warmup_unit, device=str(device))
     plan.notes, plan.warnings = explain_plan(plan, project, gpus_available)
     return plan

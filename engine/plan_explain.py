@@ -35,6 +35,23 @@ def _g(x: float) -> str:
     return f"{x:.6g}"
 
 
+def _epochs(k: int) -> str:
+    return "1 epoch" if k == 1 else f"{k} epochs"
+
+
+def _epoch_length_note(what: str, epochs: int, iterations: Optional[int], plan: "Plan") -> str:
+    """How a length given in epochs becomes iterations of this run (it needs no division by N)."""
+    if iterations is None:
+        return (f"{what} {_epochs(epochs)}: its iterations are known once the training set's size is "
+                f"(an epoch of this run has ceil(samples / {plan.per_worker_batch * plan.workers}) iterations).")
+    text = (f"{what} {_epochs(epochs)} = {epochs} x {plan.iterations_per_epoch} iterations per epoch = "
+            f"{iterations} iterations")
+    if plan.workers > 1:
+        text += (f" on each of {plan.workers} workers (in epochs it needs no division: an epoch already has "
+                 f"{plan.workers}x fewer iterations).")
+    return text + ("." if plan.workers == 1 else "")
+
+
 def _every(k: int) -> str:
     return "every iteration" if k == 1 else f"every {k} iterations"
 
@@ -91,7 +108,11 @@ def explain_plan(plan: "Plan", project: model.Project, gpus_available: Optional[
     # --- the LR update interval, exactly
     interval, mult = plan.lr_update_interval, plan.lr_multiplier
     eff_interval, eff_mult = plan.effective_lr_update_interval, plan.effective_lr_multiplier
-    if plan.schedule_type == "exponential" and interval > 0 and mult != 1.0 and divisor > 1:
+    decays = plan.schedule_type == "exponential" and interval > 0 and mult != 1.0
+    if decays and plan.lr_update_interval_unit == "epochs":
+        notes.append(_epoch_length_note("LR update interval (optimizer.lr_update_interval)", interval, eff_interval,
+                                        plan) + f" The multiplier {_g(mult)} is unchanged.")
+    elif decays and eff_interval is not None and divisor > 1:
         if interval % divisor == 0:
             notes.append(f"LR update interval {interval} -> {eff_interval} iterations (divided by {divisor} workers); "
                          f"multiplier {_g(mult)} unchanged, so the LR changes after the same number of samples.")
@@ -124,9 +145,11 @@ def explain_plan(plan: "Plan", project: model.Project, gpus_available: Optional[
         if plan.schedule_type in ("cosine", "polynomial") and max_iter > 0:
             notes.append(f"Decay length (optimizer.schedule.max_iter) {max_iter} -> {plan.effective_max_iter} "
                          f"iterations (divided by {divisor} workers{'' if max_iter % divisor == 0 else ', rounded'}).")
-        if warmup > 0:
+        if warmup > 0 and plan.warmup_unit == "iterations":
             notes.append(f"Warm-up (optimizer.warmup_iterations) {warmup} -> {eff_warmup} iterations "
                          f"(divided by {divisor} workers{'' if warmup % divisor == 0 else ', rounded'}).")
+    if warmup > 0 and plan.warmup_unit == "epochs":
+        notes.append(_epoch_length_note("Warm-up (optimizer.warmup_iterations)", warmup, eff_warmup, plan))
     if plan.schedule_type in ("cosine", "polynomial") and max_iter == 0 and total is not None:
         notes.append(f"The {plan.schedule_type} decay spans the whole run: {total} iterations.")
 
@@ -143,7 +166,7 @@ def explain_plan(plan: "Plan", project: model.Project, gpus_available: Optional[
             notes.append(f"Gradual warm-up (Goyal et al. 2017): {lr_name.lower()} ramps linearly from "
                          f"{_g(base_lr)} to {_g(effective_lr)} over multi_gpu.warmup_epochs {k:g} epochs "
                          f"= {scaling_warmup} iterations.")
-            if eff_warmup > 0:
+            if eff_warmup:
                 notes.append(f"The optimizer's warm-up ({eff_warmup} iterations from 0) and the scaling warm-up "
                              f"({scaling_warmup} iterations from {_g(base_lr)}) are merged into one linear "
                              f"warm-up from 0 over {max(eff_warmup, scaling_warmup)} iterations.")
@@ -227,6 +250,24 @@ def _cell_int(x: Optional[int]) -> str:
     return "?" if x is None else str(x)
 
 
+def lr_interval_cell(plan: "Plan") -> str:
+    """The LR update interval in iterations of the run ("never", "?" when epochs need the dataset size),
+    with the project's epochs beside it when the project counts epochs: ``314 (2 epochs)``."""
+    if not plan.lr_update_interval:
+        return "never"
+    text = _cell_int(plan.effective_lr_update_interval)
+    return text + (f" ({_epochs(plan.lr_update_interval)})" if plan.lr_update_interval_unit == "epochs" else "")
+
+
+def warmup_cell(plan: "Plan") -> str:
+    """The run's warm-up in iterations, with the project's epochs beside it when it counts epochs."""
+    text = _cell_int(plan.total_warmup_iterations)
+    own = plan.total_warmup_iterations in (None, plan.effective_warmup_iterations)  # not the longer scaling warm-up
+    if plan.warmup_unit == "epochs" and plan.warmup_iterations > 0 and own:
+        text += f" ({_epochs(plan.warmup_iterations)})"
+    return text
+
+
 def format_plan_table(plans: Sequence["Plan"]) -> str:
     """A fixed-width table with one column per plan, then each plan's notes and warnings.
 
@@ -244,10 +285,9 @@ def format_plan_table(plans: Sequence["Plan"]) -> str:
         ("total iterations", [_cell_int(p.total_iterations) for p in plans]),
         ("learning rate", [_g(p.effective_lr) for p in plans]),
         ("LR scale", [f"x{_g(p.lr_scale)}" for p in plans]),
-        ("LR update interval", [str(p.effective_lr_update_interval) if p.effective_lr_update_interval else "never"
-                                for p in plans]),
+        ("LR update interval", [lr_interval_cell(p) for p in plans]),
         ("LR multiplier", [_g(p.effective_lr_multiplier) for p in plans]),
-        ("warm-up iterations", [_cell_int(p.total_warmup_iterations) for p in plans]),
+        ("warm-up iterations", [warmup_cell(p) for p in plans]),
     ]
     label_w = max(len(label) for label, _ in rows)
     heads = [f"N={p.workers}" for p in plans]

@@ -275,11 +275,11 @@ def test_adabeliefs_weight_decay_without_wd_decouple_has_no_effect_as_in_nnc(tmp
 
 
 # --------------------------------------------------------------------- schedule lengths in epochs
-@pytest.mark.parametrize("unit,interval,warmup,expect_interval,expect_warmup",
-                         [("0", 3, 2, 18, 12), ("1", 3, 2, 3, 2), (None, 5, 7, 5, 7)])
-def test_interval_and_warmup_in_epochs_become_iterations_then_the_plan_divides_them(
-        tmp_path, unit, interval, warmup, expect_interval, expect_warmup):
-    # the sample has 48 training rows and batch 8: 6 iterations per epoch
+@pytest.mark.parametrize("unit,interval,warmup,expect_unit", [("0", 3, 2, "epochs"), ("1", 3, 2, "iterations"),
+                                                              (None, 5, 7, "iterations")])
+def test_interval_and_warmup_keep_nncs_unit_and_the_plan_makes_them_iterations(tmp_path, unit, interval, warmup,
+                                                                              expect_unit):
+    # the sample has 48 training rows and batch 8: 6 iterations per epoch on one worker
     lines = ["SolverName=Sgd", "SolverParameterNum=1", "SolverParameterName_0=LearningRate", "SolverParameter_0=0.1",
              "WeightDecay=0", "LearningRateScheduler=Exponential", "LearningRateMultiplier=0.5",
              f"LearningRateUpdateInterval={interval}", "LearningRateWarmupScheduler=Linear",
@@ -288,15 +288,21 @@ def test_interval_and_warmup_in_epochs_become_iterations_then_the_plan_divides_t
         lines += [f"LearningRateUpdateIntervalUnit={unit}", f"LearningRateWarmupLengthUnit={unit}"]
     project = import_file(sdcproj_with_optimizer(tmp_path, lines)).project
     opt = project.optimizer
-    assert (opt.lr_update_interval, opt.warmup_iterations) == (expect_interval, expect_warmup)
+    assert (opt.lr_update_interval, opt.warmup_iterations) == (interval, warmup)  # as the user set them
+    assert (opt.lr_update_interval_unit, opt.warmup_unit) == (expect_unit, expect_unit)
     for workers in (1, 2, 4):
         plan = make_plan(project, workers=workers, policy="linear", dataset_size=48)
-        assert (plan.effective_lr_update_interval, plan.effective_lr_multiplier) == \
-            pytest.approx(exact_interval(expect_interval, 0.5, workers))
-        assert plan.effective_warmup_iterations == max(1, (2 * expect_warmup + workers) // (2 * workers))  # half up
-        # the decay per training sample is NNC's: 0.5 every expect_interval x 8 samples
-        per_sample = plan.effective_lr_multiplier ** (1 / (plan.effective_lr_update_interval * 8 * workers))
-        assert per_sample == pytest.approx(0.5 ** (1 / (expect_interval * 8)))
+        if expect_unit == "epochs":  # whole epochs of the run: 6, 3, 2 iterations each on 1, 2, 4 workers
+            ipe = -(-48 // (8 * workers))
+            assert (plan.effective_lr_update_interval, plan.effective_lr_multiplier) == (interval * ipe, 0.5)
+            assert plan.effective_warmup_iterations == warmup * ipe
+        else:
+            assert (plan.effective_lr_update_interval, plan.effective_lr_multiplier) == \
+                pytest.approx(exact_interval(interval, 0.5, workers))
+            assert plan.effective_warmup_iterations == max(1, (2 * warmup + workers) // (2 * workers))  # half up
+            # the decay per training sample is NNC's: 0.5 every interval x 8 samples
+            per_sample = plan.effective_lr_multiplier ** (1 / (plan.effective_lr_update_interval * 8 * workers))
+            assert per_sample == pytest.approx(0.5 ** (1 / (interval * 8)))
 
 
 # ------------------------------------------------------------------------------- training through the engine

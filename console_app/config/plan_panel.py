@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSizePoli
                                QTableWidgetItem, QTextBrowser, QVBoxLayout, QWidget)
 
 from nnconsole.engine.plan import Plan, PlanError, make_plan
+from nnconsole.engine.plan_explain import lr_interval_cell, warmup_cell
 from nnconsole.engine.project.model import ALPHA_SOLVERS, Project
 
 COMPARED_WORKERS = (1, 2, 4, 8)
@@ -39,10 +40,9 @@ ROWS: List[Tuple[str, Any]] = [
     ("Total iterations", lambda p: _int(p.total_iterations)),
     ("LEARNING_RATE", lambda p: _g(p.effective_lr)),
     ("LR scale", lambda p: f"x{_g(p.lr_scale)}"),
-    ("LR update interval", lambda p: str(p.effective_lr_update_interval) if p.effective_lr_update_interval
-     else "never"),
+    ("LR update interval", lr_interval_cell),  # iterations of the run, "(2 epochs)" beside when set in epochs
     ("LR multiplier", lambda p: _g(p.effective_lr_multiplier)),
-    ("Warm-up iterations", lambda p: _int(p.total_warmup_iterations)),
+    ("Warm-up iterations", warmup_cell),
 ]
 
 

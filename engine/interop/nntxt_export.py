@@ -152,7 +152,8 @@ def _solver(proto_solver: Any, project: Project, ipe: Optional[int], unsupported
     if sched.type in ("exponential", "constant"):
         s.lr_scheduler_type = "Exponential"
         gamma = float(opt.lr_multiplier) if sched.type == "exponential" else 1.0
-        interval = int(opt.lr_update_interval) if sched.type == "exponential" else 0
+        interval = _in_iterations(int(opt.lr_update_interval), opt.lr_update_interval_unit, ipe,
+                                  "optimizer.lr_update_interval", unsupported, notes) if sched.type == "exponential" else 0
         if interval <= 0 and gamma != 1.0:
             notes.append(f"lr_multiplier {gamma:g} with lr_update_interval 0 never changes the rate; written as a "
                          "constant rate")
@@ -178,12 +179,46 @@ def _solver(proto_solver: Any, project: Project, ipe: Optional[int], unsupported
             s.polynomial_scheduler_param.power = float(sched.power)
     if opt.warmup_iterations:
         s.lr_warmup_scheduler_type = "Linear"
-        s.linear_warmup_scheduler_param.warmup_iter = int(opt.warmup_iterations)
+        s.linear_warmup_scheduler_param.warmup_iter = _in_iterations(
+            int(opt.warmup_iterations), opt.warmup_unit, ipe, "optimizer.warmup_iterations", unsupported, notes)
         notes.append("nnabla's linear warm-up reaches the full rate one iteration earlier than nnconsole's")
 
 
-def extras_of(project: Project) -> Dict[str, Any]:
-    """nnconsole settings the nntxt format has no field for (see the module docstring)."""
+def _in_iterations(length: int, unit: str, ipe: Optional[int], what: str, unsupported: List[str],
+                   notes: List[str]) -> int:
+    """A length in ``unit`` as the single-worker iterations nnabla's files count (they have no epoch unit).
+
+    Epochs become ``length x ipe``, the training CSV's iterations per epoch at the project's batch size, and
+    the export report says so: the file no longer follows the epoch if the dataset changes size. Without the
+    CSV the number is written as iterations, reported as unsupported.
+    """
+    if unit != "epochs" or length <= 0:
+        return length
+    if not ipe:
+        unsupported.append(f"{what} {length} epochs: .nntxt counts iterations and the training CSV could not be "
+                           f"read to convert epochs, so {length} iterations are written")
+        return length
+    notes.append(f"{what} {length} epochs is written as {length * ipe} iterations ({ipe} iterations per epoch at "
+                 "this batch size; .nntxt has no epoch unit, so the file does not follow a dataset that changes "
+                 "size; nnconsole's importer restores the epochs from the header comment)")
+    return length * ipe
+
+
+def _unit_extras(opt: Any, ipe: Optional[int]) -> Dict[str, Any]:
+    """The lengths given in epochs, with the iterations written for them: the importer restores the epochs
+    when the file still holds those iterations (a hand-edited file keeps its own numbers)."""
+    out: Dict[str, Any] = {}
+    for key, unit_key in (("lr_update_interval", "lr_update_interval_unit"), ("warmup_iterations", "warmup_unit")):
+        length = int(getattr(opt, key))
+        written = key != "lr_update_interval" or opt.schedule.type == "exponential"
+        if getattr(opt, unit_key) == "epochs" and length > 0 and ipe and written:
+            out[key] = {"epochs": length, "written": length * ipe}
+    return out
+
+
+def extras_of(project: Project, iterations_per_epoch: Optional[int] = None) -> Dict[str, Any]:
+    """nnconsole settings the nntxt format has no field for (see the module docstring); lengths in epochs
+    need the ``iterations_per_epoch`` the file's iteration counts were written with."""
     import dataclasses
 
     layers: Dict[str, Any] = {}
@@ -205,6 +240,7 @@ def extras_of(project: Project) -> Dict[str, Any]:
         "layers": layers,
         "schedule": {"type": opt.schedule.type, "max_iter": opt.schedule.max_iter},
         "optimizer": {"lr_multiplier": opt.lr_multiplier, "lr_update_interval": opt.lr_update_interval},
+        "epochs": _unit_extras(opt, iterations_per_epoch),
     }
 
 
@@ -380,7 +416,8 @@ def export_nntxt(project: Project, path: str, with_extras: bool = True,
     from nnconsole.engine.project.io import atomic_write
 
     proto, unsupported, notes = project_to_proto(project, dataset_dir=dataset_dir)
-    text = proto_text(proto, extras_of(project) if with_extras else None)
+    ipe = int(proto.training_config.iter_per_epoch) or None
+    text = proto_text(proto, extras_of(project, ipe) if with_extras else None)
     atomic_write(path, text.encode("utf-8"))
     umask = os.umask(0)
     os.umask(umask)

@@ -121,9 +121,30 @@ def apply_extras(project: Project, extras: Dict[str, Any], notes: List[str]) -> 
         elif sched.get("type") in ("cosine", "polynomial") and sched.get("type") == opt.schedule.type \
                 and "max_iter" in sched:
             opt.schedule.max_iter = int(sched["max_iter"])
+    _restore_epochs(opt, extras.get("epochs"), notes)
     for key in ("lr_multiplier", "lr_update_interval"):
         if key in extras.get("optimizer", {}) and opt.schedule.type == "exponential" and opt.lr_multiplier == 1.0:
             setattr(opt, key, extras["optimizer"][key])
+
+
+def _restore_epochs(opt: Any, epochs: Any, notes: List[str]) -> None:
+    """Lengths the project gave in epochs, which the file holds as iterations: back to epochs while the file
+    still holds the iterations the export wrote for them (a hand-edited count stays iterations)."""
+    if not isinstance(epochs, dict):
+        return
+    for key, unit_key in (("lr_update_interval", "lr_update_interval_unit"), ("warmup_iterations", "warmup_unit")):
+        entry = epochs.get(key)
+        if not isinstance(entry, dict):
+            continue
+        count, written = entry.get("epochs"), entry.get("written")
+        if not all(type(v) is int and v > 0 for v in (count, written)):
+            continue
+        if getattr(opt, key) == written:
+            setattr(opt, key, count)
+            setattr(opt, unit_key, "epochs")
+        else:
+            notes.append(f"optimizer.{key} was {count} epochs ({written} iterations) when exported; the file now "
+                         f"says {getattr(opt, key)} iterations, which are kept")
 
 
 def import_nntxt(path: str, workdir: Optional[str] = None) -> ImportResult:

@@ -1,6 +1,7 @@
 """Import stage 3 for NNC desktop projects: [Dataset_i], [Config] and [Optimizer_0] as the project's
-datasets, CONFIG and optimizer (solver and scheduler names through ``solver_table``; epoch units
-converted to iterations).
+datasets, CONFIG and optimizer (solver and scheduler names through ``solver_table``). The LR update interval and the
+warm-up keep NNC's unit (epochs or iterations, ``optimizer.*_unit``); step points, which nnconsole counts in
+iterations only, are converted from epochs.
 """
 from __future__ import annotations
 
@@ -18,6 +19,11 @@ from .sdcproj_read import SdcReader, Section
 from .settings_map import read_nnc_config
 
 EPOCH_UNIT = 0  # NNC's LearningRate*Unit: 0 = epochs, 1 = iterations (a missing unit means iterations)
+
+
+def unit_name(unit: Optional[str]) -> str:
+    """nnconsole's unit ("epochs", "iterations") for NNC's LearningRate*Unit value (absent: iterations)."""
+    return "epochs" if unit is not None and as_int(unit, 1) == EPOCH_UNIT else "iterations"
 
 
 def read_datasets(reader: SdcReader, train_name: str, notes: List[str], unsupported: List[str]) -> Datasets:
@@ -134,7 +140,7 @@ def read_optimizer(reader: SdcReader, s: Optional[Section], ipe: Optional[int], 
     if kind == "Exponential":
         opt.schedule = Schedule(type="exponential")
         opt.lr_multiplier = as_float(s.get("LearningRateMultiplier"), 1.0) or 1.0
-        opt.lr_update_interval = _iterations(interval, unit, ipe, "LearningRateUpdateInterval", unsupported)
+        opt.lr_update_interval, opt.lr_update_interval_unit = interval, unit_name(unit)
     elif kind == "Step":
         steps = ints(s.get("LearningRateSteps") or "")
         steps = [_iterations(v, unit, ipe, "LearningRateSteps", unsupported) for v in steps]
@@ -148,9 +154,8 @@ def read_optimizer(reader: SdcReader, s: Optional[Section], ipe: Optional[int], 
         opt.schedule = Schedule(type="constant")
     warm = (s.get("LearningRateWarmupScheduler") or "None").strip()
     if warm == "Linear":
-        length = as_int(s.get("LearningRateWarmupLength"), 0)
-        opt.warmup_iterations = _iterations(length, s.get("LearningRateWarmupLengthUnit"), ipe,
-                                            "LearningRateWarmupLength", unsupported)
+        opt.warmup_iterations = as_int(s.get("LearningRateWarmupLength"), 0)
+        opt.warmup_unit = unit_name(s.get("LearningRateWarmupLengthUnit"))
     elif warm not in ("None", ""):
         unsupported.append(f"LearningRateWarmupScheduler={warm}: only Linear is supported")
     for key in ("RangeFrom", "RangeTo"):

@@ -1,7 +1,8 @@
 """.sdcproj export, settings: [Dataset], [Config] and [Optimizer_0] as ``sdcproj_settings`` reads them.
 
 Solver names and NNC's parameter names come from the settings schema's solver table; [Config]'s keys from
-the schema's NNC names (``settings_map``). Every count is written in iterations (unit 1).
+the schema's NNC names (``settings_map``). The LR update interval and the warm-up are written in their own
+unit (``optimizer.*_unit``); step points in iterations.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from . import solver_table
 from .settings_map import nnc_config_settings
 
 ITERATIONS = 1  # NNC's *Unit: 0 epochs, 1 iterations
+NNC_UNITS = {"epochs": 0, "iterations": ITERATIONS}
 TRAINING, VALIDATION = "Training", "Validation"
 
 
@@ -91,7 +93,7 @@ def _schedule(opt: Optimizer, unsupported: List[str]) -> List[str]:
         return ["LearningRateScheduler=Exponential",
                 f"LearningRateMultiplier={to_text(float(opt.lr_multiplier if kind == 'exponential' else 1.0))}",
                 f"LearningRateUpdateInterval={int(opt.lr_update_interval)}",
-                f"LearningRateUpdateIntervalUnit={ITERATIONS}"]
+                f"LearningRateUpdateIntervalUnit={NNC_UNITS[opt.lr_update_interval_unit]}"]
     if kind == "step":
         return ["LearningRateScheduler=Step", f"LearningRateSteps={to_text(list(sched.steps))}",
                 f"LearningRateMultiplier={to_text(float(sched.gamma))}", f"LearningRateUpdateIntervalUnit={ITERATIONS}"]
@@ -114,7 +116,7 @@ def settings_sections(project: Project, out_dir: str, unsupported: List[str], no
     lines += _solver(opt, unsupported) + _schedule(opt, unsupported)
     if opt.warmup_iterations:
         lines += ["LearningRateWarmupScheduler=Linear", f"LearningRateWarmupLength={int(opt.warmup_iterations)}",
-                  f"LearningRateWarmupLengthUnit={ITERATIONS}"]
+                  f"LearningRateWarmupLengthUnit={NNC_UNITS[opt.warmup_unit]}"]
     else:
         lines.append("LearningRateWarmupScheduler=None")
     lines.append(f"UpdateInterval={int(opt.update_interval)}")

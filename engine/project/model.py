@@ -11,8 +11,8 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-from .schema import (ALPHA_SOLVERS, DEVICES, LAUNCHERS, PRECISIONS, SCALING_POLICIES,  # noqa: F401 (re-exported)
-                     SCHEDULES, SOLVERS, default_of)
+from .schema import (ALPHA_SOLVERS, DEVICES, LAUNCHERS, LENGTH_UNITS, PRECISIONS,  # noqa: F401 (re-exported)
+                     SCALING_POLICIES, SCHEDULES, SOLVERS, default_of)
 
 FORMAT_VERSION = 3
 # NNC's 11 initializers (its HeForward variants spelled as nnabla's loader also names them, ...He);
@@ -103,7 +103,12 @@ class Schedule:
 
 @dataclass
 class Optimizer:
-    """The CONFIG tab's Optimizer: solver, learning rate (Alpha for Adam family) and schedule."""
+    """The CONFIG tab's Optimizer: solver, learning rate (Alpha for Adam family) and schedule.
+
+    ``lr_update_interval`` and ``warmup_iterations`` (the warm-up's length, a name kept from the days it
+    counted iterations only) count what their ``*_unit`` says: single-worker iterations or epochs, as NNC
+    lets the user choose; the plan turns both into iterations of the run.
+    """
 
     solver: str = default_of("optimizer.solver")
     solver_params: Dict[str, float] = default_of("optimizer.solver_params")
@@ -111,8 +116,10 @@ class Optimizer:
     weight_decay: float = default_of("optimizer.weight_decay")
     lr_multiplier: float = default_of("optimizer.lr_multiplier")
     lr_update_interval: int = default_of("optimizer.lr_update_interval")
+    lr_update_interval_unit: str = default_of("optimizer.lr_update_interval_unit")  # "iterations" or "epochs"
     schedule: Schedule = field(default_factory=Schedule)
-    warmup_iterations: int = default_of("optimizer.warmup_iterations")
+    warmup_iterations: int = default_of("optimizer.warmup_iterations")  # the warm-up length, in warmup_unit
+    warmup_unit: str = default_of("optimizer.warmup_unit")
     update_interval: int = default_of("optimizer.update_interval")
 
 

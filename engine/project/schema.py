@@ -26,6 +26,8 @@ SCALING_POLICIES = ("linear", "keep-logical-batch", "sqrt", "none")
 PRECISIONS = ("float", "half")
 DEVICES = ("auto", "cpu", "cuda")
 LAUNCHERS = ("auto", "mpiexec", "srun")
+# What the LR update interval and the warm-up length count (NNC's LearningRate*Unit 1 and 0).
+LENGTH_UNITS = ("iterations", "epochs")
 # How each kind is held in the project dataclasses (checked by tests against model.py's type hints).
 KINDS = {"int": "int", "float": "float", "bool": "bool", "choice": "str", "text": "str", "path": "str",
          "int_list": "List[int]", "text_list": "List[str]", "mapping": "Dict[str, float]"}
@@ -50,6 +52,7 @@ class Setting:
     schedules: Tuple[str, ...] = ()  # schedule types this setting matters for (() = all)
     nnc: str = ""  # the .sdcproj key
     nntxt: str = ""  # the nnabla protobuf field (``training_config.max_epoch``)
+    beside: str = ""  # the setting whose CONFIG row also shows this one (a unit next to its value)
 
     @property
     def section(self) -> str:
@@ -112,10 +115,15 @@ SETTINGS: Tuple[Setting, ...] = (
     _S("optimizer.lr_multiplier", "float", 1.0, "LR multiplier", "The rate is multiplied by this every LR "
        "update interval.", positive=True, form="optimizer", schedules=("exponential",),
        nnc="LearningRateMultiplier", nntxt="optimizer[].solver.exponential_scheduler_param.gamma"),
-    _S("optimizer.lr_update_interval", "int", 0, "LR update interval", "Single-worker iterations between LR "
-       "multiplications (0 = never); divided by N exactly.", unit="iterations", minimum=0, fix="0 means never",
+    _S("optimizer.lr_update_interval", "int", 0, "LR update interval", "Single-worker iterations, or epochs, "
+       "between LR multiplications (0 = never); iterations are divided by N exactly, epochs need no division.",
+       unit="iterations or epochs, as lr_update_interval_unit says", minimum=0, fix="0 means never",
        form="optimizer", schedules=("exponential",), nnc="LearningRateUpdateInterval",
        nntxt="optimizer[].solver.exponential_scheduler_param.iter_interval"),
+    _S("optimizer.lr_update_interval_unit", "choice", "iterations", "LR update interval unit", "What the LR "
+       "update interval counts: single-worker iterations or epochs (NNC's LearningRateUpdateIntervalUnit; .nntxt "
+       "files count iterations only).", choices=LENGTH_UNITS, form="optimizer", schedules=("exponential",),
+       beside="optimizer.lr_update_interval", nnc="LearningRateUpdateIntervalUnit"),
     _S("optimizer.schedule.steps", "int_list", [], "Step points", "step schedule: iterations (single worker) "
        "at which the LR is multiplied by gamma.", unit="iterations", minimum=1, fix="step points are iterations",
        form="optimizer", schedules=("step",), nnc="LearningRateSteps",
@@ -129,9 +137,14 @@ SETTINGS: Tuple[Setting, ...] = (
     _S("optimizer.schedule.power", "float", 1.0, "Power", "polynomial schedule: the decay's exponent.",
        minimum=0, form="optimizer", schedules=("polynomial",), nnc="LearningRatePower",
        nntxt="optimizer[].solver.polynomial_scheduler_param.power"),
-    _S("optimizer.warmup_iterations", "int", 0, "Warm-up iterations", "Linear warm-up from 0 over this many "
-       "single-worker iterations.", unit="iterations", minimum=0, form="optimizer",
+    _S("optimizer.warmup_iterations", "int", 0, "Warm-up length", "Linear warm-up from 0 over this many "
+       "single-worker iterations, or epochs (warmup_unit); iterations are divided by N, epochs need no division.",
+       unit="iterations or epochs, as warmup_unit says", minimum=0, form="optimizer",
        nnc="LearningRateWarmupLength", nntxt="optimizer[].solver.linear_warmup_scheduler_param.warmup_iter"),
+    _S("optimizer.warmup_unit", "choice", "iterations", "Warm-up unit", "What the warm-up length counts: "
+       "single-worker iterations or epochs (NNC's LearningRateWarmupLengthUnit; .nntxt files count iterations "
+       "only).", choices=LENGTH_UNITS, form="optimizer", beside="optimizer.warmup_iterations",
+       nnc="LearningRateWarmupLengthUnit"),
     _S("optimizer.update_interval", "int", 1, "Update interval", "Gradient accumulation: update the weights "
        "every U iterations.", unit="iterations", minimum=1, fix="1 means update every iteration",
        form="optimizer", nnc="UpdateInterval", nntxt="optimizer[].update_interval"),
