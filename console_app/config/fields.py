@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QSpinBox,
-                               QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
+                               QSpinBox, QWidget)
 
 from nnconsole.app.config.commands import get_path, set_path
 from nnconsole.engine.project.schema import Setting, form_settings
@@ -35,6 +35,7 @@ class FieldSpec:
     tooltip: str = ""
     positive: bool = False  # floats: must be > 0
     default: Any = None  # shown when a dict setting lacks the key (solver parameters)
+    beside: str = ""  # the field whose row also holds this editor (a unit selector next to its value)
 
 
 # Editor kind for each schema kind (choices, paths and mappings differ from the plain widgets).
@@ -49,7 +50,7 @@ def spec_for(setting: Setting) -> FieldSpec:
     return FieldSpec(setting.path, _EDITOR_KINDS[setting.kind], setting.label,
                      minimum=setting.minimum if setting.minimum is not None else (-INT_MAX - 1),
                      maximum=setting.maximum if setting.maximum is not None else INT_MAX,
-                     choices=setting.choices, tooltip=setting.doc, positive=setting.positive)
+                     choices=setting.choices, tooltip=setting.doc, positive=setting.positive, beside=setting.beside)
 
 
 def form_specs(form: str) -> List[FieldSpec]:
@@ -180,12 +181,27 @@ class SettingsGroup(QGroupBox):
 
     def add_field(self, spec: FieldSpec) -> FieldEditor:
         editor = FieldEditor(self.document, spec, self)
+        if spec.beside in self.editors:
+            self._put_beside(self.editors[spec.beside], editor)
+            self.editors[spec.dotted] = editor
+            self.labels[spec.dotted] = self.labels[spec.beside]
+            return editor
         label = QLabel(spec.label, self)
         label.setBuddy(editor.widget)
         self.form.addRow(label, editor.widget)
         self.editors[spec.dotted] = editor
         self.labels[spec.dotted] = label
         return editor
+
+    def _put_beside(self, host: FieldEditor, editor: FieldEditor) -> None:
+        """Show ``editor`` to the right of ``host`` in host's row (a unit: "LR update interval [3] [epochs]")."""
+        row = QWidget(self)
+        box = QHBoxLayout(row)
+        box.setContentsMargins(0, 0, 0, 0)
+        self.form.replaceWidget(host.widget, row)
+        box.addWidget(host.widget, 1)
+        box.addWidget(editor.widget)
+        editor.widget.setAccessibleName(editor.spec.label)
 
     def sync(self, dotted: Optional[str] = None) -> None:
         for path, editor in self.editors.items():

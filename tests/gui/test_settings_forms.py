@@ -27,7 +27,10 @@ def test_every_config_form_setting_has_an_editor_with_the_schemas_label_and_tool
         editor = group.editors[setting.path]
         assert editor.widget.objectName() == f"field_{setting.path}"
         assert editor.widget.toolTip() == setting.doc
-        if setting.path != "optimizer.learning_rate":  # reads "Alpha" for the Adam family
+        if setting.beside:  # a unit shown in its value's row: that row's label, its own as accessible name
+            assert group.labels[setting.path] is group.labels[setting.beside]
+            assert editor.widget.accessibleName() == setting.label
+        elif setting.path != "optimizer.learning_rate":  # reads "Alpha" for the Adam family
             assert group.labels[setting.path].text() == setting.label
         if isinstance(editor.widget, QSpinBox):
             assert editor.widget.minimum() == setting.minimum
