@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Tuple
+from typing import Optional, Tuple
 
 from nnconsole.engine.project import model
 
@@ -89,23 +89,35 @@ def learning_rate(p: ScheduleParams, iteration: int) -> float:
     return target
 
 
-def from_optimizer(opt: model.Optimizer, total_iterations: int) -> ScheduleParams:
+def _length(value: int, unit: str, iterations_per_epoch: Optional[int], name: str) -> int:
+    """A project length (``unit`` iterations or epochs) in single-worker iterations."""
+    if unit != "epochs" or value <= 0:
+        return int(value)
+    if iterations_per_epoch is None:
+        raise ValueError(f"optimizer.{name} {value} epochs needs the iterations per epoch: pass iterations_per_epoch")
+    return int(value) * int(iterations_per_epoch)
+
+
+def from_optimizer(opt: model.Optimizer, total_iterations: int, iterations_per_epoch: Optional[int] = None
+                   ) -> ScheduleParams:
     """The single-worker schedule of a project's optimizer, for a run of ``total_iterations`` iterations.
 
     The optimizer's own warm-up starts from 0. An ``exponential`` schedule with ``lr_update_interval`` 0
-    or ``lr_multiplier`` 1 keeps the LR constant.
+    or ``lr_multiplier`` 1 keeps the LR constant. Lengths the optimizer gives in epochs need the run's
+    ``iterations_per_epoch`` (ValueError without it). For N workers use ``plan.make_plan(...).schedule_params()``.
     """
     s = opt.schedule
     return ScheduleParams(
         base_lr=float(opt.learning_rate),
         type=s.type,
         lr_multiplier=float(opt.lr_multiplier),
-        lr_update_interval=int(opt.lr_update_interval),
+        lr_update_interval=_length(opt.lr_update_interval, opt.lr_update_interval_unit, iterations_per_epoch,
+                                   "lr_update_interval"),
         steps=tuple(int(x) for x in s.steps),
         gamma=float(s.gamma),
         max_iter=int(s.max_iter),
         power=float(s.power),
-        warmup_iterations=int(opt.warmup_iterations),
+        warmup_iterations=_length(opt.warmup_iterations, opt.warmup_unit, iterations_per_epoch, "warmup_iterations"),
         warmup_start_lr=0.0,
         total_iterations=int(total_iterations),
     )

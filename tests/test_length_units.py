@@ -219,3 +219,14 @@ def test_nntxt_export_without_the_training_csv_reports_the_lossy_length(tmp_path
     text = "\n".join(result.unsupported)
     assert "optimizer.lr_update_interval 3 epochs: .nntxt counts iterations" in text
     assert "optimizer.warmup_iterations 2 epochs" in text
+
+
+def test_the_single_worker_schedule_of_an_optimizer_counts_its_epochs():
+    from nnconsole.engine.schedule import from_optimizer
+
+    opt = _project(3, "epochs", 2, "epochs").optimizer
+    p = from_optimizer(opt, 320, iterations_per_epoch=32)
+    assert (p.lr_update_interval, p.warmup_iterations) == (96, 64)  # was 3 and 2 iterations, the unit ignored
+    assert p == make_plan(_project(3, "epochs", 2, "epochs"), workers=1, dataset_size=1000).schedule_params()
+    with pytest.raises(ValueError, match="optimizer.lr_update_interval 3 epochs needs the iterations per epoch"):
+        from_optimizer(opt, 320)
