@@ -132,6 +132,7 @@ class EngineCommand(QObject):
     """One short CLI command in a QProcess (e.g. ``evaluate RUN_DIR``); reports its output when done."""
 
     command_finished = Signal(int, str, str)  # exit code, stdout, stderr
+    stdout_received = Signal(str)  # new stdout text as it comes (progress lines)
 
     def __init__(self, parent: Optional[QObject] = None) -> None:
         super().__init__(parent)
@@ -156,6 +157,8 @@ class EngineCommand(QObject):
         err = bytes(self._process.readAllStandardError()).decode("utf-8", "replace")
         self._stdout += out
         self._stderr += err
+        if out:
+            self.stdout_received.emit(out)
 
     def _on_error(self, error: QProcess.ProcessError) -> None:
         if error == QProcess.FailedToStart and self._process is not None:

@@ -27,7 +27,7 @@ def _softmax(z: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-def _make_run(tmp_path, shape=SHAPE, with_best=True, names=None):
+def make_image_run(tmp_path, shape=SHAPE, with_best=True, names=None):
     """A run folder as the engine leaves it: an image classifier x -> Affine(3) -> SoftmaxCrossEntropy, random weights."""
     import nnabla as nn
 
@@ -48,6 +48,8 @@ def _make_run(tmp_path, shape=SHAPE, with_best=True, names=None):
     run_dir = tmp_path / "results" / "tiny" / "20260101_000000"
     run_dir.mkdir(parents=True)
     save_project(project, str(run_dir / runs.RESOLVED_FILE), backup=False)
+    save_project(project, str(tmp_path / "tiny.yaml"), backup=False)  # the project whose results root holds the run
+    runs.write_status(str(run_dir), runs.RunStatus(status="finished"))
     rng = np.random.default_rng(7)
     w = rng.normal(0, 0.5, (int(np.prod(shape)), CLASSES)).astype(np.float32)
     b = rng.normal(0, 0.1, CLASSES).astype(np.float32)
@@ -63,7 +65,7 @@ def _make_run(tmp_path, shape=SHAPE, with_best=True, names=None):
     return str(run_dir), w, b
 
 
-def _write_images(folder, count=5, size=(4, 5), mode="RGB", seed=0):
+def write_images(folder, count=5, size=(4, 5), mode="RGB", seed=0):
     """``count`` random images of (H, W) ``size``; returns their paths and pixels as (C, H, W) float arrays."""
     folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
@@ -88,8 +90,8 @@ def _probs(rows):
 
 
 def test_image_folder_outputs_equal_a_numpy_forward_pass(tmp_path):
-    run_dir, w, b = _make_run(tmp_path)
-    paths, pixels = _write_images(tmp_path / "photos")
+    run_dir, w, b = make_image_run(tmp_path)
+    paths, pixels = write_images(tmp_path / "photos")
     out = tmp_path / "out.csv"
     seen = []
     summary = infer(run_dir, [str(tmp_path / "photos")], output=str(out), batch_size=2,  # 5 samples: padded last batch
@@ -109,8 +111,8 @@ def test_image_folder_outputs_equal_a_numpy_forward_pass(tmp_path):
 
 
 def test_a_dataset_csv_gives_the_same_numbers_as_its_images_and_keeps_labels(tmp_path):
-    run_dir, w, b = _make_run(tmp_path, names=["cat", "dog", "bird"])
-    paths, pixels = _write_images(tmp_path / "set" / "images", count=4)
+    run_dir, w, b = make_image_run(tmp_path, names=["cat", "dog", "bird"])
+    paths, pixels = write_images(tmp_path / "set" / "images", count=4)
     data = tmp_path / "set" / "data.csv"
     data.write_text("x:image,y:label\n" + "".join(f"images/{os.path.basename(p)},{i % 3}\n"
                                                   for i, p in enumerate(paths)))
@@ -155,8 +157,8 @@ def test_a_numeric_csv_without_labels_and_a_regression_network(tmp_path):
 
 
 def test_images_of_another_size_are_refused_unless_resized(tmp_path):
-    run_dir, w, b = _make_run(tmp_path)
-    paths, _ = _write_images(tmp_path / "big", count=2, size=(8, 10))
+    run_dir, w, b = make_image_run(tmp_path)
+    paths, _ = write_images(tmp_path / "big", count=2, size=(8, 10))
     with pytest.raises(InferenceError, match=r"im00.png: the image is 8x10 \(HxW\) but the network's input 'x' takes "
                                              r"4x5; resize the image, or ask for --resize"):
         infer(run_dir, paths, output=str(tmp_path / "o.csv"))
@@ -169,8 +171,8 @@ def test_images_of_another_size_are_refused_unless_resized(tmp_path):
 
 
 def test_a_grey_image_feeds_a_colour_network_as_training_decodes_it(tmp_path):
-    run_dir, w, b = _make_run(tmp_path)
-    paths, grey = _write_images(tmp_path / "grey", count=2, mode="L")
+    run_dir, w, b = make_image_run(tmp_path)
+    paths, grey = write_images(tmp_path / "grey", count=2, mode="L")
     infer(run_dir, paths, output=str(tmp_path / "o.csv"))
     rgb = np.repeat(grey, 3, axis=1)  # Pillow's L -> RGB copies the grey value into every channel
     expected = _softmax((rgb / 255.0).reshape(2, -1) @ w + b)
@@ -178,8 +180,8 @@ def test_a_grey_image_feeds_a_colour_network_as_training_decodes_it(tmp_path):
 
 
 def test_an_existing_results_file_is_kept_without_force_and_the_input_never_replaced(tmp_path):
-    run_dir, _, _ = _make_run(tmp_path)
-    paths, _ = _write_images(tmp_path / "photos", count=2)
+    run_dir, _, _ = make_image_run(tmp_path)
+    paths, _ = write_images(tmp_path / "photos", count=2)
     out = tmp_path / "results.csv"
     out.write_text("mine\n")
     os.chmod(out, 0o640)
@@ -198,8 +200,8 @@ def test_an_existing_results_file_is_kept_without_force_and_the_input_never_repl
 
 
 def test_runs_without_parameters_and_folders_that_are_not_runs_say_what_to_do(tmp_path):
-    run_dir, _, _ = _make_run(tmp_path, with_best=False)
-    paths, _ = _write_images(tmp_path / "p", count=1)
+    run_dir, _, _ = make_image_run(tmp_path, with_best=False)
+    paths, _ = write_images(tmp_path / "p", count=1)
     with pytest.raises(EvaluationError, match="no best parameters in this run; use --model final"):
         infer(run_dir, paths)
     with pytest.raises(EvaluationError, match="not a run directory"):
@@ -210,7 +212,7 @@ def test_runs_without_parameters_and_folders_that_are_not_runs_say_what_to_do(tm
 
 
 def test_hostile_data_is_refused_with_the_file_named(tmp_path):
-    run_dir, _, _ = _make_run(tmp_path)
+    run_dir, _, _ = make_image_run(tmp_path)
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "fake.png").write_bytes(b"not an image at all")
@@ -236,15 +238,15 @@ def test_hostile_data_is_refused_with_the_file_named(tmp_path):
 
 
 def test_images_cannot_feed_a_network_whose_input_is_not_an_image(tmp_path):
-    run_dir, _, _ = _make_run(tmp_path, shape=(7,))
-    paths, _ = _write_images(tmp_path / "p", count=1)
+    run_dir, _, _ = make_image_run(tmp_path, shape=(7,))
+    paths, _ = write_images(tmp_path / "p", count=1)
     with pytest.raises(InferenceError, match=r"input 'x' has shape \[7\], which is not an image"):
         infer(run_dir, paths, output=str(tmp_path / "o.csv"))
 
 
 def test_cli_infer_with_relative_paths_from_another_folder(tmp_path, monkeypatch, capsys):
-    run_dir, _, _ = _make_run(tmp_path)
-    _write_images(tmp_path / "photos", count=3)
+    run_dir, _, _ = make_image_run(tmp_path)
+    write_images(tmp_path / "photos", count=3)
     monkeypatch.chdir(tmp_path)
     rel_run = os.path.relpath(run_dir, tmp_path)
     assert cli_main(["infer", rel_run, "photos", "--top", "2"]) == 0
@@ -267,8 +269,8 @@ def test_progress_lines_parse_back():
 
 
 def test_infer_runs_as_a_real_subprocess(tmp_path):
-    run_dir, _, _ = _make_run(tmp_path)
-    paths, _ = _write_images(tmp_path / "photos", count=2)
+    run_dir, _, _ = make_image_run(tmp_path)
+    paths, _ = write_images(tmp_path / "photos", count=2)
     result = nnconsole(["infer", run_dir, *paths, "-o", str(tmp_path / "o.csv")])
     assert "results:" in result.stdout and len(_read(tmp_path / "o.csv")) == 2
     bad = nnconsole(["infer", str(tmp_path), *paths], check=False)

@@ -13,9 +13,10 @@ from typing import Any, Dict, List, Optional
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSizePolicy,
-                               QSplitter, QStackedWidget, QTableView, QVBoxLayout, QWidget)
+                               QSplitter, QStackedWidget, QTableView, QTabWidget, QVBoxLayout, QWidget)
 
 from nnconsole.app.evaluation.confusion import ConfusionMatrixView
+from nnconsole.app.evaluation.inference import InferencePanel
 from nnconsole.app.evaluation.report import PerClassTable, RegressionView, TopConfusions, headline
 from nnconsole.app.evaluation.samples import SamplesFilter, SamplesModel
 from nnconsole.app.engine_process import EngineCommand
@@ -131,14 +132,26 @@ class EvaluationPage(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addLayout(bar)
-        layout.addWidget(self.error)
-        layout.addWidget(self.summary)
-        layout.addWidget(body, 1)
+        evaluation = QWidget()
+        evaluation_layout = QVBoxLayout(evaluation)
+        evaluation_layout.setContentsMargins(0, 0, 0, 0)
+        evaluation_layout.addWidget(self.error)
+        evaluation_layout.addWidget(self.summary)
+        evaluation_layout.addWidget(body, 1)
+        self.inference = InferencePanel(self.selected_run, self.model_combo.currentText)
+        self.views = QTabWidget()
+        self.views.setObjectName("evaluation_views")
+        self.views.addTab(evaluation, "Evaluation")
+        self.views.addTab(self.inference, "Inference")
+        self.views.setTabToolTip(1, "Apply the run to a dataset CSV or to images (nnconsole infer)")
+        layout.addWidget(self.views, 1)
 
         self.evaluate_button.clicked.connect(self.evaluate)
         self.refresh_button.clicked.connect(self.refresh_runs)
         self.run_combo.currentIndexChanged.connect(lambda _i: self.show_existing())
         self.model_combo.currentIndexChanged.connect(lambda _i: self.show_existing())
+        self.run_combo.currentIndexChanged.connect(lambda _i: self.inference.run_changed())
+        self.model_combo.currentIndexChanged.connect(lambda _i: self.inference.run_changed())
         self.mistakes_only.toggled.connect(lambda _on: self._apply_filter())
         self.class_filter.currentIndexChanged.connect(lambda _i: self._apply_filter())
         self.confusion.cell_clicked.connect(self._cell_clicked)
@@ -178,12 +191,23 @@ class EvaluationPage(QWidget):
         self.evaluate_button.setEnabled(self.run_combo.count() > 0 and not self.command.is_running())
         if not self.run_combo.count():
             self.state.setText("No trained run yet: train one in the TRAINING tab.")
+        if self.selected_run() != current:
+            self.inference.run_changed()
         self.show_existing()
 
-    def select_run(self, run_dir: str) -> None:
+    def select_run(self, run_dir: str) -> bool:
         index = self.run_combo.findData(os.path.abspath(run_dir))
         if index >= 0:
             self.run_combo.setCurrentIndex(index)
+        return index >= 0
+
+    def show_run(self, run_dir: str, view: str = "evaluation") -> bool:
+        """Select ``run_dir`` (listed again first) and show its 'evaluation' or 'inference' view; False if not listed."""
+        self.refresh_runs()
+        if not self.select_run(run_dir):
+            return False
+        self.views.setCurrentIndex(1 if view == "inference" else 0)
+        return True
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override: new runs may have finished meanwhile
         super().showEvent(event)

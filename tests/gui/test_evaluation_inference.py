@@ -1,0 +1,126 @@
+"""EVALUATION tab, Inference view: ``nnconsole infer`` in a QProcess on a tiny image classifier, the results
+table with thumbnails and a larger view on click, new files each time, Save CSV, failures shown, drops."""
+from __future__ import annotations
+
+import os
+
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+from PySide6.QtWidgets import QApplication
+
+from nnconsole.app.document import ProjectDocument
+from nnconsole.app.evaluation.page import create_page
+from nnconsole.engine.infer import infer
+from tests.test_infer import make_image_run, write_images
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def page_with_run(qtbot, tmp_path):
+    run_dir, w, b = make_image_run(tmp_path, names=["cat", "dog", "bird"])
+    document = ProjectDocument()
+    document.load(str(tmp_path / "tiny.yaml"))
+    page = create_page(document, None)
+    qtbot.addWidget(page)
+    page.resize(1300, 800)
+    page.show()
+    assert page.show_run(run_dir, "inference")
+    return page, run_dir
+
+
+def _infer(qtbot, panel):
+    with qtbot.waitSignal(panel.inference_loaded, timeout=120_000):
+        assert panel.infer()
+
+
+def test_inference_of_a_folder_shows_the_cli_numbers_with_thumbnails_and_saves_them(qtbot, tmp_path, page_with_run):
+    page, run_dir = page_with_run
+    panel = page.inference
+    assert page.views.currentWidget() is panel and page.selected_run() == run_dir
+    assert not panel.infer_button.isEnabled()  # no data yet
+    paths, _ = write_images(tmp_path / "photos", count=6)
+    panel.set_data([str(tmp_path / "photos")])
+    assert panel.infer_button.isEnabled() and "photos" in panel.data_label.text()
+    _infer(qtbot, panel)
+    first = panel.results
+    assert os.path.dirname(first) == os.path.join(run_dir, "inference")
+    expected = tmp_path / "expected.csv"
+    infer(run_dir, [str(tmp_path / "photos")], output=str(expected))  # the engine in this process
+    assert open(first).read() == expected.read_text()
+    model = panel.model
+    assert model.rowCount() == 6 and panel.progress.isHidden()
+    assert model.headers[:6] == ["#", "Sample", "Prediction", "Class name", "Confidence", "Top classes"]
+    row = model.rows[0]
+    assert row["top_classes"].startswith(f"{row['top1_name']} (")
+    assert row["prediction_name"] == ["cat", "dog", "bird"][int(row["prediction"])]
+    pixmap = model.data(model.index(0, 1), Qt.DecorationRole)
+    assert pixmap is not None and not pixmap.isNull()
+    assert model.data(model.index(0, 1)) == os.path.basename(paths[0])
+
+    # again: a new file, the first one kept
+    _infer(qtbot, panel)
+    assert panel.results != first and panel.results.endswith("-2.csv") and os.path.isfile(first)
+
+    saved = tmp_path / "mine" / "saved.csv"
+    saved.parent.mkdir()
+    assert panel.save_as(str(saved))
+    assert saved.read_text() == open(panel.results).read()
+    assert not [n for n in os.listdir(saved.parent) if n.endswith(".tmp")]
+    page.grab().save(str(tmp_path / "inference.png"))
+
+
+def test_a_wrong_image_size_is_shown_and_resize_fixes_it(qtbot, tmp_path, page_with_run):
+    page, run_dir = page_with_run
+    panel = page.inference
+    paths, _ = write_images(tmp_path / "big", count=2, size=(8, 10))
+    panel.set_data(paths)
+    with qtbot.waitSignal(panel.inference_failed, timeout=120_000) as failed:
+        assert panel.infer()
+    assert "8x10 (HxW)" in failed.args[0] and "--resize" in failed.args[0]
+    assert panel.error.isVisible() and "Traceback" not in panel.error.text()
+    assert panel.results is None and panel.model.rowCount() == 0
+    folder = os.path.join(run_dir, "inference")
+    assert not os.path.isdir(folder) or not os.listdir(folder)  # a refused inference leaves no file
+    panel.resize_box.setChecked(True)
+    _infer(qtbot, panel)
+    assert panel.model.rowCount() == 2 and panel.error.isHidden()
+
+
+def test_files_dropped_on_the_view_become_its_data(qtbot, tmp_path, page_with_run):
+    page, _ = page_with_run
+    panel = page.inference
+    paths, _ = write_images(tmp_path / "drop", count=2)
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(p) for p in paths])
+    event = QDropEvent(QPointF(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
+    panel.dropEvent(event)
+    assert panel.data == paths and panel.infer_button.isEnabled()
+
+
+def test_clicking_a_thumbnail_opens_a_larger_view(qtbot, tmp_path, page_with_run):
+    page, _ = page_with_run
+    panel = page.inference
+    write_images(tmp_path / "photos", count=2)
+    panel.set_data([str(tmp_path / "photos")])
+    _infer(qtbot, panel)
+    index = panel.sorter.index(0, 1)
+    panel._clicked(index)
+    popups = [w for w in QApplication.topLevelWidgets() if w.objectName() == "image_popup" and w.isVisible()]
+    assert len(popups) == 1
+    pixmap = popups[0].image.pixmap()
+    assert pixmap.width() > 200 and pixmap.height() > 150  # a 4x5 image enlarged to 256 wide, not a 32 px thumbnail
+    popups[0].close()
+    panel._clicked(panel.sorter.index(0, 2))  # not the sample column: nothing opens
+    assert not [w for w in QApplication.topLevelWidgets() if w.objectName() == "image_popup" and w.isVisible()]
+
+
+def test_another_run_or_model_clears_the_results(qtbot, tmp_path, page_with_run):
+    page, _ = page_with_run
+    panel = page.inference
+    write_images(tmp_path / "photos", count=2)
+    panel.set_data([str(tmp_path / "photos")])
+    _infer(qtbot, panel)
+    page.model_combo.setCurrentText("final")
+    assert panel.model.rowCount() == 0 and panel.results is None and not panel.save_button.isEnabled()
