@@ -187,8 +187,8 @@ def class_histogram(dataset: Dataset, variable: str) -> Dict[int, int]:
 
 
 def _expected_shapes(project: "Project") -> Dict[str, tuple]:
-    from nnconsole.engine.shapes import infer_network
-    return {k: tuple(v) for k, v in infer_network(project.network).input_variables.items()}
+    from nnconsole.engine.project.structure import dataset_variables
+    return dataset_variables(project)  # Main's Inputs and those of every network an optimizer trains
 
 
 def load_dataset_split(project: "Project", which: str, shapes: Optional[Dict[str, tuple]] = None) -> Any:

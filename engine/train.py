@@ -27,6 +27,7 @@ from nnconsole.engine.data import load_datasets
 from nnconsole.engine.host_arrays import HostArrays
 from nnconsole.engine.progress import COMM_WARN_SHARE
 from nnconsole.engine.rank_process import StopRequest, close_logger, rank_logger
+from nnconsole.engine.train_optimizers import all_solvers, build_optimizer_runs, step_optimizers
 from nnconsole.engine.worker_options import WorkerOptions
 
 
@@ -91,6 +92,7 @@ class Trainer:
             # random layers (Dropout, augmentation) draw per-worker numbers from the run's seed
             self.train_graph = build_graph(self.project.network, B, "train", seed=cfg.seed, rank=self.rank)
         self.valid_graph = build_graph(self.project.network, B, "validation", seed=cfg.seed, rank=self.rank)
+        self.extra_optimizers = build_optimizer_runs(self) if self.project.optimizers else []
         if cfg.initial_parameters:  # e.g. the weights of an imported .nnp
             load_parameters_checked(cfg.initial_parameters, nn.get_parameters(grad_only=False), allow_missing=True)
             self.log.info("initial parameters loaded from %s", cfg.initial_parameters)
@@ -98,7 +100,10 @@ class Trainer:
         self.persistent = rank_sync.persistent_state(self.params)
         self.comm.broadcast_parameters(self.params)
         multipliers = lr_multipliers(self.project.network, self.train_graph)
-        self.groups = group_parameters(nn.get_parameters(grad_only=True), multipliers)
+        learned = nn.get_parameters(grad_only=True)
+        if self.extra_optimizers:  # the weights of the other networks only are their optimizers'
+            learned = {name: var for name, var in learned.items() if name in self.train_graph.parameters}
+        self.groups = group_parameters(learned, multipliers)
         self.solvers = []
         for mult, group in self.groups:
             solver = make_solver(self.project.optimizer, self.plan.effective_lr * mult)
@@ -131,7 +136,7 @@ class Trainer:
         meta = find_usable_checkpoint(self.run_dir, warn=self.log.warning)
         if meta is None:
             raise TrainingError(f"{self.run_dir}: no usable checkpoint to resume from")
-        state = load_checkpoint(meta, self.solvers)
+        state = load_checkpoint(meta, all_solvers(self))
         self.comm.broadcast_parameters(self.params)
         B, N = self.plan.per_worker_batch, self.comm.size
         self.start_epoch = state.epoch
@@ -206,7 +211,7 @@ class Trainer:
         state = CheckpointState(iteration=self.iteration, epoch=epoch, samples_into_epoch=samples_into_epoch,
                                 samples_seen=self.samples_seen, workers=self.comm.size, elapsed=elapsed,
                                 best_validation_error=self.best_error, best_epoch=self.best_epoch)
-        save_checkpoint(self.run_dir, state, self.solvers)
+        save_checkpoint(self.run_dir, state, all_solvers(self))
 
     # ---- the loop -----------------------------------------------------------------------------
     def run(self) -> str:
@@ -268,6 +273,8 @@ class Trainer:
                 if boundary:
                     self._update(self._learning_rate(), reduced=reduce_now)
                     accumulated = 0
+                if self.extra_optimizers:  # the project's other optimizers, in order, as nnabla_cli does
+                    step_optimizers(self, self.extra_optimizers, self.iteration - 1, epoch, k, batches[k])
                 if self.iteration % cfg.log_interval == 0 or k == len(batches) - 1:
                     warned_comm = self._record_training(window, epoch, k + 1, len(batches), started,
                                                         start_iteration, total_iters, warned_comm)

@@ -154,6 +154,29 @@ class MultiGPU:
     bucket_mb: float = default_of("multi_gpu.bucket_mb")
 
 
+MAIN_NETWORK = "Main"  # NNC's name of the training network (project.network)
+DATASET_SPLITS = ("training", "validation")
+
+
+@dataclass
+class ExtraOptimizer:
+    """One more optimizer besides the CONFIG tab's (NNC's and nnabla's Optimizer list after the first).
+
+    Each iteration, when ``start_iteration <= iteration + 1 <= end_iteration`` (0 = no bound; single-worker
+    iterations, as nnabla's start_iter/end_iter), it feeds its ``network`` (``Main`` or a key of
+    ``Project.networks``) a batch of its ``dataset`` split, back-propagates that network's losses and updates
+    the learned parameters of that network whose learning-rate multiplier is not 0 (a GAN's generator
+    optimizer sets the discriminator's to 0 in its network), with its own solver and schedule.
+    """
+
+    name: str = "Optimizer2"
+    network: str = MAIN_NETWORK
+    dataset: str = "training"
+    start_iteration: int = 0
+    end_iteration: int = 0
+    optimizer: Optimizer = field(default_factory=Optimizer)
+
+
 @dataclass
 class Project:
     """A whole saved project: one YAML file with ``format_version`` at the root."""
@@ -161,9 +184,12 @@ class Project:
     name: str = "untitled"
     description: str = ""
     network: Network = field(default_factory=Network)
+    # Networks besides Main by name (NNC's MainValidation, MainRuntime, a GAN's Generator...).
+    networks: Dict[str, Network] = field(default_factory=dict)
     datasets: Datasets = field(default_factory=Datasets)
     config: TrainingConfig = field(default_factory=TrainingConfig)
     optimizer: Optimizer = field(default_factory=Optimizer)
+    optimizers: List[ExtraOptimizer] = field(default_factory=list)  # besides 'optimizer', in order
     multi_gpu: MultiGPU = field(default_factory=MultiGPU)
     format_version: int = FORMAT_VERSION
     # Where the project was loaded from (not saved); dataset paths are relative to its folder.

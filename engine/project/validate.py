@@ -350,13 +350,12 @@ def check_datasets(project: Project, peek: Optional[Callable] = None, allow_outs
     Paths outside the project folder (and, with ``deep``, image cells of the CSVs that lead outside
     it) are refused unless ``allow_outside`` (the user said so).
     """
-    from nnconsole.engine.shapes import infer_network
-
     if peek is None:
         from nnconsole.engine.data import peek_csv as peek
     problems: List[Problem] = []
-    info = infer_network(project.network)
-    needed = dict(info.input_variables)
+    from .structure import dataset_variables
+
+    needed = dataset_variables(project)  # Main's Inputs and those of every network an optimizer trains
     for key in ("training", "validation"):
         rel = getattr(project.datasets, key)
         path = f"datasets.{key}"
@@ -395,7 +394,9 @@ def check_datasets(project: Project, peek: Optional[Callable] = None, allow_outs
 
 def validate(project: Project, datasets: bool = True, allow_outside_data: bool = False) -> List[Problem]:
     """All semantic problems of a project (errors and warnings); ``datasets`` reads every CSV row."""
-    problems = check_settings(project) + check_network(project)
+    from .structure import check_structure
+
+    problems = check_settings(project) + check_network(project) + check_structure(project)
     if datasets:  # every cell only when the settings and the network are sound
         deep = not any(p.severity == "error" for p in problems)
         problems += check_datasets(project, allow_outside=allow_outside_data, deep=deep)

@@ -1,0 +1,155 @@
+"""Several networks and optimizers in one project (issue 17): file format, checks and training.
+
+A GAN: Main is the discriminator's network (real -> 1, generated -> 0, the generator frozen by a 0
+learning-rate multiplier); network Generator trains the generator against the discriminator (frozen
+there). The two networks share one set of weights per parameter scope.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from nnconsole.engine.project.errors import ProjectError
+from nnconsole.engine.project.io import dumps_project, load_project, loads_project, save_project
+from nnconsole.engine.project.model import (Datasets, ExtraOptimizer, Layer, Network, Optimizer, Project,
+                                            TrainingConfig)
+from tests.helpers import final_params, tabular_project, train_in_process
+from tests.test_gan_project import write_gan_data
+
+FROZEN = {"W": 0.0, "b": 0.0}
+
+
+def _gen(frozen: bool) -> Layer:
+    return Layer("gen", "Affine", ["z"], {"out_shape": [4]}, parameter_scope="generator",
+                 lr_multipliers=dict(FROZEN) if frozen else {})
+
+
+def _disc(name: str, source: str, frozen: bool) -> Layer:
+    return Layer(name, "Affine", [source], {"out_shape": [1]}, parameter_scope="disc",
+                 lr_multipliers=dict(FROZEN) if frozen else {})
+
+
+def discriminator_network() -> Network:
+    return Network([
+        Layer("x", "Input", params={"shape": [4]}), Layer("z", "Input", params={"shape": [2]}), _gen(True),
+        _disc("d_real", "x", False), _disc("d_fake", "gen", False),
+        Layer("one", "Constant", params={"value": "1"}), Layer("zero", "Constant", params={"value": "0"}),
+        Layer("loss_real", "SigmoidCrossEntropy", ["d_real", "one"]),
+        Layer("loss_fake", "SigmoidCrossEntropy", ["d_fake", "zero"])])
+
+
+def generator_network() -> Network:
+    return Network([
+        Layer("z", "Input", params={"shape": [2]}), _gen(False), _disc("d_fake", "gen", True),
+        Layer("one", "Constant", params={"value": "1"}),
+        Layer("loss_gen", "SigmoidCrossEntropy", ["d_fake", "one"])])
+
+
+def gan_project(folder: str, epochs: int = 2, **extra) -> str:
+    os.makedirs(folder, exist_ok=True)
+    write_gan_data(folder)
+    project = Project(
+        name="gan2", network=discriminator_network(), networks={"Generator": generator_network()},
+        datasets=Datasets(training="train.csv", validation="train.csv"),
+        config=TrainingConfig(max_epoch=epochs, batch_size=8, device="cpu", seed=1),
+        optimizer=Optimizer(solver="Adam", learning_rate=0.01),
+        optimizers=[ExtraOptimizer(name="Optimizer_G", network="Generator",
+                                   optimizer=Optimizer(solver="Adam", learning_rate=0.01), **extra)])
+    return save_project(project, os.path.join(folder, "project.yaml"), backup=False)
+
+
+def test_networks_and_optimizers_round_trip_through_the_file(tmp_path):
+    path = gan_project(str(tmp_path))
+    text = open(path).read()
+    assert "networks:\n  Generator:\n" in text and "- name: Optimizer_G\n  network: Generator\n" in text
+    project = load_project(path)
+    assert list(project.networks) == ["Generator"] and project.optimizers[0].network == "Generator"
+    assert dumps_project(project) == text
+
+
+def test_a_one_network_file_is_written_as_before(tmp_path):
+    path = tabular_project(str(tmp_path))
+    text = open(path).read()
+    assert "networks" not in text and "optimizers" not in text
+
+
+@pytest.mark.parametrize("change, where, words", [
+    (lambda p: setattr(p.optimizers[0], "network", "Nope"), "optimizers[0].network", "does not have"),
+    (lambda p: setattr(p.optimizers[0], "dataset", "test"), "optimizers[0].dataset", "not one of"),
+    (lambda p: setattr(p.optimizers[0], "name", "Optimizer"), "optimizers[0].name", "used twice"),
+    (lambda p: (setattr(p.optimizers[0], "start_iteration", 9), setattr(p.optimizers[0], "end_iteration", 3)),
+     "optimizers[0].end_iteration", "before it starts"),
+    (lambda p: setattr(p.optimizers[0].optimizer, "learning_rate", -1.0), "optimizers[0].optimizer.learning_rate",
+     ""),
+    (lambda p: p.networks["Generator"].layers.pop(0), "networks.Generator.layers", "network 'Generator'"),
+    (lambda p: p.networks["Generator"].layer("z").params.update(shape=[3]), "networks.Generator", "shape"),
+])
+def test_bad_optimizers_and_networks_are_located(tmp_path, change, where, words):
+    path = gan_project(str(tmp_path))
+    project = load_project(path)
+    change(project)
+    with pytest.raises(ProjectError) as err:
+        loads_project(dumps_project(project), file=path)
+    problems = err.value.problems
+    assert any(p.path.startswith(where) and words in p.message and p.line for p in problems), problems
+
+
+def _trainer(path: str, results: str):
+    from nnconsole.engine.comm import SingleComm
+    from nnconsole.engine.launch import LaunchRequest, prepare_run
+    from nnconsole.engine.train import Trainer
+    from nnconsole.engine.worker_options import WorkerOptions
+
+    run_dir = prepare_run(load_project(path), LaunchRequest(output=results), workers=1)
+    trainer = Trainer(run_dir, SingleComm(), WorkerOptions())
+    trainer.setup()
+    return trainer
+
+
+def test_each_optimizer_updates_the_learned_weights_of_its_own_network(tmp_path):
+    import nnabla as nn
+
+    trainer = _trainer(gan_project(str(tmp_path)), str(tmp_path / "results"))
+    try:
+        first = sorted(name for _, group in trainer.groups for name in group)
+        (gen_run,) = trainer.extra_optimizers
+        second = sorted(name for _, group in gen_run.groups for name in group)
+        assert first == ["disc/affine/W", "disc/affine/b"]
+        assert second == ["generator/affine/W", "generator/affine/b"]
+        assert sorted(nn.get_parameters()) == first + second  # one set of weights per scope
+    finally:
+        trainer.close()
+        nn.clear_parameters()
+
+
+def test_a_gan_with_two_optimizers_trains_both_networks_and_exports(tmp_path):
+    path = gan_project(str(tmp_path / "on"))
+    run_dir, losses = train_in_process(load_project(path), str(tmp_path / "on" / "results"))
+    assert losses and np.all(np.isfinite(losses))
+    assert os.path.isfile(os.path.join(run_dir, "model_final.nnp"))
+    trained = final_params(run_dir)
+    assert sorted(trained) == ["disc/affine/W", "disc/affine/b", "generator/affine/W", "generator/affine/b"]
+    # the same project whose generator optimizer never runs: the generator keeps its initial weights
+    idle = gan_project(str(tmp_path / "off"), start_iteration=10**6)
+    idle_dir, _ = train_in_process(load_project(idle), str(tmp_path / "off" / "results"))
+    untouched = final_params(idle_dir)
+    assert not np.allclose(trained["generator/affine/W"], untouched["generator/affine/W"])
+    # checkpoints keep both optimizers' solver states (the first's, then the generator's)
+    states = sorted(f.split(".solver")[1] for f in os.listdir(os.path.join(run_dir, "checkpoints")) if ".solver" in f)
+    assert set(states) == {"0.h5", "1.h5"}
+
+
+def test_an_idle_extra_optimizer_leaves_the_one_optimizer_run_bit_identical(tmp_path):
+    """The first optimizer's path is unchanged by the hooks: an extra optimizer on Main that never starts."""
+    plain = tabular_project(str(tmp_path / "plain"))
+    plain_dir, plain_losses = train_in_process(load_project(plain), str(tmp_path / "plain" / "results"))
+    hooked = tabular_project(str(tmp_path / "hooked"))
+    project = load_project(hooked)
+    project.optimizers = [ExtraOptimizer(name="Later", start_iteration=10**6)]
+    save_project(project, backup=False)
+    hooked_dir, hooked_losses = train_in_process(load_project(hooked), str(tmp_path / "hooked" / "results"))
+    assert plain_losses == hooked_losses
+    a, b = final_params(plain_dir), final_params(hooked_dir)
+    assert sorted(a) == sorted(b) and all(np.array_equal(a[k], b[k]) for k in a)
