@@ -274,10 +274,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _extensions() -> List[Callable]:
-    """Subcommands contributed by other modules (evaluate, infer, export, import, gui) when present."""
+    """Subcommands contributed by other modules (evaluate, infer, export, import, dataset, gui) when present."""
     found = []
     for module_name in ("nnconsole.engine.evaluate_cli", "nnconsole.engine.infer_cli", "nnconsole.engine.interop.cli",
-                        "nnconsole.app.cli"):
+                        "nnconsole.engine.dataset_create_cli", "nnconsole.app.cli"):
         try:
             module = __import__(module_name, fromlist=["register"])
         except ImportError:

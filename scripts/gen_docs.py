@@ -48,6 +48,10 @@ def cli_reference() -> str:
         out += [f"## nnconsole {name}", "", "```text", sub.choices[name].format_help().rstrip(), "```", ""]
         if name == "info":
             out += [INFO_COUNTING.replace("## ", "### ", 1)]
+        for nested in (a for a in sub.choices[name]._actions if isinstance(a, argparse._SubParsersAction)):
+            for inner in sorted(nested.choices):  # e.g. 'nnconsole dataset create'
+                out += [f"## nnconsole {name} {inner}", "", "```text",
+                        nested.choices[inner].format_help().rstrip(), "```", ""]
     return "\n".join(out)
 
 

@@ -1,0 +1,274 @@
+"""``nnconsole dataset create``: NNC's "create dataset", checked against ``nnabla_cli
+create_image_classification_dataset`` on the same generated folder, then loaded and trained by nnconsole.
+
+Also: never overwrite without --force, nothing written on failure or cancel, the same files for the same
+seed, hostile names (spaces, unicode, commas, links and '..' paths leading outside), a CSV as source.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from nnconsole.engine.dataset_create import STAGING_PREFIX, CreateOptions, create_dataset
+from nnconsole.engine.image_shaping import fit, set_channels
+
+NNABLA_CLI = os.path.join(os.path.dirname(sys.executable), "nnabla_cli")
+SIZES = [(40, 30), (30, 40), (16, 16), (17, 50), (50, 17), (33, 21)]  # (w, h): wider, taller, equal, odd
+
+
+def make_source(folder: Path, classes=("cat", "dög house"), seed: int = 0) -> Path:
+    """Class folders with colour PNGs and grey JPEGs of several aspect ratios, a damaged file, a text file."""
+    rng = np.random.default_rng(seed)
+    for c, name in enumerate(classes):
+        (folder / name).mkdir(parents=True)
+        for i, (w, h) in enumerate(SIZES):
+            colour = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+            colour[..., c % 3] = 200  # a class-coloured channel, so a network can learn it
+            Image.fromarray(colour).save(folder / name / f"c{i}.png")
+            Image.fromarray(colour[..., 0]).save(folder / name / f"g {i}.jpg", quality=95)
+    (folder / classes[0] / "broken.png").write_bytes(b"not a png at all")
+    (folder / classes[0] / "notes.txt").write_text("not an image")
+    (folder / "no images").mkdir()
+    return folder
+
+
+def create(args: list, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+    out = subprocess.run([sys.executable, "-m", "nnconsole", "dataset", "create", *args], cwd=cwd,
+                         capture_output=True, text=True, timeout=120)
+    if check:
+        assert out.returncode == 0, out.stdout + out.stderr
+    return out
+
+
+def rows(path: Path) -> list:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.reader(fh))
+
+
+def pixels(path: Path) -> np.ndarray:
+    with Image.open(path) as img:
+        return np.asarray(img).astype(np.int16)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode,channels", [("trimming", 3), ("padding", 1), ("resize", 3)])
+def test_same_files_as_nnabla_cli(tmp_path, mode, channels):
+    make_source(tmp_path / "src")
+    common = ["-i", "src", "-c", str(channels), "-w", "12", "-g", "10", "-m", mode, "-s", "false",
+              "-f1", "train.csv", "-f2", "test.csv", "-r2", "25"]
+    theirs = subprocess.run([NNABLA_CLI, "create_image_classification_dataset", "-o", "nnabla", *common],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert theirs.returncode == 0, theirs.stderr
+    ours = create(["-o", "ours", *common], tmp_path)
+    assert "broken.png" in ours.stderr  # the damaged file is reported, as nnabla warns, and left out
+    for name in ("train.csv", "test.csv"):
+        assert rows(tmp_path / "ours" / name) == rows(tmp_path / "nnabla" / name)  # same order: no shuffle
+    images = [r[0] for r in rows(tmp_path / "ours" / "train.csv")[1:] + rows(tmp_path / "ours" / "test.csv")[1:]]
+    assert len(images) == 2 * 2 * len(SIZES)  # broken.png and notes.txt are not rows
+    for rel in images:
+        a, b = pixels(tmp_path / "ours" / rel), pixels(tmp_path / "nnabla" / rel)
+        assert a.shape == b.shape == ((10, 12, 3) if channels == 3 else (10, 12))
+        assert np.abs(a - b).max() <= 1, rel  # measured: identical
+    assert (tmp_path / "ours" / "labels.txt").read_text(encoding="utf-8") == "cat\ndög house\n"
+
+
+@pytest.mark.slow
+def test_shuffled_split_has_nnabla_rows_and_is_repeatable(tmp_path):
+    make_source(tmp_path / "src")
+    common = ["-i", "src", "-c", "3", "-w", "8", "-g", "8", "-m", "padding", "-f1", "a.csv", "-f2", "b.csv",
+              "-r2", "30"]
+    theirs = subprocess.run([NNABLA_CLI, "create_image_classification_dataset", "-o", "nnabla", "-s", "true",
+                             *common], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert theirs.returncode == 0, theirs.stderr
+    create(["-o", "one", "-s", "true", "--seed", "7", *common], tmp_path)
+    create(["-o", "two", "-s", "true", "--seed", "7", "--workers", "1", *common], tmp_path)
+    create(["-o", "three", "-s", "true", "--seed", "8", *common], tmp_path)
+    both = {d: rows(tmp_path / d / "a.csv")[1:] + rows(tmp_path / d / "b.csv")[1:]
+            for d in ("nnabla", "one", "two", "three")}
+    assert sorted(both["one"]) == sorted(both["nnabla"])
+    assert [len(rows(tmp_path / d / "b.csv")) for d in ("one", "nnabla")] == [9, 9]  # header + 24 - floor(24 * 70 / 100)
+    assert (tmp_path / "one" / "a.csv").read_bytes() == (tmp_path / "two" / "a.csv").read_bytes()
+    assert both["one"] != both["three"]
+
+
+@pytest.mark.slow
+def test_created_dataset_loads_and_trains_one_epoch(tmp_path):
+    import yaml
+
+    from nnconsole.engine.data import load_dataset
+
+    make_source(tmp_path / "src", classes=("red", "green", "blue"))
+    project_dir = tmp_path / "proj"
+    made = subprocess.run([sys.executable, "-m", "nnconsole", "new", "-t", "shapes_resnet", str(project_dir)],
+                          capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    create(["-i", "../src", "-o", "shapes", "-w", "16", "-g", "16", "-f2", "test.csv", "-r2", "25"], project_dir)
+    moved = project_dir / "data" / "mine"  # the paths are relative: the folder can move
+    os.rename(project_dir / "shapes", moved)
+    train = load_dataset(moved / "train.csv", {"x": (3, 16, 16), "y": (1,)}, cache=False)
+    assert train.size == 27 and train.arrays["x"].shape == (27, 3, 16, 16)
+    assert sorted(set(train.arrays["y"].ravel().tolist())) == [0.0, 1.0, 2.0]
+    project_file = project_dir / "project.yaml"
+    project = yaml.safe_load(project_file.read_text(encoding="utf-8"))
+    project["datasets"]["training"] = "data/mine/train.csv"
+    project["datasets"]["validation"] = "data/mine/test.csv"
+    project["config"]["batch_size"] = 8
+    project_file.write_text(yaml.safe_dump(project), encoding="utf-8")
+    trained = subprocess.run([sys.executable, "-m", "nnconsole", "train", "project.yaml", "--epochs", "1", "-q"],
+                             cwd=project_dir, capture_output=True, text=True, timeout=180,
+                             env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert trained.returncode == 0, trained.stdout + trained.stderr
+    assert "finished" in trained.stdout
+
+
+def test_existing_output_is_kept_without_force_and_merged_with_it(tmp_path):
+    make_source(tmp_path / "src")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "train.csv").write_text("mine\n")
+    os.chmod(out / "train.csv", 0o640)
+    (out / "keep.txt").write_text("user file")
+    refused = create(["-i", "src", "-o", "out", "-w", "8", "-g", "8"], tmp_path, check=False)
+    assert refused.returncode == 2 and "--force" in refused.stderr and "Traceback" not in refused.stderr
+    assert (out / "train.csv").read_text() == "mine\n" and sorted(os.listdir(out)) == ["keep.txt", "train.csv"]
+    create(["-i", "src", "-o", "out", "-w", "8", "-g", "8", "--force"], tmp_path)
+    assert (out / "keep.txt").read_text() == "user file"  # nothing of the user's is deleted
+    assert rows(out / "train.csv")[0] == ["x:image", "y:label"]
+    assert oct(os.stat(out / "train.csv").st_mode & 0o777) == oct(0o640)  # the replaced file keeps its mode
+    assert not [n for n in os.listdir(out) if n.startswith(STAGING_PREFIX)]
+
+
+def test_stop_on_error_writes_nothing_and_names_the_file(tmp_path):
+    make_source(tmp_path / "src")
+    out = create(["-i", "src", "-o", "out", "-w", "8", "-g", "8", "--on-error", "stop"], tmp_path, check=False)
+    assert out.returncode == 2 and "broken.png" in out.stderr and "Traceback" not in out.stderr
+    assert sorted(os.listdir(tmp_path)) == ["src"]  # no output folder, no staging folder
+
+
+def test_refusals_are_clear(tmp_path):
+    make_source(tmp_path / "src")
+    cases = [(["-i", "src", "-o", "src/inner", "-w", "8", "-g", "8"], "inside"),
+             (["-i", "missing", "-o", "out", "-w", "8", "-g", "8"], "not found"),
+             (["-i", "src", "-o", "out", "-w", "0", "-g", "8"], "--width"),
+             (["-i", "src", "-o", "out", "-w", "8", "-g", "8", "-f1", "../x.csv"], "plain file name"),
+             (["-i", "src", "-o", "out", "-w", "8", "-g", "8", "-r2", "20"], "--file2"),
+             (["-i", "src", "-o", "out", "-w", "8", "-g", "8", "-f2", "t.csv", "-r1", "70", "-r2", "20"], "100")]
+    for args, words in cases:
+        out = create(args, tmp_path, check=False)
+        assert out.returncode == 2 and words in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
+    assert sorted(os.listdir(tmp_path)) == ["src"]
+    (tmp_path / "src" / "no images").rmdir()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = create(["-i", "empty", "-o", "out", "-w", "8", "-g", "8"], tmp_path, check=False)
+    assert out.returncode == 2 and "sub-folder" in out.stderr
+
+
+def test_hostile_names_links_and_collisions(tmp_path):
+    src = tmp_path / "src"
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    Image.fromarray(np.zeros((4, 4), np.uint8)).save(secret / "s.png")
+    (src / "a, b \"c\"").mkdir(parents=True)
+    (src / "日本").mkdir()
+    Image.fromarray(np.full((6, 6, 3), 9, np.uint8)).save(src / "a, b \"c\"" / "x y.png")
+    Image.fromarray(np.full((6, 6, 3), 50, np.uint8)).save(src / "日本" / "a.jpg")
+    Image.fromarray(np.full((6, 6, 3), 90, np.uint8)).save(src / "日本" / "a.png")  # both would be a.png
+    os.symlink(secret, src / "linked class")
+    os.symlink(secret / "s.png", src / "日本" / "z.png")
+    out = create(["-i", "src", "-o", "out", "-w", "4", "-g", "4", "-s", "false"], tmp_path)
+    assert out.stderr.count("note: skipped") == 2 and "linked class" in out.stderr and "z.png" in out.stderr
+    got = rows(tmp_path / "out" / "train.csv")[1:]
+    assert got == [["./a, b \"c\"/x y.png", "0"], ["./日本/a.png", "1"], ["./日本/a_2.png", "1"]]
+    assert pixels(tmp_path / "out" / "日本" / "a.png").max() != pixels(tmp_path / "out" / "日本" / "a_2.png").max()
+    from nnconsole.engine.data import load_dataset
+    assert load_dataset(tmp_path / "out" / "train.csv", cache=False).size == 3
+    allowed = create(["-i", "src", "-o", "out2", "-w", "4", "-g", "4", "--allow-outside"], tmp_path)
+    assert "outside" not in allowed.stderr and len(rows(tmp_path / "out2" / "train.csv")) == 6
+
+
+def test_csv_source_keeps_other_columns_and_contains_dotdot_paths(tmp_path):
+    data = tmp_path / "data"
+    (data / "img").mkdir(parents=True)
+    for i in range(3):
+        Image.fromarray(np.full((10, 20, 3), 40 * i, np.uint8)).save(data / "img" / f"{i}.bmp")
+    Image.fromarray(np.zeros((5, 5), np.uint8)).save(tmp_path / "outside.png")
+    (data / "list.csv").write_text("x:image,y:label,w\nimg/0.bmp,2,0.5\nimg\\1.bmp,0,1.5\n../outside.png,1,2\n"
+                                   "img/2.bmp,1,3\n", encoding="utf-8")
+    out = create(["-i", "data/list.csv", "-o", "made", "-w", "10", "-g", "10", "-c", "1", "-s", "false"], tmp_path)
+    assert "line 4" in out.stderr and "outside" in out.stderr
+    got = rows(tmp_path / "made" / "train.csv")
+    assert got == [["x:image", "y:label", "w"], ["./img/0.png", "2", "0.5"], ["./img/1.png", "0", "1.5"],
+                   ["./img/2.png", "1", "3"]]
+    assert pixels(tmp_path / "made" / "img" / "2.png").shape == (10, 10)
+    assert not (tmp_path / "made" / "labels.txt").exists()  # labels come from the CSV's own column
+    allowed = create(["-i", "data/list.csv", "-o", "all", "-w", "10", "-g", "10", "--allow-outside", "-s",
+                      "false"], tmp_path)
+    assert rows(tmp_path / "all" / "train.csv")[3][0] == "./outside/2_outside.png", allowed.stderr
+
+
+@pytest.mark.slow
+def test_cancel_mid_way_leaves_nothing(tmp_path):
+    """SIGTERM (the GUI's Cancel) while the pool converts: exit 130, no output, no staging folder."""
+    src = tmp_path / "src" / "only"
+    src.mkdir(parents=True)
+    one = tmp_path / "one.png"
+    Image.fromarray(np.random.default_rng(0).integers(0, 256, (64, 64, 3), dtype=np.uint8)).save(one)
+    data = one.read_bytes()
+    for i in range(400):
+        (src / f"{i:04d}.png").write_bytes(data)
+    events = tmp_path / "events.jsonl"
+    process = subprocess.Popen([sys.executable, "-m", "nnconsole", "dataset", "create", "-i", "src", "-o", "out",
+                                "-w", "512", "-g", "512", "--workers", "2", "--events", str(events)],
+                               cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        lines = events.read_text().splitlines() if events.exists() else []
+        if any(json.loads(line).get("done", 0) > 0 for line in lines):
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert sorted(os.listdir(tmp_path)) == ["events.jsonl", "one.png", "src"]
+
+
+def test_in_process_interrupt_removes_staging(tmp_path):
+    make_source(tmp_path / "src")
+
+    def interrupt(done, total, elapsed):
+        if done >= 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        create_dataset(CreateOptions(str(tmp_path / "src"), str(tmp_path / "out"), 8, 8, workers=2), interrupt)
+    assert sorted(os.listdir(tmp_path)) == ["src"]
+
+
+def test_shaping_arithmetic_matches_nnabla_formulas():
+    """Trimming a 40x30 image to 12x10 crops the centre 36x30;
+    padding a 30x40 to 12x10 adds 9 + 9 black columns; grey from colour truncates 0.299R+0.587G+0.114B."""
+    im = np.arange(30 * 40 * 3, dtype=np.uint64).reshape(30, 40, 3).astype(np.uint8)
+    from nnconsole.engine import image_shaping
+
+    seen = []
+    original = image_shaping._resize
+    image_shaping._resize = lambda a, w, h: seen.append(a.shape) or original(a, w, h)
+    try:
+        fit(im, 12, 10, "trimming")
+        fit(np.ones((40, 30), np.uint8), 12, 10, "padding")
+    finally:
+        image_shaping._resize = original
+    assert seen == [(30, 36, 3), (40, 48)]
+    rgb = np.array([[[255, 0, 0], [10, 20, 30]]], np.uint8)
+    assert set_channels(rgb, 1).tolist() == [[76, 18]]  # 76.245 and 18.15, cut
