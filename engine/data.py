@@ -2,26 +2,33 @@
 ``check_dataset``, ``peek_csv``, ``class_histogram``) and the batch order, built from one module per job:
 
 - :mod:`nnconsole.engine.dataset_csv`: reading the CSV and its header, :class:`DatasetError`;
-- :mod:`nnconsole.engine.dataset_decode`: image decoding and numeric columns, checked against shapes;
-- :mod:`nnconsole.engine.dataset_cache`: the decode cache;
+- :mod:`nnconsole.engine.dataset_decode`: image decoding (uint8) and numeric columns, checked against shapes;
+- :mod:`nnconsole.engine.dataset_cache`, :mod:`nnconsole.engine.dataset_build`: the shared uint8 cache that every
+  worker memory-maps, built by a process pool;
 - :mod:`nnconsole.engine.batching`: the epoch order and each worker's batches.
+
+Images stay uint8 (memory-mapped when cached) and become float32 per batch (``Dataset.gather``), so a
+worker's memory does not grow with the dataset.
 """
 from __future__ import annotations
 
+import functools
 import os
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
 from nnconsole.engine.batching import epoch_order, validation_batches, worker_batches
-from nnconsole.engine.dataset_cache import (CACHE_FOLDER, CACHE_VERSION, _cache_dirs, _cache_key, _cache_prefix,
-                                            _cache_read, _cache_write)
+from nnconsole.engine.dataset_build import ImageJob, ProgressFn, cached_images
+from nnconsole.engine.dataset_cache import CACHE_FOLDER, CACHE_VERSION, _cache_dirs, _cache_key, _cache_prefix, variable_file
 from nnconsole.engine.dataset_csv import (IMAGE_EXTENSIONS, CsvPreview, DatasetError, PathLike, _err, _looks_like_image,
                                           _read_table, _Table, _Var, peek_csv)
-from nnconsole.engine.dataset_decode import _image_files, _image_target, _load_images, _load_numbers
+from nnconsole.engine.dataset_decode import (_image_files, _image_layout, _image_target, _load_images, _load_numbers,
+                                             image_problem)
 
 if TYPE_CHECKING:
     from nnconsole.engine.project.model import Project
@@ -32,26 +39,99 @@ __all__ = ["CACHE_FOLDER", "CACHE_VERSION", "IMAGE_EXTENSIONS", "CsvPreview", "D
            "worker_batches"]
 
 
+IMAGE_SCALE = np.float32(255.0)  # normalised images are uint8 / 255 in float32, as NNC divides them
+
+
 @dataclass
 class Dataset:
-    """A loaded dataset: one float32 array of shape (size, *shape) per variable, in header order.
+    """A loaded dataset: per variable, ``size`` samples of one shape, in header order.
 
-    ``kinds`` says ``"image"`` or ``"numeric"`` per variable; ``sources`` keeps the CSV cells of
-    image variables (the relative paths) so that evaluation tables can show them.
+    Image variables stay uint8 in ``images`` (read-only memory maps of the shared cache, or in memory when
+    uncached); numeric ones are float32 in ``numbers``. ``gather`` makes a float32 batch (divided by 255
+    when ``normalize``); ``arrays`` gives whole float32 arrays for small uses (it materialises images).
+    ``kinds`` says ``"image"`` or ``"numeric"``; ``sources`` keeps the CSV cells of image variables.
     """
 
     path: str
     variables: List[str]
-    arrays: Dict[str, np.ndarray]
     size: int
+    numbers: Dict[str, np.ndarray]
+    images: Dict[str, np.ndarray] = field(default_factory=dict)
+    normalize: bool = True
     kinds: Dict[str, str] = field(default_factory=dict)
     sources: Dict[str, List[str]] = field(default_factory=dict)
 
     @property
     def shapes(self) -> Dict[str, Tuple[int, ...]]:
         """Per-variable sample shape, batch dimension excluded (NNC style)."""
-        return {v: tuple(self.arrays[v].shape[1:]) for v in self.variables}
+        return {v: tuple(self._source(v).shape[1:]) for v in self.variables}
 
+    def _source(self, name: str) -> np.ndarray:
+        if name in self.images:
+            return self.images[name]
+        if name in self.numbers:
+            return self.numbers[name]
+        raise KeyError(f"{self.path}: no variable '{name}' (variables: {', '.join(self.variables)})")
+
+    def gather(self, name: str, indices: Any, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """The float32 samples ``indices`` of ``name``, written into ``out`` when its shape and dtype fit.
+
+        Reads only those samples of a memory-mapped cache; images are converted (and normalised) here,
+        per batch, with the same float32 arithmetic as a whole-array conversion, so results are bit-identical.
+        """
+        source = self._source(name)
+        indices = np.asarray(indices, dtype=np.int64)
+        shape = (len(indices),) + source.shape[1:]
+        if out is None or out.shape != shape or out.dtype != np.float32:
+            out = np.empty(shape, dtype=np.float32)
+        if name not in self.images:
+            return np.take(source, indices, axis=0, out=out)
+        pixels = np.take(source, indices, axis=0)
+        if self.normalize:
+            np.divide(pixels, IMAGE_SCALE, out=out, dtype=np.float32)
+        else:
+            np.copyto(out, pixels, casting="unsafe")
+        return out
+
+    def batch(self, names: Sequence[str], indices: Any) -> Dict[str, np.ndarray]:
+        """One float32 batch per variable in ``names`` (what the prefetcher prepares ahead of training)."""
+        return {name: self.gather(name, indices) for name in names}
+
+    @property
+    def arrays(self) -> "FloatArrays":
+        """Whole float32 arrays per variable (images materialised on first access; training uses ``gather``)."""
+        if self._whole is None:
+            self._whole = FloatArrays(self)
+        return self._whole
+
+    _whole: Optional["FloatArrays"] = field(default=None, repr=False, compare=False)
+
+
+class FloatArrays(Mapping):
+    """``Dataset.arrays``: variable -> whole float32 array, an image variable materialised once when read."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        self._dataset = dataset
+        self._made: Dict[str, np.ndarray] = {}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        ds = self._dataset
+        if name in ds.numbers:
+            return ds.numbers[name]
+        if name not in ds.images:
+            raise KeyError(name)
+        if name not in self._made:
+            self._made[name] = ds.gather(name, np.arange(ds.size))
+        return self._made[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._dataset.numbers or name in self._dataset.images
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._dataset.variables)
+
+    def __len__(self) -> int:
+        return len(self._dataset.variables)
 
 
 # --------------------------------------------------------------------------------------------
@@ -125,15 +205,18 @@ def check_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Seq
 
 def load_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequence[int]]] = None,
                  normalize: bool = True, cache: bool = True, cache_dir: Optional[PathLike] = None,
-                 label_classes: Optional[Mapping[str, int]] = None) -> Dataset:
-    """Load an NNC dataset CSV into float32 arrays, checking them against the network's Input shapes.
+                 label_classes: Optional[Mapping[str, int]] = None, progress: Optional[ProgressFn] = None,
+                 build_workers: Optional[int] = None) -> Dataset:
+    """Load an NNC dataset CSV, checking it against the network's Input shapes.
 
     ``expected_shapes`` maps variable name -> sample shape from the Input layers (batch dim excluded);
-    each must exist in the CSV and match (image H x W, vector length). Images become (C, H, W), grey
-    or RGB as the expected channel count says, divided by 255 when ``normalize``. With ``cache`` the
-    decoded arrays of image datasets are kept in ``<csv folder>/.nnconsole-cache/`` (or
+    each must exist in the CSV and match (image H x W, vector length). Images become uint8 (C, H, W), grey
+    or RGB as the expected channel count says; batches are float32, divided by 255 when ``normalize``.
+    With ``cache`` the decoded images are kept in ``<csv folder>/.nnconsole-cache/`` (or
     ``~/.cache/nnconsole/datasets/``, or ``cache_dir``) keyed by the CSV bytes, the referenced files'
-    mtimes and sizes, ``normalize`` and the expected shapes; a hit decodes nothing.
+    mtimes and sizes and the expected shapes, and memory-mapped: a hit decodes nothing, and every
+    worker on the host shares one copy. A build decodes with ``build_workers`` processes (default: all
+    cores) and reports ``progress(done, total, eta_seconds)``.
     ``label_classes`` maps each class-label variable to its class count (``nnconsole.engine.labels``): every
     value must be a whole number from 0 to count - 1. Raises :class:`DatasetError` on any problem.
     """
@@ -142,31 +225,29 @@ def load_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequ
     expected = {str(k): tuple(int(s) for s in v) for k, v in (expected_shapes or {}).items()}
     files, targets, numeric = _prepare(table, expected, Path(csv_path).parent, label_classes=label_classes)
     variables = [v.name for v in table.variables]
+    image_vars = [v for v in table.variables if v.kind == "image"]
     kinds = {v.name: v.kind for v in table.variables}
-    sources = {v.name: [row[v.columns[0]].strip() for row in table.rows] for v in table.variables
-               if v.kind == "image"}
+    sources = {v.name: [row[v.columns[0]].strip() for row in table.rows] for v in image_vars}
 
-    use_cache = cache and bool(files)
-    name = prefix = ""
-    dirs: List[Path] = []
-    if use_cache:
+    def jobs() -> List[ImageJob]:
+        return [ImageJob(v.name, variable_file(i), [str(p) for p, _ in files[v.name]],
+                         _image_layout(table, v, files[v.name], targets[v.name]))
+                for i, v in enumerate(image_vars)]
+
+    images: Optional[Dict[str, np.ndarray]] = None
+    if cache and image_vars:
         all_files = [f for v in variables if v in files for f in files[v]]
-        prefix = _cache_prefix(Path(csv_path))
-        name = prefix + _cache_key(table, all_files, normalize, expected)[:32] + ".npz"
-        dirs = _cache_dirs(Path(csv_path), cache_dir)
-        hit = _cache_read(dirs, name, variables, len(table.rows))
-        if hit is not None:
-            return Dataset(shown, variables, hit, len(table.rows), kinds, sources)
-
-    arrays: Dict[str, np.ndarray] = {}
-    for var in table.variables:
-        if var.kind == "image":
-            arrays[var.name] = _load_images(table, var, files[var.name], targets[var.name], normalize)
-        else:
-            arrays[var.name] = numeric[var.name]
-    if use_cache:
-        _cache_write(dirs, prefix, name, variables, arrays)
-    return Dataset(shown, variables, arrays, len(table.rows), kinds, sources)
+        key = _cache_key(table, all_files, expected)
+        images, failure = cached_images(_cache_dirs(Path(csv_path), cache_dir), _cache_prefix(Path(csv_path)), key,
+                                        len(table.rows), [v.name for v in image_vars], jobs, progress,
+                                        build_workers)
+        if failure is not None:
+            var = next(v for v in image_vars if v.name == failure[0])
+            layout = _image_layout(table, var, files[var.name], targets[var.name])
+            raise image_problem(table, var, layout, targets[var.name], *failure[1:])
+    if images is None:
+        images = {v.name: _load_images(table, v, files[v.name], targets[v.name]) for v in image_vars}
+    return Dataset(shown, variables, len(table.rows), numeric, images, normalize, kinds, sources)
 
 
 
@@ -191,7 +272,8 @@ def _expected_shapes(project: "Project") -> Dict[str, tuple]:
     return dataset_variables(project)  # Main's Inputs and those of every network an optimizer trains
 
 
-def load_dataset_split(project: "Project", which: str, shapes: Optional[Dict[str, tuple]] = None) -> Any:
+def load_dataset_split(project: "Project", which: str, shapes: Optional[Dict[str, tuple]] = None,
+                       progress: Optional[ProgressFn] = None) -> Any:
     """The ``which`` ('training' or 'validation') dataset with the shapes the Input layers declare."""
     from nnconsole.engine.labels import class_label_variables
     from nnconsole.engine.project.validate import dataset_path
@@ -201,10 +283,35 @@ def load_dataset_split(project: "Project", which: str, shapes: Optional[Dict[str
     ds = project.datasets
     return load_dataset(dataset_path(project, getattr(ds, which)),
                         expected_shapes=_expected_shapes(project) if shapes is None else shapes,
-                        normalize=ds.normalize, cache=ds.cache, label_classes=class_label_variables(project.network))
+                        normalize=ds.normalize, cache=ds.cache, label_classes=class_label_variables(project.network),
+                        progress=progress)
 
 
-def load_datasets(project: "Project") -> tuple:
-    """Training and validation datasets with the shapes the Input layers declare."""
+def load_datasets(project: "Project", progress: Optional[Callable[[str, int, int, Optional[float]], None]] = None
+                  ) -> tuple:
+    """Training and validation datasets with the shapes the Input layers declare.
+
+    ``progress(split, done, total, eta)`` follows a cache build (see ``cache_progress_records``).
+    """
     shapes = _expected_shapes(project)
-    return load_dataset_split(project, "training", shapes), load_dataset_split(project, "validation", shapes)
+    return tuple(load_dataset_split(project, which, shapes,
+                                    None if progress is None else functools.partial(progress, which))
+                 for which in ("training", "validation"))
+
+
+def cache_progress_records(write: Callable[[Dict[str, Any]], None], every_s: float = 0.5
+                           ) -> Callable[[str, int, int, Optional[float]], None]:
+    """A ``load_datasets`` progress callback writing ``dataset_cache`` run records (at most every ``every_s``
+    seconds, and always the first and the last), which the CLI and the GUI's TRAINING tab show."""
+    from nnconsole.engine.run_protocol import DATASET_CACHE, DatasetCacheRecord
+
+    last = {"t": 0.0}
+
+    def report(split: str, done: int, total: int, eta: Optional[float]) -> None:
+        now = time.monotonic()
+        if done not in (0, total) and now - last["t"] < every_s:
+            return
+        last["t"] = now
+        write(DatasetCacheRecord(type=DATASET_CACHE, dataset=split, done=int(done), total=int(total),
+                                 eta=None if eta is None else float(eta)))
+    return report

@@ -1,16 +1,17 @@
-"""Decoding a dataset's variables into float32 arrays: image files (Pillow) and numeric columns, checked
-against the shapes the network's Input layers declare."""
+"""Decoding a dataset's variables: image files (Pillow) into uint8 samples, numeric columns into float32,
+checked against the shapes the network's Input layers declare."""
 from __future__ import annotations
 
 import math
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from nnconsole.engine.dataset_csv import IMAGE_EXTENSIONS, _err, _looks_like_image, _Table, _Var
+from nnconsole.engine.dataset_csv import IMAGE_EXTENSIONS, DatasetError, _err, _looks_like_image, _Table, _Var
 
 _GREY_MODES = {"1", "L", "LA", "La", "I", "I;16", "I;16B", "I;16L", "F"}
 
@@ -101,48 +102,82 @@ def _image_files(table: _Table, var: _Var, base: Path, root: Optional[str] = Non
     return out
 
 
-def _load_images(table: _Table, var: _Var, files: List[Tuple[Path, os.stat_result]],
-                 target: Optional[Tuple[int, int, int]], normalize: bool) -> np.ndarray:
-    col = var.columns[0]
+@dataclass(frozen=True)
+class ImageLayout:
+    """How an image variable's files become uint8 samples: Pillow mode, size, and the sample's axes."""
+
+    mode: str  # "L" (grey) or "RGB"
+    height: int
+    width: int
+    channel_axis: bool  # False for a network Input of shape [H, W] (grey, no channel axis)
+
+    @property
+    def sample_shape(self) -> Tuple[int, ...]:
+        if not self.channel_axis:
+            return self.height, self.width
+        return (3 if self.mode == "RGB" else 1), self.height, self.width
+
+
+def _decode_problem(table: _Table, var: _Var, index: int, reason: str) -> DatasetError:
+    cell = table.rows[index][var.columns[0]].strip()
+    return _err(table.shown, table.lines[index], var.name, f"cannot decode image file '{cell}' ({reason}); "
+                "re-save it as PNG, JPEG or BMP")
+
+
+def _image_layout(table: _Table, var: _Var, files: List[Tuple[Path, os.stat_result]],
+                  target: Optional[Tuple[int, int, int]]) -> ImageLayout:
+    """The layout every image of ``var`` must have: the network's target, else the first image's mode and size."""
     if target is not None:
-        mode = "RGB" if target[0] == 3 else "L"
-    else:
+        return ImageLayout("RGB" if target[0] == 3 else "L", target[1], target[2], target[0] != 0)
+    try:
+        mode = _probe_mode(str(files[0][0]))
+        height, width = _decode_image(str(files[0][0]), mode).shape[:2]
+    except Exception as exc:  # noqa: BLE001 - any decode failure is a dataset error
+        raise _decode_problem(table, var, 0, str(exc)) from None
+    return ImageLayout(mode, int(height), int(width), True)
+
+
+def decode_images(paths: Sequence[str], layout: ImageLayout, out: np.ndarray) -> Optional[Tuple[int, str, str]]:
+    """Decode ``paths`` into the uint8 rows of ``out`` (one sample each, in ``layout``); stops at the first bad file.
+
+    Returns None when all were decoded, else (position, "decode" or "size", reason or "HxW"), so that
+    a pool worker can report the problem as data and the caller name the CSV line.
+    """
+    for i, path in enumerate(paths):
         try:
-            mode = _probe_mode(str(files[0][0]))
-        except Exception as exc:  # noqa: BLE001 - any decode failure is a dataset error
-            raise _err(table.shown, table.lines[0], var.name,
-                       f"cannot decode image file '{table.rows[0][col].strip()}' ({exc}); re-save it as "
-                       "PNG, JPEG or BMP") from None
-    want_hw = (target[1], target[2]) if target is not None else None
-    out: Optional[np.ndarray] = None
-    for i, ((path, _), row, line) in enumerate(zip(files, table.rows, table.lines)):
-        cell = row[col].strip()
-        try:
-            pixels = _decode_image(str(path), mode)
+            pixels = _decode_image(path, layout.mode)
         except Exception as exc:  # noqa: BLE001
-            raise _err(table.shown, line, var.name, f"cannot decode image file '{cell}' ({exc}); re-save it as "
-                       "PNG, JPEG or BMP") from None
-        hw = tuple(pixels.shape[:2])
-        if want_hw is None:
-            want_hw = hw
-        if hw != want_hw:
-            if target is not None:
-                fix = (f"the network's Input '{var.name}' expects {want_hw[0]}x{want_hw[1]}; resize the images or "
-                       "change the Input layer's shape")
-            else:
-                fix = (f"the first image (line {table.lines[0]}) is {want_hw[0]}x{want_hw[1]}; all images of a "
-                       "variable must have the same size")
-            raise _err(table.shown, line, var.name, f"image '{cell}' is {hw[0]}x{hw[1]} (HxW) but {fix}")
-        if out is None:
-            channels = 3 if mode == "RGB" else 1
-            sample = (want_hw[0], want_hw[1]) if (target is not None and target[0] == 0) else \
-                (channels, want_hw[0], want_hw[1])
-            out = np.empty((len(files),) + sample, dtype=np.float32)
+            return i, "decode", str(exc)
+        if pixels.shape[:2] != (layout.height, layout.width):
+            return i, "size", f"{pixels.shape[0]}x{pixels.shape[1]}"
         chw = pixels.transpose(2, 0, 1) if pixels.ndim == 3 else pixels
         out[i] = chw.reshape(out.shape[1:])
-    assert out is not None
-    if normalize:
-        out /= 255.0
+    return None
+
+
+def image_problem(table: _Table, var: _Var, layout: ImageLayout, target: Optional[Tuple[int, int, int]],
+                  index: int, kind: str, reason: str) -> DatasetError:
+    """The located error for a failure ``decode_images`` reported at sample ``index``."""
+    if kind == "decode":
+        return _decode_problem(table, var, index, reason)
+    cell = table.rows[index][var.columns[0]].strip()
+    if target is not None:
+        fix = (f"the network's Input '{var.name}' expects {layout.height}x{layout.width}; resize the images or "
+               "change the Input layer's shape")
+    else:
+        fix = (f"the first image (line {table.lines[0]}) is {layout.height}x{layout.width}; all images of a "
+               "variable must have the same size")
+    return _err(table.shown, table.lines[index], var.name, f"image '{cell}' is {reason} (HxW) but {fix}")
+
+
+def _load_images(table: _Table, var: _Var, files: List[Tuple[Path, os.stat_result]],
+                 target: Optional[Tuple[int, int, int]]) -> np.ndarray:
+    """All images of ``var`` decoded in this process into one uint8 array (no cache)."""
+    layout = _image_layout(table, var, files, target)
+    out = np.empty((len(files),) + layout.sample_shape, dtype=np.uint8)
+    failure = decode_images([str(p) for p, _ in files], layout, out)
+    if failure is not None:
+        raise image_problem(table, var, layout, target, *failure)
     return out
 
 

@@ -49,7 +49,7 @@ def _run_network(project: Project, params_file: str, dataset: Any, batch_size: i
     chunks = []
     for idx, valid in validation_batches(dataset.size, batch, 0, 1):  # last batch padded; only `valid` rows count
         for name, var in runtime.inputs.items():
-            var.d = dataset.arrays[name][idx]
+            var.d = dataset.gather(name, idx)  # only this batch's samples become float32
         runtime.output.forward(clear_buffer=True)
         chunks.append(np.array(runtime.output.d[:valid], dtype=np.float64))
     nn.clear_parameters()

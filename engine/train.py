@@ -151,12 +151,11 @@ class Trainer:
     # ---- steps --------------------------------------------------------------------------------
     def _feed(self, graph: Any, dataset: Any, indices: np.ndarray) -> None:
         for name, var in graph.inputs.items():
-            source = dataset.arrays[name]
-            if source.dtype == np.float32 and source.shape[1:] == tuple(var.shape[1:]):
-                # gathered straight into nnabla's input array (no temporary, no .d setter)
-                np.take(source, indices, axis=0, out=self.host.view(var), mode="clip")
-            else:
-                var.d = source[indices]
+            fits = tuple(var.shape) == (len(indices),) + dataset.shapes[name]
+            # gathered (and normalised) straight into nnabla's input array when shapes match (no .d setter)
+            batch = dataset.gather(name, indices, out=self.host.view(var) if fits else None)
+            if not fits:
+                var.d = batch
 
     def _learning_rate(self) -> float:
         return self._lr_at(self.schedule, self.iteration)

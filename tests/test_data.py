@@ -238,12 +238,16 @@ def test_malformed_quotes(tmp_path):
 
 # ------------------------------------------------------------------------------------------ cache
 
+def cache_entries(folder: Path) -> list:
+    """The finished entries of a cache folder (one folder per dataset version; hidden ones are partial)."""
+    return [p for p in folder.glob("*") if p.is_dir() and not p.name.startswith(".")] if folder.is_dir() else []
+
+
 def test_second_load_uses_cache_without_decoding(tmp_path, monkeypatch):
     csv_path = image_csv(tmp_path, n=5)
     shapes = {"x": (1, 8, 8), "y": (1,)}
     first = load_dataset(csv_path, shapes)
-    cached = list((csv_path.parent / ".nnconsole-cache").glob("*.npz"))
-    assert len(cached) == 1
+    assert len(cache_entries(csv_path.parent / ".nnconsole-cache")) == 1
     no_decoding(monkeypatch)
     second = load_dataset(csv_path, shapes)
     assert second.variables == first.variables and second.size == 5
@@ -251,9 +255,10 @@ def test_second_load_uses_cache_without_decoding(tmp_path, monkeypatch):
         np.testing.assert_array_equal(second.arrays[v], first.arrays[v])
         assert second.arrays[v].dtype == np.float32
     assert second.kinds == first.kinds and second.sources == first.sources
-    # the key includes normalize and the expected shapes: a different setting decodes again
-    with pytest.raises(DatasetError, match="an image was decoded"):
-        load_dataset(csv_path, shapes, normalize=False)
+    # the cache holds uint8 pixels: normalize=False reuses it (nothing decoded) and skips the division
+    raw = load_dataset(csv_path, shapes, normalize=False)
+    np.testing.assert_array_equal(raw.arrays["x"][2, 0], grey(2).astype(np.float32))
+    # the key includes the expected shapes: a different layout decodes again
     with pytest.raises(DatasetError, match="an image was decoded"):
         load_dataset(csv_path, {"x": (3, 8, 8)})
 
@@ -268,7 +273,7 @@ def test_cache_invalidated_by_image_change_and_csv_change(tmp_path, monkeypatch)
     ds = load_dataset(csv_path)
     np.testing.assert_allclose(ds.arrays["x"][1, 0], (255 - grey(1)) / 255.0, atol=1e-7)
     # old entry of the same CSV replaced, not accumulated
-    assert len(list((csv_path.parent / ".nnconsole-cache").glob("*.npz"))) == 1
+    assert len(cache_entries(csv_path.parent / ".nnconsole-cache")) == 1
     csv_path.write_text("x:image,y:label\nimg/0.png,5\n", encoding="utf-8")
     no_decoding(monkeypatch)
     with pytest.raises(DatasetError, match="an image was decoded"):
@@ -281,7 +286,7 @@ def test_cache_falls_back_to_home_when_csv_folder_not_writable(tmp_path, monkeyp
     home = tmp_path / "home"
     monkeypatch.setattr(Path, "home", classmethod(lambda cls: home))
     load_dataset(csv_path)
-    assert len(list((home / ".cache" / "nnconsole" / "datasets").glob("*.npz"))) == 1
+    assert len(cache_entries(home / ".cache" / "nnconsole" / "datasets")) == 1
     no_decoding(monkeypatch)
     assert load_dataset(csv_path).size == 2
 
@@ -290,9 +295,9 @@ def test_explicit_cache_dir_corrupt_entry_and_cache_off(tmp_path, monkeypatch):
     csv_path = image_csv(tmp_path, n=2)
     cache_dir = tmp_path / "cache"
     load_dataset(csv_path, cache_dir=cache_dir)
-    (entry,) = cache_dir.glob("*.npz")
+    (entry,) = cache_entries(cache_dir)
     assert not (csv_path.parent / ".nnconsole-cache").exists()
-    entry.write_bytes(b"garbage")  # a broken entry is rebuilt, not fatal
+    (entry / "v0.npy").write_bytes(b"garbage")  # a broken entry is rebuilt, not fatal
     assert load_dataset(csv_path, cache_dir=cache_dir).size == 2
     no_decoding(monkeypatch)
     assert load_dataset(csv_path, cache_dir=cache_dir).size == 2
