@@ -5,7 +5,7 @@ import sys
 import time
 from typing import Any, Dict, Optional, TextIO
 
-from nnconsole.engine.run_protocol import TRAIN, VALIDATION, WARNING
+from nnconsole.engine.run_protocol import DATASET_CACHE, TRAIN, VALIDATION, WARNING
 
 # The share of an update's time spent in all-reduce above which the trainer warns (the terminal and the GUI
 # show the same threshold).
@@ -31,6 +31,7 @@ class ProgressPrinter:
         self.last_train: Dict[str, Any] = {}
         self.last_valid: Dict[str, Any] = {}
         self._drawn = 0.0
+        self._cache_tenth: Dict[Any, int] = {}
 
     def __call__(self, record: Dict[str, Any]) -> None:
         kind = record.get("type")
@@ -45,6 +46,22 @@ class ProgressPrinter:
                        f"  ETA {format_duration(self.last_train.get('eta'))}")
         elif kind == WARNING:
             self._line(f"warning: {record.get('message')}")
+        elif kind == DATASET_CACHE:
+            self._cache(record)
+
+    def _cache(self, r: Dict[str, Any]) -> None:
+        """A dataset cache build: live on a TTY; else a line at its start, every 10% and its end."""
+        total = max(int(r.get("total") or 0), 1)
+        fraction = min(int(r.get("done") or 0) / total, 1.0)
+        text = (f"building the {r.get('dataset')} dataset cache {fraction:4.0%} ({r.get('done'):,}/{total:,} images)"
+                f" ETA {format_duration(r.get('eta'))}")
+        tenth = int(fraction * 10)
+        if self.live and fraction < 1.0:
+            self.stream.write(f"\r{text}\x1b[K")
+            self.stream.flush()
+        elif fraction >= 1.0 or self._cache_tenth.get(r.get("dataset")) != tenth:
+            self._line(text)
+        self._cache_tenth[r.get("dataset")] = tenth
 
     def _bar(self, fraction: float) -> str:
         filled = int(round(fraction * self.width))

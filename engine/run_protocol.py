@@ -17,7 +17,9 @@ status.json                   launcher and rank-0 worker, one      CLI, GUI hist
                               any worker starts
 metrics.jsonl                 rank-0 worker (``MetricsRecord``);   launcher (terminal progress), GUI
                               the launcher adds ``warning``        curves, replay
-                              records when it resumes a run
+                              records when it resumes a run;
+                              ``dataset_cache`` records while
+                              the dataset cache is built
 logs/rank<r>.error.json       the failing rank (``ErrorRecord``)   launcher (failure diagnosis)
 logs/launcher.log             mpiexec's and the workers' output    launcher (failure diagnosis)
 train.log, logs/rank<r>.log   the workers                          people
@@ -162,10 +164,21 @@ class WarningRecord(TypedDict):
     message: str
 
 
-MetricsRecord = Union[TrainRecord, ValidationRecord, SyncCheckRecord, WarningRecord]
+class DatasetCacheRecord(TypedDict):
+    """While the workers build (or wait for) a dataset's shared cache, before training starts (issue 18)."""
+
+    type: str  # "dataset_cache"
+    dataset: str  # "training" or "validation"
+    done: int  # images decoded so far
+    total: int
+    eta: Optional[float]  # seconds; None until the build has a rate
+
+
+MetricsRecord = Union[TrainRecord, ValidationRecord, SyncCheckRecord, WarningRecord, DatasetCacheRecord]
 TRAIN, VALIDATION, SYNC_CHECK, WARNING = "train", "validation", "sync_check", "warning"
+DATASET_CACHE = "dataset_cache"
 RECORD_TYPES = {TRAIN: TrainRecord, VALIDATION: ValidationRecord, SYNC_CHECK: SyncCheckRecord,
-                WARNING: WarningRecord}
+                WARNING: WarningRecord, DATASET_CACHE: DatasetCacheRecord}
 
 
 def warning_record(message: str, iteration: Optional[int] = None) -> WarningRecord:

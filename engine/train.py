@@ -23,7 +23,7 @@ from nnconsole.engine.checkpoint import (CheckpointState, find_usable_checkpoint
                                save_checkpoint)
 from nnconsole.engine.project.io import atomic_write, load_project
 from nnconsole.engine.batching import sample_coverage
-from nnconsole.engine.data import load_datasets
+from nnconsole.engine.data import cache_progress_records, load_datasets
 from nnconsole.engine.host_arrays import HostArrays
 from nnconsole.engine.progress import COMM_WARN_SHARE
 from nnconsole.engine.rank_process import StopRequest, close_logger, rank_logger
@@ -81,7 +81,9 @@ class Trainer:
                                                      self.comm.local_rank)
         self.log.info("device: %s; rank %d of %d (local rank %d); communicator %s", self.device.description,
                       self.rank, self.comm.size, self.comm.local_rank, self.comm.name)
-        self.train_set, self.valid_set = load_datasets(self.project)
+        # rank 0 reports a dataset cache build (its own, or another rank's it waits for) as run records
+        self.train_set, self.valid_set = load_datasets(
+            self.project, cache_progress_records(self.metrics.write) if self.metrics else None)
         self.plan = make_plan(self.project, workers=self.comm.size, dataset_size=self.train_set.size,
                               device=self.device.backend)
         np.random.seed(cfg.seed)

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
 from nnconsole.engine import runs
 from nnconsole.engine.progress import format_duration
 from nnconsole.engine.progress import COMM_WARN_SHARE  # the share above which the engine warns, too
-from nnconsole.engine.run_protocol import TRAIN
+from nnconsole.engine.run_protocol import DATASET_CACHE, TRAIN
 
 
 class RunProgress(QWidget):
@@ -49,9 +49,12 @@ class RunProgress(QWidget):
         self._show({})
 
     def update_from(self, records: List[Dict[str, Any]]) -> None:
-        """Take the newest train record among ``records``."""
+        """Take the newest train record among ``records`` (before training, the dataset cache build's progress)."""
         train = [r for r in records if r.get("type") == TRAIN]
         if not train:
+            building = [r for r in records if r.get("type") == DATASET_CACHE]
+            if building and not self.last:
+                self._show_cache_build(building[-1])
             return
         self.last = train[-1]
         total = self.last.get("total_iterations") or 0
@@ -60,6 +63,15 @@ class RunProgress(QWidget):
             self.bar.setValue(int(1000 * min(done / total, 1.0)))
             self.bar.setFormat(f"iteration {done:,} / {total:,}  (%p%)")
         self._show(self.last)
+
+    def _show_cache_build(self, r: Dict[str, Any]) -> None:
+        """'building dataset cache 40% ETA 12 s' in the bar while the workers decode the dataset."""
+        total = max(int(r.get("total") or 0), 1)
+        fraction = min(int(r.get("done") or 0) / total, 1.0)
+        eta = r.get("eta")
+        self.bar.setValue(int(1000 * fraction))
+        self.bar.setFormat(f"building {r.get('dataset', '')} dataset cache {fraction:.0%}"
+                           + (f" ETA {eta:.0f} s" if eta is not None else ""))
 
     def finish(self, status: str, iteration: Optional[int] = None) -> None:
         """The run ended: ``iteration`` is where, as the run's status.json records it (the last record
