@@ -1,4 +1,4 @@
-"""Evaluate a finished run's model on its validation set: per-sample outputs and the metrics NNC shows.
+"""Evaluate a finished run's model on its validation set or any dataset CSV: per-sample outputs and NNC's metrics.
 
 ``evaluate_run`` loads ``<run>/project.yaml`` and ``parameters_best.h5`` or ``parameters_final.h5``,
 runs the runtime network (``nnconsole.engine.export.build_runtime``: Softmax head for classifiers) over the
@@ -10,11 +10,13 @@ F-measure with macro averages and the most frequent confusions; for regression M
 """
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, List, Optional
 
 import numpy as np
 
+from nnconsole.engine.evaluation_curves import curve_metrics
 from nnconsole.engine.project.model import Project
 from nnconsole.engine.evaluation_results import (EVALUATION_DIR, METRICS_FILE, MODELS, SAMPLES_FILE,  # noqa: F401
                                                 TOP_CONFUSIONS, EvaluationError, EvaluationResult,
@@ -63,13 +65,28 @@ def _sources(dataset: Any) -> List[str]:
     return [f"row {i + 1}" for i in range(dataset.size)]
 
 
-def evaluate_run(run_dir: str, model: str = "best", batch_size: Optional[int] = None) -> EvaluationResult:
-    """Run the ``model`` ('best' or 'final') parameters of ``run_dir`` on its validation set."""
-    from nnconsole.engine.data import load_dataset_split
+def evaluate_run(run_dir: str, model: str = "best", batch_size: Optional[int] = None,
+                 dataset: Optional[str] = None) -> EvaluationResult:
+    """Run the ``model`` ('best' or 'final') parameters of ``run_dir`` on its validation set, or on ``dataset``.
+
+    ``dataset`` is any dataset CSV with the network's inputs and its target variable (decoded as the
+    project's own data, without writing a decode cache beside it).
+    """
+    from nnconsole.engine.data import load_dataset, load_dataset_split
 
     run_dir, project, params_file = open_run(run_dir, model)
     loss_type, label_var = target_variable(project)
-    valid = load_dataset_split(project, "validation")
+    if dataset is None:
+        valid = load_dataset_split(project, "validation")
+    else:
+        from nnconsole.engine.labels import class_label_variables
+        from nnconsole.engine.shapes import infer_network
+
+        if not os.path.isfile(dataset):
+            raise EvaluationError(f"{dataset}: no such dataset CSV")
+        shapes = {k: tuple(v) for k, v in infer_network(project.network).input_variables.items()}
+        valid = load_dataset(dataset, expected_shapes=shapes, normalize=project.datasets.normalize, cache=False,
+                             label_classes=class_label_variables(project.network))
     outputs = _run_network(project, params_file, valid, batch_size or min(256, max(project.config.batch_size, 1)))
     outputs = outputs.reshape(valid.size, -1)
     if label_var not in valid.arrays:
@@ -81,13 +98,15 @@ def evaluate_run(run_dir: str, model: str = "best", batch_size: Optional[int] = 
     if task == "classification":
         outputs, predictions, labels = _classify(outputs, targets, valid.path, label_var)
         metrics = classification_metrics(labels, predictions, outputs.shape[1])
+        metrics.update(curve_metrics(outputs, labels))
     else:
         predictions = outputs
         if predictions.shape != targets.shape:
             raise EvaluationError(f"the network outputs {predictions.shape[1]} value(s) per sample but the target "
                                   f"'{label_var}' has {targets.shape[1]}")
         metrics = regression_metrics(targets, predictions)
-    metrics.update({"model": model, "run_dir": run_dir, "parameters": params_file, "dataset": valid.path,
+    metrics.update({"model": model, "run_dir": run_dir, "parameters": params_file, "dataset": os.path.abspath(valid.path),
+                    "split": "validation" if dataset is None else "dataset",
                     "label_variable": label_var, "loss_layer_type": loss_type, "created": time.time()})
     return EvaluationResult(run_dir, model, task, valid.path, label_var, targets, outputs, np.asarray(predictions),
                             _sources(valid), metrics)

@@ -7,6 +7,7 @@ validation set is :mod:`nnconsole.engine.evaluate` (``nnconsole evaluate``), in 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
@@ -161,9 +162,15 @@ def open_run(run_dir: str, model: str) -> tuple:
     return run_dir, load_project(project_file, check_datasets=False), params_file
 
 
-def evaluation_dir(run_dir: str, model: str) -> str:
-    """Where ``nnconsole evaluate`` writes by default: ``<run>/evaluation/<model>``."""
-    return os.path.join(run_dir, EVALUATION_DIR, model)
+def evaluation_dir(run_dir: str, model: str, dataset: Optional[str] = None) -> str:
+    """Where ``nnconsole evaluate`` writes by default: ``<run>/evaluation/<model>``, or for another dataset CSV
+    ``<run>/evaluation/<model>-<CSV name>-<6 hex digits of its absolute path>`` (two test.csv files differ)."""
+    if dataset is None:
+        return os.path.join(run_dir, EVALUATION_DIR, model)
+    full = os.path.abspath(dataset)
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", os.path.splitext(os.path.basename(full))[0])[:40] or "data"
+    digest = hashlib.sha1(full.encode("utf-8", "surrogateescape")).hexdigest()[:6]
+    return os.path.join(run_dir, EVALUATION_DIR, f"{model}-{stem}-{digest}")
 
 
 def target_variable(project: Project) -> tuple:
@@ -215,7 +222,8 @@ def samples_csv_text(result: EvaluationResult) -> str:
 
 def write_evaluation(result: EvaluationResult, output: Optional[str] = None) -> str:
     """Write samples.csv and metrics.json (each atomically) into ``output``; returns the folder."""
-    folder = output or evaluation_dir(result.run_dir, result.model)
+    other = result.dataset if result.metrics.get("split") == "dataset" else None
+    folder = output or evaluation_dir(result.run_dir, result.model, other)
     os.makedirs(folder, exist_ok=True)
     atomic_write(os.path.join(folder, SAMPLES_FILE), samples_csv_text(result).encode("utf-8"))
     atomic_write(os.path.join(folder, METRICS_FILE), metrics_json(result.metrics).encode("utf-8"))
@@ -241,16 +249,30 @@ def read_evaluation(folder: str) -> tuple:
 def summary_text(metrics: Dict[str, Any]) -> str:
     """A few lines for the terminal: the headline figures and the worst confusions."""
     n = metrics.get("count", 0)
+    where = samples_text(metrics)
     if metrics.get("task") == "classification":
-        lines = [f"accuracy {metrics['accuracy']:.2%} on {n} validation samples "
+        lines = [f"accuracy {metrics['accuracy']:.2%} on {n} {where} "
                  f"({metrics['num_classes']} classes, model {metrics.get('model', '?')})",
                  f"macro precision {metrics['macro_precision']:.4f}  recall {metrics['macro_recall']:.4f}  "
                  f"F-measure {metrics['macro_f_measure']:.4f}"]
+        top = metrics.get("top_n_accuracy") or {}
+        extra = [f"top-{n_} {v:.2%}" for n_, v in sorted(top.items(), key=lambda kv: int(kv[0])) if n_ != "1"]
+        if metrics.get("macro_roc_auc") is not None:
+            extra.append(f"macro ROC AUC {metrics['macro_roc_auc']:.4f}")
+        if extra:
+            lines.append("  ".join(extra))
         worst = metrics.get("top_confusions", [])[:5]
         if worst:
             lines.append("most frequent confusions: " + ", ".join(
                 f"{c['true']}->{c['predicted']} ({c['count']})" for c in worst))
         return "\n".join(lines)
     r2 = metrics.get("r2")
-    return (f"regression on {n} validation samples (model {metrics.get('model', '?')}): MAE {metrics['mae']:.4g}  "
+    return (f"regression on {n} {where} (model {metrics.get('model', '?')}): MAE {metrics['mae']:.4g}  "
             f"RMSE {metrics['rmse']:.4g}  R^2 {'n/a' if r2 is None else f'{r2:.4f}'}")
+
+
+def samples_text(metrics: Dict[str, Any]) -> str:
+    """'validation samples', or 'samples of <CSV name>' for an evaluation on another dataset."""
+    if metrics.get("split") == "dataset":
+        return f"samples of {os.path.basename(str(metrics.get('dataset', '')))}"
+    return "validation samples"
