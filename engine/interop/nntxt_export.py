@@ -266,6 +266,7 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
     from nnabla.utils import nnabla_pb2
 
     from nnconsole.engine.layers.inputs import input_variable
+    from nnconsole.engine.project.structure import dataset_variables
     from nnconsole.engine.project.validate import dataset_path
     from nnconsole.engine.shapes import infer_network, runtime_layer_names
 
@@ -343,7 +344,7 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
         d.batch_size = batch
         d.shuffle = bool(shuffle)
         d.no_image_normalization = not project.datasets.normalize
-        d.variable.extend(sorted(info.input_variables))
+        d.variable.extend(sorted(dataset_variables(project)))  # every trained network's Inputs
 
     var_of = {}
     for layer in project.network.layers:
@@ -356,19 +357,7 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
     o.dataset_name.append("Training")
     o.update_interval = int(project.optimizer.update_interval)
     _solver(o.solver, project, ipe, unsupported, notes)
-    for v in main["inputs"]:
-        dv = o.data_variable.add()
-        dv.variable_name, dv.data_name = v, var_of[v]
-    for lname in info.loss_layers:
-        o.loss_variable.add().variable_name = lname
-    for pname in main["params"]:
-        layer, key = writer.param_owner[pname]
-        pv = o.parameter_variable.add()
-        pv.variable_name = pname
-        if key in mapping.non_trainable(layer.type):
-            pv.learning_rate_multiplier = 0.0
-        else:
-            pv.learning_rate_multiplier = float((layer.lr_multipliers or {}).get(key, 1.0))
+    write_optimizer_variables(o, project.network, info, main, writer.param_owner)
 
     if loss is not None:
         for mname, dname in (("train_error", "Training"), ("valid_error", "Validation")):
@@ -395,7 +384,31 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
     ov.variable_name, ov.data_name = runtime["output"], OUTPUT_DATA_NAME
     for pname in runtime["params"]:
         e.parameter_variable.add().variable_name = pname
+    from .nntxt_optimizers import write_extra_optimizers  # the project's other networks and optimizers
+
+    write_extra_optimizers(proto, project, ipe, unsupported, notes, dict(main, owner=writer.param_owner))
     return proto, unsupported, notes
+
+
+def write_optimizer_variables(o: Any, network: Any, info: Any, written: Dict[str, Any],
+                              param_owner: Dict[str, Tuple[Layer, str]]) -> None:
+    """An optimizer's data (its network's Inputs), loss and parameter variables with their learning-rate
+    multipliers (0 for running statistics)."""
+    from nnconsole.engine.layers.inputs import input_variable
+
+    for v in written["inputs"]:
+        dv = o.data_variable.add()
+        dv.variable_name, dv.data_name = v, input_variable(network.layer(v), network.layer(v).params)
+    for lname in info.loss_layers:
+        o.loss_variable.add().variable_name = lname
+    for pname in written["params"]:
+        layer, key = param_owner[pname]
+        pv = o.parameter_variable.add()
+        pv.variable_name = pname
+        if key in mapping.non_trainable(layer.type):
+            pv.learning_rate_multiplier = 0.0
+        else:
+            pv.learning_rate_multiplier = float((layer.lr_multipliers or {}).get(key, 1.0))
 
 
 def proto_text(proto: Any, extras: Optional[Dict[str, Any]] = None) -> str:

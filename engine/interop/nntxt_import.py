@@ -65,7 +65,8 @@ def proto_to_project(proto: Any, base_dir: str, name: str, unsupported: List[str
                      where: str, extras: Optional[Dict[str, Any]] = None) -> Tuple[Project, List[Node]]:
     """A Project from a parsed NNablaProtoBuf (dataset URIs resolved against ``base_dir``)."""
     net = training_network(proto, notes)
-    others = [n.name for n in proto.network if n.name != net.name]
+    trained = {o.network_name for o in proto.optimizer}  # networks of other optimizers: nntxt_optimizers
+    others = [n.name for n in proto.network if n.name != net.name and n.name not in trained]
     if others:
         notes.append(f"networks {', '.join(others)} were not imported: nnconsole derives the validation and "
                      "runtime networks from the training network")
@@ -80,6 +81,9 @@ def proto_to_project(proto: Any, base_dir: str, name: str, unsupported: List[str
     optimizer = read_optimizer(proto, unsupported, notes)
     project = Project(name=name, network=Network(layers=layers), datasets=datasets, config=config,
                       optimizer=optimizer, multi_gpu=MultiGPU())
+    from .nntxt_optimizers import read_extra_optimizers
+
+    nodes = nodes + read_extra_optimizers(proto, net, nodes, project, unsupported, notes, where)
     if extras:
         apply_extras(project, extras, notes)
     return project, nodes

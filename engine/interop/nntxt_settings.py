@@ -12,19 +12,16 @@ from . import solver_table
 from .common import resolve_dataset
 from .settings_map import read_training_config
 
-def read_optimizer(proto: Any, unsupported: List[str], notes: List[str]) -> Optimizer:
-    """The first optimizer's solver, learning rate, weight decay and schedule as nnconsole's Optimizer."""
+def read_optimizer(proto: Any, unsupported: List[str], notes: List[str], index: int = 0) -> Optimizer:
+    """An optimizer's (the first by default) solver, learning rate, weight decay and schedule as nnconsole's
+    Optimizer; the others' networks and ranges are read by nntxt_optimizers."""
     from nnconsole.engine.solvers import SOLVER_PARAMS
 
     opt = Optimizer()
     p: Any = None
     if not len(proto.optimizer):
         return opt
-    if len(proto.optimizer) > 1:
-        unsupported.append("optimizers " + ", ".join(f"'{o.name}'" for o in proto.optimizer[1:]) +
-                           ": nnconsole trains one network with one optimizer; only "
-                           f"'{proto.optimizer[0].name}' was imported")
-    o = proto.optimizer[0]
+    o = proto.optimizer[index]
     s = o.solver
     name = solver_table.SOLVER_TYPES.get(s.type)
     if name is None:
@@ -89,9 +86,9 @@ def read_optimizer(proto: Any, unsupported: List[str], notes: List[str]) -> Opti
         opt.warmup_iterations = int(s.linear_warmup_scheduler_param.warmup_iter)
     elif s.lr_warmup_scheduler_type:
         unsupported.append(f"warm-up scheduler {s.lr_warmup_scheduler_type}: only Linear is supported")
-    if o.start_iter or o.end_iter:
-        unsupported.append(f"optimizer '{o.name}' start_iter/end_iter {o.start_iter}/{o.end_iter}: nnconsole "
-                           "updates on every iteration")
+    if index == 0 and (o.start_iter or o.end_iter):
+        unsupported.append(f"optimizer '{o.name}' start_iter/end_iter {o.start_iter}/{o.end_iter}: the CONFIG "
+                           "tab's optimizer updates on every iteration (the others keep their range)")
     return opt
 
 

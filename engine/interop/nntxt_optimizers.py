@@ -1,0 +1,117 @@
+"""The optimizers after the first, and the networks they train, in .nntxt files (issue 17).
+
+Import: every optimizer of the file after the first becomes a ``Project.optimizers`` entry (its solver,
+schedule and update interval read as the first one's, its dataset, start/end iteration) and the network
+it trains, when not Main, a ``Project.networks`` entry converted like Main. Export writes each extra
+network and optimizer back, as NNC does, so ``nnabla_cli train`` runs them all.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from nnconsole.engine.project.model import MAIN_NETWORK, ExtraOptimizer, Network, Project
+
+
+# ------------------------------------------------------------------------------------------ import
+def read_extra_optimizers(proto: Any, main_proto: Any, main_nodes: List[Any], project: Project,
+                          unsupported: List[str], notes: List[str], where: str) -> List[Any]:
+    """Fill ``project.networks``/``optimizers`` from the file's optimizers after the first; returns the graph
+    nodes of the networks read (their parameters join the initial weights). Parameters that layers of
+    several networks read get one parameter scope, so the project keeps one set of weights."""
+    from .nntxt_network import network_nodes
+    from .nntxt_settings import read_optimizer
+    from .pipeline import ImportedGraph, graph_to_layers
+
+    networks = {n.name: n for n in proto.network}
+    train_dataset = proto.optimizer[0].dataset_name[0] if len(proto.optimizer) and proto.optimizer[0].dataset_name \
+        else ""
+    nodes: List[Any] = []
+    for index in range(1, len(proto.optimizer)):
+        o = proto.optimizer[index]
+        net_name = o.network_name
+        if net_name not in networks:
+            unsupported.append(f"optimizer '{o.name}' trains network '{net_name}', which the file does not have; "
+                               "it was not imported")
+            continue
+        if net_name == main_proto.name:
+            net_name = MAIN_NETWORK
+        elif net_name not in project.networks:
+            got = network_nodes(proto, networks[net_name], unsupported, notes, where)
+            times = {r.id: int(r.times) for r in networks[net_name].repeat_info}
+            graph = ImportedGraph(got, times)
+            if hasattr(graph, "marked_weights"):  # as Main: nnabla files name per-repetition weights
+                graph.marked_weights = True
+            layers, got = graph_to_layers(graph, unsupported, notes, where)
+            project.networks[net_name] = Network(layers=layers)
+            nodes += [(net_name, n) for n in got]
+        dataset = "training"
+        if o.dataset_name and o.dataset_name[0] != train_dataset:
+            dataset = "validation"
+            notes.append(f"optimizer '{o.name}' reads dataset '{o.dataset_name[0]}', imported as the project's "
+                         "validation dataset")
+        project.optimizers.append(ExtraOptimizer(
+            name=o.name, network=net_name, dataset=dataset, start_iteration=int(o.start_iter),
+            end_iteration=int(o.end_iter), optimizer=read_optimizer(proto, unsupported, notes, index=index)))
+    if nodes:
+        _share_across_networks([(MAIN_NETWORK, n) for n in main_nodes] + nodes, project, notes)
+    return [n for _, n in nodes]
+
+
+def _share_across_networks(nodes: List[tuple], project: Project, notes: List[str]) -> None:
+    """(network, node) pairs whose layers read one source parameter from different networks: one scope."""
+    from nnconsole.engine.layers import find_spec
+    from nnconsole.engine.project.structure import network_named
+
+    from .netgraph import registry_type
+
+    users: Dict[str, List[tuple]] = {}
+    for net_name, n in nodes:
+        spec = find_spec(registry_type(n.type) or "")
+        if spec is None or not spec.weight_scope:
+            continue
+        for w in n.weights.values():
+            users.setdefault(w.source_name, []).append((net_name, n))
+    shared: Dict[str, set] = {}
+    for source, sharing in users.items():
+        if len({net for net, _ in sharing}) < 2 or "/" not in source:
+            continue
+        scope = sharing[0][1].parameter_scope or source.rsplit("/", 2)[0].replace("/", "_")
+        for net_name, n in sharing:
+            n.parameter_scope = scope
+            for layer in network_named(project, net_name).layers:
+                if layer.name == n.name:
+                    layer.parameter_scope = scope
+        shared.setdefault(scope, set()).update(net for net, _ in sharing)
+    for scope, networks in shared.items():
+        notes.append(f"parameter scope '{scope}' is read in networks {', '.join(sorted(networks))}: one set of weights")
+
+
+# ------------------------------------------------------------------------------------------ export
+def write_extra_optimizers(proto: Any, project: Project, ipe: Optional[int], unsupported: List[str],
+                           notes: List[str], main_params: Dict[str, Any]) -> None:
+    """Append each network an extra optimizer trains (Main is written already) and each extra optimizer."""
+    from nnconsole.engine.project.structure import optimizer_project
+    from nnconsole.engine.shapes import infer_network
+
+    from . import nntxt_export as ex
+
+    written: Dict[str, Dict[str, Any]] = {MAIN_NETWORK: main_params}
+    for entry in project.optimizers:
+        view = optimizer_project(project, entry)
+        info = infer_network(view.network)
+        if info.errors:
+            raise ex.InteropError(f"network '{entry.network}' has problems, fix them before exporting:\n"
+                                  + info.error_text())
+        writer = ex._NetworkWriter(proto, view, info)
+        if entry.network not in written:
+            written[entry.network] = writer.write(entry.network, list(info.order), "train", int(project.config.batch_size))
+            written[entry.network]["owner"] = writer.param_owner
+        result = written[entry.network]
+        o = proto.optimizer.add()
+        o.name, o.network_name = entry.name, entry.network
+        o.dataset_name.append("Validation" if entry.dataset == "validation" else "Training")
+        o.update_interval = int(entry.optimizer.update_interval)
+        o.start_iter, o.end_iter = int(entry.start_iteration), int(entry.end_iteration)
+        ex._solver(o.solver, view, ipe, unsupported, notes)
+        ex.write_optimizer_variables(o, view.network, info, result, result.get("owner", {}))
+
