@@ -86,6 +86,10 @@ class _Reporter:
             pass
 
 
+def _count(n: int, one: str, many: str = "") -> str:
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
+
+
 def _stop_on_sigterm() -> None:
     """The GUI's Cancel (SIGTERM) ends the command like Ctrl-C: the staging folder is removed, nothing written."""
     def interrupt(signum, frame):  # noqa: ARG001
@@ -113,9 +117,9 @@ def cmd_dataset_create(args: argparse.Namespace) -> int:
         plan = make_plan(options.source, options.allow_outside)
         for note in plan.notes:
             print(f"note: {note}", file=sys.stderr)
-        kind = f"{len(plan.classes)} classes, " if plan.classes else ""
-        print(f"source: {args.sourcedir}: {kind}{len(plan.conversions)} images, {len(plan.rows)} samples",
-              flush=True)
+        kind = _count(len(plan.classes), "class", "classes") + ", " if plan.classes else ""
+        print(f"source: {args.sourcedir}: {kind}{_count(len(plan.conversions), 'image')}, "
+              f"{_count(len(plan.rows), 'sample')}", flush=True)
         result = create_dataset(options, _Reporter(args.events, args.quiet), plan)
     except DatasetCreateError as exc:
         print(f"nnconsole dataset create: {exc}", file=sys.stderr)
@@ -123,10 +127,11 @@ def cmd_dataset_create(args: argparse.Namespace) -> int:
     for source, reason in result.failed:
         print(f"skipped {source}: {reason}", file=sys.stderr)
     if result.failed:
-        print(f"warning: {len(result.failed)} image(s) could not be converted and were left out (listed above)",
-              file=sys.stderr)
-    files = ", ".join(f"{os.path.basename(p)} ({n} rows)" for p, n in result.files)
-    labels = f", labels.txt ({len(result.classes)} classes)" if result.classes else ""
+        were = "was" if len(result.failed) == 1 else "were"
+        print(f"warning: {_count(len(result.failed), 'image')} could not be converted and {were} left out (listed "
+              "above)", file=sys.stderr)
+    files = ", ".join(f"{os.path.basename(p)} ({_count(n, 'row')})" for p, n in result.files)
+    labels = f", labels.txt ({_count(len(result.classes), 'class', 'classes')})" if result.classes else ""
     print(f"created {result.output}: {files}{labels}", flush=True)
     announce(args.events, CREATED_EVENT, output=result.output, files=[p for p, _ in result.files],
              failed=len(result.failed))

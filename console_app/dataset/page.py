@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QGridLayout, QGro
                                QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QSplitter,
                                QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
-from nnconsole.app.config.commands import set_setting
+from nnconsole.app.config.commands import set_setting, set_settings
 from nnconsole.app.config.fields import FieldEditor, spec_for
 from nnconsole.app.dataset.background import BackgroundCall
 from nnconsole.app.dataset.matching import ExpectedVariable, expected_variables, shape_text, variable_status
@@ -74,6 +74,7 @@ class DatasetPage(QWidget):
         self.window_ = window
         self.states: Dict[str, SplitState] = {s: SplitState() for s in SPLITS}
         self.expected: List[ExpectedVariable] = []
+        self.create_dialog: Optional[QWidget] = None  # the last "Create dataset..." dialog
         # No Qt parent: the loader lives until its threads end, even if this page is deleted first.
         self.loader = BackgroundCall()
         self.loader.finished.connect(self._loaded)
@@ -106,6 +107,10 @@ class DatasetPage(QWidget):
             options.addWidget(editor.widget)
             self.option_editors.append(editor)
         options.addStretch(1)
+        create = QPushButton("Create dataset...")  # NNC's create dataset: nnconsole dataset create
+        create.setObjectName("dataset_create")
+        create.clicked.connect(self.open_create_dialog)
+        options.addWidget(create)
         grid.addLayout(options, 2, 1, 1, 2)
 
         self.variables = QTableWidget(0, 5)
@@ -296,6 +301,25 @@ class DatasetPage(QWidget):
         if chosen:
             set_setting(self.document, f"datasets.{split}", relative_to_project(project.path, chosen),
                         mergeable=False)
+
+    def open_create_dialog(self) -> None:
+        """The "Create dataset..." dialog; the CSVs it makes become the project's datasets when asked."""
+        from nnconsole.app.dataset.create_dialog import CreateDatasetDialog
+
+        project = self.document.project
+        folder = os.path.dirname(os.path.abspath(project.path)) if project.path else os.getcwd()
+        image = next((v.shape for v in self.expected if v.role == "input" and len(v.shape) == 3
+                      and v.shape[0] in (1, 3)), None)
+        self.create_dialog = CreateDatasetDialog(self, folder, tuple(image) if image else None)
+        self.create_dialog.created.connect(self._use_created)
+        self.create_dialog.open()
+
+    def _use_created(self, training: str, validation: str) -> None:
+        path = self.document.project.path
+        values = {"datasets.training": relative_to_project(path, training)}
+        if validation:
+            values["datasets.validation"] = relative_to_project(path, validation)
+        set_settings(self.document, values, "Use the created dataset")
 
     def wait_for_checks(self, timeout: float = 30.0) -> None:
         """Join the background loads (tests and screenshots)."""
