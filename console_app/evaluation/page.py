@@ -16,9 +16,13 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QHeaderView, Q
                                QSplitter, QStackedWidget, QTableView, QTabWidget, QVBoxLayout, QWidget)
 
 from nnconsole.app.evaluation.confusion import ConfusionMatrixView
+from nnconsole.app.evaluation.curves import LikelihoodView, RocPrView, class_arrays
+from nnconsole.app.evaluation.dataset_choice import DatasetChoice
 from nnconsole.app.evaluation.inference import InferencePanel
 from nnconsole.app.evaluation.report import PerClassTable, RegressionView, TopConfusions, headline
 from nnconsole.app.evaluation.samples import SamplesFilter, SamplesModel
+from nnconsole.app.evaluation.zoom import show_large_image
+from nnconsole.app.dataset.preview import is_image_cell
 from nnconsole.app.engine_process import EngineCommand
 from nnconsole.app.training.history import collect_runs
 from nnconsole.engine import runs
@@ -53,6 +57,7 @@ class EvaluationPage(QWidget):
         self.model_combo = QComboBox()
         self.model_combo.setObjectName("evaluation_model")
         self.model_combo.addItems(list(MODELS))
+        self.dataset_choice = DatasetChoice()
         self.evaluate_button = QPushButton("Evaluate")
         self.evaluate_button.setObjectName("evaluation_start")
         self.evaluate_button.setToolTip("nnconsole evaluate RUN_DIR --model best|final")
@@ -62,8 +67,8 @@ class EvaluationPage(QWidget):
         self.state.setObjectName("evaluation_state")
         self.state.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # long paths must not widen the tab
         bar = QHBoxLayout()
-        for w in (QLabel("Run:"), self.run_combo, QLabel("Model:"), self.model_combo, self.evaluate_button,
-                  self.refresh_button):
+        for w in (QLabel("Run:"), self.run_combo, QLabel("Model:"), self.model_combo, QLabel("Data:"),
+                  self.dataset_choice, self.evaluate_button, self.refresh_button):
             bar.addWidget(w)
         bar.addWidget(self.state, 1)
         self.summary = QLabel()
@@ -88,9 +93,16 @@ class EvaluationPage(QWidget):
         classes.addWidget(self.confusion)
         classes.addWidget(lower)
         classes.setSizes([440, 300])
+        self.likelihood = LikelihoodView()
+        self.roc_pr = RocPrView()
+        self.class_views = QTabWidget()
+        self.class_views.setObjectName("evaluation_class_views")
+        self.class_views.addTab(classes, "Confusion matrix")
+        self.class_views.addTab(self.likelihood, "Likelihood")
+        self.class_views.addTab(self.roc_pr, "ROC / PR")
         self.regression = RegressionView()
         self.left = QStackedWidget()
-        self.left.addWidget(classes)
+        self.left.addWidget(self.class_views)
         self.left.addWidget(self.regression)
 
         self.samples = SamplesModel(self)
@@ -148,7 +160,10 @@ class EvaluationPage(QWidget):
 
         self.evaluate_button.clicked.connect(self.evaluate)
         self.refresh_button.clicked.connect(self.refresh_runs)
+        self.run_combo.currentIndexChanged.connect(lambda _i: self.dataset_choice.fill(self.selected_run()))
         self.run_combo.currentIndexChanged.connect(lambda _i: self.show_existing())
+        self.dataset_choice.dataset_changed.connect(self.show_existing)
+        self.table.clicked.connect(self._sample_clicked)
         self.model_combo.currentIndexChanged.connect(lambda _i: self.show_existing())
         self.run_combo.currentIndexChanged.connect(lambda _i: self.inference.run_changed())
         self.model_combo.currentIndexChanged.connect(lambda _i: self.inference.run_changed())
@@ -193,6 +208,7 @@ class EvaluationPage(QWidget):
             self.state.setText("No trained run yet: train one in the TRAINING tab.")
         if self.selected_run() != current:
             self.inference.run_changed()
+        self.dataset_choice.fill(self.selected_run())
         self.show_existing()
 
     def select_run(self, run_dir: str) -> bool:
@@ -220,11 +236,13 @@ class EvaluationPage(QWidget):
         if not run_dir or self.command.is_running():
             return False
         model = self.model_combo.currentText()
-        self._pending = evaluation_dir(run_dir, model)
+        dataset = self.dataset_choice.current_dataset()
+        self._pending = evaluation_dir(run_dir, model, dataset)
         self.error.hide()
         self.evaluate_button.setEnabled(False)
         self.state.setText(f"Evaluating the {model} model of {os.path.basename(run_dir)}...")
-        self.command.start(["evaluate", run_dir, "--model", model], cwd=run_dir)
+        self.command.start(["evaluate", run_dir, "--model", model] + (["--dataset", dataset] if dataset else []),
+                           cwd=run_dir)
         return True
 
     def _command_finished(self, code: int, stdout: str, stderr: str) -> None:
@@ -250,7 +268,8 @@ class EvaluationPage(QWidget):
     def show_existing(self) -> None:
         """Show the saved evaluation of the selected run and model, if there is one."""
         run_dir = self.selected_run()
-        folder = evaluation_dir(run_dir, self.model_combo.currentText()) if run_dir else None
+        folder = evaluation_dir(run_dir, self.model_combo.currentText(), self.dataset_choice.current_dataset()) \
+            if run_dir else None
         metrics_file = os.path.join(folder, METRICS_FILE) if folder else ""
         if folder and os.path.isfile(metrics_file):
             stamp = os.stat(metrics_file).st_mtime_ns
@@ -270,6 +289,8 @@ class EvaluationPage(QWidget):
         self.per_class.setRowCount(0)
         self.confusions.list.clear()
         self.regression.clear()
+        self.likelihood.clear()
+        self.roc_pr.clear()
         self.left.setCurrentIndex(0)
         self.class_filter.blockSignals(True)
         self.class_filter.clear()
@@ -298,6 +319,13 @@ class EvaluationPage(QWidget):
         if task == "classification":
             self.left.setCurrentIndex(0)
             self.confusion.set_matrix(metrics["confusion_matrix"])
+            try:
+                probs, labels = class_arrays(rows)
+            except (KeyError, ValueError):  # a samples.csv edited by hand: the tables still show
+                probs, labels = None, None
+            if probs is not None and probs.size:
+                self.likelihood.set_data(probs, labels)
+                self.roc_pr.set_data(probs, labels)
             self.per_class.set_metrics(metrics)
             self.confusions.set_metrics(metrics)
             for c in range(int(metrics.get("num_classes", 0))):
@@ -327,6 +355,17 @@ class EvaluationPage(QWidget):
         self.class_filter.setCurrentIndex(self.class_filter.findData(true_class))
         self.class_filter.blockSignals(False)
         self._apply_filter(predicted)
+
+    def _sample_clicked(self, index: Any) -> None:
+        """A click on a sample's thumbnail opens a larger view of its image."""
+        source = self.filter.mapToSource(index)
+        if self.samples.columns[source.column()] != "source":
+            return
+        text = self.samples.rows[source.row()].get("source", "")
+        if is_image_cell(text):
+            rect = self.table.visualRect(index)
+            show_large_image(os.path.join(self.samples.base, text.strip()), self,
+                             self.table.viewport().mapToGlobal(rect.bottomLeft()))
 
     def _update_shown(self) -> None:
         total = self.samples.rowCount()

@@ -2,6 +2,7 @@
 averages, the most frequent confusions, and for regression the error statistics with a scatter plot."""
 from __future__ import annotations
 
+import html
 from typing import Any, Dict, List, Optional
 
 import numpy as np
@@ -12,22 +13,29 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QListWidg
                                QVBoxLayout, QWidget)
 
 from nnconsole.app.widgets.plots import make_plot_widget
+from nnconsole.engine.evaluation_results import samples_text
 
 
 def headline(metrics: Dict[str, Any]) -> str:
     """One rich-text line with the figures a person looks at first."""
     n = metrics.get("count", 0)
     model = metrics.get("model", "?")
+    where = html.escape(samples_text(metrics))
     if metrics.get("task") == "classification":
+        top = metrics.get("top_n_accuracy") or {}
+        best_n = max(top, key=int, default="1")
+        extra = f" &middot; top-{best_n} <b>{top[best_n]:.2%}</b>" if best_n != "1" else ""
+        auc = metrics.get("macro_roc_auc")
+        extra += f" &middot; macro ROC AUC <b>{auc:.4f}</b>" if auc is not None else ""
         return (f"<span style='font-size:15pt'><b>Accuracy {metrics['accuracy']:.2%}</b></span> &nbsp; on {n:,} "
-                f"validation samples ({metrics['num_classes']} classes, <b>{model}</b> model) &nbsp;&middot;&nbsp; "
+                f"{where} ({metrics['num_classes']} classes, <b>{model}</b> model) &nbsp;&middot;&nbsp; "
                 f"macro precision <b>{metrics['macro_precision']:.4f}</b> &middot; macro recall "
                 f"<b>{metrics['macro_recall']:.4f}</b> &middot; macro F-measure "
-                f"<b>{metrics['macro_f_measure']:.4f}</b>")
+                f"<b>{metrics['macro_f_measure']:.4f}</b>{extra}")
     r2 = metrics.get("r2")
     return (f"<span style='font-size:15pt'><b>RMSE {metrics['rmse']:.4g}</b></span> &nbsp; MAE "
             f"<b>{metrics['mae']:.4g}</b> &middot; R<sup>2</sup> <b>{'n/a' if r2 is None else f'{r2:.4f}'}</b> "
-            f"&middot; bias {metrics.get('bias', 0.0):+.4g} &middot; on {n:,} validation samples (<b>{model}</b> model)")
+            f"&middot; bias {metrics.get('bias', 0.0):+.4g} &middot; on {n:,} {where} (<b>{model}</b> model)")
 
 
 class PerClassTable(QTableWidget):

@@ -91,7 +91,8 @@ class SamplesModel(QAbstractTableModel):
         if role == Qt.TextAlignmentRole and key not in ("source",):
             return int(Qt.AlignCenter)
         if role == Qt.ToolTipRole and key == "source":
-            return os.path.join(self.base, text) if self.base else text
+            path = os.path.join(self.base, text) if self.base else text
+            return f"{path}\n(click for a larger view)" if is_image_cell(text) else path
         return None
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.DisplayRole) -> Any:  # noqa: N802
