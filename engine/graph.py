@@ -21,6 +21,7 @@ from nnconsole.engine.layers.initializers import make_initializer
 from nnconsole.engine.layers.inputs import input_variable
 from nnconsole.engine.layers.registry import fmt_shape
 from nnconsole.engine.project.model import Layer, Network
+from nnconsole.engine.recurrent_unroll import unrolled_network
 from nnconsole.engine.shapes import MODES, NetworkInfo, derive_network, infer_network
 from nnconsole.engine.shared_params import weight_scope_of
 
@@ -130,6 +131,7 @@ def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any
     if int(batch_size) < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     batch_size = int(batch_size)
+    network = unrolled_network(network)  # recurrent blocks unrolled over time, as nnabla's loader does
     train_info = infer_network(network)
     first_loss = train_info.loss_layers[0] if train_info.loss_layers else None
     net = derive_network(network, mode)

@@ -190,6 +190,15 @@ def _known_list(names: Sequence[str], limit: int = 12) -> str:
 
 def infer_network(network: Network) -> NetworkInfo:
     """Infer every layer's output shape, weights and cost; collect errors instead of raising."""
+    from nnconsole.engine.recurrent_unroll import has_recurrent, infer_recurrent
+
+    if has_recurrent(network):  # unrolled over time first; reported in the network's own layer names
+        return infer_recurrent(network, infer_plain)
+    return infer_plain(network)
+
+
+def infer_plain(network: Network) -> NetworkInfo:
+    """``infer_network`` for a network without loop control (recurrent blocks already unrolled)."""
     info = NetworkInfo()
     names_seen: Dict[str, int] = {}
     unique: List[Layer] = []
