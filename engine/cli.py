@@ -171,12 +171,25 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from nnconsole.engine.plan import format_plan_table
     from nnconsole.engine.project.io import load_project
 
+    from nnconsole.engine.project.structure import FIRST_OPTIMIZER, optimizer_project
+
     project = load_project(args.project, check_datasets=False)
-    plans = [plan_for(project, n, args.device, args.policy) for n in (args.gpus or [project.multi_gpu.workers])]
+    counts = args.gpus or [project.multi_gpu.workers]
+    plans = [plan_for(project, n, args.device, args.policy) for n in counts]
+    # one table per optimizer (issue 17): each is planned as the first one is
+    others = {e.name: (e.network, [plan_for(optimizer_project(project, e), n, args.device, args.policy) for n in counts])
+              for e in project.optimizers}
     if args.json:
-        print(json.dumps([p.to_dict() for p in plans], indent=2))
-    else:
-        print(format_plan_table(plans))
+        data = [p.to_dict() for p in plans]
+        print(json.dumps({FIRST_OPTIMIZER: data, **{k: [p.to_dict() for p in v] for k, (_, v) in others.items()}}
+                         if others else data, indent=2))
+        return ExitCode.OK
+    if others:
+        print(f"optimizer {FIRST_OPTIMIZER} (network Main):")
+    print(format_plan_table(plans))
+    for name, (network, extra) in others.items():
+        print(f"\noptimizer {name} (network {network}):")
+        print(format_plan_table(extra))
     return ExitCode.OK
 
 

@@ -18,10 +18,12 @@ import numpy as np
 from nnconsole.engine.project.model import ExtraOptimizer, Project
 
 
-def run_range(entry: ExtraOptimizer, workers: int) -> tuple:
-    """(start, end) iterations of the N-worker run, as nnabla's loader divides them (0 = no bound)."""
+def run_range(entry: ExtraOptimizer, divisor: int) -> tuple:
+    """(start, end) iterations of the run, the project's single-worker ones divided by the plan's
+    ``iteration_divisor`` (N when each worker keeps the batch size) as nnabla's loader divides them by N
+    (0 = no bound)."""
     def divide(value: int) -> int:
-        return (value - 1) // workers + 1 if value > 0 else 0
+        return (value - 1) // divisor + 1 if value > 0 else 0
     return divide(entry.start_iteration), divide(entry.end_iteration)
 
 
@@ -88,7 +90,7 @@ def build_optimizer_runs(trainer: Any) -> List[OptimizerRun]:
             solver.set_parameters(group)
             solvers.append(solver)
         wd = entry.optimizer.weight_decay
-        start, end = run_range(entry, comm.size)
+        start, end = run_range(entry, plan.iteration_divisor)
         runs.append(OptimizerRun(
             entry=entry, graph=graph, groups=groups, solvers=solvers, schedule=plan.schedule_params(),
             update_interval=plan.update_interval, start=start, end=end,

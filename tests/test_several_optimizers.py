@@ -153,3 +153,24 @@ def test_an_idle_extra_optimizer_leaves_the_one_optimizer_run_bit_identical(tmp_
     assert plain_losses == hooked_losses
     a, b = final_params(plain_dir), final_params(hooked_dir)
     assert sorted(a) == sorted(b) and all(np.array_equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.slow
+def test_plan_shows_one_table_per_optimizer(tmp_path):
+    from tests.helpers import nnconsole
+
+    path = gan_project(str(tmp_path))
+    out = nnconsole(["plan", path, "--gpus", "2"]).stdout
+    assert "optimizer Optimizer (network Main):" in out and "optimizer Optimizer_G (network Generator):" in out
+    assert out.count("\nper-worker batch") == 2
+    import json
+    data = json.loads(nnconsole(["plan", path, "--json"]).stdout)
+    assert list(data) == ["Optimizer", "Optimizer_G"] and data["Optimizer_G"][0]["effective_lr"] == 0.01
+
+
+def test_ranges_are_divided_as_nnabla_divides_them():
+    from nnconsole.engine.train_optimizers import run_range
+
+    entry = ExtraOptimizer(start_iteration=5, end_iteration=8)
+    assert run_range(entry, 1) == (5, 8) and run_range(entry, 2) == (3, 4) and run_range(entry, 4) == (2, 2)
+    assert run_range(ExtraOptimizer(), 2) == (0, 0)
