@@ -136,7 +136,8 @@ def format_reference() -> str:
     for cls, key in ((model.Project, ""), (model.Layer, "network.layers[]"), (model.Initializer,
                      "network.layers[].initializers.<weight>"), (model.Datasets, "datasets"),
                      (model.TrainingConfig, "config"), (model.Optimizer, "optimizer"),
-                     (model.Schedule, "optimizer.schedule"), (model.MultiGPU, "multi_gpu")):
+                     (model.Schedule, "optimizer.schedule"), (model.ExtraOptimizer, "optimizers[]"),
+                     (model.MultiGPU, "multi_gpu")):
         out += _section(cls, key)
     out += ["Allowed initializers: " + ", ".join(model.INITIALIZERS) + ".", ""]
     out += _solvers() + ["## Layer types", ""]
