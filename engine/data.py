@@ -27,6 +27,7 @@ from nnconsole.engine.dataset_build import ImageJob, ProgressFn, cached_images
 from nnconsole.engine.dataset_cache import CACHE_FOLDER, CACHE_VERSION, _cache_dirs, _cache_key, _cache_prefix, variable_file
 from nnconsole.engine.dataset_csv import (IMAGE_EXTENSIONS, CsvPreview, DatasetError, PathLike, _err, _looks_like_image,
                                           _read_table, _Table, _Var, peek_csv)
+from nnconsole.engine.dataset_matrix import load_matrices, looks_like_matrix
 from nnconsole.engine.dataset_decode import (_image_files, _image_layout, _image_target, _load_images, _load_numbers,
                                              image_problem)
 
@@ -162,9 +163,13 @@ def _prepare(table: _Table, expected: Dict[str, Tuple[int, ...]], base: Path, ro
             var.kind = "image"
             targets[var.name] = _image_target(var, expected.get(var.name), shown)
             files[var.name] = _image_files(table, var, base, root)
+        elif var.plain and looks_like_matrix(first):  # NNC's sequences: a .csv matrix per sample
+            var.kind = "matrix"
     # Numeric columns are parsed every time (cheap) so their errors never hide behind a cache hit.
     numeric = {v.name: _load_numbers(table, v, expected.get(v.name)) for v in table.variables
                if v.kind == "numeric"}
+    numeric.update({v.name: load_matrices(table, v, base, expected.get(v.name), root) for v in table.variables
+                    if v.kind == "matrix"})
     for var in table.variables:
         if label_classes and var.name in label_classes:
             _check_labels(table, var, numeric.get(var.name), int(label_classes[var.name]))
