@@ -57,6 +57,7 @@ class Trainer:
         self.log = rank_logger(run_dir, comm.rank)
         self.metrics = runs.MetricsWriter(run_dir) if self.rank == 0 else None
         self.stop = StopRequest(run_dir)
+        self._ahead: Any = None  # the epoch's batches prepared ahead (engine/prefetch.py)
 
     # ---- set-up -------------------------------------------------------------------------------
     def setup(self, device_choice: Any = None, project: Any = None) -> None:
@@ -159,6 +160,24 @@ class Trainer:
             if not fits:
                 var.d = batch
 
+    def _prefetch(self, graph: Any, batches: list) -> Any:
+        """The epoch's batches gathered and normalised ahead in a background thread while training runs."""
+        from nnconsole.engine import prefetch
+
+        if self._ahead is not None:
+            self._ahead.close()
+        names = list(graph.inputs)
+        self._ahead = prefetch.Prefetcher(lambda idx: self.train_set.batch(names, idx), batches,
+                                          prefetch.TRAINING_DEPTH, name=f"prefetch-rank{self.rank}")
+        return self._ahead
+
+    def _feed_prepared(self, graph: Any, batch: Dict[str, np.ndarray]) -> None:
+        for name, var in graph.inputs.items():
+            if tuple(var.shape) == batch[name].shape:
+                np.copyto(self.host.view(var), batch[name])
+            else:
+                var.d = batch[name]
+
     def _learning_rate(self) -> float:
         return self._lr_at(self.schedule, self.iteration)
 
@@ -248,10 +267,11 @@ class Trainer:
             order = epoch_order(self.train_set.size, cfg.seed, epoch, self.project.datasets.shuffle)
             batches = worker_batches(order, B, self.rank, N)
             first = self.samples_into_epoch // (B * N) if epoch == self.start_epoch else 0
+            ahead = self._prefetch(g, batches[first:])
             for k in range(first, len(batches)):
                 if fail_at is not None and self.iteration == fail_at and self.rank == (seam_int("fail_rank") or 0):
                     raise RuntimeError(f"deliberate failure at iteration {self.iteration} (test seam)")
-                self._feed(g, self.train_set, batches[k])
+                self._feed_prepared(g, next(ahead))
                 if accumulated == 0:
                     for solver in self.solvers:
                         solver.zero_grad()
@@ -399,6 +419,8 @@ class Trainer:
             export_nnp(self.project, best, os.path.join(self.run_dir, "model_best.nnp"))
 
     def close(self) -> None:
+        if self._ahead is not None:
+            self._ahead.close()
         if self.metrics:
             self.metrics.close()
         close_logger(self.log)
