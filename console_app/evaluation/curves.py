@@ -50,6 +50,7 @@ class LikelihoodView(QWidget):
                                   name="accuracy of the samples at or above")
         self.coverage = item.plot([], [], pen=pg.mkPen(color(1), width=2, style=Qt.DashLine),
                                   name="share of samples at or above")
+        item.legend.anchor((0, 1), (0, 1), offset=(8, -8))  # bottom left: both curves start high on the left
         self.top_n = QLabel(self)
         self.top_n.setObjectName("top_n_accuracy")
         self.top_n.setTextFormat(Qt.RichText)
