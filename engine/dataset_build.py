@@ -66,12 +66,18 @@ def _decode_chunk(path: str, start: int, paths: Sequence[str], layout: ImageLayo
     out = _open_maps.get(path)
     if out is None:
         out = _open_maps[path] = np.lib.format.open_memmap(path, mode="r+")
-    rows = out[start:start + len(paths)]
-    failure = decode_images(paths, layout, rows)
-    rows.flush()  # on disk before the chunk counts as done: a resumed build trusts the chunks it lists
+    failure = decode_images(paths, layout, out[start:start + len(paths)])
     if failure is not None:
         return start + failure[0], failure[1], failure[2]
     return None
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _chunks(jobs: Sequence[ImageJob]) -> List[Tuple[int, int, int]]:
@@ -126,6 +132,8 @@ def build_entry(partial: Path, jobs: Sequence[ImageJob], key: str, progress: Opt
         if not final and now - last_write < PROGRESS_EVERY_S:
             return
         last_write = now
+        for job in jobs:  # the chunks listed as done are on disk first: a resumed build trusts the list
+            _fsync(partial / job.file)
         cache.write_progress(partial, {"key": key, "chunk": CHUNK, "done": sorted(done), "total": total,
                                        "count": count})
         if progress is not None:
