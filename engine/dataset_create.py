@@ -27,6 +27,7 @@ from nnconsole.engine.dataset_sources import CreatePlan, DatasetCreateError, mak
 from nnconsole.engine.labels import CLASS_NAMES_FILE
 
 STAGING_PREFIX = ".nnconsole-create-"
+STAGING_MARKER = ".nnconsole-staging"  # in every staging folder: only such a folder is ever removed
 
 
 @dataclass
@@ -98,7 +99,7 @@ def _check_output(o: CreateOptions, plan: CreatePlan) -> None:
         return
     if not os.path.isdir(out):
         raise DatasetCreateError(f"{o.output}: exists and is not a folder; choose another output folder")
-    if os.listdir(out) and not o.force:
+    if [n for n in os.listdir(out) if not n.startswith(STAGING_PREFIX)] and not o.force:
         raise DatasetCreateError(f"{o.output}: the output folder exists and is not empty; choose another, or add "
                                  "--force to write into it (same-named files are replaced, others kept)")
     for top in sorted(tops):
@@ -123,9 +124,7 @@ def _convert_one(task: Tuple[str, str, int, int, str, int]) -> Optional[str]:
 
     source, target, width, height, mode, channels = task
     try:
-        pixels = shape_image(read_image(source), width, height, mode, channels)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        save_png(target, pixels)
+        save_png(target, shape_image(read_image(source), width, height, mode, channels))  # folders exist
     except ImageShapeError as exc:
         return str(exc)
     except OSError as exc:
@@ -134,9 +133,16 @@ def _convert_one(task: Tuple[str, str, int, int, str, int]) -> Optional[str]:
 
 
 def _quiet_worker() -> None:
-    """Pool workers leave Ctrl-C and the GUI's stop to the main process, which ends them."""
+    """Pool workers leave Ctrl-C and the GUI's stop to the main process, which ends them; and they end
+    with it when it is killed (Linux), instead of converting on into a staging folder nobody will use."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _convert_all(tasks: Sequence[tuple], workers: int, progress: Optional[Progress],
@@ -202,16 +208,44 @@ def _split(rows: List[List[str]], o: CreateOptions) -> List[Tuple[str, List[List
 
 
 def _staging_folder(out: str) -> str:
-    """A private folder on the output's file system: inside an existing output folder, else beside it."""
+    """A private folder on the output's file system: inside an existing output folder, else beside it.
+
+    A staging folder that a killed run (kill -9, power loss) left there is removed first: only one with
+    our marker file whose process is gone, so nothing else is ever deleted.
+    """
     tag = f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
     if os.path.isdir(out):
-        path = os.path.join(out, tag)
+        folder, prefix = out, STAGING_PREFIX
     else:
-        parent = os.path.dirname(out)
-        os.makedirs(parent, exist_ok=True)
-        path = os.path.join(parent, "." + os.path.basename(out) + tag)
+        folder, prefix = os.path.dirname(out), "." + os.path.basename(out) + STAGING_PREFIX
+        os.makedirs(folder, exist_ok=True)
+    _remove_abandoned(folder, prefix)
+    path = os.path.join(folder, prefix + tag[len(STAGING_PREFIX):])
     os.mkdir(path)
+    with open(os.path.join(path, STAGING_MARKER), "w", encoding="utf-8") as fh:
+        fh.write(f"nnconsole dataset create, process {os.getpid()}\n")
     return path
+
+
+def _remove_abandoned(folder: str, prefix: str) -> None:
+    """Remove staging folders ``prefix<pid>-<hex>`` of processes that no longer run (and only those)."""
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(prefix)]
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(folder, name)
+        pid = name[len(prefix):].split("-", 1)[0]
+        if not pid.isdigit() or os.path.islink(path) or not os.path.isfile(os.path.join(path, STAGING_MARKER)):
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # its process still runs (another create into the same place)
+        except ProcessLookupError:
+            pass
+        except (PermissionError, OverflowError):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _move_into(staging: str, out: str, outputs: Sequence[str]) -> None:
@@ -234,6 +268,8 @@ def create_dataset(o: CreateOptions, progress: Optional[Progress] = None,
     try:
         tasks = [(c.source, os.path.join(staging, *c.output.split("/")), o.width, o.height, o.mode, o.channels)
                  for c in plan.conversions]
+        for sub in sorted({os.path.dirname(t[1]) for t in tasks}):  # here: a worker never makes folders
+            os.makedirs(sub, exist_ok=True)
         reasons = _convert_all(tasks, o.workers or os.cpu_count() or 1, progress, o.on_error == "stop")
         failed = [(plan.conversions[i].source, r) for i, r in enumerate(reasons) if r]
         rows = [row for row, needs in zip(plan.rows, plan.row_images) if not any(reasons[i] for i in needs)]
@@ -253,6 +289,7 @@ def create_dataset(o: CreateOptions, progress: Optional[Progress] = None,
         for name, part in parts:
             atomic_write(os.path.join(folder, name), _csv_bytes(plan.header, part))
         if not existed:
+            os.unlink(os.path.join(staging, STAGING_MARKER))
             os.rename(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from nnconsole.engine.dataset_create import STAGING_PREFIX, CreateOptions, create_dataset
+from nnconsole.engine.dataset_create import STAGING_MARKER, STAGING_PREFIX, CreateOptions, create_dataset
 from nnconsole.engine.image_shaping import fit, set_channels
 
 NNABLA_CLI = os.path.join(os.path.dirname(sys.executable), "nnabla_cli")
@@ -220,27 +220,16 @@ def test_csv_source_keeps_other_columns_and_contains_dotdot_paths(tmp_path):
 @pytest.mark.slow
 def test_cancel_mid_way_leaves_nothing(tmp_path):
     """SIGTERM (the GUI's Cancel) while the pool converts: exit 130, no output, no staging folder."""
-    src = tmp_path / "src" / "only"
-    src.mkdir(parents=True)
-    one = tmp_path / "one.png"
-    Image.fromarray(np.random.default_rng(0).integers(0, 256, (64, 64, 3), dtype=np.uint8)).save(one)
-    data = one.read_bytes()
-    for i in range(400):
-        (src / f"{i:04d}.png").write_bytes(data)
+    _many_copies(tmp_path / "src" / "only", 400)
     events = tmp_path / "events.jsonl"
     process = subprocess.Popen([sys.executable, "-m", "nnconsole", "dataset", "create", "-i", "src", "-o", "out",
                                 "-w", "512", "-g", "512", "--workers", "2", "--events", str(events)],
                                cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        lines = events.read_text().splitlines() if events.exists() else []
-        if any(json.loads(line).get("done", 0) > 0 for line in lines):
-            break
-        time.sleep(0.05)
+    _wait_for_progress(events)
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
-    assert sorted(os.listdir(tmp_path)) == ["events.jsonl", "one.png", "src"]
+    assert sorted(os.listdir(tmp_path)) == ["events.jsonl", "src"]
 
 
 def test_in_process_interrupt_removes_staging(tmp_path):
@@ -272,3 +261,61 @@ def test_shaping_arithmetic_matches_nnabla_formulas():
     assert seen == [(30, 36, 3), (40, 48)]
     rgb = np.array([[[255, 0, 0], [10, 20, 30]]], np.uint8)
     assert set_channels(rgb, 1).tolist() == [[76, 18]]  # 76.245 and 18.15, cut
+
+
+def _many_copies(folder: Path, count: int) -> None:
+    """``count`` copies of one noisy 64x64 PNG: quick to write, slow to blow up to 512x512."""
+    folder.mkdir(parents=True)
+    first = folder / "0000.png"
+    Image.fromarray(np.random.default_rng(0).integers(0, 256, (64, 64, 3), dtype=np.uint8)).save(first)
+    data = first.read_bytes()
+    for i in range(1, count):
+        (folder / f"{i:04d}.png").write_bytes(data)
+
+
+def _wait_for_progress(events: Path, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        lines = events.read_text().splitlines() if events.exists() else []
+        if any(json.loads(line).get("done", 0) > 0 for line in lines):
+            return
+        time.sleep(0.05)
+    raise AssertionError("no progress event")
+
+
+@pytest.mark.slow
+def test_killed_run_leaves_only_its_staging_folder_and_the_next_run_removes_it(tmp_path):
+    _many_copies(tmp_path / "src" / "only", 400)
+    events = tmp_path / "events.jsonl"
+    errors = tmp_path.parent / f"{tmp_path.name}.stderr"
+    with open(errors, "wb") as stderr:
+        process = subprocess.Popen([sys.executable, "-m", "nnconsole", "dataset", "create", "-i", "src", "-o",
+                                    "out", "-w", "512", "-g", "512", "--workers", "2", "--events", str(events), "-q"],
+                                   cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=stderr)
+    _wait_for_progress(events)
+    process.kill()
+    process.wait(30)
+    left = [n for n in os.listdir(tmp_path) if STAGING_PREFIX in n]
+    assert len(left) == 1 and not (tmp_path / "out").exists()
+    deadline = time.monotonic() + 30  # the pool's workers are killed with their parent
+    while subprocess.run(["pgrep", "-f", str(events)], capture_output=True).stdout.strip():
+        assert time.monotonic() < deadline, "a converting process outlived its killed parent"
+        time.sleep(0.1)
+    assert "Traceback" not in errors.read_text()  # not left to convert on and die of a broken pipe
+    create(["-i", "src", "-o", "out", "-w", "8", "-g", "8", "-q"], tmp_path)
+    assert sorted(os.listdir(tmp_path)) == ["events.jsonl", "out", "src"]
+    assert sorted(os.listdir(tmp_path / "out")) == ["labels.txt", "only", "train.csv"]
+
+
+def test_only_abandoned_staging_folders_are_removed(tmp_path):
+    make_source(tmp_path / "src")
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead, alive = int(gone.stdout), os.getpid()
+    names = {"abandoned": f".out{STAGING_PREFIX}{dead}-00000000", "running": f".out{STAGING_PREFIX}{alive}-11111111",
+             "unmarked": f".out{STAGING_PREFIX}{dead}-22222222"}  # the user's own folder of that name
+    for key, name in names.items():
+        (tmp_path / name).mkdir()
+        if key != "unmarked":
+            (tmp_path / name / STAGING_MARKER).write_text("")
+    create(["-i", "src", "-o", "out", "-w", "8", "-g", "8", "-q"], tmp_path)
+    assert sorted(os.listdir(tmp_path)) == sorted(["out", "src", names["running"], names["unmarked"]])
