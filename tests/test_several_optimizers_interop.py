@@ -59,3 +59,54 @@ def test_exported_gan_trains_under_nnabla_cli(tmp_path):
                           timeout=120)
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "Training Completed" in log, log[-3000:]
+
+
+def _network_sections(net: str, layers) -> list:
+    """One network of an .sdcproj from (name, type, {property: value}, [input names])."""
+    ids = {name: i for i, (name, *_rest) in enumerate(layers)}
+    links = [(ids[src], ids[name]) for name, _t, _p, inputs in layers for src in inputs]
+    out = [f"[{net}_Network_Global]", f"NumLayer={len(layers)}", f"NumLink={len(links)}"]
+    for i, (name, ltype, props, _inputs) in enumerate(layers):
+        out += [f"[{net}_Layer_{i}]", f"ID={i}", f"Type={ltype}", f"Position_0={20 * i}", "Position_1=0",
+                "Property_0_Name=Name", f"Property_0_Value={name}"]
+        for k, (pn, pv) in enumerate(props.items(), start=1):
+            out += [f"Property_{k}_Name={pn}", f"Property_{k}_Value={pv}"]
+        out.append(f"NumProperty={len(props) + 1}")
+    for i, (src, dst) in enumerate(links):
+        out += [f"[{net}_Link_{i}]", f"ID={i}", f"SourceLayerID={src}", "SourcePinIndex=0", f"DestLayerID={dst}",
+                "DestPinIndex=0"]
+    return out
+
+
+def test_sdcproj_with_two_networks_and_optimizers_imports_both(tmp_path):
+    frozen = {"W.LRateMultiplier": "0", "b.LRateMultiplier": "0"}
+    main = [("x", "Input", {"Size": "4", "Dataset": "x"}, []),
+            ("disc", "Affine", {"OutShape": "1"}, ["x"]),
+            ("loss", "SquaredError", {"T.Dataset": "y"}, ["disc"])]
+    generator = [("z", "Input", {"Size": "2", "Dataset": "z"}, []),
+                 ("gen", "Affine", {"OutShape": "4"}, ["z"]),
+                 ("disc", "Affine", dict(frozen, OutShape="1"), ["gen"]),
+                 ("loss", "SquaredError", {"T.Dataset": "y"}, ["disc"])]
+    text = ["[Global]", "NumNetwork=3", "Network_0=Main", "Network_1=Generator", "Network_2=MainRuntime"]
+    text += _network_sections("Main", main) + _network_sections("Generator", generator)
+    text += _network_sections("MainRuntime", main[:2])
+    text += ["[Config]", "MaxEpoch=1", "BatchSize=4", "NumOptimizer=2",
+             "[Optimizer_0]", "Optimizer_Name=Optimizer", "Optimizer_NetworkName=Main", "SolverName=Sgd",
+             "[Optimizer_1]", "RangeFrom=-1", "RangeTo=100", "RangeUnit=1", "Optimizer_Name=Optimizer_G",
+             "Optimizer_NetworkName=Generator", "UpdateInterval=2", "SolverName=Adam", "SolverParameterNum=1",
+             "SolverParameterName_0=Alpha", "SolverParameter_0=0.002"]
+    path = tmp_path / "gan.sdcproj"
+    path.write_text("\r\n".join(text) + "\r\n", newline="")
+    result = import_file(str(path))
+    assert not [u for u in result.unsupported if "ptimizer" in u], result.unsupported
+    project = result.project
+    assert list(project.networks) == ["Generator"]  # MainRuntime is derived by nnconsole, not kept
+    (entry,) = project.optimizers
+    assert (entry.name, entry.network, entry.end_iteration, entry.start_iteration) == ("Optimizer_G", "Generator",
+                                                                                      100, 0)
+    assert entry.optimizer.solver == "Adam" and entry.optimizer.update_interval == 2
+    assert entry.optimizer.learning_rate == pytest.approx(0.002)
+    generator_net = project.networks["Generator"]
+    assert generator_net.layer("disc").lr_multipliers == {"W": 0.0, "b": 0.0}
+    # layers of one name read one set of weights in every network, as in NNC
+    assert _weights(project.network) & _weights(generator_net) == {"disc/affine/W", "disc/affine/b"}

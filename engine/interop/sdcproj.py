@@ -17,7 +17,8 @@ Property values such as ``*Name`` or ``*KernelShape`` mean "the value of that pr
 read their target from the dataset variable named by ``T.Dataset`` (a link in nnconsole: an Input
 layer is added). Layer positions are kept for the EDIT canvas; ``W.Initializer``,
 ``W.InitializerMultiplier`` and ``W.LRateMultiplier`` (and the same for b, beta, gamma) become the
-layer's initializers and learning-rate multipliers. Only the network the optimizer trains is imported.
+layer's initializers and learning-rate multipliers. The networks the optimizers train are imported
+(the others' in ``sdcproj_optimizers``); nnconsole derives the validation and runtime networks.
 
 The import runs the stages every importer shares (read -> graph -> mapping -> report -> project):
 ``sdcproj_read`` parses the INI file, ``sdcproj_network`` turns the trained network into graph nodes
@@ -37,6 +38,7 @@ from .common import csv_rows, iterations_per_epoch
 from .pipeline import ImportedGraph, graph_to_layers, parameter_names
 from .report import ImportResult, InteropError
 from .sdcproj_network import network_nodes
+from .sdcproj_optimizers import read_extra_optimizers
 from .sdcproj_read import SdcReader, parse_ini
 from .sdcproj_settings import read_config, read_datasets, read_optimizer
 
@@ -67,11 +69,11 @@ def import_sdcproj(path: str) -> ImportResult:
     config_s = reader.section("Config", required=False)
     n_opt = reader.int(config_s, "NumOptimizer", 1) if config_s else 1
     opt_s = reader.section("Optimizer_0", required=False)
-    if n_opt > 1:
-        unsupported.append(f"{n_opt - 1} more optimizer(s): nnconsole trains one network; Optimizer_0 was imported")
     wanted = (opt_s.get("Optimizer_NetworkName") or "").strip() if opt_s else ""
     network = wanted if wanted in networks else ("Main" if "Main" in networks else networks[0])
-    others = [n for n in networks if n != network]
+    trained = {(s.get("Optimizer_NetworkName") or "").strip() for s in
+               (reader.section(f"Optimizer_{i}", required=False) for i in range(1, n_opt)) if s is not None}
+    others = [n for n in networks if n != network and n not in trained]  # the others: sdcproj_optimizers
     if others:
         notes.append(f"networks {', '.join(others)} were not imported: nnconsole derives the validation and "
                      "runtime networks from the training network")
@@ -89,5 +91,6 @@ def import_sdcproj(path: str) -> ImportResult:
     description = (desc.get("Text") or "").replace("\\n", "\n") if desc else ""
     project = Project(name=os.path.splitext(os.path.basename(path))[0], description=description,
                       network=Network(layers=layers), datasets=datasets, config=config, optimizer=optimizer)
+    read_extra_optimizers(reader, project, n_opt, network, networks, ipe, unsupported, notes)
     return ImportResult(project=project, unsupported=unsupported, notes=notes, initial_parameters_path=None,
                         source=path)

@@ -87,7 +87,9 @@ def _iterations(value: int, unit: Optional[str], ipe: Optional[int], what: str, 
 
 
 def read_optimizer(reader: SdcReader, s: Optional[Section], ipe: Optional[int], unsupported: List[str],
-               notes: List[str]) -> Optimizer:
+               notes: List[str], ranged: bool = False) -> Optimizer:
+    """An [Optimizer_i] section's solver and schedule; ``ranged``: its RangeFrom/RangeTo are read by the caller
+    (the optimizers after the first, sdcproj_optimizers), else they are reported as not kept."""
     from nnconsole.engine.project.schema import SOLVER_PARAMS, SOLVER_SPECS
 
     opt = Optimizer()
@@ -159,6 +161,6 @@ def read_optimizer(reader: SdcReader, s: Optional[Section], ipe: Optional[int], 
     elif warm not in ("None", ""):
         unsupported.append(f"LearningRateWarmupScheduler={warm}: only Linear is supported")
     for key in ("RangeFrom", "RangeTo"):
-        if s.get(key) not in (None, "", "-1"):
+        if not ranged and s.get(key) not in (None, "", "-1"):
             unsupported.append(f"optimizer {key}={s.get(key)}: nnconsole updates on every iteration")
     return opt
