@@ -3,8 +3,9 @@
 DATA is a dataset CSV (NNC format; the label columns are optional and copied when present), one or
 more image files, or a folder of images (searched recursively, in sorted order). Images are decoded
 the way training decodes them (:mod:`nnconsole.engine.dataset_decode`: the network's channel count,
-``datasets.normalize``); an image of another size is refused unless ``resize`` is asked for, which
-scales it to the network's input (bilinear). Samples go through the run's runtime network (the
+``datasets.normalize``); an image of another size is refused unless ``resize`` names how to fit it
+to the network's input, as ``nnconsole dataset create`` does (:mod:`nnconsole.engine.image_shaping`:
+'resize' stretches, 'trimming' crops the centre to the input's aspect ratio, 'padding' adds black bands). Samples go through the run's runtime network (the
 Softmax/Sigmoid head of ``nnconsole.engine.export.build_runtime``) a batch at a time and the rows are
 streamed into a temp file that replaces the results CSV only when every sample is done, so memory
 stays bounded by one batch and an existing file is never replaced unless ``force`` is given. No Qt.
@@ -17,7 +18,7 @@ import os
 import stat
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -57,11 +58,15 @@ def _image_mode(shape: Tuple[int, ...], variable: str) -> Tuple[str, Tuple[int, 
                          "([1, H, W] grey, [3, H, W] colour or [H, W]); give a dataset CSV with its values instead")
 
 
-def load_image(path: str, shape: Tuple[int, ...], variable: str, normalize: bool, resize: bool) -> np.ndarray:
-    """One image file as the network's input ``shape`` (float32), decoded as training decodes it."""
+def load_image(path: str, shape: Tuple[int, ...], variable: str, normalize: bool, resize: Optional[str]) -> np.ndarray:
+    """One image file as the network's input ``shape`` (float32), decoded as training decodes it.
+
+    ``resize`` ('resize', 'trimming' or 'padding') fits an image of another size; None refuses it.
+    """
     from PIL import Image
 
     from nnconsole.engine.dataset_decode import _decode_image
+    from nnconsole.engine.image_shaping import ImageShapeError, fit
 
     mode, (height, width), channel_axis = _image_mode(shape, variable)
     try:
@@ -84,8 +89,12 @@ def load_image(path: str, shape: Tuple[int, ...], variable: str, normalize: bool
         if not resize:
             raise InferenceError(f"{path}: the image is {pixels.shape[0]}x{pixels.shape[1]} (HxW) but the network's "
                                  f"input '{variable}' takes {height}x{width}; resize the image, or ask for "
-                                 "--resize to scale every image to the network's input")
-        pixels = np.asarray(Image.fromarray(pixels).resize((width, height), Image.BILINEAR), dtype=np.uint8)
+                                 "--resize (stretch; or --resize-mode trimming or padding) to fit every image "
+                                 "to the network's input")
+        try:
+            pixels = fit(pixels, width, height, resize)
+        except ImageShapeError as exc:
+            raise InferenceError(f"{path}: {exc}") from None
     chw = pixels.transpose(2, 0, 1) if pixels.ndim == 3 else pixels
     out = chw.reshape(shape if channel_axis else (height, width)).astype(np.float32)
     return out / 255.0 if normalize else out
@@ -125,7 +134,8 @@ def image_files(paths: Sequence[str]) -> List[str]:
     return found
 
 
-def _images_source(paths: List[str], shapes: Dict[str, Tuple[int, ...]], normalize: bool, resize: bool) -> _Source:
+def _images_source(paths: List[str], shapes: Dict[str, Tuple[int, ...]], normalize: bool,
+                   resize: Optional[str]) -> _Source:
     if len(shapes) != 1:
         raise InferenceError(f"the network reads {len(shapes)} inputs ({', '.join(shapes)}); images alone can feed "
                              "only a network with one image input, so give a dataset CSV with a column per input")
@@ -139,7 +149,7 @@ def _images_source(paths: List[str], shapes: Dict[str, Tuple[int, ...]], normali
 
 
 def _csv_source(csv_path: str, shapes: Dict[str, Tuple[int, ...]], label_variable: Optional[str],
-                normalize: bool, resize: bool) -> _Source:
+                normalize: bool, resize: Optional[str]) -> _Source:
     from nnconsole.engine.dataset_decode import _image_files, _load_numbers
 
     table = _read_table(csv_path)
@@ -240,9 +250,14 @@ def _check_output(output: str, data: Sequence[str], force: bool) -> None:
 
 
 def infer(run_dir: str, data: Sequence[str], output: Optional[str] = None, model: str = "best",
-          batch_size: int = DEFAULT_BATCH, top_k: int = DEFAULT_TOP_K, resize: bool = False, force: bool = False,
-          progress: Optional[Callable[[int, int], None]] = None) -> InferenceSummary:
-    """Apply the ``model`` parameters of ``run_dir`` to ``data`` (a dataset CSV, or image files and folders)."""
+          batch_size: int = DEFAULT_BATCH, top_k: int = DEFAULT_TOP_K, resize: Union[bool, str, None] = None,
+          force: bool = False, progress: Optional[Callable[[int, int], None]] = None) -> InferenceSummary:
+    """Apply the ``model`` parameters of ``run_dir`` to ``data`` (a dataset CSV, or image files and folders).
+
+    ``resize``: None or False refuses images of another size, True or 'resize' stretches them, 'trimming' or
+    'padding' keep their aspect ratio (see :mod:`nnconsole.engine.image_shaping`).
+    """
+    from nnconsole.engine.image_shaping import MODES
     import nnabla as nn
 
     from nnconsole.engine.atomic import write_via
@@ -253,6 +268,9 @@ def infer(run_dir: str, data: Sequence[str], output: Optional[str] = None, model
     from nnconsole.engine.shapes import first_loss
 
     started = time.monotonic()
+    resize = "resize" if resize is True else (resize or None)
+    if resize is not None and resize not in MODES:
+        raise InferenceError(f"unknown resize mode '{resize}'; use one of {', '.join(MODES)}")
     if not data:
         raise InferenceError("give the data to infer: a dataset CSV, image files or a folder of images")
     if batch_size < 1 or top_k < 1:
@@ -286,8 +304,10 @@ def infer(run_dir: str, data: Sequence[str], output: Optional[str] = None, model
             source = _csv_source(data[0], shapes, label_variable, normalize, resize)
         else:
             source = _images_source(image_files(data), shapes, normalize, resize)
-        names = project_class_names(project) if task == "classification" else []
         width = int(np.prod(runtime.output.shape[1:]))
+        if task == "classification" and sum(int(d) > 1 for d in runtime.output.shape[1:]) > 1:
+            task = "outputs"  # a class map (per pixel, per step): its values are written as they are
+        names = project_class_names(project) if task == "classification" else []
         classes = 2 if task == "classification" and width == 1 else width
         k = min(top_k, classes)
         os.makedirs(os.path.dirname(output), exist_ok=True)

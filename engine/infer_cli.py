@@ -10,6 +10,7 @@ import argparse
 import time
 from typing import Callable
 
+from nnconsole.engine.image_shaping import MODES
 from nnconsole.engine.run_protocol import ExitCode
 
 PROGRESS_PREFIX = "inferred "
@@ -44,7 +45,8 @@ def cmd_infer(args: argparse.Namespace) -> int:
             print(progress_line(done, total), flush=True)
 
     summary = infer(args.run_dir, args.data, output=args.output, model=args.model, batch_size=args.batch_size,
-                    top_k=args.top, resize=args.resize, force=args.force, progress=progress)
+                    top_k=args.top, resize=args.resize_mode if args.resize else None, force=args.force,
+                    progress=progress)
     what = f"{summary.classes} classes" if summary.task == "classification" else summary.task
     print(f"{summary.count} samples ({what}) in {summary.seconds:.1f} s", flush=True)
     print(f"results: {summary.output}", flush=True)
@@ -75,8 +77,11 @@ def register(add: Callable) -> None:
     p.add_argument("--model", choices=("best", "final"), default="best",
                    help="parameters_best.h5 (lowest validation error, default) or parameters_final.h5")
     p.add_argument("--top", type=_positive, default=5, metavar="K", help="top classes per sample (default 5)")
-    p.add_argument("--resize", action="store_true", help="scale images of another size to the network's input "
+    p.add_argument("--resize", action="store_true", help="fit images of another size to the network's input "
                    "(refused by default)")
+    p.add_argument("--resize-mode", choices=MODES, default="resize", help="how --resize fits them, as 'nnconsole "
+                   "dataset create' does: resize stretches (default), trimming crops the centre to the input's aspect "
+                   "ratio, padding adds black bands")
     p.add_argument("--batch-size", type=_positive, default=64, metavar="B", help="samples per forward pass "
                    "(memory holds one batch; default 64)")
     p.add_argument("--force", action="store_true", help="replace the results file if it exists")

@@ -28,6 +28,7 @@ def _softmax(z: np.ndarray) -> np.ndarray:
 
 
 def make_image_run(tmp_path, shape=SHAPE, with_best=True, names=None):
+    tmp_path.mkdir(parents=True, exist_ok=True)
     """A run folder as the engine leaves it: an image classifier x -> Affine(3) -> SoftmaxCrossEntropy, random weights."""
     import nnabla as nn
 
@@ -284,3 +285,84 @@ def test_class_names_lose_control_characters_and_fall_back_to_numbers(tmp_path):
     names = read_class_names(str(tmp_path / "labels.txt"))
     assert names == ["cat[31m", 'dog,"x"']
     assert class_name(names, 1) == 'dog,"x"' and class_name(names, 2) == "2"
+
+
+@pytest.mark.parametrize("mode", ["trimming", "padding"])
+def test_resize_modes_trim_or_pad_to_the_input_aspect_as_dataset_creation_does(tmp_path, mode):
+    run_dir, w, b = make_image_run(tmp_path)
+    paths, _ = write_images(tmp_path / "wide", count=2, size=(8, 20))  # 8 high, 20 wide; the network takes 4x5
+    infer(run_dir, paths, output=str(tmp_path / "o.csv"), resize=mode)
+    fitted = []
+    for p in paths:
+        pixels = np.asarray(Image.open(p).convert("RGB"))
+        if mode == "trimming":  # the centre 8x10 (the input's 4:5 aspect), then bilinear to 4x5
+            pixels = pixels[:, 5:15]
+        else:  # black bands above and below to 16x20, then bilinear to 4x5
+            pixels = np.pad(pixels, ((4, 4), (0, 0), (0, 0)))
+        fitted.append(np.asarray(Image.fromarray(pixels).resize((5, 4), Image.BILINEAR)).transpose(2, 0, 1))
+    expected = _softmax((np.stack(fitted).astype(np.float64) / 255.0).reshape(2, -1) @ w + b)
+    np.testing.assert_allclose(_probs(_read(tmp_path / "o.csv")), expected, rtol=1e-4, atol=1e-6)
+
+
+def test_bounded_memory_images_are_decoded_one_batch_at_a_time(tmp_path, monkeypatch):
+    import nnconsole.engine.infer as infer_module
+
+    run_dir, _, _ = make_image_run(tmp_path)
+    paths, _ = write_images(tmp_path / "many", count=7)
+    decoded = []
+    real = infer_module.load_image
+    monkeypatch.setattr(infer_module, "load_image", lambda *a, **k: decoded.append(a[0]) or real(*a, **k))
+    seen = []
+    infer(run_dir, paths, output=str(tmp_path / "o.csv"), batch_size=3,
+          progress=lambda done, total: seen.append((done, len(decoded))))
+    assert seen == [(3, 3), (6, 6), (7, 7)]  # each batch decoded just before it runs, never ahead
+
+
+def test_cli_resize_mode_gives_the_same_numbers_as_the_api(tmp_path, capsys):
+    run_dir, _, _ = make_image_run(tmp_path)
+    paths, _ = write_images(tmp_path / "wide", count=2, size=(8, 20))
+    infer(run_dir, paths, output=str(tmp_path / "api.csv"), resize="padding")
+    assert cli_main(["infer", run_dir, *paths, "-o", str(tmp_path / "cli.csv"), "--resize",
+                     "--resize-mode", "padding"]) == 0
+    assert (tmp_path / "cli.csv").read_text() == (tmp_path / "api.csv").read_text()
+    assert cli_main(["infer", run_dir, *paths, "-o", str(tmp_path / "no.csv")]) == 2
+    assert "--resize-mode trimming or padding" in capsys.readouterr().err
+
+
+def test_a_per_pixel_classifier_writes_its_outputs_not_meaningless_top_classes(tmp_path):
+    """Softmax over the channel axis of a (3, 4, 5) map: 60 values a sample are not 60 classes."""
+    import nnabla as nn
+
+    from nnconsole.engine.graph import build_graph
+
+    layers = [Layer("x", "Input", params={"shape": [3, 4, 5], "variable": "x"}),
+              Layer("conv", "Convolution", ["x"], {"outmaps": 3, "kernel": [1, 1]}),
+              Layer("y", "Input", params={"shape": [1, 4, 5], "variable": "y"}),
+              Layer("loss", "SoftmaxCrossEntropy", ["conv", "y"], {"axis": 0})]
+    project = Project(name="seg", network=Network(layers), datasets=Datasets(training="t.csv", validation="t.csv"))
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    save_project(project, str(run_dir / runs.RESOLVED_FILE), backup=False)
+    nn.clear_parameters()
+    build_graph(project.network, 1, "runtime")
+    nn.save_parameters(str(run_dir / "parameters_best.h5"))
+    nn.clear_parameters()
+    paths, _ = write_images(tmp_path / "p", count=2)
+    summary = infer(str(run_dir), paths, output=str(tmp_path / "o.csv"))
+    rows = _read(tmp_path / "o.csv")
+    assert summary.task == "outputs" and "prediction" not in rows[0]
+    assert [k for k in rows[0] if k.startswith("output__")] == [f"output__{j}" for j in range(60)]
+    values = np.array([[float(r[f"output__{j}"]) for j in range(60)] for r in rows]).reshape(2, 3, 4, 5)
+    np.testing.assert_allclose(values.sum(axis=1), 1.0, rtol=1e-5)  # a softmax over the channels of every pixel
+
+
+def test_parameters_of_another_network_are_refused_naming_the_file(tmp_path):
+    import shutil
+
+    run_dir, _, _ = make_image_run(tmp_path / "a")
+    other, _, _ = make_image_run(tmp_path / "b", shape=(7,))
+    shutil.copyfile(os.path.join(other, "parameters_best.h5"), os.path.join(run_dir, "parameters_best.h5"))
+    paths, _ = write_images(tmp_path / "p", count=1)
+    with pytest.raises(EvaluationError, match=r"parameters_best.h5: the parameters do not fit this network"):
+        infer(run_dir, paths, output=str(tmp_path / "o.csv"))
+    assert not (tmp_path / "o.csv").exists()

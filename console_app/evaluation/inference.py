@@ -15,7 +15,7 @@ import shutil
 from typing import Any, Callable, Dict, List, Optional
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSize, QSortFilterProxyModel, Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QProgressBar, QPushButton,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QProgressBar, QPushButton,
                                QSizePolicy, QTableView, QVBoxLayout, QWidget)
 
 from nnconsole.app.dataset.preview import is_image_cell
@@ -28,6 +28,7 @@ from nnconsole.engine.infer_cli import parse_progress
 from nnconsole.engine.run_protocol import ExitCode
 
 ERROR_STYLE = "QLabel { color: #a00000; background: #fff0f0; border: 1px solid #e0a0a0; padding: 4px; }"
+RESIZE_MODES = (("resize", "stretch"), ("trimming", "crop to fit"), ("padding", "pad to fit"))
 DROP_HINT = "Drop a dataset CSV, images or a folder of images here, or pick them with the buttons above."
 
 
@@ -143,16 +144,25 @@ class InferencePanel(QWidget):
         self.csv_button = QPushButton("Dataset CSV...")
         self.images_button = QPushButton("Images...")
         self.folder_button = QPushButton("Folder...")
-        self.resize_box = QCheckBox("Resize images to the network's input")
+        self.resize_box = QCheckBox("Fit images to the network's input:")
         self.resize_box.setObjectName("inference_resize")
         self.resize_box.setToolTip("nnconsole infer --resize: otherwise images of another size are refused")
+        self.resize_mode = QComboBox()
+        self.resize_mode.setObjectName("inference_resize_mode")
+        for mode, text in RESIZE_MODES:
+            self.resize_mode.addItem(text, mode)
+        self.resize_mode.setToolTip("As DATASET's create dataset: stretch, crop the centre to the input's aspect "
+                                    "ratio, or add black bands")
+        self.resize_mode.setEnabled(False)
+        self.resize_box.toggled.connect(self.resize_mode.setEnabled)
         self.infer_button = QPushButton("Infer")
         self.infer_button.setObjectName("inference_start")
         self.save_button = QPushButton("Save CSV...")
         self.save_button.setObjectName("inference_save")
         self.save_button.setEnabled(False)
         bar = QHBoxLayout()
-        for w in (QLabel("Data:"), self.csv_button, self.images_button, self.folder_button, self.resize_box):
+        for w in (QLabel("Data:"), self.csv_button, self.images_button, self.folder_button, self.resize_box,
+                  self.resize_mode):
             bar.addWidget(w)
         bar.addStretch(1)
         bar.addWidget(self.infer_button)
@@ -275,7 +285,7 @@ class InferencePanel(QWidget):
         self._pending = results_path(run_dir, self.data, model)
         args = ["infer", run_dir, *self.data, "--model", model, "-o", self._pending]
         if self.resize_box.isChecked():
-            args.append("--resize")
+            args += ["--resize", "--resize-mode", self.resize_mode.currentData()]
         self.error.hide()
         self.progress.setRange(0, 0)  # busy until the first progress line says how many
         self.progress.show()

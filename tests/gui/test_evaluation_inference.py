@@ -83,9 +83,14 @@ def test_a_wrong_image_size_is_shown_and_resize_fixes_it(qtbot, tmp_path, page_w
     assert panel.results is None and panel.model.rowCount() == 0
     folder = os.path.join(run_dir, "inference")
     assert not os.path.isdir(folder) or not os.listdir(folder)  # a refused inference leaves no file
+    assert not panel.resize_mode.isEnabled()
     panel.resize_box.setChecked(True)
+    panel.resize_mode.setCurrentIndex(panel.resize_mode.findData("padding"))
     _infer(qtbot, panel)
     assert panel.model.rowCount() == 2 and panel.error.isHidden()
+    expected = tmp_path / "padded.csv"
+    infer(run_dir, paths, output=str(expected), resize="padding")
+    assert open(panel.results).read() == expected.read_text()
 
 
 def test_files_dropped_on_the_view_become_its_data(qtbot, tmp_path, page_with_run):
