@@ -28,12 +28,12 @@ def _softmax(z: np.ndarray) -> np.ndarray:
 
 
 def make_image_run(tmp_path, shape=SHAPE, with_best=True, names=None):
-    tmp_path.mkdir(parents=True, exist_ok=True)
     """A run folder as the engine leaves it: an image classifier x -> Affine(3) -> SoftmaxCrossEntropy, random weights."""
     import nnabla as nn
 
     from nnconsole.engine.graph import build_graph
 
+    tmp_path.mkdir(parents=True, exist_ok=True)
     data = tmp_path / "data"
     data.mkdir(exist_ok=True)
     (data / "train.csv").write_text("x:image,y:label\nimg.png,0\n")
