@@ -91,6 +91,8 @@ def _check_output(o: CreateOptions, plan: CreatePlan) -> None:
     out = os.path.abspath(o.output)
     tops = {c.output.split("/", 1)[0] for c in plan.conversions}
     written = [n for n in (o.file1, o.file2, CLASS_NAMES_FILE if plan.classes else "") if n]
+    if plan.classes and CLASS_NAMES_FILE in (o.file1, o.file2):
+        raise DatasetCreateError(f"'{CLASS_NAMES_FILE}' is where the class names go; choose another --file1/--file2")
     clash = sorted(tops & set(written))
     if clash:
         raise DatasetCreateError(f"'{clash[0]}' would be both an image folder and a file of the new dataset; "

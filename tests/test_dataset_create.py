@@ -162,6 +162,7 @@ def test_refusals_are_clear(tmp_path):
              (["-i", "src", "-o", "out", "-w", "0", "-g", "8"], "--width"),
              (["-i", "src", "-o", "out", "-w", "8", "-g", "8", "-f1", "../x.csv"], "plain file name"),
              (["-i", "src", "-o", "out", "-w", "8", "-g", "8", "-r2", "20"], "--file2"),
+             (["-i", "src", "-o", "out", "-w", "8", "-g", "8", "-f1", "labels.txt"], "class names"),
              (["-i", "src", "-o", "out", "-w", "8", "-g", "8", "-f2", "t.csv", "-r1", "70", "-r2", "20"], "100")]
     for args, words in cases:
         out = create(args, tmp_path, check=False)
@@ -195,6 +196,13 @@ def test_hostile_names_links_and_collisions(tmp_path):
     assert load_dataset(tmp_path / "out" / "train.csv", cache=False).size == 3
     allowed = create(["-i", "src", "-o", "out2", "-w", "4", "-g", "4", "--allow-outside"], tmp_path)
     assert "outside" not in allowed.stderr and len(rows(tmp_path / "out2" / "train.csv")) == 6
+    (src / "two\nlines").mkdir()  # a line break in a class name: quoted in the CSV, a space in labels.txt
+    Image.fromarray(np.full((6, 6, 3), 9, np.uint8)).save(src / "two\nlines" / "p.png")
+    create(["-i", "src", "-o", "out3", "-w", "4", "-g", "4", "-s", "false"], tmp_path)
+    from nnconsole.engine.labels import read_class_names
+    assert read_class_names(str(tmp_path / "out3" / "labels.txt")) == ["a, b \"c\"", "two lines", "日本"]
+    assert rows(tmp_path / "out3" / "train.csv")[2] == ["./two\nlines/p.png", "1"]
+    assert load_dataset(tmp_path / "out3" / "train.csv", cache=False).size == 4
 
 
 def test_csv_source_keeps_other_columns_and_contains_dotdot_paths(tmp_path):

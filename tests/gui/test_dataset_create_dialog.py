@@ -3,7 +3,6 @@ and the CSVs it made become the project's datasets (one undo step)."""
 from __future__ import annotations
 
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -17,9 +16,9 @@ except ImportError:
 from nnconsole.app.dataset.create_dialog import CreateDatasetDialog
 from nnconsole.app.dataset.page import create_page
 
+from tests.test_dataset_create import make_source  # the same generated folder as the CLI tests
+
 pytestmark = pytest.mark.gui
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from test_dataset_create import make_source  # noqa: E402 - the same generated folder as the CLI tests
 
 
 def test_create_from_the_dataset_tab_sets_the_project_datasets(qtbot, digits_document, tmp_path):
