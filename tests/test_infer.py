@@ -269,6 +269,7 @@ def test_progress_lines_parse_back():
     assert parse_progress("inferred x/y samples") is None
 
 
+@pytest.mark.slow  # two CLI subprocesses (~3 s)
 def test_infer_runs_as_a_real_subprocess(tmp_path):
     run_dir, _, _ = make_image_run(tmp_path)
     paths, _ = write_images(tmp_path / "photos", count=2)

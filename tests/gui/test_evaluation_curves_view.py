@@ -14,7 +14,7 @@ from nnconsole.engine.evaluation_curves import likelihood_graph, roc_auc, top_n_
 from nnconsole.engine.evaluation_results import evaluation_dir
 from tests.test_infer import make_image_run, write_images
 
-pytestmark = pytest.mark.gui
+pytestmark = [pytest.mark.gui, pytest.mark.slow]  # each evaluates through the CLI in a QProcess (2-4 s)
 
 
 def _dataset(folder, count, seed):

@@ -35,6 +35,7 @@ def _infer(qtbot, panel):
         assert panel.infer()
 
 
+@pytest.mark.slow  # nnconsole infer in a QProcess
 def test_inference_of_a_folder_shows_the_cli_numbers_with_thumbnails_and_saves_them(qtbot, tmp_path, page_with_run):
     page, run_dir = page_with_run
     panel = page.inference
@@ -71,6 +72,7 @@ def test_inference_of_a_folder_shows_the_cli_numbers_with_thumbnails_and_saves_t
     page.grab().save(str(tmp_path / "inference.png"))
 
 
+@pytest.mark.slow  # nnconsole infer in a QProcess
 def test_a_wrong_image_size_is_shown_and_resize_fixes_it(qtbot, tmp_path, page_with_run):
     page, run_dir = page_with_run
     panel = page.inference
@@ -104,6 +106,7 @@ def test_files_dropped_on_the_view_become_its_data(qtbot, tmp_path, page_with_ru
     assert panel.data == paths and panel.infer_button.isEnabled()
 
 
+@pytest.mark.slow  # nnconsole infer in a QProcess
 def test_clicking_a_thumbnail_opens_a_larger_view(qtbot, tmp_path, page_with_run):
     page, _ = page_with_run
     panel = page.inference
@@ -121,6 +124,7 @@ def test_clicking_a_thumbnail_opens_a_larger_view(qtbot, tmp_path, page_with_run
     assert not [w for w in QApplication.topLevelWidgets() if w.objectName() == "image_popup" and w.isVisible()]
 
 
+@pytest.mark.slow  # nnconsole infer in a QProcess
 def test_another_run_or_model_clears_the_results(qtbot, tmp_path, page_with_run):
     page, _ = page_with_run
     panel = page.inference
