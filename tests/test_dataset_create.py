@@ -168,6 +168,9 @@ def test_refusals_are_clear(tmp_path):
         out = create(args, tmp_path, check=False)
         assert out.returncode == 2 and words in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
     assert sorted(os.listdir(tmp_path)) == ["src"]
+    (tmp_path / "a file").write_text("mine")
+    out = create(["-i", "src", "-o", "a file", "-w", "8", "-g", "8", "--force"], tmp_path, check=False)
+    assert out.returncode == 2 and "not a folder" in out.stderr and (tmp_path / "a file").read_text() == "mine"
     (tmp_path / "src" / "no images").rmdir()
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -327,3 +330,22 @@ def test_only_abandoned_staging_folders_are_removed(tmp_path):
             (tmp_path / name / STAGING_MARKER).write_text("")
     create(["-i", "src", "-o", "out", "-w", "8", "-g", "8", "-q"], tmp_path)
     assert sorted(os.listdir(tmp_path)) == sorted(["out", "src", names["running"], names["unmarked"]])
+
+
+def test_pixel_formats_nnabla_refuses_are_read(tmp_path):
+    """RGBA and transparent-palette images (nnabla: 'The image must be RGB or monochrome') lose their alpha;
+    16-bit grey is scaled to 8 bits (nnabla's uint8 cast wraps it around)."""
+    from nnconsole.engine.image_shaping import read_image
+
+    rgba = np.zeros((4, 5, 4), np.uint8)
+    rgba[..., 0], rgba[..., 3] = 200, 7
+    Image.fromarray(rgba, "RGBA").save(tmp_path / "rgba.png")
+    assert read_image(str(tmp_path / "rgba.png")).shape == (4, 5, 3)
+    assert read_image(str(tmp_path / "rgba.png"))[..., 0].min() == 200
+    palette = Image.new("P", (3, 3))
+    palette.putpalette([10, 20, 30] * 256)
+    palette.info["transparency"] = 0
+    palette.save(tmp_path / "p.png", transparency=0)
+    assert read_image(str(tmp_path / "p.png"))[0, 0].tolist() == [10, 20, 30]
+    Image.fromarray(np.full((2, 2), 25600, np.uint16)).save(tmp_path / "deep.png")  # nnabla reads 0 (25600 % 256)
+    assert read_image(str(tmp_path / "deep.png")).tolist() == [[100, 100], [100, 100]]
