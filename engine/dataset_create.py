@@ -104,8 +104,9 @@ def _check_output(o: CreateOptions, plan: CreatePlan) -> None:
     if [n for n in os.listdir(out) if not n.startswith(STAGING_PREFIX)] and not o.force:
         raise DatasetCreateError(f"{o.output}: the output folder exists and is not empty; choose another, or add "
                                  "--force to write into it (same-named files are replaced, others kept)")
-    for top in sorted(tops):
-        path = os.path.join(out, top)
+    folders = {"/".join(c.output.split("/")[:i]) for c in plan.conversions for i in range(1, c.output.count("/") + 1)}
+    for folder in sorted(folders):  # every folder an image goes into: a link there would lead the write away
+        path = os.path.join(out, *folder.split("/"))
         if os.path.lexists(path) and (os.path.islink(path) or not os.path.isdir(path)):
             raise DatasetCreateError(f"{path}: exists and is not a folder (or is a link); move it away first")
     for name in written:
@@ -131,6 +132,8 @@ def _convert_one(task: Tuple[str, str, int, int, str, int]) -> Optional[str]:
         return str(exc)
     except OSError as exc:
         return f"{exc.strerror or exc}"
+    except Exception as exc:  # noqa: BLE001 - one odd file must not end the run: it is reported and left out
+        return f"{type(exc).__name__}: {exc}"
     return None
 
 

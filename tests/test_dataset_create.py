@@ -349,3 +349,16 @@ def test_pixel_formats_nnabla_refuses_are_read(tmp_path):
     assert read_image(str(tmp_path / "p.png"))[0, 0].tolist() == [10, 20, 30]
     Image.fromarray(np.full((2, 2), 25600, np.uint16)).save(tmp_path / "deep.png")  # nnabla reads 0 (25600 % 256)
     assert read_image(str(tmp_path / "deep.png")).tolist() == [[100, 100], [100, 100]]
+
+
+def test_force_never_writes_through_a_link_in_the_output_folder(tmp_path):
+    data = tmp_path / "data"
+    (data / "img" / "sub").mkdir(parents=True)
+    Image.fromarray(np.zeros((4, 4, 3), np.uint8)).save(data / "img" / "sub" / "a.jpg")
+    (data / "list.csv").write_text("x:image,y:label\nimg/sub/a.jpg,0\n", encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "out" / "img").mkdir(parents=True)
+    os.symlink(elsewhere, tmp_path / "out" / "img" / "sub")  # out/img/sub/a.png would land in elsewhere/
+    out = create(["-i", "data/list.csv", "-o", "out", "-w", "4", "-g", "4", "--force"], tmp_path, check=False)
+    assert out.returncode == 2 and "is a link" in out.stderr and os.listdir(elsewhere) == []
