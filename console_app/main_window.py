@@ -81,6 +81,7 @@ class MainWindow(QMainWindow):
         self.files.message_posted.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.autosaver.saved.connect(lambda path: self.statusBar().showMessage(f"autosaved to {path}", 4000))
         self.autosaver.failed.connect(lambda text: self.statusBar().showMessage(text, 8000))
+        self.setAcceptDrops(True)  # images dropped anywhere go to EVALUATION's Inference view
         self.restore_layout()
         self._tab_changed(self.tabs.currentIndex())
         self.update_title()
@@ -106,6 +107,19 @@ class MainWindow(QMainWindow):
 
     def show_tab(self, key: str) -> None:
         self.tabs.setCurrentWidget(self.pages[key])
+
+    def dragEnterEvent(self, event: Any) -> None:  # noqa: N802 - Qt override: widgets that take drops come first
+        page = self.pages.get("evaluation")
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if hasattr(page, "dropped_data") and page.dropped_data(paths):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        page = self.pages.get("evaluation")
+        if hasattr(page, "infer_dropped") and page.infer_dropped(paths):
+            self.show_tab("evaluation")
+            event.acceptProposedAction()
 
     # ---- menus -----------------------------------------------------------------------------------
     def _action(self, key: str, text: str, slot: Any, shortcut: Any = None) -> QAction:

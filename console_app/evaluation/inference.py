@@ -47,6 +47,16 @@ def results_path(run_dir: str, data: List[str], model: str) -> str:
     return candidate
 
 
+def inference_data(paths: List[str], allow_csv: bool = True) -> List[str]:
+    """The dropped ``paths`` that can be inferred: image files and folders (and one dataset CSV), else []."""
+    paths = [p for p in paths if p]
+    if allow_csv and len(paths) == 1 and paths[0].lower().endswith(".csv") and os.path.isfile(paths[0]):
+        return paths
+    if paths and all(os.path.isdir(p) or (is_image_cell(p) and os.path.isfile(p)) for p in paths):
+        return paths
+    return []
+
+
 def read_results(path: str) -> List[Dict[str, str]]:
     with open(path, newline="", encoding="utf-8") as fh:
         return list(csv.DictReader(fh))
@@ -246,11 +256,11 @@ class InferencePanel(QWidget):
             self.set_data([path])
 
     def dragEnterEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
-        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+        if inference_data([u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]):
             event.acceptProposedAction()
 
     def dropEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
-        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        paths = inference_data([u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()])
         if paths:
             self.set_data(paths)
             event.acceptProposedAction()

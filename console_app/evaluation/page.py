@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QHeaderView, Q
 from nnconsole.app.evaluation.confusion import ConfusionMatrixView
 from nnconsole.app.evaluation.curves import LikelihoodView, RocPrView, class_arrays
 from nnconsole.app.evaluation.dataset_choice import DatasetChoice
-from nnconsole.app.evaluation.inference import InferencePanel
+from nnconsole.app.evaluation.inference import InferencePanel, inference_data
 from nnconsole.app.evaluation.report import PerClassTable, RegressionView, TopConfusions, headline
 from nnconsole.app.evaluation.samples import SamplesFilter, SamplesModel
 from nnconsole.app.evaluation.zoom import show_large_image
@@ -223,6 +223,19 @@ class EvaluationPage(QWidget):
         if not self.select_run(run_dir):
             return False
         self.views.setCurrentIndex(1 if view == "inference" else 0)
+        return True
+
+    def dropped_data(self, paths: List[str]) -> List[str]:
+        """What of files dropped on the main window the Inference view takes: images, folders, a CSV on this tab."""
+        return inference_data(paths, allow_csv=self.isVisibleTo(self.window()))  # its tab is the current one
+
+    def infer_dropped(self, paths: List[str]) -> bool:
+        """Files dropped on the main window: image files or folders become the Inference view's data."""
+        data = self.dropped_data(paths)
+        if not data:
+            return False
+        self.views.setCurrentWidget(self.inference)
+        self.inference.set_data(data)
         return True
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override: new runs may have finished meanwhile

@@ -133,3 +133,30 @@ def test_another_run_or_model_clears_the_results(qtbot, tmp_path, page_with_run)
     _infer(qtbot, panel)
     page.model_combo.setCurrentText("final")
     assert panel.model.rowCount() == 0 and panel.results is None and not panel.save_button.isEnabled()
+
+
+def _drop(widget, paths):
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    event = QDropEvent(QPointF(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
+    widget.dropEvent(event)
+    return event.isAccepted()
+
+
+def test_images_dropped_on_the_main_window_open_the_inference_view(qtbot, tmp_path, make_window):
+    run_dir, _, _ = make_image_run(tmp_path)
+    window = make_window(tab_keys=("edit", "evaluation"))
+    window.document.load(str(tmp_path / "tiny.yaml"))
+    window.show_tab("edit")
+    page = window.pages["evaluation"]
+    paths, _ = write_images(tmp_path / "photos", count=2)
+    (tmp_path / "notes.txt").write_text("x")
+    (tmp_path / "data.csv").write_text("x:image\nphotos/im00.png\n")
+    assert not _drop(window, [tmp_path / "notes.txt"])  # not inferable: nothing happens
+    assert not _drop(window, [tmp_path / "data.csv"])  # a CSV only on the EVALUATION tab (DATASET reads CSVs too)
+    assert window.tabs.currentWidget() is window.pages["edit"]
+    assert _drop(window, [tmp_path / "photos"])
+    assert window.tabs.currentWidget() is page and page.views.currentWidget() is page.inference
+    assert page.inference.data == [str(tmp_path / "photos")]
+    assert _drop(window, [tmp_path / "data.csv"])  # now on the EVALUATION tab
+    assert page.inference.data == [str(tmp_path / "data.csv")]
