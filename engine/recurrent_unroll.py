@@ -341,17 +341,28 @@ def infer_recurrent(network: Network, infer_plain: Callable[[Network], Any]) -> 
     return _fold(network, result, plain)
 
 
+def _file_order_without_loops(network: Network) -> List[str]:
+    """Data-flow order of the original layers with each Delay's loop-back input cut (ties keep file order),
+    the order a file lists them in."""
+    from nnconsole.engine.shapes import topological_order
+
+    cut = Network(layers=[dataclasses.replace(layer, inputs=layer.inputs[1:]) if layer.type == "Delay" else layer
+                          for layer in network.layers])
+    order, _ = topological_order(cut)
+    names = list(_unique_layers(network))
+    return order + [n for n in names if n not in order]
+
+
 def _fold(network: Network, result: Unrolled, plain: Any) -> Any:
     """The unrolled network's inference under the original layer names."""
     info = type(plain)()
-    position = {name: i for i, name in enumerate(plain.order)}
     macs: Dict[str, int] = {}
     for name in plain.order:
         origin = result.origin.get(name, name)
         macs[origin] = macs.get(origin, 0) + plain.layers[name].macs
     originals = _unique_layers(network)
     shown = {n: result.shown_by.get(n, n) for n in originals}
-    for name in sorted(originals, key=lambda n: position.get(shown[n], len(position))):
+    for name in _file_order_without_loops(network):
         li = plain.layers.get(shown[name])
         if li is None:
             continue

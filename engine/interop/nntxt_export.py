@@ -387,6 +387,9 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
     from .nntxt_optimizers import write_extra_optimizers  # the project's other networks and optimizers
 
     write_extra_optimizers(proto, project, ipe, unsupported, notes, dict(main, owner=writer.param_owner))
+    from .recurrent_interop import annotate_recurrent
+
+    annotate_recurrent(proto, project.network, info, unsupported)  # recurrent blocks as NNC writes them
     return proto, unsupported, notes
 
 

@@ -11,6 +11,7 @@ from nnconsole.engine.project.model import Initializer
 
 from . import mapping
 from .netgraph import Node, WeightInfo, unique_name
+from .recurrent_interop import LOOP_TYPES, generator_values, recurrent_ids, recurrent_node_params
 from .report import InteropError
 
 _dims = dims
@@ -133,6 +134,7 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
     generators = {g.variable_name for group in (proto.optimizer, proto.monitor, proto.executor)
                   for item in group for g in item.generator_variable}
     frozen: List[str] = []
+    loop_ids, generated = recurrent_ids(net), generator_values(proto, net.name)  # recurrent blocks
 
     def source(var_name: str) -> str:
         seen = set()
@@ -159,15 +161,17 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
             continue
         data_inputs = [i for i in f.input if i not in variables or variables[i].type != "Parameter"]
         param_inputs = [i for i in f.input if i in variables and variables[i].type == "Parameter"]
+        loop_params = recurrent_node_params(f, variables, generated, unsupported) if f.type in LOOP_TYPES else None
+        if loop_params and loop_params.pop("_drop_initial", False):  # a generated Delay initial value
+            data_inputs = data_inputs[:1]
         srcs = [source(i) for i in data_inputs]
         node = Node(name=name, type=_parameter_layer_type(f, data_inputs, param_inputs, lr_values, has_lr_list),
-                    inputs=srcs, repeat_ids=list(f.repeat_id))
+                    inputs=srcs, repeat_ids=[r for r in f.repeat_id if r not in loop_ids])
         if f.type in mapping.REPEAT_TYPES:
             node.repeat_id = f.repeat_param.repeat_id
             node.params = {"times": int(f.repeat_param.times)}
-        elif f.type in ("RecurrentInput", "RecurrentOutput", "Delay"):
-            unsupported.append(f"layer '{f.name}' ({f.type}): recurrent loop control cannot be expanded into "
-                               "nnconsole layers")
+        elif loop_params is not None:
+            node.params = loop_params
         else:
             spec = mapping.layer_spec(node.type)
             rtype = spec.type if spec else ""

@@ -46,13 +46,19 @@ def delay_size(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
     return size
 
 
+def _computed_by_nnc(name: str, props: Mapping[str, str], params: dict, unsupported: list) -> set:
+    """NNC computes a block's ID (RecurrentGroupID) and RecurrentOutput's Length: blocks pair through the graph
+    and the length comes from the RecurrentInput's input (nnconsole.engine.recurrent_unroll)."""
+    return {"ID", "RecurrentGroupID", "Length"}
+
+
 register(LayerSpec(
     type="RecurrentInput", group="LoopControl",
     doc="Opens a recurrent block: cuts its input into time steps along axis (not counting the batch axis); "
         "the block's layers run once per step, sharing their weights.",
     params=[ParamSpec("axis", "int", 0, "The time axis, without the batch axis (NNC's Axis).", min=0)],
     n_inputs=(1, 1), output_shape=_recurrent_input_shape, loop_control=True,
-    nnc_properties={"Axis": "axis"}, caption=lambda p: f"axis {p.get('axis', 0)}",
+    nnc_properties={"Axis": "axis"}, from_sdcproj=_computed_by_nnc, caption=lambda p: f"axis {p.get('axis', 0)}",
 ))
 
 register(LayerSpec(
@@ -61,7 +67,7 @@ register(LayerSpec(
         "the batch axis).",
     params=[ParamSpec("axis", "int", 0, "The axis the steps are stacked on, without the batch axis.", min=0)],
     n_inputs=(1, 1), output_shape=_recurrent_output_shape, loop_control=True,
-    nnc_properties={"Axis": "axis"}, caption=lambda p: f"axis {p.get('axis', 0)}",
+    nnc_properties={"Axis": "axis"}, from_sdcproj=_computed_by_nnc, caption=lambda p: f"axis {p.get('axis', 0)}",
 ))
 
 register(LayerSpec(
@@ -80,5 +86,5 @@ register(LayerSpec(
     n_inputs=(1, 2), output_shape=delay_size, loop_control=True, input_names=("value", "initial"),
     nnc_properties={"Size": "size", "Initial.Generator": "initial_generator",
                     "Initial.GeneratorMultiplier": "initial_multiplier", "Initial.Dataset": "initial_dataset"},
-    caption=lambda p: "",
+    from_sdcproj=_computed_by_nnc, caption=lambda p: "",
 ))
