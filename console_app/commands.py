@@ -29,15 +29,18 @@ class _LayerFieldCommand(QUndoCommand):
     def __init__(self, document: Any, layer_name: str, field: str, new_value: Any, text: str) -> None:
         super().__init__(text)
         self._doc = document
+        self._net = document.active_network
         self._name = layer_name
         self._field = field
-        self._old = copy.deepcopy(getattr(document.project.network.layer(layer_name), field))
+        self._old = copy.deepcopy(getattr(document.network.layer(layer_name), field))
         self._new = copy.deepcopy(new_value)
 
     def redo(self) -> None:
+        self._doc.show_network(self._net)
         self._doc.set_layer_field(self._name, self._field, copy.deepcopy(self._new))
 
     def undo(self) -> None:
+        self._doc.show_network(self._net)
         self._doc.set_layer_field(self._name, self._field, copy.deepcopy(self._old))
 
 
@@ -47,14 +50,17 @@ class AddLayerCommand(QUndoCommand):
     def __init__(self, document: Any, layer: Layer, index: Optional[int] = None) -> None:
         super().__init__(f"Add {layer.name}")
         self._doc = document
+        self._net = document.active_network
         self._layer = copy.deepcopy(layer)
         self._index = index
 
     def redo(self) -> None:
-        index = len(self._doc.project.network.layers) if self._index is None else self._index
+        self._doc.show_network(self._net)
+        index = len(self._doc.network.layers) if self._index is None else self._index
         self._doc.insert_layer(index, copy.deepcopy(self._layer))
 
     def undo(self) -> None:
+        self._doc.show_network(self._net)
         self._doc.remove_layer(self._layer.name)
 
 
@@ -64,11 +70,13 @@ class RemoveLayersCommand(QUndoCommand):
     def __init__(self, document: Any, names: Sequence[str]) -> None:
         super().__init__(f"Delete {_short(list(names))}")
         self._doc = document
+        self._net = document.active_network
         self._names = list(names)
         self._removed: List[Tuple[int, Layer]] = []
 
     def redo(self) -> None:
-        layers = self._doc.project.network.layers
+        self._doc.show_network(self._net)
+        layers = self._doc.network.layers
         indices = sorted((i for i, layer in enumerate(layers) if layer.name in self._names), reverse=True)
         removed = []
         for i in indices:
@@ -77,6 +85,7 @@ class RemoveLayersCommand(QUndoCommand):
         self._removed = list(reversed(removed))  # ascending index order
 
     def undo(self) -> None:
+        self._doc.show_network(self._net)
         for index, layer in self._removed:
             self._doc.insert_layer(index, copy.deepcopy(layer))
 
@@ -85,7 +94,7 @@ class ConnectCommand(_LayerFieldCommand):
     """Feed ``source`` into ``target`` at input pin ``index`` (default: after the existing inputs)."""
 
     def __init__(self, document: Any, source: str, target: str, index: Optional[int] = None) -> None:
-        inputs = list(document.project.network.layer(target).inputs)
+        inputs = list(document.network.layer(target).inputs)
         inputs.insert(len(inputs) if index is None else index, source)
         super().__init__(document, target, "inputs", inputs, f"Connect {source} to {target}")
 
@@ -94,7 +103,7 @@ class DisconnectCommand(_LayerFieldCommand):
     """Remove input pin ``index`` of ``target``."""
 
     def __init__(self, document: Any, target: str, index: int) -> None:
-        inputs = list(document.project.network.layer(target).inputs)
+        inputs = list(document.network.layer(target).inputs)
         source = inputs.pop(index)
         super().__init__(document, target, "inputs", inputs, f"Disconnect {source} from {target}")
 
@@ -103,7 +112,7 @@ class SetParamCommand(_LayerFieldCommand):
     """Set one parameter (an already checked, canonical value) of a layer."""
 
     def __init__(self, document: Any, layer_name: str, key: str, value: Any) -> None:
-        params = dict(document.project.network.layer(layer_name).params)
+        params = dict(document.network.layer(layer_name).params)
         params[key] = list(value) if isinstance(value, tuple) else value
         super().__init__(document, layer_name, "params", params, f"Set {layer_name}.{key}")
 
@@ -112,7 +121,7 @@ class SetInitializerCommand(_LayerFieldCommand):
     """Set (or with None, remove) the initializer of one weight, e.g. ``W``."""
 
     def __init__(self, document: Any, layer_name: str, key: str, initializer: Optional[Initializer]) -> None:
-        inits = dict(document.project.network.layer(layer_name).initializers)
+        inits = dict(document.network.layer(layer_name).initializers)
         if initializer is None:
             inits.pop(key, None)
         else:
@@ -124,7 +133,7 @@ class SetLrMultiplierCommand(_LayerFieldCommand):
     """Set (or with None, remove) the learning-rate multiplier of one weight."""
 
     def __init__(self, document: Any, layer_name: str, key: str, value: Optional[float]) -> None:
-        mults = dict(document.project.network.layer(layer_name).lr_multipliers)
+        mults = dict(document.network.layer(layer_name).lr_multipliers)
         if value is None:
             mults.pop(key, None)
         else:
@@ -149,7 +158,8 @@ class MoveNodesCommand(QUndoCommand):
         super().__init__(text or f"Move {_short(names)}")
         self._doc = document
         self._mergeable = mergeable
-        network = document.project.network
+        self._net = document.active_network
+        network = document.network
         self._old: Dict[str, Optional[Position]] = {n: copy.deepcopy(network.layer(n).position) for n in names}
         self._new: Dict[str, Position] = {n: (float(positions[n][0]), float(positions[n][1])) for n in names}
 
@@ -157,17 +167,19 @@ class MoveNodesCommand(QUndoCommand):
         return MOVE_COMMAND_ID if self._mergeable else -1
 
     def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 - Qt override
-        if not isinstance(other, MoveNodesCommand) or set(other._new) != set(self._new):
+        if not isinstance(other, MoveNodesCommand) or set(other._new) != set(self._new) or other._net != self._net:
             return False
         self._new = dict(other._new)
         self.setObsolete(all(self._old[n] == self._new[n] for n in self._new))
         return True
 
     def redo(self) -> None:
+        self._doc.show_network(self._net)
         for name, pos in self._new.items():
             self._doc.set_layer_field(name, "position", pos)
 
     def undo(self) -> None:
+        self._doc.show_network(self._net)
         for name, pos in self._old.items():
             self._doc.set_layer_field(name, "position", copy.deepcopy(pos))
 
@@ -180,8 +192,9 @@ class RenameLayerCommand(QUndoCommand):
         self._doc = document
         self._old_name = old
         self._new_name = new
+        self._net = document.active_network
         self._consumers: List[Tuple[str, List[str], List[str]]] = []
-        for layer in document.project.network.consumers(old):
+        for layer in document.network.consumers(old):
             after = [new if src == old else src for src in layer.inputs]
             self._consumers.append((layer.name, list(layer.inputs), after))
 
@@ -189,11 +202,13 @@ class RenameLayerCommand(QUndoCommand):
         return (self._new_name if renamed else self._old_name) if name == self._old_name else name
 
     def redo(self) -> None:
+        self._doc.show_network(self._net)
         self._doc.set_layer_field(self._old_name, "name", self._new_name)
         for name, _, after in self._consumers:
             self._doc.set_layer_field(self._current(name, True), "inputs", list(after))
 
     def undo(self) -> None:
+        self._doc.show_network(self._net)
         for name, before, _ in self._consumers:
             self._doc.set_layer_field(self._current(name, True), "inputs", list(before))
         self._doc.set_layer_field(self._new_name, "name", self._old_name)

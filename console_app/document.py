@@ -15,7 +15,7 @@ from PySide6.QtGui import QUndoStack
 from nnconsole.app import file_versions
 from nnconsole.app.file_versions import DiskState
 from nnconsole.engine.project.io import load_project, save_project
-from nnconsole.engine.project.model import Layer, Project
+from nnconsole.engine.project.model import MAIN_NETWORK, Layer, Network, Project
 
 
 class ProjectDocument(QObject):
@@ -31,10 +31,12 @@ class ProjectDocument(QObject):
     reloaded = Signal()
     # A save replaced a version of the file written outside nnconsole; that version was kept here (path).
     outside_version_kept = Signal(str)
+    networks_changed = Signal()  # a network was added, removed or renamed, or another one is shown (issue 17)
 
     def __init__(self, project: Optional[Project] = None, parent: Optional[QObject] = None) -> None:
         super().__init__(parent)
         self.project = project or Project()
+        self.active_network = MAIN_NETWORK  # the network the EDIT tab shows and edits (Main or project.networks)
         # The project file as this document last read or wrote it: what "changed outside" compares with.
         self.disk_state: Optional[DiskState] = file_versions.disk_state(self.project.path)
         self.undo_stack = QUndoStack(self)
@@ -54,6 +56,7 @@ class ProjectDocument(QObject):
         """Replace the document with the project at ``path`` (raises ProjectError)."""
         state = file_versions.disk_state(path)  # before reading: a change during the read is then noticed
         self.project = load_project(path, check_datasets=check_datasets)
+        self.active_network = MAIN_NETWORK
         self.disk_state = state
         self._reset_history(modified=False)
         self._announce_reload()
@@ -87,14 +90,55 @@ class ProjectDocument(QObject):
             return os.path.basename(os.path.dirname(self.project.path)) + "/" + os.path.basename(self.project.path)
         return self.project.name or "untitled"
 
+    # ---- the network being edited (issue 17) -------------------------------------------------
+    @property
+    def network(self) -> Network:
+        """The network the EDIT tab edits: Main (``project.network``) or ``project.networks[active_network]``."""
+        return self.project.networks.get(self.active_network, self.project.network)
+
+    def show_network(self, name: str) -> None:
+        """Edit network ``name`` (Main when the project has no such network); undo commands call it first."""
+        name = name if name in self.project.networks else MAIN_NETWORK
+        if name != self.active_network:
+            self.active_network = name
+            self.networks_changed.emit()
+            self.network_changed.emit()
+
+    def insert_network(self, index: int, name: str, network: Network) -> None:
+        items = list(self.project.networks.items())
+        items.insert(index, (name, network))
+        self.project.networks = dict(items)
+        self.networks_changed.emit()
+
+    def remove_network(self, name: str) -> tuple:
+        """Remove a network (never Main); returns (index, network) so undo can put it back."""
+        index = list(self.project.networks).index(name)
+        network = self.project.networks.pop(name)
+        if self.active_network == name:
+            self.active_network = MAIN_NETWORK
+            self.network_changed.emit()
+        self.networks_changed.emit()
+        return index, network
+
+    def rename_network(self, old: str, new: str) -> None:
+        """Rename a network in place, with the optimizers that train it."""
+        self.project.networks = {new if k == old else k: v for k, v in self.project.networks.items()}
+        for entry in self.project.optimizers:
+            if entry.network == old:
+                entry.network = new
+        if self.active_network == old:
+            self.active_network = new
+        self.networks_changed.emit()
+        self.settings_changed.emit("optimizers")
+
     # ---- mutations (called only from undo commands) ------------------------------------------
     def insert_layer(self, index: int, layer: Layer) -> None:
-        self.project.network.layers.insert(index, layer)
+        self.network.layers.insert(index, layer)
         self.network_changed.emit()
 
     def remove_layer(self, name: str) -> tuple:
         """Remove a layer; returns (index, layer) so undo can put it back."""
-        layers = self.project.network.layers
+        layers = self.network.layers
         for i, layer in enumerate(layers):
             if layer.name == name:
                 del layers[i]
@@ -104,7 +148,7 @@ class ProjectDocument(QObject):
 
     def set_layer_field(self, name: str, field: str, value: Any) -> None:
         """Set one field of a layer (inputs, params, initializers, lr_multipliers, position, name, type)."""
-        layer = self.project.network.layer(name)
+        layer = self.network.layer(name)
         setattr(layer, field, value)
         self.layer_changed.emit(layer.name)
         if field in ("inputs", "params", "name", "type"):
@@ -134,6 +178,7 @@ class ProjectDocument(QObject):
         was read (default: its state now).
         """
         self.project = project
+        self.active_network = MAIN_NETWORK
         self.disk_state = disk_state or file_versions.disk_state(project.path)
         self._reset_history(modified)
         self._announce_reload()

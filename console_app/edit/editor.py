@@ -42,7 +42,7 @@ class NetworkEditor(QObject):
 
     @property
     def network(self) -> Network:
-        return self.document.project.network
+        return self.document.network  # the network chosen in the EDIT tab's network tabs
 
     def _push(self, command: Any) -> None:
         self.document.undo_stack.push(command)

@@ -9,13 +9,15 @@ from typing import Any, Dict, List, Optional
 
 from PySide6.QtCore import QByteArray, QMimeData, QPointF, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QApplication, QLabel, QMenu, QSplitter, QTabWidget, QToolBar, QVBoxLayout,
+from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QMenu, QSplitter, QTabWidget, QToolBar,
+                               QVBoxLayout,
                                QWidget)
 
 from nnconsole.app.edit.canvas import NetworkScene
 from nnconsole.app.edit.clipboard import MIME_TYPE
 from nnconsole.app.edit.editor import NetworkEditor
 from nnconsole.app.edit.issues import IssuesPanel, collect_issues
+from nnconsole.app.edit.network_tabs import NetworkTabs
 from nnconsole.app.edit.palette import LayerPalette
 from nnconsole.app.edit.properties import PropertyPanel
 from nnconsole.app.edit.statistics import StatisticsView
@@ -47,6 +49,7 @@ class EditPage(QWidget):
         self.properties = PropertyPanel(self.editor)
         self.statistics = StatisticsView()
         self.issues = IssuesPanel()
+        self.network_tabs = NetworkTabs(self.document)  # Main and the project's other networks (issue 17)
         self.totals = QLabel()
         self.totals.setObjectName("totals_label")
         self.totals.setStyleSheet("padding: 3px 6px; background: #eef1f5; border-top: 1px solid #d5d9e0;")
@@ -143,7 +146,12 @@ class EditPage(QWidget):
         center_box.setSpacing(0)
         center_box.addWidget(toolbar)
         center_box.addWidget(self.view, 1)
-        center_box.addWidget(self.totals)
+        footer = QHBoxLayout()  # the networks as sheet tabs beside the totals: no height taken from the canvas
+        footer.setSpacing(0)
+        footer.addWidget(self.network_tabs)
+        self.network_tabs.setFixedHeight(self.totals.sizeHint().height())  # the canvas keeps its height
+        footer.addWidget(self.totals, 1)
+        center_box.addLayout(footer)
         self.v_split = QSplitter(Qt.Vertical)
         self.v_split.setObjectName("edit_vertical_splitter")
         self.v_split.addWidget(center)
@@ -184,6 +192,7 @@ class EditPage(QWidget):
         self.issues.layer_activated.connect(self.reveal_layer)
         self.statistics.layer_activated.connect(self.reveal_layer)
         self.editor.message_posted.connect(self.show_message)
+        self.network_tabs.message.connect(self.show_message)
 
     def _update_undo_buttons(self, *_args: Any) -> None:
         stack = self.document.undo_stack
@@ -211,9 +220,9 @@ class EditPage(QWidget):
         self.refresh()
 
     def refresh(self) -> None:
-        project = self.document.project
-        self.info = infer_network(project.network)
-        self.scene.sync(project.network, self.info)
+        network = self.document.network  # Main or the network chosen in the tabs under the canvas
+        self.info = infer_network(network)
+        self.scene.sync(network, self.info)
         self.statistics.set_info(self.info)
         self.refresh_issues()
         n_err = len(self.info.errors)
@@ -236,7 +245,7 @@ class EditPage(QWidget):
 
     # ---- selection ---------------------------------------------------------------------------------
     def selected_layers(self) -> List[str]:
-        order = {name: i for i, name in enumerate(self.document.project.network.names())}
+        order = {name: i for i, name in enumerate(self.document.network.names())}
         return sorted(self.scene.selected_names(), key=lambda n: order.get(n, 0))
 
     def select_layers(self, names: List[str]) -> None:

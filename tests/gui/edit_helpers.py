@@ -11,11 +11,11 @@ def palette_double_click(page, type_name: str) -> str:
     tree = page.palette.tree
     item = page.palette.item(type_name)
     tree.scrollToItem(item)
-    before = set(page.document.project.network.names())
+    before = set(page.document.network.names())  # the network shown (issue 17: Main or another)
     point = tree.visualItemRect(item).center()
     QTest.mouseClick(tree.viewport(), Qt.LeftButton, Qt.NoModifier, point)  # a double-click starts with a click
     QTest.mouseDClick(tree.viewport(), Qt.LeftButton, Qt.NoModifier, point)
-    added = [n for n in page.document.project.network.names() if n not in before]
+    added = [n for n in page.document.network.names() if n not in before]
     assert len(added) == 1, f"double-clicking {type_name} added {added}"
     return added[0]
 
