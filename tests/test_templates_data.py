@@ -18,6 +18,7 @@ EXPECTED = {
     "diabetes_regression": (442, None, [10]),
     "shapes_resnet": (1300, 10, [3, 16, 16]),
     "binary_digits": (1797, 10, [1, 8, 8]),
+    "sine_rnn": (500, None, [16, 1]),
 }
 # validation share of the samples where it is not ~80/20 (shapes: 100 train + 30 validation per class)
 VALIDATION_SHARE = {"shapes_resnet": 300 / 1300}
@@ -62,7 +63,8 @@ def test_template_datasets_match_network(name, tmp_path):
     for layer in project["network"]["layers"]:
         for src in layer["inputs"]:
             assert src in layers
-            assert layers[src]["position"][1] < layer["position"][1]  # data flows top to bottom
+            if layer["type"] != "Delay":  # a Delay reads the next step's value: the loop goes back up
+                assert layers[src]["position"][1] < layer["position"][1]  # data flows top to bottom
     sets = {}
     for role in ("training", "validation"):
         csv_path = folder / project["datasets"][role]
@@ -75,6 +77,9 @@ def test_template_datasets_match_network(name, tmp_path):
     train, val = sets["training"], sets["validation"]
     assert train.size + val.size == total
     assert abs(val.size / total - VALIDATION_SHARE.get(name, 0.2)) < 0.01  # ~80/20 split
+    if name == "sine_rnn":  # sine waves of amplitude <= 1 plus noise, the next clean value as target
+        assert np.abs(train.arrays["x"]).max() < 1.3 and np.abs(train.arrays["y"]).max() <= 1.0
+        return
     if classes is None:  # standardised with training statistics
         np.testing.assert_allclose(train.arrays["x"].mean(0), 0, atol=1e-4)
         np.testing.assert_allclose(train.arrays["x"].std(0), 1, atol=1e-3)
