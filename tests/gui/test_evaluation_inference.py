@@ -160,3 +160,18 @@ def test_images_dropped_on_the_main_window_open_the_inference_view(qtbot, tmp_pa
     assert page.inference.data == [str(tmp_path / "photos")]
     assert _drop(window, [tmp_path / "data.csv"])  # now on the EVALUATION tab
     assert page.inference.data == [str(tmp_path / "data.csv")]
+
+
+@pytest.mark.slow  # nnconsole infer in a QProcess
+def test_inference_imports_no_code_from_the_run_or_data_folders(qtbot, tmp_path, page_with_run):
+    """The CLI runs with the run folder as its working folder: a numpy.py or PIL.py there must never be imported."""
+    page, run_dir = page_with_run
+    marker = tmp_path / "imported"
+    paths, _ = write_images(tmp_path / "photos", count=2)
+    for folder in (run_dir, str(tmp_path / "photos")):
+        for name in ("numpy.py", "PIL.py", "nnabla.py"):
+            with open(os.path.join(folder, name), "w") as fh:
+                fh.write(f"open({str(marker)!r}, 'a').write({name!r})\nraise SystemExit(99)\n")
+    page.inference.set_data([str(tmp_path / "photos")])
+    _infer(qtbot, page.inference)
+    assert page.inference.model.rowCount() == 2 and not marker.exists()
