@@ -24,6 +24,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 from nnconsole.engine.atomic import atomic_write
 from nnconsole.engine.dataset_sources import CreatePlan, DatasetCreateError, make_plan
+from nnconsole.engine.image_shaping import ImageShapeError, read_image, save_png, shape_image
 from nnconsole.engine.labels import CLASS_NAMES_FILE
 
 STAGING_PREFIX = ".nnconsole-create-"
@@ -123,8 +124,6 @@ def _check_output(o: CreateOptions, plan: CreatePlan) -> None:
 
 def _convert_one(task: Tuple[str, str, int, int, str, int]) -> Optional[str]:
     """Pool worker: convert one image into the staging folder; the reason it failed, or None."""
-    from nnconsole.engine.image_shaping import ImageShapeError, read_image, save_png, shape_image
-
     source, target, width, height, mode, channels = task
     try:
         save_png(target, shape_image(read_image(source), width, height, mode, channels))  # folders exist
@@ -171,6 +170,9 @@ def _convert_all(tasks: Sequence[tuple], workers: int, progress: Optional[Progre
             record(i + 1, i, _convert_one(task))
         return results
     chunk = max(1, min(8, len(tasks) // (workers * 16)))  # small: progress stays live, IPC is cheap
+    from PIL import Image
+
+    Image.init()  # every image plugin imported before the fork: the workers import nothing
     pool = multiprocessing.get_context("fork").Pool(workers, initializer=_quiet_worker)
     try:
         indexed = pool.imap_unordered(_indexed_convert, list(enumerate(tasks)), chunksize=chunk)

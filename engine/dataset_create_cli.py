@@ -90,12 +90,13 @@ def _count(n: int, one: str, many: str = "") -> str:
     return f"{n:,} {one if n == 1 else many or one + 's'}"
 
 
-def _stop_on_sigterm() -> None:
-    """The GUI's Cancel (SIGTERM) ends the command like Ctrl-C: the staging folder is removed, nothing written."""
+def _stop_on_sigterm():
+    """The GUI's Cancel (SIGTERM) ends the command like Ctrl-C: the staging folder is removed, nothing written.
+    Returns the handler it replaced (restored when the command ends)."""
     def interrupt(signum, frame):  # noqa: ARG001
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGTERM, interrupt)
+    return signal.signal(signal.SIGTERM, interrupt)
 
 
 def cmd_dataset_create(args: argparse.Namespace) -> int:
@@ -112,7 +113,7 @@ def cmd_dataset_create(args: argparse.Namespace) -> int:
                             shuffle=args.shuffle, seed=args.seed, file1=args.file1, file2=args.file2 or "",
                             ratio2=ratio2, on_error=args.on_error, force=args.force, workers=args.workers,
                             allow_outside=args.allow_outside)
-    _stop_on_sigterm()
+    previous = _stop_on_sigterm()
     try:
         plan = make_plan(options.source, options.allow_outside)
         for note in plan.notes:
@@ -124,6 +125,8 @@ def cmd_dataset_create(args: argparse.Namespace) -> int:
     except DatasetCreateError as exc:
         print(f"nnconsole dataset create: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     for source, reason in result.failed:
         print(f"skipped {source}: {reason}", file=sys.stderr)
     if result.failed:

@@ -50,6 +50,21 @@ def create(args: list, cwd: Path, check: bool = True) -> subprocess.CompletedPro
     return out
 
 
+@pytest.fixture
+def here(capfd, monkeypatch):
+    """``create`` in this process (the same ``main``, without an interpreter start-up) for the quick cases."""
+    from nnconsole.engine.cli import main
+
+    def run(args: list, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+        monkeypatch.chdir(cwd)
+        code = main(["dataset", "create", *args])
+        out, err = capfd.readouterr()
+        if check:
+            assert code == 0, out + err
+        return subprocess.CompletedProcess(args, code, out, err)
+    return run
+
+
 def rows(path: Path) -> list:
     with open(path, newline="", encoding="utf-8") as fh:
         return list(csv.reader(fh))
@@ -131,31 +146,31 @@ def test_created_dataset_loads_and_trains_one_epoch(tmp_path):
     assert "finished" in trained.stdout
 
 
-def test_existing_output_is_kept_without_force_and_merged_with_it(tmp_path):
+def test_existing_output_is_kept_without_force_and_merged_with_it(tmp_path, here):
     make_source(tmp_path / "src")
     out = tmp_path / "out"
     out.mkdir()
     (out / "train.csv").write_text("mine\n")
     os.chmod(out / "train.csv", 0o640)
     (out / "keep.txt").write_text("user file")
-    refused = create(["-i", "src", "-o", "out", "-w", "8", "-g", "8"], tmp_path, check=False)
+    refused = here(["-i", "src", "-o", "out", "-w", "8", "-g", "8"], tmp_path, check=False)
     assert refused.returncode == 2 and "--force" in refused.stderr and "Traceback" not in refused.stderr
     assert (out / "train.csv").read_text() == "mine\n" and sorted(os.listdir(out)) == ["keep.txt", "train.csv"]
-    create(["-i", "src", "-o", "out", "-w", "8", "-g", "8", "--force"], tmp_path)
+    here(["-i", "src", "-o", "out", "-w", "8", "-g", "8", "--force"], tmp_path)
     assert (out / "keep.txt").read_text() == "user file"  # nothing of the user's is deleted
     assert rows(out / "train.csv")[0] == ["x:image", "y:label"]
     assert oct(os.stat(out / "train.csv").st_mode & 0o777) == oct(0o640)  # the replaced file keeps its mode
     assert not [n for n in os.listdir(out) if n.startswith(STAGING_PREFIX)]
 
 
-def test_stop_on_error_writes_nothing_and_names_the_file(tmp_path):
+def test_stop_on_error_writes_nothing_and_names_the_file(tmp_path, here):
     make_source(tmp_path / "src")
-    out = create(["-i", "src", "-o", "out", "-w", "8", "-g", "8", "--on-error", "stop"], tmp_path, check=False)
+    out = here(["-i", "src", "-o", "out", "-w", "8", "-g", "8", "--on-error", "stop"], tmp_path, check=False)
     assert out.returncode == 2 and "broken.png" in out.stderr and "Traceback" not in out.stderr
     assert sorted(os.listdir(tmp_path)) == ["src"]  # no output folder, no staging folder
 
 
-def test_refusals_are_clear(tmp_path):
+def test_refusals_are_clear(tmp_path, here):
     make_source(tmp_path / "src")
     cases = [(["-i", "src", "-o", "src/inner", "-w", "8", "-g", "8"], "inside"),
              (["-i", "missing", "-o", "out", "-w", "8", "-g", "8"], "not found"),
@@ -165,20 +180,20 @@ def test_refusals_are_clear(tmp_path):
              (["-i", "src", "-o", "out", "-w", "8", "-g", "8", "-f1", "labels.txt"], "class names"),
              (["-i", "src", "-o", "out", "-w", "8", "-g", "8", "-f2", "t.csv", "-r1", "70", "-r2", "20"], "100")]
     for args, words in cases:
-        out = create(args, tmp_path, check=False)
+        out = here(args, tmp_path, check=False)
         assert out.returncode == 2 and words in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
     assert sorted(os.listdir(tmp_path)) == ["src"]
     (tmp_path / "a file").write_text("mine")
-    out = create(["-i", "src", "-o", "a file", "-w", "8", "-g", "8", "--force"], tmp_path, check=False)
+    out = here(["-i", "src", "-o", "a file", "-w", "8", "-g", "8", "--force"], tmp_path, check=False)
     assert out.returncode == 2 and "not a folder" in out.stderr and (tmp_path / "a file").read_text() == "mine"
     (tmp_path / "src" / "no images").rmdir()
     empty = tmp_path / "empty"
     empty.mkdir()
-    out = create(["-i", "empty", "-o", "out", "-w", "8", "-g", "8"], tmp_path, check=False)
+    out = here(["-i", "empty", "-o", "out", "-w", "8", "-g", "8"], tmp_path, check=False)
     assert out.returncode == 2 and "sub-folder" in out.stderr
 
 
-def test_hostile_names_links_and_collisions(tmp_path):
+def test_hostile_names_links_and_collisions(tmp_path, here):
     src = tmp_path / "src"
     secret = tmp_path / "secret"
     secret.mkdir()
@@ -190,25 +205,25 @@ def test_hostile_names_links_and_collisions(tmp_path):
     Image.fromarray(np.full((6, 6, 3), 90, np.uint8)).save(src / "日本" / "a.png")  # both would be a.png
     os.symlink(secret, src / "linked class")
     os.symlink(secret / "s.png", src / "日本" / "z.png")
-    out = create(["-i", "src", "-o", "out", "-w", "4", "-g", "4", "-s", "false"], tmp_path)
+    out = here(["-i", "src", "-o", "out", "-w", "4", "-g", "4", "-s", "false"], tmp_path)
     assert out.stderr.count("note: skipped") == 2 and "linked class" in out.stderr and "z.png" in out.stderr
     got = rows(tmp_path / "out" / "train.csv")[1:]
     assert got == [["./a, b \"c\"/x y.png", "0"], ["./日本/a.png", "1"], ["./日本/a_2.png", "1"]]
     assert pixels(tmp_path / "out" / "日本" / "a.png").max() != pixels(tmp_path / "out" / "日本" / "a_2.png").max()
     from nnconsole.engine.data import load_dataset
     assert load_dataset(tmp_path / "out" / "train.csv", cache=False).size == 3
-    allowed = create(["-i", "src", "-o", "out2", "-w", "4", "-g", "4", "--allow-outside"], tmp_path)
+    allowed = here(["-i", "src", "-o", "out2", "-w", "4", "-g", "4", "--allow-outside"], tmp_path)
     assert "outside" not in allowed.stderr and len(rows(tmp_path / "out2" / "train.csv")) == 6
     (src / "two\nlines").mkdir()  # a line break in a class name: quoted in the CSV, a space in labels.txt
     Image.fromarray(np.full((6, 6, 3), 9, np.uint8)).save(src / "two\nlines" / "p.png")
-    create(["-i", "src", "-o", "out3", "-w", "4", "-g", "4", "-s", "false"], tmp_path)
+    here(["-i", "src", "-o", "out3", "-w", "4", "-g", "4", "-s", "false"], tmp_path)
     from nnconsole.engine.labels import read_class_names
     assert read_class_names(str(tmp_path / "out3" / "labels.txt")) == ["a, b \"c\"", "two lines", "日本"]
     assert rows(tmp_path / "out3" / "train.csv")[2] == ["./two\nlines/p.png", "1"]
     assert load_dataset(tmp_path / "out3" / "train.csv", cache=False).size == 4
 
 
-def test_csv_source_keeps_other_columns_and_contains_dotdot_paths(tmp_path):
+def test_csv_source_keeps_other_columns_and_contains_dotdot_paths(tmp_path, here):
     data = tmp_path / "data"
     (data / "img").mkdir(parents=True)
     for i in range(3):
@@ -216,14 +231,14 @@ def test_csv_source_keeps_other_columns_and_contains_dotdot_paths(tmp_path):
     Image.fromarray(np.zeros((5, 5), np.uint8)).save(tmp_path / "outside.png")
     (data / "list.csv").write_text("x:image,y:label,w\nimg/0.bmp,2,0.5\nimg\\1.bmp,0,1.5\n../outside.png,1,2\n"
                                    "img/2.bmp,1,3\n", encoding="utf-8")
-    out = create(["-i", "data/list.csv", "-o", "made", "-w", "10", "-g", "10", "-c", "1", "-s", "false"], tmp_path)
+    out = here(["-i", "data/list.csv", "-o", "made", "-w", "10", "-g", "10", "-c", "1", "-s", "false"], tmp_path)
     assert "line 4" in out.stderr and "outside" in out.stderr
     got = rows(tmp_path / "made" / "train.csv")
     assert got == [["x:image", "y:label", "w"], ["./img/0.png", "2", "0.5"], ["./img/1.png", "0", "1.5"],
                    ["./img/2.png", "1", "3"]]
     assert pixels(tmp_path / "made" / "img" / "2.png").shape == (10, 10)
     assert not (tmp_path / "made" / "labels.txt").exists()  # labels come from the CSV's own column
-    allowed = create(["-i", "data/list.csv", "-o", "all", "-w", "10", "-g", "10", "--allow-outside", "-s",
+    allowed = here(["-i", "data/list.csv", "-o", "all", "-w", "10", "-g", "10", "--allow-outside", "-s",
                       "false"], tmp_path)
     assert rows(tmp_path / "all" / "train.csv")[3][0] == "./outside/2_outside.png", allowed.stderr
 
@@ -318,7 +333,7 @@ def test_killed_run_leaves_only_its_staging_folder_and_the_next_run_removes_it(t
     assert sorted(os.listdir(tmp_path / "out")) == ["labels.txt", "only", "train.csv"]
 
 
-def test_only_abandoned_staging_folders_are_removed(tmp_path):
+def test_only_abandoned_staging_folders_are_removed(tmp_path, here):
     make_source(tmp_path / "src")
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     dead, alive = int(gone.stdout), os.getpid()
@@ -328,7 +343,7 @@ def test_only_abandoned_staging_folders_are_removed(tmp_path):
         (tmp_path / name).mkdir()
         if key != "unmarked":
             (tmp_path / name / STAGING_MARKER).write_text("")
-    create(["-i", "src", "-o", "out", "-w", "8", "-g", "8", "-q"], tmp_path)
+    here(["-i", "src", "-o", "out", "-w", "8", "-g", "8", "-q"], tmp_path)
     assert sorted(os.listdir(tmp_path)) == sorted(["out", "src", names["running"], names["unmarked"]])
 
 
@@ -351,7 +366,7 @@ def test_pixel_formats_nnabla_refuses_are_read(tmp_path):
     assert read_image(str(tmp_path / "deep.png")).tolist() == [[100, 100], [100, 100]]
 
 
-def test_force_never_writes_through_a_link_in_the_output_folder(tmp_path):
+def test_force_never_writes_through_a_link_in_the_output_folder(tmp_path, here):
     data = tmp_path / "data"
     (data / "img" / "sub").mkdir(parents=True)
     Image.fromarray(np.zeros((4, 4, 3), np.uint8)).save(data / "img" / "sub" / "a.jpg")
@@ -360,5 +375,5 @@ def test_force_never_writes_through_a_link_in_the_output_folder(tmp_path):
     elsewhere.mkdir()
     (tmp_path / "out" / "img").mkdir(parents=True)
     os.symlink(elsewhere, tmp_path / "out" / "img" / "sub")  # out/img/sub/a.png would land in elsewhere/
-    out = create(["-i", "data/list.csv", "-o", "out", "-w", "4", "-g", "4", "--force"], tmp_path, check=False)
+    out = here(["-i", "data/list.csv", "-o", "out", "-w", "4", "-g", "4", "--force"], tmp_path, check=False)
     assert out.returncode == 2 and "is a link" in out.stderr and os.listdir(elsewhere) == []
