@@ -125,7 +125,8 @@ class NetworkEditor(QObject):
 
     # ---- connections ------------------------------------------------------------------------------
     def _reaches(self, start: str, goal: str) -> bool:
-        """True when data flows from ``start`` to ``goal`` (following consumers)."""
+        """True when data flows from ``start`` to ``goal`` within one time step (following consumers; a
+        Delay's first input is read at the next step, so a loop through it is no cycle)."""
         seen, stack = set(), [start]
         while stack:
             name = stack.pop()
@@ -134,7 +135,8 @@ class NetworkEditor(QObject):
             if name in seen:
                 continue
             seen.add(name)
-            stack.extend(layer.name for layer in self.network.consumers(name))
+            stack.extend(layer.name for layer in self.network.consumers(name)
+                         if not (layer.type == "Delay" and layer.inputs[:1] == [name]))
         return False
 
     def connect_layers(self, source: str, target: str, slot: Optional[int] = None) -> bool:
@@ -150,7 +152,8 @@ class NetworkEditor(QObject):
         if hi == 0:
             self._refuse(f"{target} is an {layer.type} layer and takes no inputs")
             return False
-        if self._reaches(target, source):
+        loop_back = layer.type == "Delay" and (slot == 0 or (slot is None and not layer.inputs))  # next step
+        if not loop_back and self._reaches(target, source):
             self._refuse(f"connecting {source} to {target} would make a cycle ({target} already feeds {source})")
             return False
         inputs = layer.inputs
