@@ -77,6 +77,8 @@ class CreateDatasetDialog(QDialog):
         browse.clicked.connect(self._pick_output)
         self.pick_buttons += (browse,)
         self.source.textChanged.connect(self._suggest_output)
+        self.output_chosen = False  # typed or browsed by the user: no longer suggested from the source
+        self.output.textEdited.connect(lambda _text: setattr(self, "output_chosen", True))
         self.width_box, self.height_box = self._spin(width, 1, 16384), self._spin(height, 1, 16384)
         self.channels = QComboBox()
         self.channels.addItem("3 (colour)", 3)
@@ -162,11 +164,12 @@ class CreateDatasetDialog(QDialog):
     def _pick_output(self) -> None:
         chosen = choose_output(self, self.start_dir)
         if chosen:
+            self.output_chosen = True
             self.output.setText(chosen)
 
     def _suggest_output(self, source: str) -> None:
         """An output folder beside the project's data, named after the source, until the user types one."""
-        if self.output.isModified() or not source.strip():
+        if self.output_chosen or not source.strip():
             return
         name = os.path.splitext(os.path.basename(os.path.normpath(source.strip())))[0] or "dataset"
         self.output.setText(os.path.join(self.start_dir, "data", f"{name}_{self.width_box.value()}x"

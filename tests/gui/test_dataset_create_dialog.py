@@ -81,3 +81,28 @@ def test_cancel_stops_the_command_and_writes_nothing(qtbot, tmp_path):
     assert "Cancelled" in dialog.status.text()
     assert sorted(os.listdir(tmp_path)) == ["src"]  # no output folder and no staging folder left
     assert dialog.isVisible()  # Cancel stopped the command; the dialog stays to try again
+
+
+def test_pickers_fill_the_fields_and_the_arguments_are_the_cli_options(qtbot, monkeypatch, tmp_path):
+    from nnconsole.app.dataset import create_dialog
+
+    asked = []
+    monkeypatch.setattr(create_dialog, "choose_source",
+                        lambda parent, start, csv: asked.append(csv) or str(tmp_path / ("list.csv" if csv else "x")))
+    monkeypatch.setattr(create_dialog, "choose_output", lambda parent, start: str(tmp_path / "made"))
+    dialog = CreateDatasetDialog(None, str(tmp_path), (1, 28, 28))
+    qtbot.addWidget(dialog)
+    csv_button = next(b for b in dialog.pick_buttons if b.text() == "CSV...")
+    csv_button.click()
+    assert asked == [True] and dialog.source.text() == str(tmp_path / "list.csv")
+    assert dialog.output.text() == os.path.join(str(tmp_path), "data", "list_28x28")  # suggested from the CSV
+    dialog.pick_buttons[2].click()  # Browse... for the output: the user's choice stays
+    dialog.source.setText(str(tmp_path / "other"))
+    assert dialog.output.text() == str(tmp_path / "made")
+    dialog.mode.setCurrentIndex(dialog.mode.findData("padding"))
+    dialog.shuffle.setChecked(False)
+    dialog.ratio2.setValue(0)  # no second file
+    dialog.skip_bad.setChecked(False)
+    assert dialog.arguments() == ["dataset", "create", "-i", str(tmp_path / "other"), "-o", str(tmp_path / "made"),
+                                  "-w", "28", "-g", "28", "-c", "1", "-m", "padding", "-s", "false", "--seed", "0",
+                                  "-f1", "train.csv", "--on-error", "stop"]
