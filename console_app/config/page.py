@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QHBoxLayout, QScrollArea, QSplitter, QVBoxLayout, 
 
 from nnconsole.app.config.commands import set_settings
 from nnconsole.app.config.fields import FieldSpec, SettingsGroup, form_specs
+from nnconsole.app.config.optimizer_list import OptimizerList
 from nnconsole.app.config.plan_panel import PlanPanel
 from nnconsole.engine.project.schema import ALPHA_SOLVERS, SOLVER_PARAMS, SOLVER_SPECS, form_settings, setting
 
@@ -85,6 +86,9 @@ class ConfigPage(QWidget):
         top.addLayout(column, 1)
         top.addLayout(column2, 1)
         left.addLayout(top)
+        self.optimizer_list = OptimizerList(document)  # the CONFIG tab's optimizer and the others (issue 17)
+        self.optimizer_list.message.connect(self.show_message)
+        left.addWidget(self.optimizer_list)
         left.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -104,6 +108,7 @@ class ConfigPage(QWidget):
 
         document.settings_changed.connect(self._setting_changed)
         document.reloaded.connect(self.reload)
+        document.networks_changed.connect(self.optimizer_list.sync)
         document.path_changed.connect(lambda _path: self.plan_panel.refresh(self.document.project))
         self.reload()
 
@@ -114,6 +119,7 @@ class ConfigPage(QWidget):
         for group in self.groups:
             group.sync()
         self._update_states()
+        self.optimizer_list.sync()
         self.plan_panel.refresh(self.document.project)
 
     def _setting_changed(self, dotted: str) -> None:
@@ -121,6 +127,7 @@ class ConfigPage(QWidget):
             self._rebuild_solver_params()
         for group in self.groups:
             group.sync(dotted)
+        self.optimizer_list.sync()
         self._update_states()
         self.plan_panel.refresh(self.document.project)
 
