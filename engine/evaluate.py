@@ -99,6 +99,11 @@ def evaluate_run(run_dir: str, model: str = "best", batch_size: Optional[int] = 
         outputs, predictions, labels = _classify(outputs, targets, valid.path, label_var)
         metrics = classification_metrics(labels, predictions, outputs.shape[1])
         metrics.update(curve_metrics(outputs, labels))
+        from nnconsole.engine.labels import project_class_names
+
+        names = project_class_names(project)
+        if names:  # labels.txt beside the training CSV: the EVALUATION tab shows them beside the numbers
+            metrics["class_names"] = names[:outputs.shape[1]]
     else:
         predictions = outputs
         if predictions.shape != targets.shape:

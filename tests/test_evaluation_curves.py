@@ -138,3 +138,12 @@ def test_evaluate_on_another_dataset_csv_writes_beside_the_validation_evaluation
         assert json.load(fh)["dataset"] == str(other)
     assert cli_main(["evaluate", run_dir, "--dataset", "missing.csv"]) == 2
     assert "missing.csv: no such dataset CSV" in capsys.readouterr().err
+
+
+def test_evaluate_keeps_class_names_from_labels_txt(tmp_path):
+    from tests.test_evaluate import _tiny_run
+
+    run_dir = _tiny_run(tmp_path)
+    assert "class_names" not in evaluate_run(run_dir, "best").metrics  # no labels.txt: numbers only
+    (tmp_path / "data" / "labels.txt").write_text("setosa\nversicolor\nvirginica\nextra\n")
+    assert evaluate_run(run_dir, "best").metrics["class_names"] == ["setosa", "versicolor", "virginica"]

@@ -5,6 +5,7 @@ older version shows them too); the arithmetic is :mod:`nnconsole.engine.evaluati
 """
 from __future__ import annotations
 
+import html
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -99,6 +100,7 @@ class RocPrView(QWidget):
         self.probs = np.zeros((0, 0))
         self.labels = np.zeros(0, dtype=np.int64)
         self.areas: Dict[int, Tuple[Optional[float], Optional[float]]] = {}
+        self.names: List[str] = []
         top = QHBoxLayout()
         top.addWidget(QLabel("Class:"))
         top.addWidget(self.class_combo)
@@ -113,14 +115,16 @@ class RocPrView(QWidget):
         self.class_combo.currentIndexChanged.connect(lambda _i: self._draw())
 
     def clear(self) -> None:
-        self.probs, self.labels, self.areas = np.zeros((0, 0)), np.zeros(0, dtype=np.int64), {}
+        self.probs, self.labels, self.areas, self.names = np.zeros((0, 0)), np.zeros(0, dtype=np.int64), {}, []
         self.class_combo.blockSignals(True)
         self.class_combo.clear()
         self.class_combo.blockSignals(False)
         self._draw()
 
-    def set_data(self, probs: np.ndarray, labels: np.ndarray) -> None:
+    def set_data(self, probs: np.ndarray, labels: np.ndarray, names: Sequence[str] = ()) -> None:
+        """Show the curves of ``probs`` (n, K) against ``labels``; ``names`` (labels.txt) name the classes."""
         self.probs, self.labels = probs, labels
+        self.names = [str(n) for n in names]
         k = probs.shape[1]
         self.areas = {c: (roc_auc(*one_vs_rest(probs, labels, c)), average_precision(*one_vs_rest(probs, labels, c)))
                       for c in range(k)}
@@ -129,12 +133,19 @@ class RocPrView(QWidget):
         if k > 2:
             self.class_combo.addItem(f"every class (first {MAX_CURVES})" if k > MAX_CURVES else "every class", None)
         for c in range(k):
-            self.class_combo.addItem(f"{c} vs. the rest" + (" (binary: positive class)" if k == 2 and c == 1 else ""),
-                                     c)
+            self.class_combo.addItem(f"{self._name(c)} vs. the rest"
+                                     + (" (binary: positive class)" if k == 2 and c == 1 else ""), c)
         if k == 2:
             self.class_combo.setCurrentIndex(1)  # a binary classifier's positive class
         self.class_combo.blockSignals(False)
         self._draw()
+
+    def _name(self, c: int, rich: bool = False) -> str:
+        """'3', or '3 three' with class names (escaped for the legends, which read HTML)."""
+        name = self.names[c] if c < len(self.names) else ""
+        if rich:
+            name = html.escape(name)
+        return f"{c} {name}" if name and name != str(c) else str(c)
 
     def shown_classes(self) -> List[int]:
         chosen = self.class_combo.currentData()
@@ -156,9 +167,9 @@ class RocPrView(QWidget):
             auc, ap = self.areas[c]
             pen = pg.mkPen(color(c if len(classes) > 1 else 0), width=2)
             fpr, tpr, _ = roc_curve(scores, positives)
-            roc.plot(fpr, tpr, pen=pen, name=f"class {c}: AUC {_fmt(auc)}")
+            roc.plot(fpr, tpr, pen=pen, name=f"class {self._name(c, rich=True)}: AUC {_fmt(auc)}")
             recall, precision, _ = pr_curve(scores, positives)
-            pr.plot(recall, precision, pen=pen, name=f"class {c}: AP {_fmt(ap)}")
+            pr.plot(recall, precision, pen=pen, name=f"class {self._name(c, rich=True)}: AP {_fmt(ap)}")
         defined = [a for c, (a, _) in self.areas.items() if a is not None]
         defined_ap = [p for c, (_, p) in self.areas.items() if p is not None]
         self.summary.setText(

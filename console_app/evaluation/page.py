@@ -19,7 +19,7 @@ from nnconsole.app.evaluation.confusion import ConfusionMatrixView
 from nnconsole.app.evaluation.curves import LikelihoodView, RocPrView, class_arrays
 from nnconsole.app.evaluation.dataset_choice import DatasetChoice
 from nnconsole.app.evaluation.inference import InferencePanel, inference_data
-from nnconsole.app.evaluation.report import PerClassTable, RegressionView, TopConfusions, headline
+from nnconsole.app.evaluation.report import PerClassTable, RegressionView, TopConfusions, class_label, headline
 from nnconsole.app.evaluation.samples import SamplesFilter, SamplesModel
 from nnconsole.app.evaluation.zoom import show_large_image
 from nnconsole.app.dataset.preview import is_image_cell
@@ -338,11 +338,11 @@ class EvaluationPage(QWidget):
                 probs, labels = None, None
             if probs is not None and probs.size:
                 self.likelihood.set_data(probs, labels)
-                self.roc_pr.set_data(probs, labels)
+                self.roc_pr.set_data(probs, labels, metrics.get("class_names") or [])
             self.per_class.set_metrics(metrics)
             self.confusions.set_metrics(metrics)
             for c in range(int(metrics.get("num_classes", 0))):
-                self.class_filter.addItem(str(c), c)
+                self.class_filter.addItem(class_label(metrics, c), c)
         else:
             self.left.setCurrentIndex(1)
             self.regression.set_data(metrics, rows)

@@ -38,6 +38,13 @@ def headline(metrics: Dict[str, Any]) -> str:
             f"&middot; bias {metrics.get('bias', 0.0):+.4g} &middot; on {n:,} {where} (<b>{model}</b> model)")
 
 
+def class_label(metrics: Dict[str, Any], index: int) -> str:
+    """'3' or, with class names (labels.txt), '3 three'."""
+    names = metrics.get("class_names") or []
+    name = names[index] if isinstance(names, list) and 0 <= index < len(names) else ""
+    return f"{index} {name}" if isinstance(name, str) and name and name != str(index) else str(index)
+
+
 class PerClassTable(QTableWidget):
     """Class | Precision | Recall | F-measure | Support, then the macro averages."""
 
@@ -56,7 +63,7 @@ class PerClassTable(QTableWidget):
         per_class = metrics.get("per_class", [])
         self.setRowCount(len(per_class) + 1)
         for r, c in enumerate(per_class):
-            cells = [str(c["class"]), f"{c['precision']:.4f}", f"{c['recall']:.4f}", f"{c['f_measure']:.4f}",
+            cells = [class_label(metrics, c["class"]), f"{c['precision']:.4f}", f"{c['recall']:.4f}", f"{c['f_measure']:.4f}",
                      str(c["support"])]
             self._row(r, cells)
         bold = QFont()
@@ -74,9 +81,10 @@ class PerClassTable(QTableWidget):
             self.setItem(r, c, item)
 
     def value(self, row_label: str, column: str) -> str:
+        """The cell of ``column`` in the row of class ``row_label`` (its number; or 'macro avg')."""
         col = self.HEADERS.index(column)
         for r in range(self.rowCount()):
-            if self.item(r, 0).text() == row_label:
+            if self.item(r, 0).text().split(" ", 1)[0] == row_label or self.item(r, 0).text() == row_label:
                 return self.item(r, col).text()
         raise KeyError(row_label)
 

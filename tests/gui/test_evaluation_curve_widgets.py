@@ -62,3 +62,22 @@ def test_likelihood_view_clears_and_the_headline_names_another_dataset(qtbot):
                "macro_recall": 0.5, "macro_f_measure": 0.5, "split": "dataset", "dataset": "/d/a<b>&c.csv"}
     text = headline(metrics)
     assert "samples of a&lt;b&gt;&amp;c.csv" in text and "validation" not in text
+
+
+def test_class_names_show_beside_the_numbers(qtbot):
+    from nnconsole.app.evaluation.report import PerClassTable
+
+    view = RocPrView()
+    qtbot.addWidget(view)
+    probs = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6], [0.5, 0.4, 0.1]])
+    view.set_data(probs, np.array([0, 1, 2, 1]), ["cat", "<dog>", ""])
+    assert [view.class_combo.itemText(i) for i in range(4)] == ["every class", "0 cat vs. the rest",
+                                                                 "1 <dog> vs. the rest", "2 vs. the rest"]
+    assert any(name.startswith("class 1 &lt;dog&gt;: AUC") for name in _legend_names(view.roc))  # legends read HTML
+    table = PerClassTable()
+    qtbot.addWidget(table)
+    per_class = [{"class": c, "precision": 1.0, "recall": 1.0, "f_measure": 1.0, "support": 1} for c in range(3)]
+    table.set_metrics({"per_class": per_class, "macro_precision": 1.0, "macro_recall": 1.0, "macro_f_measure": 1.0,
+                       "count": 3, "class_names": ["cat", "<dog>", ""]})
+    assert [table.item(r, 0).text() for r in range(3)] == ["0 cat", "1 <dog>", "2"]
+    assert table.value("1", "Support") == "1"
