@@ -86,6 +86,11 @@ class _Reporter:
             pass
 
 
+def _shown(path: str) -> str:
+    """A path as printed: bytes of a name that is not UTF-8 as escapes (printing it would fail)."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _count(n: int, one: str, many: str = "") -> str:
     return f"{n:,} {one if n == 1 else many or one + 's'}"
 
@@ -119,7 +124,7 @@ def cmd_dataset_create(args: argparse.Namespace) -> int:
         for note in plan.notes:
             print(f"note: {note}", file=sys.stderr)
         kind = _count(len(plan.classes), "class", "classes") + ", " if plan.classes else ""
-        print(f"source: {args.sourcedir}: {kind}{_count(len(plan.conversions), 'image')}, "
+        print(f"source: {_shown(args.sourcedir)}: {kind}{_count(len(plan.conversions), 'image')}, "
               f"{_count(len(plan.rows), 'sample')}", flush=True)
         result = create_dataset(options, _Reporter(args.events, args.quiet), plan)
     except DatasetCreateError as exc:
@@ -135,7 +140,7 @@ def cmd_dataset_create(args: argparse.Namespace) -> int:
               "above)", file=sys.stderr)
     files = ", ".join(f"{os.path.basename(p)} ({_count(n, 'row')})" for p, n in result.files)
     labels = f", labels.txt ({_count(len(result.classes), 'class', 'classes')})" if result.classes else ""
-    print(f"created {result.output}: {files}{labels}", flush=True)
+    print(f"created {_shown(result.output)}: {files}{labels}", flush=True)
     announce(args.events, CREATED_EVENT, output=result.output, files=[p for p, _ in result.files],
              failed=len(result.failed))
     return ExitCode.OK

@@ -54,6 +54,15 @@ def is_source_image(name: str) -> bool:
     return os.path.splitext(name)[1].lower() in SOURCE_EXTENSIONS
 
 
+def _utf8(name: str) -> bool:
+    """Whether a file name can be written to the UTF-8 CSV (Linux names are bytes: some are not UTF-8)."""
+    try:
+        name.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
 def _inside(path: str, root: str) -> bool:
     real = os.path.realpath(path)
     return os.path.commonpath([root, real]) == root
@@ -90,6 +99,10 @@ def plan_from_folder(source: str, allow_outside: bool = False) -> CreatePlan:
         folder = os.path.join(root, entry)
         if not os.path.isdir(folder):
             continue
+        if not _utf8(entry):
+            notes.append(f"skipped class folder {entry.encode('utf-8', 'surrogateescape')!r}: its name is not UTF-8 "
+                         "text; rename it")
+            continue
         if not allow_outside and not _inside(folder, root):
             notes.append(f"skipped class folder '{entry}': it is a link to {os.path.realpath(folder)}, outside "
                          f"{source} (copy the images in, or allow it with --allow-outside)")
@@ -103,6 +116,10 @@ def plan_from_folder(source: str, allow_outside: bool = False) -> CreatePlan:
         for name in files:
             path = os.path.join(folder, name)
             if not is_source_image(name):
+                continue
+            if not _utf8(name):
+                notes.append(f"skipped '{entry}/{name.encode('utf-8', 'surrogateescape')!r}': its name is not UTF-8 "
+                             "text; rename it")
                 continue
             if not allow_outside and not _inside(path, root):
                 notes.append(f"skipped '{entry}/{name}': it is a link to {os.path.realpath(path)}, outside "

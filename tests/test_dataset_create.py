@@ -214,9 +214,15 @@ def test_hostile_names_links_and_collisions(tmp_path, here):
     assert load_dataset(tmp_path / "out" / "train.csv", cache=False).size == 3
     allowed = here(["-i", "src", "-o", "out2", "-w", "4", "-g", "4", "--allow-outside"], tmp_path)
     assert "outside" not in allowed.stderr and len(rows(tmp_path / "out2" / "train.csv")) == 6
+    os.mkdir(os.path.join(os.fsencode(src), b"bad \xff"))  # names that are not UTF-8: skipped with a note
+    Image.fromarray(np.zeros((4, 4), np.uint8)).save(os.path.join(os.fsencode(src / "日本"), b"\xfe.png").decode(
+        "utf-8", "surrogateescape"))
+    Image.fromarray(np.zeros((4, 4), np.uint8)).save(os.path.join(os.fsencode(src), b"bad \xff", b"i.png").decode(
+        "utf-8", "surrogateescape"))
     (src / "two\nlines").mkdir()  # a line break in a class name: quoted in the CSV, a space in labels.txt
     Image.fromarray(np.full((6, 6, 3), 9, np.uint8)).save(src / "two\nlines" / "p.png")
-    here(["-i", "src", "-o", "out3", "-w", "4", "-g", "4", "-s", "false"], tmp_path)
+    made = here(["-i", "src", "-o", "out3", "-w", "4", "-g", "4", "-s", "false"], tmp_path)
+    assert made.stderr.count("not UTF-8") == 2, made.stderr
     from nnconsole.engine.labels import read_class_names
     assert read_class_names(str(tmp_path / "out3" / "labels.txt")) == ["a, b \"c\"", "two lines", "日本"]
     assert rows(tmp_path / "out3" / "train.csv")[2] == ["./two\nlines/p.png", "1"]
