@@ -150,6 +150,11 @@ class EngineCommand(QObject):
         self._process = _engine_process(self, cwd, self._read, self._read, self._on_finished, self._on_error)
         _start_engine(self._process, args)
 
+    def stop(self) -> None:
+        """Ask the running command to end (SIGTERM, which the CLI treats as Ctrl-C); command_finished follows."""
+        if self._process is not None:
+            self._process.terminate()
+
     def _read(self) -> None:
         if self._process is None:
             return

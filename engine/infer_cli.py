@@ -1,12 +1,14 @@
 """``nnconsole infer RUN_DIR DATA...``: apply a trained run to a dataset CSV, image files or a folder of images.
 
 Registered by ``nnconsole.engine.cli._extensions``. Prints ``inferred N/M samples`` lines while it works
-(the GUI's progress bar reads them) and the results file at the end. Exit codes: 0 written, 2 bad input
+(the GUI's progress bar reads them) and the results file at the end; SIGTERM (the GUI's Stop) ends it like
+Ctrl-C, without a results file. Exit codes: 0 written, 2 bad input
 (not a run, no parameters, wrong image size, existing output without --force), 1 anything unexpected.
 """
 from __future__ import annotations
 
 import argparse
+import signal
 import time
 from typing import Callable
 
@@ -33,9 +35,14 @@ def parse_progress(line: str) -> tuple:
         return None
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # unwinds like Ctrl-C: the temp results file is removed, exit code 130
+
+
 def cmd_infer(args: argparse.Namespace) -> int:
     from nnconsole.engine.infer import infer
 
+    signal.signal(signal.SIGTERM, _interrupt)  # the GUI's Stop: leave no half-written file behind
     last = [0.0]
 
     def progress(done: int, total: int) -> None:

@@ -367,3 +367,26 @@ def test_parameters_of_another_network_are_refused_naming_the_file(tmp_path):
     with pytest.raises(EvaluationError, match=r"parameters_best.h5: the parameters do not fit this network"):
         infer(run_dir, paths, output=str(tmp_path / "o.csv"))
     assert not (tmp_path / "o.csv").exists()
+
+
+@pytest.mark.slow  # a CLI subprocess stopped half-way (~4 s)
+def test_a_stopped_inference_leaves_no_file_behind(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from tests.helpers import ROOT
+
+    run_dir, _, _ = make_image_run(tmp_path)
+    write_images(tmp_path / "many", count=300)
+    out = tmp_path / "out" / "o.csv"
+    env = dict(os.environ, PYTHONPATH=ROOT, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli", "infer", run_dir, str(tmp_path / "many"),
+                             "-o", str(out), "--batch-size", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, cwd=ROOT)
+    first = proc.stdout.readline()
+    assert first.startswith("inferred 1/300"), first + proc.stderr.read()
+    proc.send_signal(signal.SIGTERM)  # what the GUI's Stop sends
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
+    assert os.listdir(out.parent) == []  # no results and no temp file

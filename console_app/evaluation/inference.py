@@ -147,6 +147,7 @@ class InferencePanel(QWidget):
         self.data: List[str] = []
         self.results: Optional[str] = None
         self._pending: Optional[str] = None
+        self._stopping = False
         self.command = EngineCommand(self)
         self.command.command_finished.connect(self._finished)
         self.command.stdout_received.connect(self._progress_text)
@@ -167,6 +168,9 @@ class InferencePanel(QWidget):
         self.resize_box.toggled.connect(self.resize_mode.setEnabled)
         self.infer_button = QPushButton("Infer")
         self.infer_button.setObjectName("inference_start")
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setObjectName("inference_stop")
+        self.stop_button.setToolTip("End the inference; no results file is written")
         self.save_button = QPushButton("Save CSV...")
         self.save_button.setObjectName("inference_save")
         self.save_button.setEnabled(False)
@@ -176,6 +180,7 @@ class InferencePanel(QWidget):
             bar.addWidget(w)
         bar.addStretch(1)
         bar.addWidget(self.infer_button)
+        bar.addWidget(self.stop_button)
         bar.addWidget(self.save_button)
         self.data_label = QLabel(DROP_HINT)
         self.data_label.setObjectName("inference_data")
@@ -219,6 +224,7 @@ class InferencePanel(QWidget):
         self.images_button.clicked.connect(self._pick_images)
         self.folder_button.clicked.connect(self._pick_folder)
         self.infer_button.clicked.connect(self.infer)
+        self.stop_button.clicked.connect(self.stop)
         self.save_button.clicked.connect(self._pick_save)
         self.table.clicked.connect(self._clicked)
         self._update_buttons()
@@ -272,6 +278,7 @@ class InferencePanel(QWidget):
         for button in (self.csv_button, self.images_button, self.folder_button):
             button.setEnabled(not running)
         self.save_button.setEnabled(self.results is not None and not running)
+        self.stop_button.setEnabled(running)
 
     def run_changed(self) -> None:
         """The page's run or model changed: the shown results belonged to the previous one."""
@@ -304,6 +311,15 @@ class InferencePanel(QWidget):
         self._update_buttons()
         return True
 
+    def stop(self) -> bool:
+        """End a running inference (the CLI removes its unfinished file); False when none runs."""
+        if not self.command.is_running():
+            return False
+        self._stopping = True
+        self.state.setText("Stopping...")
+        self.command.stop()
+        return True
+
     def _progress_text(self, text: str) -> None:
         for line in text.splitlines():
             done_total = parse_progress(line.strip())
@@ -313,7 +329,13 @@ class InferencePanel(QWidget):
 
     def _finished(self, code: int, stdout: str, stderr: str) -> None:
         output, self._pending = self._pending, None
+        stopped, self._stopping = self._stopping, False
         self.progress.hide()
+        if stopped and code != ExitCode.OK:
+            self.state.setText("Stopped: no results written.")
+            self._update_buttons()
+            self.inference_failed.emit("stopped")
+            return
         if code != ExitCode.OK or output is None or not os.path.isfile(output):
             message = stderr.strip() or stdout.strip() or f"nnconsole infer exited with code {code}"
             lines = [line for line in message.splitlines() if "[nnabla][INFO]" not in line]
