@@ -7,7 +7,8 @@ trains to "finished" on garbage, and a huge one (1e8) reads far outside the pred
 crashes the worker (SIGSEGV). The dataset loader checks every label against these rules.
 
 Classes can have names: ``labels.txt`` beside the training dataset CSV, one name a line (class 0
-first); ``nnconsole infer`` and the EVALUATION tab's Inference view show them beside the class numbers.
+first); ``nnconsole infer``, ``nnconsole evaluate`` and the EVALUATION tab show them beside the
+class numbers.
 """
 from __future__ import annotations
 
