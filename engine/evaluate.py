@@ -37,8 +37,11 @@ def _run_network(project: Project, params_file: str, dataset: Any, batch_size: i
 
     from nnconsole.engine.checkpoint import CheckpointError, load_parameters_checked
 
+    from nnconsole.engine.project.structure import evaluation_view
+
     nn.clear_parameters()
     batch = max(1, min(int(batch_size), dataset.size))
+    project, passes, how = evaluation_view(project)  # the executor's network, its evaluations (issue 17)
     runtime = build_runtime(project, batch_size=batch)
     try:  # into the parameters the runtime network just created, after checking names and shapes
         load_parameters_checked(params_file, nn.get_parameters(grad_only=False), allow_extra=True)
@@ -52,10 +55,24 @@ def _run_network(project: Project, params_file: str, dataset: Any, batch_size: i
     for idx, valid in validation_batches(dataset.size, batch, 0, 1):  # last batch padded; only `valid` rows count
         for name, var in runtime.inputs.items():
             var.d = dataset.gather(name, idx)  # only this batch's samples become float32
-        runtime.output.forward(clear_buffer=True)
-        chunks.append(np.array(runtime.output.d[:valid], dtype=np.float64))
+        outputs = []
+        for _ in range(passes):  # Monte-Carlo passes: a Dropout with skip_at_test off draws new masks each time
+            runtime.output.forward(clear_buffer=True)
+            outputs.append(np.array(runtime.output.d[:valid], dtype=np.float64))
+        chunks.append(combine_passes(outputs, how))
     nn.clear_parameters()
     return np.concatenate(chunks, axis=0)
+
+
+def combine_passes(outputs: List[np.ndarray], how: str) -> np.ndarray:
+    """Several evaluations of one batch as nnabla_cli forward combines them: their mean, the last one, or their
+    standard deviation (the spread of Monte-Carlo dropout, an uncertainty)."""
+    if how == "last" or len(outputs) == 1 and how != "std":
+        return outputs[-1]
+    stacked = np.stack(outputs)
+    if how == "std":
+        return np.nan_to_num(np.sqrt(np.maximum(np.mean(stacked ** 2, axis=0) - np.mean(stacked, axis=0) ** 2, 0)))
+    return np.mean(stacked, axis=0)
 
 
 def _sources(dataset: Any) -> List[str]:

@@ -137,6 +137,7 @@ def format_reference() -> str:
                      "network.layers[].initializers.<weight>"), (model.Datasets, "datasets"),
                      (model.TrainingConfig, "config"), (model.Optimizer, "optimizer"),
                      (model.Schedule, "optimizer.schedule"), (model.ExtraOptimizer, "optimizers[]"),
+                     (model.Executor, "executors[]"),
                      (model.MultiGPU, "multi_gpu")):
         out += _section(cls, key)
     out += ["Allowed initializers: " + ", ".join(model.INITIALIZERS) + ".", ""]

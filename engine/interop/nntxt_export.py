@@ -373,9 +373,10 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
         unsupported.append("monitors: the network has no loss layer, so nnabla_cli has nothing to train or monitor")
 
     e = proto.executor.add()
-    e.name, e.network_name = "Executor", RUNTIME
-    e.num_evaluations = 1
-    e.repeat_evaluation_type = "mean"
+    e.network_name = RUNTIME
+    from .nntxt_optimizers import write_executor_settings
+
+    write_executor_settings(e, project, unsupported)  # name, NumEvaluations, repeat type (issue 17)
     e.need_back_propagation = False
     for v in runtime["inputs"]:
         dv = e.data_variable.add()

@@ -81,9 +81,10 @@ def proto_to_project(proto: Any, base_dir: str, name: str, unsupported: List[str
     optimizer = read_optimizer(proto, unsupported, notes)
     project = Project(name=name, network=Network(layers=layers), datasets=datasets, config=config,
                       optimizer=optimizer, multi_gpu=MultiGPU())
-    from .nntxt_optimizers import read_extra_optimizers
+    from .nntxt_optimizers import read_executors, read_extra_optimizers
 
     nodes = nodes + read_extra_optimizers(proto, net, nodes, project, unsupported, notes, where)
+    read_executors(proto, net, project, notes)
     if extras:
         apply_extras(project, extras, notes)
     return project, nodes

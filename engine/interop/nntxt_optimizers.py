@@ -115,3 +115,38 @@ def write_extra_optimizers(proto: Any, project: Project, ipe: Optional[int], uns
         ex._solver(o.solver, view, ipe, unsupported, notes)
         ex.write_optimizer_variables(o, view.network, info, result, result.get("owner", {}))
 
+
+
+# ------------------------------------------------------------------------------------------ executors
+def read_executors(proto: Any, main_proto: Any, project: Project, notes: List[str]) -> None:
+    """The file's executors that evaluate otherwise than once through the runtime network (NumEvaluations,
+    repeat evaluation type, another network) become ``Project.executors``; the default one is implied."""
+    from nnconsole.engine.project.model import Executor
+
+    derived = {main_proto.name, "MainValidation", "MainRuntime"}
+    for e in proto.executor:
+        network = e.network_name
+        if network in derived or network.endswith("Runtime") and network not in project.networks:
+            network = MAIN_NETWORK
+        elif network not in project.networks:
+            notes.append(f"executor '{e.name}' runs network '{network}', which was not imported; it runs Main")
+            network = MAIN_NETWORK
+        ex = Executor(name=e.name or "Executor", network=network, num_evaluations=max(1, int(e.num_evaluations or 1)),
+                      repeat_evaluation_type=e.repeat_evaluation_type or "mean")
+        if (ex.network, ex.num_evaluations, ex.repeat_evaluation_type) != (MAIN_NETWORK, 1, "mean"):
+            project.executors.append(ex)
+
+
+def write_executor_settings(e: Any, project: Project, unsupported: List[str]) -> None:
+    """The runtime executor's name, NumEvaluations and repeat type from the project's first executor."""
+    e.name, e.num_evaluations, e.repeat_evaluation_type = "Executor", 1, "mean"
+    if not project.executors:
+        return
+    ex = project.executors[0]
+    e.name, e.num_evaluations, e.repeat_evaluation_type = ex.name, int(ex.num_evaluations), ex.repeat_evaluation_type
+    if ex.network != MAIN_NETWORK:
+        unsupported.append(f"executor '{ex.name}' runs network '{ex.network}': the file's executor runs the runtime "
+                           "network of Main")
+    if len(project.executors) > 1:
+        unsupported.append("executors " + ", ".join(x.name for x in project.executors[1:]) + ": only the first is "
+                           "written")

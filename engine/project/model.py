@@ -177,6 +177,24 @@ class ExtraOptimizer:
     optimizer: Optimizer = field(default_factory=Optimizer)
 
 
+REPEAT_EVALUATION_TYPES = ("mean", "last", "std")  # nnabla's: average, last pass, standard deviation
+
+
+@dataclass
+class Executor:
+    """NNC's and nnabla's Executor: how evaluation runs a network (the runtime form of ``network``).
+
+    ``num_evaluations`` passes over each batch are combined by ``repeat_evaluation_type``: ``mean`` (Monte-Carlo
+    averaging, e.g. with a Dropout whose skip_at_test is off), ``last`` or ``std`` (the spread, an uncertainty).
+    Without executors, evaluation runs Main's runtime network once.
+    """
+
+    name: str = "Executor"
+    network: str = MAIN_NETWORK
+    num_evaluations: int = 1
+    repeat_evaluation_type: str = "mean"
+
+
 @dataclass
 class Project:
     """A whole saved project: one YAML file with ``format_version`` at the root."""
@@ -190,6 +208,7 @@ class Project:
     config: TrainingConfig = field(default_factory=TrainingConfig)
     optimizer: Optimizer = field(default_factory=Optimizer)
     optimizers: List[ExtraOptimizer] = field(default_factory=list)  # besides 'optimizer', in order
+    executors: List[Executor] = field(default_factory=list)  # evaluation uses the first (none: Main, once)
     multi_gpu: MultiGPU = field(default_factory=MultiGPU)
     format_version: int = FORMAT_VERSION
     # Where the project was loaded from (not saved); dataset paths are relative to its folder.

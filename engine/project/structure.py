@@ -45,6 +45,17 @@ def optimizer_project(project: Project, entry: ExtraOptimizer) -> Project:
                                networks={}, optimizers=[])
 
 
+def evaluation_view(project: Project) -> Tuple[Project, int, str]:
+    """(the project with its first executor's network as Main, passes per batch, how they combine): what
+    evaluation runs. Without executors: the project itself, once."""
+    if not project.executors:
+        return project, 1, "mean"
+    ex = project.executors[0]
+    view = dataclasses.replace(project, network=network_named(project, ex.network), networks={}, optimizers=[],
+                               executors=[])
+    return view, max(1, int(ex.num_evaluations)), ex.repeat_evaluation_type
+
+
 def dataset_variables(project: Project) -> Dict[str, Tuple[int, ...]]:
     """The dataset variables that the trained networks' Inputs read, with their shapes (Main's first)."""
     from nnconsole.engine.shapes import infer_network
@@ -63,6 +74,26 @@ def check_structure(project: Project) -> List[Problem]:
     for i, entry in enumerate(project.optimizers):
         problems += _check_optimizer(project, i, entry, names)
     problems += _check_shared_inputs(project)
+    problems += _check_executors(project)
+    return problems
+
+
+def _check_executors(project: Project) -> List[Problem]:
+    from .model import REPEAT_EVALUATION_TYPES
+
+    problems: List[Problem] = []
+    networks = all_networks(project)
+    for i, ex in enumerate(project.executors):
+        where = f"executors[{i}]"
+        if ex.network not in networks:
+            problems.append(Problem(f"{where}.network", f"executor '{ex.name}' runs network '{ex.network}', which "
+                                    "the project does not have", fix="use one of: " + ", ".join(networks)))
+        if not 1 <= ex.num_evaluations <= 10000:
+            problems.append(Problem(f"{where}.num_evaluations", f"must be 1 to 10000, got {ex.num_evaluations}",
+                                    fix="1 evaluates once; more average Monte-Carlo passes"))
+        if ex.repeat_evaluation_type not in REPEAT_EVALUATION_TYPES:
+            problems.append(Problem(f"{where}.repeat_evaluation_type", f"'{ex.repeat_evaluation_type}' is not one of "
+                                    + ", ".join(REPEAT_EVALUATION_TYPES), fix="mean averages the passes"))
     return problems
 
 
