@@ -1,15 +1,16 @@
-"""Building the shared dataset cache: image files decoded by a process pool over all cores straight into the
-entry's uint8 ``.npy`` files, with progress and ETA; an interrupted build resumes from the chunks it finished.
+"""Building the shared dataset cache: image files decoded by worker processes over all cores (engine/decode_worker.py)
+straight into the entry's uint8 ``.npy`` files, with progress and ETA; an interrupted build resumes from the chunks it finished.
 
 ``cached_images`` is the one entry point: it returns the read-only memory maps of a valid entry, building
 it first under the CSV's lock when needed, or None when no cache folder is writable.
 """
 from __future__ import annotations
 
-import concurrent.futures
+import json
 import logging
-import multiprocessing
 import os
+import selectors
+import subprocess
 import shutil
 import time
 from dataclasses import dataclass
@@ -19,7 +20,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from nnconsole.engine import dataset_cache as cache
-from nnconsole.engine.dataset_decode import ImageLayout, decode_images
+from nnconsole.engine import decode_worker
+from nnconsole.engine.dataset_decode import ImageLayout
 
 log = logging.getLogger(__name__)
 
@@ -48,28 +50,6 @@ Failure = Tuple[str, int, str, str]
 def default_workers() -> int:
     """All the cores of the machine (an MPI binding to one core does not apply: the build resets it)."""
     return max(1, os.cpu_count() or 1)
-
-
-_open_maps: Dict[str, np.ndarray] = {}
-
-
-def _pool_start() -> None:
-    """In each pool process: use every core, whatever core the MPI rank that started the pool was bound to."""
-    try:
-        os.sched_setaffinity(0, range(os.cpu_count() or 1))
-    except (AttributeError, OSError):
-        pass
-
-
-def _decode_chunk(path: str, start: int, paths: Sequence[str], layout: ImageLayout) -> Optional[Tuple[int, str, str]]:
-    """Decode ``paths`` into rows start.. of the .npy at ``path`` and flush them (a pool task)."""
-    out = _open_maps.get(path)
-    if out is None:
-        out = _open_maps[path] = np.lib.format.open_memmap(path, mode="r+")
-    failure = decode_images(paths, layout, out[start:start + len(paths)])
-    if failure is not None:
-        return start + failure[0], failure[1], failure[2]
-    return None
 
 
 def _fsync(path: Path) -> None:
@@ -157,25 +137,86 @@ def build_entry(partial: Path, jobs: Sequence[ImageJob], key: str, progress: Opt
         return None
 
     record(final=True)
-    if workers > 1 and remaining >= POOL_MIN_IMAGES:
-        context = multiprocessing.get_context("spawn")  # no fork of an MPI rank or of a threaded process
-        with concurrent.futures.ProcessPoolExecutor(min(workers, len(todo)), mp_context=context,
-                                                    initializer=_pool_start) as pool:
-            futures = {pool.submit(_decode_chunk, *task(i)): i for i in todo}
-            for future in concurrent.futures.as_completed(futures):
-                failure = finished(futures[future], future.result())
-                if failure is not None:
-                    pool.shutdown(wait=True, cancel_futures=True)
-                    return failure
-    else:
-        try:
+    try:
+        if workers > 1 and remaining >= POOL_MIN_IMAGES:
+            failure = _run_pool(todo, task, finished, min(workers, len(todo)))
+        else:
+            failure = None
             for i in todo:
-                failure = finished(i, _decode_chunk(*task(i)))
+                failure = finished(i, decode_worker.decode_chunk(*task(i)))
+                if failure is not None:
+                    break
+    finally:
+        decode_worker.close_maps()
+    if failure is not None:
+        return failure
+    record(final=True)
+    return None
+
+
+def _run_pool(todo: List[int], task: Callable, finished: Callable, workers: int) -> Optional[Failure]:
+    """The chunks ``todo`` decoded by ``workers`` decode_worker processes, two tasks in flight per process;
+    chunks a dead worker held are decoded here instead."""
+    from nnconsole.engine.runtime_paths import python_module_command
+
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    procs = [subprocess.Popen(python_module_command("nnconsole.engine.decode_worker"), stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, bufsize=1, env=env) for _ in range(workers)]
+    pending = list(reversed(todo))
+    held: Dict[int, List[int]] = {p.pid: [] for p in procs}
+    orphans: List[int] = []
+    selector = selectors.DefaultSelector()
+
+    def send(proc: subprocess.Popen) -> None:
+        if pending:
+            i = pending.pop()
+            path, start, paths, layout = task(i)
+            assert proc.stdin is not None
+            proc.stdin.write(json.dumps({"id": i, "path": path, "start": start, "paths": paths,
+                                         "layout": [layout.mode, layout.height, layout.width,
+                                                    layout.channel_axis]}) + "\n")
+            proc.stdin.flush()
+            held[proc.pid].append(i)
+
+    try:
+        for proc in procs:
+            selector.register(proc.stdout, selectors.EVENT_READ, proc)
+            for _ in range(2):
+                send(proc)
+        while selector.get_map():
+            for key, _ in selector.select():
+                proc = key.data
+                line = proc.stdout.readline()
+                if not line:  # the worker died (killed, out of memory): its chunks are done here
+                    selector.unregister(proc.stdout)
+                    orphans += held.pop(proc.pid, [])
+                    continue
+                answer = json.loads(line)
+                held[proc.pid].remove(answer["id"])
+                failure = finished(answer["id"], tuple(answer["failure"]) if answer["failure"] else None)
                 if failure is not None:
                     return failure
-        finally:
-            _open_maps.clear()
-    record(final=True)
+                if pending:
+                    send(proc)
+                elif not held[proc.pid]:
+                    selector.unregister(proc.stdout)
+    finally:
+        selector.close()
+        for proc in procs:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            proc.stdout.close()
+    if orphans or pending:
+        log.warning("a dataset decoding process ended early; decoding its part here")
+    for i in orphans + list(reversed(pending)):
+        failure = finished(i, decode_worker.decode_chunk(*task(i)))
+        if failure is not None:
+            return failure
     return None
 
 
