@@ -167,8 +167,10 @@ class Trainer:
         if self._ahead is not None:
             self._ahead.close()
         names = list(graph.inputs)
+        shapes = self.train_set.shapes
+        batch_bytes = 4 * self.plan.per_worker_batch * sum(int(np.prod(shapes[n])) for n in names)
         self._ahead = prefetch.Prefetcher(lambda idx: self.train_set.batch(names, idx), batches,
-                                          prefetch.TRAINING_DEPTH, name=f"prefetch-rank{self.rank}")
+                                          prefetch.training_depth(batch_bytes), name=f"prefetch-rank{self.rank}")
         return self._ahead
 
     def _feed_prepared(self, graph: Any, batch: Dict[str, np.ndarray]) -> None:

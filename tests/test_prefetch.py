@@ -55,6 +55,11 @@ def test_an_error_in_the_thread_is_raised_in_the_consumer_with_its_message():
         next(ahead)
 
 
+def test_small_batches_are_gathered_in_the_training_thread():
+    assert prefetch.training_depth(32 * 64 * 4) == 0  # the digits CNN: 8 kB per batch
+    assert prefetch.training_depth(64 * 3 * 32 * 32 * 4) == prefetch.TRAINING_DEPTH  # CIFAR-sized: 786 kB
+
+
 def test_close_stops_a_producer_waiting_on_a_full_queue():
     ahead = Prefetcher(lambda i: i, range(1000), depth=1)
     assert next(ahead) == 0
@@ -78,6 +83,7 @@ def test_training_with_prefetch_gives_the_same_parameters_as_without(tmp_path, m
     results = {}
     for depth in (0, 3):
         monkeypatch.setattr(prefetch, "TRAINING_DEPTH", depth)
+        monkeypatch.setattr(prefetch, "MIN_PREFETCH_BYTES", 0)  # the digits' batches are small: prefetch anyway
         project = load_project(str(tmp_path / "digits" / "project.yaml"))
         project.config.max_epoch = 2
         run_dir, losses = train_in_process(project, str(tmp_path / f"results{depth}"))
