@@ -237,3 +237,16 @@ def test_a_killed_build_resumes_and_finishes_correctly(tmp_path):
     assert resumed <= 40 - 4 * 2 + 1, f"decoded {resumed} of 40 again: the finished chunks were not reused"
     assert len(cache_entries(tmp_path / "cache")) == 1
     assert not list((tmp_path / "cache").glob(".*.partial"))
+
+
+def test_decode_processes_that_die_leave_their_chunks_to_the_build(tmp_path, monkeypatch, caplog):
+    from nnconsole.engine import runtime_paths
+
+    csv_path = many_images(tmp_path, 100)
+    monkeypatch.setattr(dataset_build, "POOL_MIN_IMAGES", 1)
+    monkeypatch.setattr(dataset_build, "CHUNK", 16)
+    monkeypatch.setattr(runtime_paths, "python_module_command", lambda module: [sys.executable, "-c", "pass"])
+    ds = load_dataset(csv_path, cache_dir=tmp_path / "cache", build_workers=2)
+    assert "ended early" in caplog.text
+    for i in (0, 57, 99):
+        np.testing.assert_array_equal(ds.images["x"][i, 0], grey(i))
