@@ -13,7 +13,7 @@ from typing import Any, List, Optional, Tuple
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor, QFont
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSizePolicy, QTableWidget,
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHeaderView, QLabel, QSizePolicy, QTableWidget,
                                QTableWidgetItem, QTextBrowser, QVBoxLayout, QWidget)
 
 from nnconsole.engine.plan import Plan, PlanError, make_plan
@@ -85,6 +85,15 @@ class PlanPanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         title = QLabel("<b>Multi-GPU plan</b> &mdash; what the engine will run, from <code>nnconsole.engine.plan</code>", self)
         layout.addWidget(title)
+        self._project: Optional[Project] = None
+        self.optimizer_choice = QComboBox(self)  # whose plan is shown: one table per optimizer (issue 17)
+        self.optimizer_choice.setObjectName("plan_optimizer")
+        self.optimizer_choice.setToolTip("Each optimizer is planned as the CONFIG tab's: its own learning rate "
+                                         "and schedule on N workers")
+        self.optimizer_choice.hide()
+        self.optimizer_choice.currentIndexChanged.connect(
+            lambda _i: self.refresh(self._project) if self._project is not None else None)
+        layout.addWidget(self.optimizer_choice)
         self.summary = QLabel(self)
         self.summary.setObjectName("plan_summary")
         self.summary.setWordWrap(True)
@@ -117,6 +126,7 @@ class PlanPanel(QWidget):
 
     def refresh(self, project: Project) -> None:
         """Recompute every plan from the project as it is now (cheap: pure arithmetic)."""
+        project = self._chosen_optimizer(project)
         size = self.sizes.size(project)
         n = max(1, int(project.multi_gpu.workers))
         self.plans = []
@@ -138,6 +148,24 @@ class PlanPanel(QWidget):
         self.error.hide()
         self._show_summary(self.current, project, size)
         self._show_notes(self.current)
+
+    def _chosen_optimizer(self, project: Project) -> Project:
+        """``project`` as the optimizer chosen above the table sees it (the CONFIG tab's unless another one)."""
+        from nnconsole.engine.project.structure import FIRST_OPTIMIZER, optimizer_project
+
+        self._project = project
+        names = [FIRST_OPTIMIZER] + [e.name for e in project.optimizers]
+        choice = self.optimizer_choice
+        if [choice.itemText(i) for i in range(choice.count())] != names:
+            current = choice.currentText()
+            choice.blockSignals(True)
+            choice.clear()
+            choice.addItems(names)
+            choice.setCurrentIndex(names.index(current) if current in names else 0)
+            choice.blockSignals(False)
+        choice.setVisible(len(names) > 1)
+        index = choice.currentIndex()
+        return optimizer_project(project, project.optimizers[index - 1]) if index > 0 else project
 
     def cell(self, row_label: str, workers: int) -> str:
         """The table's text for a figure and a worker count (tests and tooltips)."""

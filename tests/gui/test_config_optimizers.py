@@ -55,3 +55,18 @@ def test_add_edit_and_remove_an_optimizer(page, tmp_path):
     assert "first is the CONFIG" in lst.remove_optimizer(0)
     stack.undo()
     assert [e.name for e in doc.project.optimizers] == ["Optimizer2"]
+
+
+def test_plan_panel_shows_the_chosen_optimizers_plan(page):
+    doc, lst, panel = page.document, page.optimizer_list, page.plan_panel
+    assert not panel.optimizer_choice.isVisibleTo(page)  # one optimizer: nothing to choose
+    lst.add_button.click()
+    lst.set_cell(1, RATE, "0.05")
+    choice = panel.optimizer_choice
+    assert choice.isVisibleTo(page) and [choice.itemText(i) for i in range(choice.count())] == [
+        "Optimizer", "Optimizer2"]
+    first = panel.current.effective_lr
+    choice.setCurrentIndex(1)
+    assert panel.current.effective_lr == 0.05 and first == doc.project.optimizer.learning_rate
+    lst.set_cell(1, RATE, "0.07")  # the choice stays while the list changes
+    assert choice.currentText() == "Optimizer2" and panel.current.effective_lr == 0.07
