@@ -33,7 +33,7 @@ PROGRESS_FILE = "progress.json"
 PARTIAL_SUFFIX = ".partial"
 
 
-def _cache_key(table: _Table, files: Sequence[Tuple[Path, os.stat_result]],
+def _cache_key(table: _Table, files: Sequence[Tuple[str, os.stat_result]],
                expected: Mapping[str, Tuple[int, ...]]) -> str:
     """Content key: the CSV bytes, every image file's mtime and size (in CSV order), the expected shapes."""
     h = hashlib.sha256()

@@ -55,17 +55,7 @@ def _probe_mode(path: str) -> str:
         return "L" if img.mode in _GREY_MODES else "RGB"
 
 
-def _resolve(base: Path, cell: str) -> Path:
-    rel = cell.strip()
-    candidate = base / rel
-    if not candidate.exists() and "\\" in rel:  # CSVs written on Windows by NNC
-        alt = base / rel.replace("\\", "/")
-        if alt.exists():
-            return alt
-    return candidate
-
-
-def _inside(path: Path, root: str) -> bool:
+def _inside(path: str, root: str) -> bool:
     full = os.path.normpath(os.path.abspath(os.fspath(path)))
     try:
         return os.path.commonpath([root, full]) == root
@@ -73,9 +63,18 @@ def _inside(path: Path, root: str) -> bool:
         return False
 
 
+def _stat_or_none(path: str) -> Optional[os.stat_result]:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
 def _image_files(table: _Table, var: _Var, base: Path, root: Optional[str] = None
-                 ) -> List[Tuple[Path, os.stat_result]]:
+                 ) -> List[Tuple[str, os.stat_result]]:
+    """(path, stat) of every image of ``var``, checked to exist (one stat each: 50,000 rows take ~0.3 s)."""
     col = var.columns[0]
+    folder = os.fspath(base)
     out = []
     for row, line in zip(table.rows, table.lines):
         cell = row[col].strip()
@@ -85,16 +84,19 @@ def _image_files(table: _Table, var: _Var, base: Path, root: Optional[str] = Non
         if not _looks_like_image(cell):
             raise _err(table.shown, line, var.name, f"'{cell}' is not an image path but the column holds images; "
                        f"use a {'/'.join(e[1:] for e in IMAGE_EXTENSIONS)} file path on every line")
-        path = _resolve(base, cell)
+        path = os.path.join(folder, cell)
+        st = _stat_or_none(path)
+        if st is None and "\\" in cell:  # CSVs written on Windows by NNC
+            alt = os.path.join(folder, cell.replace("\\", "/"))
+            st = _stat_or_none(alt)
+            path = alt if st is not None else path
         if root is not None and not _inside(path, root):
             raise _err(table.shown, line, var.name, f"image path '{cell}' points outside the project's folder "
                        f"({root}); a project may only read files inside its folder: copy the images there, or "
                        "allow it with '--allow-outside-data' if you trust this project")
-        try:
-            st = path.stat()
-        except OSError:
+        if st is None:
             raise _err(table.shown, line, var.name, f"image file '{cell}' not found (paths are relative to the "
-                       f"CSV's folder, here '{base}'); fix the path or add the file") from None
+                       f"CSV's folder, here '{base}'); fix the path or add the file")
         if not stat.S_ISREG(st.st_mode):  # a folder, FIFO or device: decoding would fail or hang
             raise _err(table.shown, line, var.name, f"'{cell}' is not a regular file; point the cell at an "
                        "image file")
@@ -124,7 +126,7 @@ def _decode_problem(table: _Table, var: _Var, index: int, reason: str) -> Datase
                 "re-save it as PNG, JPEG or BMP")
 
 
-def _image_layout(table: _Table, var: _Var, files: List[Tuple[Path, os.stat_result]],
+def _image_layout(table: _Table, var: _Var, files: List[Tuple[str, os.stat_result]],
                   target: Optional[Tuple[int, int, int]]) -> ImageLayout:
     """The layout every image of ``var`` must have: the network's target, else the first image's mode and size."""
     if target is not None:
@@ -170,7 +172,7 @@ def image_problem(table: _Table, var: _Var, layout: ImageLayout, target: Optiona
     return _err(table.shown, table.lines[index], var.name, f"image '{cell}' is {reason} (HxW) but {fix}")
 
 
-def _load_images(table: _Table, var: _Var, files: List[Tuple[Path, os.stat_result]],
+def _load_images(table: _Table, var: _Var, files: List[Tuple[str, os.stat_result]],
                  target: Optional[Tuple[int, int, int]]) -> np.ndarray:
     """All images of ``var`` decoded in this process into one uint8 array (no cache)."""
     layout = _image_layout(table, var, files, target)
