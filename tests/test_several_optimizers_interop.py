@@ -98,6 +98,28 @@ def test_sdcproj_with_two_networks_and_optimizers_imports_both(tmp_path):
     path = tmp_path / "gan.sdcproj"
     path.write_text("\r\n".join(text) + "\r\n", newline="")
     result = import_file(str(path))
+    _check_gan_import(result)
+    # and back: export writes both networks and optimizers, which import the same
+    from nnconsole.engine.interop.sdcproj_export import export_sdcproj
+
+    again = tmp_path / "again.sdcproj"
+    export_sdcproj(result.project, str(again))
+    assert "NumNetwork=2" in again.read_text() and "NumOptimizer=2" in again.read_text()
+    back = import_file(str(again))
+    _check_gan_import(back)
+    assert _meaning(back.project.networks["Generator"]) == _meaning(result.project.networks["Generator"])
+    assert back.project.optimizers == result.project.optimizers
+
+
+def _meaning(network) -> list:
+    """What a network computes: names, types, links, checked parameters (defaults filled in), weights' settings."""
+    from nnconsole.engine.layers import resolve_params
+
+    return [(la.name, la.type, la.inputs, resolve_params(la.type, la.params), la.lr_multipliers, la.parameter_scope)
+            for la in network.layers]
+
+
+def _check_gan_import(result) -> None:
     assert not [u for u in result.unsupported if "ptimizer" in u], result.unsupported
     project = result.project
     assert list(project.networks) == ["Generator"]  # MainRuntime is derived by nnconsole, not kept

@@ -91,8 +91,8 @@ def layer_properties(layer: Layer, unsupported: List[str]) -> Dict[str, str]:
     return props
 
 
-def network_sections(layers: List[Layer], unsupported: List[str]) -> List[str]:
-    """The [Main_Network_Global], [Main_Layer_i] and [Main_Link_i] lines of a network."""
+def network_sections(layers: List[Layer], unsupported: List[str], network: str = NETWORK) -> List[str]:
+    """The [<network>_Network_Global], [<network>_Layer_i] and [<network>_Link_i] lines of a network."""
     targets = _target_inputs(layers)
     dropped = {layer.inputs[1] for layer in layers if layer.name in targets}
     kept = [layer for layer in layers if layer.name not in dropped]
@@ -115,7 +115,7 @@ def network_sections(layers: List[Layer], unsupported: List[str]) -> List[str]:
             pin = 1 if k == 1 and _side_data_pin(spec.nnc_name if spec else layer.type) else 0
             links.append((ids[src], i, pin))
         x, y = layer.position if layer.position is not None else (0.0, 80.0 * i)
-        body += [f"[{NETWORK}_Layer_{i}]", f"ID={i}", f"Type={spec.nnc_name if spec else layer.type}",
+        body += [f"[{network}_Layer_{i}]", f"ID={i}", f"Type={spec.nnc_name if spec else layer.type}",
                  f"Position_0={_coordinate(x)}", f"Position_1={_coordinate(y)}"] + NODE_SIZE
         for k, (name, value) in enumerate(props.items()):
             if "\n" in value or "\r" in value:  # one INI line per value: a line break would start a new key
@@ -124,20 +124,28 @@ def network_sections(layers: List[Layer], unsupported: List[str]) -> List[str]:
             body += [f"Property_{k}_Name={name}", f"Property_{k}_Value={value}"]
         body.append(f"NumProperty={len(props)}")
     for k, (src, dst, pin) in enumerate(links):
-        body += [f"[{NETWORK}_Link_{k}]", f"ID={k}", f"SourceLayerID={src}", "SourcePinIndex=0",
+        body += [f"[{network}_Link_{k}]", f"ID={k}", f"SourceLayerID={src}", "SourcePinIndex=0",
                  f"DestLayerID={dst}", f"DestPinIndex={pin}"]
-    return [f"[{NETWORK}_Network_Global]", f"NumLayer={len(kept)}", f"NumLink={len(links)}"] + body
+    return [f"[{network}_Network_Global]", f"NumLayer={len(kept)}", f"NumLink={len(links)}"] + body
 
 
 def project_text(project: Project, out_dir: str, unsupported: List[str], notes: List[str]) -> str:
     """The whole .sdcproj text for ``project`` (dataset paths relative to ``out_dir``)."""
     from .sdcproj_write import settings_sections
 
-    lines = ["[Engine]", "SDeepEngineType=NNabla", "[Global]", "NumNetwork=1", f"Network_0={NETWORK}"]
+    from .sdcproj_optimizers import extra_network_sections, extra_optimizer_sections
+
+    names = [NETWORK] + list(project.networks)  # Main, then the project's other networks (issue 17)
+    lines = ["[Engine]", "SDeepEngineType=NNabla", "[Global]", f"NumNetwork={len(names)}"]
+    lines += [f"Network_{i}={name}" for i, name in enumerate(names)]
     if project.description:
         lines += ["[Description]", "Text=" + project.description.replace("\n", "\\n")]
     lines += network_sections(project.network.layers, unsupported)
-    lines += settings_sections(project, out_dir, unsupported, notes)
+    lines += extra_network_sections(project, unsupported)
+    settings = settings_sections(project, out_dir, unsupported, notes)
+    count = f"NumOptimizer={1 + len(project.optimizers)}"
+    lines += [count if line == "NumOptimizer=1" else line for line in settings]
+    lines += extra_optimizer_sections(project, unsupported)
     return "\r\n".join(lines) + "\r\n"
 
 

@@ -159,6 +159,8 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
         elif rtype is not None:
             node.params = layer_params(rtype, name, props, unsupported)
             scope = (_resolve(props, "ParameterScope") or name).strip() or name
+            if scope != name and "/" not in scope:  # the user's own scope is kept, shared or not (as NNC names it)
+                node.parameter_scope = scope
             node.weights = _weights(rtype, name, props, node.params, scope, unsupported)
             from nnconsole.engine.layers import get_spec
             if get_spec(rtype).is_loss:  # the target pin is T, or q for KLMultinomial
