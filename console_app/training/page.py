@@ -16,9 +16,11 @@ from PySide6.QtCore import QCoreApplication, Qt, QTimer
 from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSizePolicy, QSpinBox,
                                QSplitter, QVBoxLayout, QWidget)
 
+from nnconsole.app.dataset.background import BackgroundCall
 from nnconsole.app.run_controller import RunController
 from nnconsole.app.training import dialogs
 from nnconsole.app.training.curves import LearningCurves
+from nnconsole.app.training import preflight
 from nnconsole.app.training.history import RunHistory, RunRow, collect_runs
 from nnconsole.app.training.progress import RunProgress
 from nnconsole.app.training.project_runs import ProjectRuns, project_key, project_name
@@ -49,6 +51,9 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
         self._shut_down = False
         self.rows: List[RunRow] = []
         self._listing: List[str] = []
+        self._pending_run: Optional[tuple] = None  # (check token, project path, workers, outside data allowed)
+        self.checker = BackgroundCall()  # no Qt parent: it lives until its thread ends (as the DATASET tab's)
+        self.checker.finished.connect(self._checked)
 
         self.run_button = QPushButton("\u25B6  Run")
         self.run_button.setObjectName("training_run")
@@ -87,6 +92,9 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
         self.error.setStyleSheet(ERROR_STYLE)
         self.error.setMaximumHeight(170)
         self.error.hide()
+        self.problems = preflight.ProblemsPanel()
+        self.problems.go_to_requested.connect(preflight.jump_handler(
+            lambda: self.window_, lambda: self.document.project.network.names()))
         self.curves = LearningCurves()
         self.history = RunHistory()
         self.tradeoff = TradeoffPlot()
@@ -105,6 +113,7 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.progress)
         layout.addWidget(self.error)
+        layout.addWidget(self.problems)
         layout.addWidget(splitter, 1)
 
         self.run_button.clicked.connect(self.start_run)
@@ -187,6 +196,8 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
         self.progress.reset()
         self.error.hide()
         self.error.clear()
+        self.problems.clear()
+        self._pending_run = None
         self.status.setText("No run yet.")
         self.status.setToolTip("")
 
@@ -234,18 +245,46 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
         return True
 
     def start_run(self) -> bool:
-        """Save if needed and start ``nnconsole train`` with the chosen number of workers."""
+        """Save if needed, check the project (``preflight``), then start ``nnconsole train`` with the chosen
+        number of workers; a project with problems lists them and starts nothing."""
         workers = self.workers.value()  # the user's choice, read before saving can signal anything
-        if self.controller.is_running() or not self.ensure_saved():
+        if self.controller.is_running() or self._pending_run is not None or not self.ensure_saved():
             return False
         outside = self.outside_data()
         if outside and not dialogs.confirm_outside_data(self._dialog_parent(), outside):
             return False
         self.error.hide()
+        self.problems.clear()
+        self.run_button.setEnabled(False)
+        self.status.setText("Checking the project (network, datasets, files) before the run...")
+        self.progress.reset("checking...")
+        path = self.document.path
+        token = self.checker.start(preflight.check_project, path, bool(outside))
+        self._pending_run = (token, path, workers, bool(outside))
+        return True
+
+    def _checked(self, token: int, problems: Optional[list], error: Optional[BaseException]) -> None:
+        """The check ended: train, or list the problems (another project opened meanwhile: nothing)."""
+        pending = self._pending_run
+        if pending is None or pending[0] != token:
+            return
+        self._pending_run = None
+        _token, path, workers, allow_outside = pending
+        if path != self.document.path or self.controller.is_running():
+            return
+        if error is not None:
+            problems = [preflight.Problem("", f"the project could not be checked: {type(error).__name__}: {error}")]
+        found = preflight.blocking(problems or [])
+        if found:
+            self.problems.show_problems(problems)
+            self.progress.reset("not started")
+            self.status.setText("<span style='color:#b00000'>Not run: fix the problems listed first.</span>")
+            self.run_button.setEnabled(True)
+            return
         self.status.setText(f"Starting {workers} worker(s)...")
         self.progress.reset("starting...")
-        self.controller.start_training(self.document.path, workers, allow_outside_data=bool(outside))
-        return True
+        self.run_button.setEnabled(True)  # the controller's running_changed disables it once the engine starts
+        self.controller.start_training(path, workers, allow_outside_data=allow_outside)
 
     def outside_data(self) -> List[str]:
         """Files the project reads (datasets, initial parameters) outside its folder (the engine asks for consent)."""

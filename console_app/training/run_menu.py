@@ -66,7 +66,11 @@ class RunMenuMixin:
         return menu
 
     def _show_run_menu(self, run_dir: str, where: QPoint) -> None:
-        self.build_run_menu(run_dir).exec(where)
+        """Pop the run's menu up (not modal: kept until the next one replaces it)."""
+        old, self.run_menu = getattr(self, "run_menu", None), self.build_run_menu(run_dir)
+        if old is not None:
+            old.deleteLater()
+        self.run_menu.popup(where)
 
     # ---- actions -----------------------------------------------------------------------------------
     def rename_run(self, run_dir: str) -> bool:

@@ -200,6 +200,8 @@ def test_the_menu_offers_what_applies_to_the_run(qtbot, tmp_path, trained_digits
         table = page.history.table
         table.customContextMenuRequested.emit(table.visualItemRect(table.item(1, 1)).center())
     assert blocker.args[0] == finished and page.history.selected_run() == finished
+    assert page.run_menu.isVisible() and page.run_menu.actions()[0].objectName() == "run_menu_rename"
+    page.run_menu.close()
     trained_project, run_dir = trained_digits_run
     trained_page = make_page(qtbot, trained_project)
     got = menu_actions(trained_page, run_dir)

@@ -113,7 +113,8 @@ def test_a_failing_run_shows_the_rank_and_the_engines_message(qtbot, tmp_path):
     assert page.history.rows[0].status == "failed"
 
 
-def test_bad_input_before_a_run_directory_is_shown(qtbot, tmp_path):
+def test_bad_input_is_listed_before_anything_starts(qtbot, tmp_path, monkeypatch):
+    """The check before Run (issue 19) finds what the engine would refuse; the engine is not started."""
     project = copy_digits(str(tmp_path / "digits"))
     with open(project) as fh:
         text = fh.read()
@@ -122,10 +123,10 @@ def test_bad_input_before_a_run_directory_is_shown(qtbot, tmp_path):
     page = TrainingPage(ProjectDocument(), None)
     qtbot.addWidget(page)
     page.document.project.path = project  # a saved, unmodified document whose file is invalid
-    with qtbot.waitSignal(page.controller.launch_failed, timeout=60_000) as blocker:
-        page.start_run()
-    assert "config.batch_size" in blocker.args[0]
-    assert not page.error.isHidden() and "config.batch_size" in page.error.toPlainText()
+    monkeypatch.setattr(page.controller, "start_training", lambda *a, **k: pytest.fail("the engine was started"))
+    assert page.start_run()
+    wait_until(qtbot, lambda: not page.problems.isHidden(), 60)
+    assert "config.batch_size" in page.problems.list.item(0).text()
     assert page.run_button.isEnabled()
     assert not os.path.exists(os.path.join(os.path.dirname(project), "results"))  # nothing left behind
 
@@ -142,6 +143,7 @@ def test_unsaved_changes_are_saved_or_the_run_is_cancelled(qtbot, tmp_path, monk
     assert not page.start_run() and started == [] and page.document.modified
     monkeypatch.setattr(dialogs, "confirm_save", lambda parent, name: True)
     assert page.start_run()
+    wait_until(qtbot, lambda: bool(started), 60)  # after the check before Run
     assert started == [(project, page.workers.value())] and not page.document.modified
     with open(project) as fh:
         assert "max_epoch: 4" in fh.read()
@@ -166,6 +168,7 @@ def test_the_workers_choice_survives_saving_unsaved_changes(qtbot, tmp_path, mon
     set_setting(page.document, "config.max_epoch", 4)
     page.workers.setValue(3)
     assert page.start_run()
+    wait_until(qtbot, lambda: bool(started), 60)
     assert started == [(project, 3)] and not page.document.modified
     assert page.workers.value() == 3
 
@@ -375,7 +378,7 @@ def test_an_engine_that_cannot_start_is_reported(qtbot, tmp_path, monkeypatch):
     project = copy_digits(str(tmp_path / "digits"))
     page = make_page(qtbot, project)
     monkeypatch.setattr(engine_process, "engine_program", lambda: (str(tmp_path / "no-such-python"), []))
-    with qtbot.waitSignal(page.controller.launch_failed, timeout=10_000) as blocker:
+    with qtbot.waitSignal(page.controller.launch_failed, timeout=60_000) as blocker:
         page.start_run()
     assert "could not start the engine" in blocker.args[0] and "no-such-python" in blocker.args[0]
     assert page.error.isVisible() and page.run_button.isEnabled() and not page.controller.is_running()
@@ -402,6 +405,7 @@ def test_data_outside_the_project_folder_needs_consent(qtbot, tmp_path, monkeypa
     assert not page.start_run() and started == [] and len(asked) == 1  # refused: nothing runs
     monkeypatch.setattr(dialogs, "confirm_outside_data", lambda parent, paths: True)
     assert page.start_run()
+    wait_until(qtbot, lambda: bool(started), 60)  # after the check before Run
     assert started[-1][1]["allow_outside_data"] is True
 
 
@@ -410,7 +414,9 @@ def test_data_inside_the_project_folder_runs_without_asking(qtbot, tmp_path, mon
     assert page.outside_data() == []
     started = []
     monkeypatch.setattr(page.controller, "start_training", lambda *a, **k: started.append(k))
-    assert page.start_run() and started[-1]["allow_outside_data"] is False
+    assert page.start_run()
+    wait_until(qtbot, lambda: bool(started), 60)
+    assert started[-1]["allow_outside_data"] is False
 
 
 def test_shared_grid_leaves_out_lines_closer_than_a_few_pixels(qtbot):
