@@ -85,6 +85,9 @@ def test_a_one_network_file_is_written_as_before(tmp_path):
      ""),
     (lambda p: p.networks["Generator"].layers.pop(0), "networks.Generator.layers", "network 'Generator'"),
     (lambda p: p.networks["Generator"].layer("z").params.update(shape=[3]), "networks.Generator", "shape"),
+    (lambda p: (p.networks.update({"a]\nb": p.networks.pop("Generator")}),
+                setattr(p.optimizers[0], "network", "a]\nb")), "networks", "not usable"),
+    (lambda p: p.networks.update({"Main": Network()}), "networks.Main", "not usable"),
 ])
 def test_bad_optimizers_and_networks_are_located(tmp_path, change, where, words):
     path = gan_project(str(tmp_path))
@@ -174,3 +177,10 @@ def test_ranges_are_divided_as_nnabla_divides_them():
     entry = ExtraOptimizer(start_iteration=5, end_iteration=8)
     assert run_range(entry, 1) == (5, 8) and run_range(entry, 2) == (3, 4) and run_range(entry, 4) == (2, 2)
     assert run_range(ExtraOptimizer(), 2) == (0, 0)
+
+
+def test_an_optimizer_on_the_validation_split_trains(tmp_path):
+    """Its batches come from the validation set (here as large as the training set) in the run's seeded order."""
+    path = gan_project(str(tmp_path), epochs=1, dataset="validation")
+    run_dir, losses = train_in_process(load_project(path), str(tmp_path / "results"))
+    assert np.all(np.isfinite(losses)) and os.path.isfile(os.path.join(run_dir, "parameters_final.h5"))

@@ -14,14 +14,15 @@ from PySide6.QtGui import QUndoCommand
 from PySide6.QtWidgets import (QHBoxLayout, QInputDialog, QLineEdit, QMenu, QTabBar, QToolButton, QWidget)
 
 from nnconsole.engine.project.model import MAIN_NETWORK, Network
+from nnconsole.engine.project.structure import NETWORK_NAME
 
 
 def network_name_problem(document: Any, name: str, current: str = "") -> str:
     """Why ``name`` cannot name a network ('' when it can)."""
-    if not name.strip() or name != name.strip():
-        return "a network name cannot be empty or start or end with spaces"
-    if not name.isascii() or any(ch in name for ch in "[]:\n\t"):
-        return f"network name '{name}' must be ASCII letters, digits, '_' or '-'"
+    if not name.strip():
+        return "a network name cannot be empty"
+    if not NETWORK_NAME.fullmatch(name):
+        return f"network name '{name}' must be up to 64 letters, digits, '_', '-' or '.' (no spaces)"
     if name == MAIN_NETWORK or (name in document.project.networks and name != current):
         return f"the project already has a network named '{name}'"
     return ""

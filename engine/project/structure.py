@@ -8,12 +8,15 @@ Pure Python: no nnabla, no Qt.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Dict, List, Tuple
 
 from .errors import Problem
 from .model import DATASET_SPLITS, MAIN_NETWORK, ExtraOptimizer, Network, Project
 
 FIRST_OPTIMIZER = "Optimizer"  # the name NNC gives the CONFIG tab's first optimizer
+# A network's name also names sections of NNC's project file ([<name>_Layer_3]) and nnabla networks.
+NETWORK_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
 def all_networks(project: Project) -> Dict[str, Network]:
@@ -103,10 +106,10 @@ def _check_networks(project: Project) -> List[Problem]:
     problems: List[Problem] = []
     for name, network in project.networks.items():
         where = f"networks.{name}"
-        if name == MAIN_NETWORK or not name.strip() or not name.isascii():
+        if name == MAIN_NETWORK or not NETWORK_NAME.fullmatch(name):
             problems.append(Problem(where, f"network name '{name}' is not usable" + (
                 " (Main is the project's 'network')" if name == MAIN_NETWORK else ""),
-                fix="give each extra network its own ASCII name, e.g. Generator"))
+                fix="give each extra network its own name of letters, digits, '_', '-' or '.', e.g. Generator"))
         index = {layer.name: i for i, layer in reversed(list(enumerate(network.layers)))}
         for lname, message in infer_network(network).errors:
             at = f"{where}.layers[{index[lname]}]" if lname in index else f"{where}.layers"

@@ -46,7 +46,8 @@ def test_rename_and_delete_are_checked(page):
     doc, tabs = page.document, page.network_tabs
     assert tabs.add_network("Gen") == ""
     assert "already" in tabs.add_network("Gen") and "already" in tabs.add_network("Main")
-    assert "ASCII" in tabs.add_network("Généré") and "empty" in tabs.add_network(" ")
+    assert "letters" in tabs.add_network("Généré") and "empty" in tabs.add_network(" ")
+    assert "letters" in tabs.add_network("a]b") and "letters" in tabs.add_network("two words")
     doc.project.optimizers.append(ExtraOptimizer(name="Optimizer_G", network="Gen"))
     assert tabs.rename_network("Gen", "Generator") == ""
     assert list(doc.project.networks) == ["Generator"] and doc.project.optimizers[0].network == "Generator"
