@@ -289,9 +289,12 @@ def infer(run_dir: str, data: Sequence[str], output: Optional[str] = None, model
         except EvaluationError:
             label_variable = None
 
+    from nnconsole.engine.project.structure import evaluation_view
+
+    view, passes, how = evaluation_view(project)  # the executor's network and passes, as evaluate runs them
     nn.clear_parameters()
     try:
-        runtime = build_runtime(project, batch_size=batch_size)
+        runtime = build_runtime(view, batch_size=batch_size)
         try:
             load_parameters_checked(params_file, nn.get_parameters(grad_only=False), allow_extra=True)
         except CheckpointError as exc:
@@ -317,7 +320,7 @@ def infer(run_dir: str, data: Sequence[str], output: Optional[str] = None, model
                 writer = csv.writer(fh, lineterminator="\n")
                 writer.writerow(_header(task, classes, k, names, source.labels is not None, width))
                 for start, stop in _batches(source.size, batch_size):
-                    outputs = _forward(runtime, source.load(start, stop), stop - start)
+                    outputs = _forward(runtime, source.load(start, stop), stop - start, passes, how)
                     if task == "classification":
                         outputs = probability_columns(outputs)
                     labels = source.labels(start, stop) if source.labels else None
@@ -334,12 +337,19 @@ def infer(run_dir: str, data: Sequence[str], output: Optional[str] = None, model
                             time.monotonic() - started)
 
 
-def _forward(runtime: Any, arrays: Dict[str, np.ndarray], valid: int) -> np.ndarray:
-    """Outputs (valid, values) of one batch; a short last batch is padded with its first sample."""
+def _forward(runtime: Any, arrays: Dict[str, np.ndarray], valid: int, passes: int = 1, how: str = "mean"
+             ) -> np.ndarray:
+    """Outputs (valid, values) of one batch, ``passes`` evaluations combined as evaluate combines them; a short
+    last batch is padded with its first sample."""
+    from nnconsole.engine.evaluate import combine_passes
+
     for name, var in runtime.inputs.items():
         x = arrays[name]
         if len(x) < var.shape[0]:
             x = np.concatenate([x, np.repeat(x[:1], var.shape[0] - len(x), axis=0)])
         var.d = x
-    runtime.output.forward(clear_buffer=True)
-    return np.array(runtime.output.d[:valid], dtype=np.float64).reshape(valid, -1)
+    outputs = []
+    for _ in range(passes):
+        runtime.output.forward(clear_buffer=True)
+        outputs.append(np.array(runtime.output.d[:valid], dtype=np.float64).reshape(valid, -1))
+    return combine_passes(outputs, how)

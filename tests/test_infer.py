@@ -390,3 +390,29 @@ def test_a_stopped_inference_leaves_no_file_behind(tmp_path):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
     assert os.listdir(out.parent) == []  # no results and no temp file
+
+
+def test_infer_runs_the_executor_as_evaluate_does(tmp_path):
+    """A project's executor (issue 17) decides the passes per batch: std of identical passes is 0 everywhere."""
+    import nnabla as nn
+
+    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.project.model import Executor
+
+    layers = [Layer("x", "Input", params={"shape": [2], "variable": "x"}),
+              Layer("fc", "Affine", ["x"], {"out_shape": 1}),
+              Layer("y", "Input", params={"shape": [1], "variable": "y"}),
+              Layer("loss", "SquaredError", ["fc", "y"])]
+    project = Project(name="reg", network=Network(layers), datasets=Datasets(training="t.csv", validation="t.csv"),
+                      executors=[Executor(num_evaluations=3, repeat_evaluation_type="std")])
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    save_project(project, str(run_dir / runs.RESOLVED_FILE), backup=False)
+    nn.clear_parameters()
+    build_graph(project.network, 1, "runtime")
+    nn.get_parameters()["fc/affine/b"].d = np.array([0.5], dtype=np.float32)
+    nn.save_parameters(str(run_dir / "parameters_best.h5"))
+    nn.clear_parameters()
+    (tmp_path / "new.csv").write_text("x__0,x__1\n1,2\n3,-1\n")
+    infer(str(run_dir), [str(tmp_path / "new.csv")], output=str(tmp_path / "r.csv"))
+    assert [float(r["output"]) for r in _read(tmp_path / "r.csv")] == [0.0, 0.0]
