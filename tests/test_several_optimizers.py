@@ -184,3 +184,33 @@ def test_an_optimizer_on_the_validation_split_trains(tmp_path):
     path = gan_project(str(tmp_path), epochs=1, dataset="validation")
     run_dir, losses = train_in_process(load_project(path), str(tmp_path / "results"))
     assert np.all(np.isfinite(losses)) and os.path.isfile(os.path.join(run_dir, "parameters_final.h5"))
+
+
+def test_stop_and_resume_gives_the_uninterrupted_result_with_both_optimizers(tmp_path):
+    """A checkpoint keeps both optimizers' solver states: a run stopped after its first update and resumed ends
+    with the weights of the run that was never stopped."""
+    import nnabla as nn
+
+    from nnconsole.engine.comm import SingleComm
+    from nnconsole.engine.train import Trainer
+    from nnconsole.engine.worker_options import WorkerOptions
+
+    reference, _ = train_in_process(load_project(gan_project(str(tmp_path / "ref"))), str(tmp_path / "ref" / "r"))
+    trainer = _trainer(gan_project(str(tmp_path / "stop")), str(tmp_path / "stop" / "r"))
+    run_dir = trainer.run_dir
+    open(os.path.join(run_dir, trainer.stop.path), "w").close()  # a STOP file: honoured at the first update
+    try:
+        assert trainer.run() == "stopped" and trainer.iteration == 1
+    finally:
+        trainer.close()
+        nn.clear_parameters()
+    os.remove(trainer.stop.path)
+    resumed = Trainer(run_dir, SingleComm(), WorkerOptions(resume=True))
+    try:
+        resumed.setup()
+        assert resumed.iteration == 1 and resumed.run() == "finished"
+    finally:
+        resumed.close()
+        nn.clear_parameters()
+    a, b = final_params(reference), final_params(run_dir)
+    assert sorted(a) == sorted(b) and max(float(np.abs(a[k] - b[k]).max()) for k in a) < 1e-6
