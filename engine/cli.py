@@ -266,14 +266,16 @@ def build_parser() -> argparse.ArgumentParser:
                    "the project's folder")
     p = add("info", cmd_info, "Print the network's layer table: output shapes, parameters, multiply-adds.")
     p.add_argument("project")
-    p = add("plan", cmd_plan, "Show what N workers change: batch, learning rate, intervals, warnings.")
+    p = add("plan", cmd_plan, "Show what N workers change: batch, learning rate, intervals, warnings (one table "
+            "per optimizer when the project has several).")
     p.add_argument("project")
     p.add_argument("--gpus", "--workers", dest="gpus", type=_int_list, metavar="N[,N...]",
                    help="worker counts, e.g. 1,2,4,8")
     p.add_argument("--policy", choices=SCALING_POLICIES,
                    help="override multi_gpu.scaling")
     p.add_argument("--device", choices=DEVICES)
-    p.add_argument("--json", action="store_true", help="machine-readable output (used by the GUI)")
+    p.add_argument("--json", action="store_true", help="machine-readable output (used by the GUI): a list of "
+                   "plans, or with several optimizers a mapping of optimizer name to its list")
     p = add("templates", cmd_templates, "List the bundled project templates.")
     p = add("new", cmd_new, "Create a new project folder from a template.")
     p.add_argument("destination", help="folder to create")
