@@ -22,6 +22,7 @@ from nnconsole.app.training import dialogs
 from nnconsole.app.training.curves import LearningCurves
 from nnconsole.app.training import preflight
 from nnconsole.app.training.history import RunHistory, RunRow, collect_runs
+from nnconsole.app.training.log_pane import RunLogPane
 from nnconsole.app.training.progress import RunProgress
 from nnconsole.app.training.project_runs import ProjectRuns, project_key, project_name
 from nnconsole.app.training.run_events import RunEventsMixin
@@ -96,14 +97,20 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
         self.problems.go_to_requested.connect(preflight.jump_handler(
             lambda: self.window_, lambda: self.document.project.network.names()))
         self.curves = LearningCurves()
+        self.log_pane = RunLogPane()
+        self.log_pane.resume_requested.connect(self.resume_run)
         self.history = RunHistory()
         self.tradeoff = TradeoffPlot()
         right = QSplitter(Qt.Vertical)
         right.addWidget(self.history)
         right.addWidget(self.tradeoff)
         right.setSizes([380, 380])
+        left = QSplitter(Qt.Vertical)
+        left.addWidget(self.curves)
+        left.addWidget(self.log_pane)
+        left.setSizes([600, 200])
         splitter = QSplitter(Qt.Horizontal)
-        splitter.addWidget(self.curves)
+        splitter.addWidget(left)
         splitter.addWidget(right)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
@@ -198,6 +205,7 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
         self.error.clear()
         self.problems.clear()
         self._pending_run = None
+        self.log_pane.set_run(None)
         self.status.setText("No run yet.")
         self.status.setToolTip("")
 
@@ -212,6 +220,7 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
         self.progress.reset("starting...")
         self.progress.update_from(records)
         self.curves.set_primary(run_dir, records)
+        self.log_pane.set_run(run_dir)
         self.history.select_run(run_dir, emit=False)
         self._running_changed(controller, True)
 
@@ -357,6 +366,7 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
         """Show a run's curves (all its records so far; a live run keeps updating) and, for a failed
         run, the engine's message."""
         self.curves.set_primary(run_dir, self._records_of(run_dir))
+        self.log_pane.set_run(run_dir)
         if self.live_run is not None and os.path.abspath(run_dir) == self.live_run:
             return
         st = runs.effective_status(run_dir)

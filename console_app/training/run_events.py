@@ -17,7 +17,7 @@ class RunEventsMixin:
     """The signal handlers of ``TrainingPage`` (which wires them in ``_wire_controller``).
 
     Uses the page's ``projects``, ``document``, ``window_``, ``run_button``, ``stop_button``, ``workers``,
-    ``status``, ``error``, ``progress``, ``curves``, ``live_run``, ``refresh_history`` and ``_show_live``.
+    ``status``, ``error``, ``progress``, ``curves``, ``log_pane``, ``live_run``, ``refresh_history`` and ``_show_live``.
     """
 
     def _is_shown(self, controller: RunController) -> bool:
@@ -69,13 +69,15 @@ class RunEventsMixin:
             self.show_error(f"Run {name} failed{rank} (exit code {code}).\n{message}")
             self.status.setText(f"<span style='color:#b00000'>Run {html.escape(name)} failed{rank}.</span>")
         elif status == "stopped":
-            self.status.setText(f"Run <b>{html.escape(name)}</b> stopped with a checkpoint; resume with "
-                                f"<code>nnconsole train --resume {html.escape(run_dir)}</code>")
+            self.status.setText(f"Run <b>{html.escape(name)}</b> stopped with a checkpoint; the log pane's "
+                                "<b>Resume</b> continues it")
         else:
             best = f", best validation error {st.best_validation_error:.4f}" if st and st.best_validation_error \
                 is not None else ""
             self.status.setText(f"Run <b>{html.escape(name)}</b> {html.escape(status)}{best}.")
         self.refresh_history()
+        self.log_pane.set_run(run_dir)
+        self.log_pane.update_resume()
 
     def _launch_failed(self, controller: RunController, message: str) -> None:
         if not self._is_shown(controller):
