@@ -22,7 +22,10 @@ from nnconsole.engine.run_protocol import LOG_FILE, LOGS_DIR
 MAX_LINES = 5000  # lines kept in the pane
 BACKLOG_BYTES = 256 * 1024  # read at most this much of a file at a time
 POLL_MS = 500
-FAILURE = re.compile(r"traceback|error|exception|failed|fatal|killed|diverge|\bnan\b|aborted", re.IGNORECASE)
+# A failure: an exception's name or a traceback, an ERROR log level, or words that say a run broke; not the
+# metrics lines' "error 0.17" (the error rate).
+FAILURE = re.compile(r"\b\w*(Error|Exception)\b|\bERROR\b|(?i:traceback|\bfailed\b|\bfatal\b|\bkilled\b|"
+                     r"\bdiverged?\b|\bnan\b|\baborted\b)")
 WARNING = re.compile(r"warning", re.IGNORECASE)
 EXTRA_LOGS = (os.path.join(LOGS_DIR, "launcher.log"), "cli-errors.log", "cli-output.log")
 

@@ -44,7 +44,7 @@ def test_the_log_is_tailed_live_and_failures_are_highlighted(qtbot, tmp_path):
     project = copy_digits(str(tmp_path / "digits"))
     run_dir = fake_run(project, "20240101_000000", status="running")
     log = os.path.join(run_dir, "train.log")
-    write(log, "epoch 1 started\n")
+    write(log, "epoch 1: validation loss 0.94 error 0.1722 (best)\n")
     write(os.path.join(run_dir, "logs", "rank1.log"), "rank 1 here\n")
     write(os.path.join(run_dir, "logs", "rank0.log"), "rank 0 here\n")
     pane = RunLogPane()
@@ -52,15 +52,18 @@ def test_the_log_is_tailed_live_and_failures_are_highlighted(qtbot, tmp_path):
     pane.set_run(run_dir)
     assert [pane.files.itemText(i) for i in range(pane.files.count())] == ["train.log", "logs/rank0.log",
                                                                              "logs/rank1.log"]
-    assert pane.text.toPlainText() == "epoch 1 started"
+    assert pane.text.toPlainText() == "epoch 1: validation loss 0.94 error 0.1722 (best)"
     write(log, "iteration 10 loss 0.5\nhalf a li")
     wait_until(qtbot, lambda: "iteration 10" in pane.text.toPlainText(), 5)  # its own timer
     assert "half a li" not in pane.text.toPlainText()  # a line is shown once complete
-    write(log, "ne\nTraceback (most recent call last):\nValueError: loss is nan\nwarning: slow\n")
+    write(log, "ne\nTraceback (most recent call last):\nValueError: bad value\nwarning: slow\n"
+               "2026-01-01 ERROR rank 1 ended\nloss nan at iteration 12\n")
     pane.poll()
-    assert pane.text.toPlainText().splitlines()[-4:] == ["half a line", "Traceback (most recent call last):",
-                                                          "ValueError: loss is nan", "warning: slow"]
-    assert red_lines(pane) == ["Traceback (most recent call last):", "ValueError: loss is nan"]
+    assert pane.text.toPlainText().splitlines()[-6:] == ["half a line", "Traceback (most recent call last):",
+                                                          "ValueError: bad value", "warning: slow",
+                                                          "2026-01-01 ERROR rank 1 ended", "loss nan at iteration 12"]
+    assert red_lines(pane) == ["Traceback (most recent call last):", "ValueError: bad value",
+                               "2026-01-01 ERROR rank 1 ended", "loss nan at iteration 12"]  # not the error rate
     pane.files.setCurrentIndex(2)
     assert pane.text.toPlainText() == "rank 1 here"
     write(os.path.join(run_dir, "logs", "launcher.log"), "mpiexec said\n")
