@@ -252,13 +252,18 @@ class RunController(QObject):
 
     def _move_output(self, run_dir: str) -> None:
         """Move the output files into the run directory (the CLI writes on to them there); the private
-        folder goes. Where they cannot move (another file system), they stay until the run ends."""
+        folder goes. Where they cannot move (another file system), they stay until the run ends. A resumed
+        run's earlier output is kept, renamed with the time it was replaced (``cli-output.<time>.log``)."""
         folder = self._output_dir
         if not folder or not os.path.isdir(run_dir):
             return
+        stamp = time.strftime("%Y%m%d_%H%M%S")
         try:
             for tail, (name, final) in zip(self._tails, OUTPUT_FILES):
                 target = os.path.join(run_dir, final)
+                if os.path.exists(target):
+                    stem, ext = os.path.splitext(final)
+                    os.replace(target, os.path.join(run_dir, f"{stem}.{stamp}{ext}"))
                 os.replace(os.path.join(folder, name), target)
                 tail.path = target
         except OSError:

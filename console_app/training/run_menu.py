@@ -24,7 +24,7 @@ RESUMABLE = ("stopped", "failed")
 
 class RunMenuMixin:
     """The menu's actions on ``TrainingPage`` (uses its ``history``, ``controller``, ``status``, ``progress``,
-    ``error``, ``window_``, ``workers``, ``refresh_history`` and ``_dialog_parent``)."""
+    ``error``, ``curves``, ``log_pane``, ``window_``, ``rows``, ``refresh_history`` and ``_dialog_parent``)."""
 
     _export_command: Optional[EngineCommand] = None
 
@@ -188,6 +188,10 @@ class RunMenuMixin:
             except (run_manage.RunInUse, OSError) as exc:
                 kept.append(f"{os.path.basename(run_dir)}: {exc}")
         self.refresh_history()
+        if self.log_pane.run_dir in moved:  # what was shown of a deleted run goes with it
+            self.log_pane.set_run(None)
+        if self.curves.primary in moved:
+            self.curves.set_primary(None)
         if kept:
             dialogs.tell(self._dialog_parent(), "Runs kept", "These runs were not deleted:\n\n" + "\n".join(kept),
                          warning=True)

@@ -99,7 +99,10 @@ def test_delete_asks_first_and_moves_the_run_to_a_trash(qtbot, tmp_path, monkeyp
     menu_actions(page, gone)["delete"].trigger()
     assert os.path.isdir(gone) and len(page.history.rows) == 2  # cancelled: nothing happens
     monkeypatch.setattr(dialogs, "confirm_delete_runs", lambda parent, names: names == ["20240102_000000"])
+    page.history.select_run(gone)
+    assert page.log_pane.run_dir == gone and page.curves.primary == gone
     assert page.delete_runs([gone]) == [gone]
+    assert page.log_pane.run_dir is None and page.curves.primary != gone  # nothing of it stays on screen
     assert not os.path.exists(gone) and os.path.isdir(keep)
     trashed = os.path.join(runs.results_root(project), ".trash", "20240102_000000")
     assert os.path.isfile(os.path.join(trashed, runs.METRICS_FILE))  # restorable, whole
@@ -289,6 +292,8 @@ def test_resume_a_stopped_run_with_another_worker_count(qtbot, tmp_path, trained
         st = runs.read_status(run_dir)
         st.status = "stopped"
         runs.write_status(run_dir, st)
+        with open(os.path.join(run_dir, "cli-output.log"), "w") as fh:
+            fh.write("the first session's output\n")
         project = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(run_dir))), "project.yaml")
         page = make_page(qtbot, project)
         monkeypatch.setattr(dialogs, "ask_workers", lambda parent, name, workers: workers + 1)
@@ -298,6 +303,9 @@ def test_resume_a_stopped_run_with_another_worker_count(qtbot, tmp_path, trained
         assert blocker.args[0] == run_dir and blocker.args[1] == "finished", page.error.toPlainText()
         assert runs.read_status(run_dir).workers == 2
         assert len(runs.list_runs(os.path.dirname(run_dir))) == 2  # no new run directory
+        kept = [n for n in os.listdir(run_dir) if n.startswith("cli-output.") and n != "cli-output.log"]
+        assert len(kept) == 1 and open(os.path.join(run_dir, kept[0])).read() == "the first session's output\n"
+        assert "run directory" in open(os.path.join(run_dir, "cli-output.log")).read()  # the resume's own
     finally:
         import shutil
 
