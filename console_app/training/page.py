@@ -5,6 +5,8 @@ process owned by ``RunController``) and reads only the run-directory files. Sele
 history shows its curves; ticking Compare overlays more runs; a run still going from an earlier session
 or from a terminal is attached to and followed live. A run belongs to its project: the tab shows only
 the open project's runs, while runs of other projects go on in the background (``ProjectRuns``).
+Run first checks the project in this process (``preflight``); the history's right-click menu manages
+runs (``run_menu``); the log pane follows the shown run's logs (``log_pane``).
 """
 from __future__ import annotations
 
