@@ -24,14 +24,17 @@ class Issue:
 
 def collect_issues(project: Project, info: Any) -> List[Issue]:
     """Errors and warnings for the EDIT tab: the network's, then the training settings'."""
+    from nnconsole.engine.project.structure import check_structure
     from nnconsole.engine.project.validate import check_settings
 
     issues = [Issue(ERROR, name, message) for name, message in info.errors]
     issues += [Issue(WARNING, name, message) for name, message in info.warnings]
-    if project.network.layers and not info.loss_layers:
+    if (info.order or info.errors) and not info.loss_layers:  # the network shown (Main or another, issue 17)
         issues.append(Issue(WARNING, "", "the network has no loss layer, so it cannot be trained; add e.g. "
                                          "SoftmaxCrossEntropy fed by the output and the label Input"))
-    for problem in check_settings(project):
+    # the other networks and optimizers (a layer's own problem shows when its network is shown)
+    structure = [p for p in check_structure(project) if ".layers" not in p.path]
+    for problem in check_settings(project) + structure:
         issues.append(Issue(ERROR if problem.severity == "error" else WARNING, problem.path,
                             problem.message + (f" ({problem.fix})" if problem.fix else "")))
     return issues

@@ -59,3 +59,12 @@ def test_rename_and_delete_are_checked(page):
     assert _tabs(page) == ["Main", "Generator"] and doc.active_network == "Generator"
     doc.undo_stack.undo()  # the rename
     assert list(doc.project.networks) == ["Gen"]
+
+
+def test_issues_name_an_optimizer_whose_network_is_missing(page):
+    doc = page.document
+    doc.project.optimizers.append(ExtraOptimizer(name="Optimizer_G", network="Gone"))
+    page.refresh_issues()
+    rows = [page.issues.list.topLevelItem(k) for k in range(page.issues.list.topLevelItemCount())]
+    texts = [f"{row.text(1)}: {row.text(2)}" for row in rows]
+    assert any(t.startswith("optimizers[0].network") and "'Gone'" in t for t in texts), texts
