@@ -161,22 +161,32 @@ def _run_pool(todo: List[int], task: Callable, finished: Callable, workers: int)
 
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     procs = [subprocess.Popen(python_module_command("nnconsole.engine.decode_worker"), stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True, bufsize=1, env=env) for _ in range(workers)]
+                              stdout=subprocess.PIPE, env=env) for _ in range(workers)]
     pending = list(reversed(todo))
     held: Dict[int, List[int]] = {p.pid: [] for p in procs}
+    unread: Dict[int, bytes] = {p.pid: b"" for p in procs}
     orphans: List[int] = []
     selector = selectors.DefaultSelector()
 
+    def drop(proc: subprocess.Popen) -> None:
+        """A worker that died (killed, out of memory) or cannot take tasks: its chunks are done here."""
+        if proc.stdout in selector.get_map():
+            selector.unregister(proc.stdout)
+        orphans.extend(held.pop(proc.pid, []))
+
     def send(proc: subprocess.Popen) -> None:
-        if pending:
-            i = pending.pop()
-            path, start, paths, layout = task(i)
-            assert proc.stdin is not None
-            proc.stdin.write(json.dumps({"id": i, "path": path, "start": start, "paths": paths,
-                                         "layout": [layout.mode, layout.height, layout.width,
-                                                    layout.channel_axis]}) + "\n")
+        if not pending or proc.pid not in held:
+            return
+        i = pending.pop()
+        held[proc.pid].append(i)
+        path, start, paths, layout = task(i)
+        message = {"id": i, "path": path, "start": start, "paths": paths,
+                   "layout": [layout.mode, layout.height, layout.width, layout.channel_axis]}
+        try:
+            proc.stdin.write(json.dumps(message).encode() + b"\n")
             proc.stdin.flush()
-            held[proc.pid].append(i)
+        except OSError:  # the worker is gone (broken pipe)
+            drop(proc)
 
     try:
         for proc in procs:
@@ -186,19 +196,22 @@ def _run_pool(todo: List[int], task: Callable, finished: Callable, workers: int)
         while selector.get_map():
             for key, _ in selector.select():
                 proc = key.data
-                line = proc.stdout.readline()
-                if not line:  # the worker died (killed, out of memory): its chunks are done here
-                    selector.unregister(proc.stdout)
-                    orphans += held.pop(proc.pid, [])
+                data = os.read(proc.stdout.fileno(), 1 << 16)  # raw reads: no answer waits in a Python buffer
+                if not data:
+                    drop(proc)
                     continue
-                answer = json.loads(line)
-                held[proc.pid].remove(answer["id"])
-                failure = finished(answer["id"], tuple(answer["failure"]) if answer["failure"] else None)
-                if failure is not None:
-                    return failure
-                if pending:
+                lines = (unread[proc.pid] + data).split(b"\n")
+                unread[proc.pid] = lines.pop()  # an incomplete last line waits for the rest
+                for line in lines:
+                    if proc.pid not in held:  # dropped while answering: what it still held is redone here
+                        break
+                    answer = json.loads(line)
+                    held[proc.pid].remove(answer["id"])
+                    failure = finished(answer["id"], tuple(answer["failure"]) if answer["failure"] else None)
+                    if failure is not None:
+                        return failure
                     send(proc)
-                elif not held[proc.pid]:
+                if proc.pid in held and not held[proc.pid] and not pending:
                     selector.unregister(proc.stdout)
     finally:
         selector.close()
