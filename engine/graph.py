@@ -22,6 +22,7 @@ from nnconsole.engine.layers.inputs import input_variable
 from nnconsole.engine.layers.registry import fmt_shape
 from nnconsole.engine.project.model import Layer, Network
 from nnconsole.engine.recurrent_unroll import unrolled_network
+from nnconsole.engine.repeat_blocks import has_repeats, unroll
 from nnconsole.engine.shapes import MODES, NetworkInfo, derive_network, infer_network
 from nnconsole.engine.shared_params import weight_scope_of
 
@@ -135,7 +136,9 @@ def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any
     train_info = infer_network(network)
     first_loss = train_info.loss_layers[0] if train_info.loss_layers else None
     net = derive_network(network, mode)
-    info = infer_network(net) if mode == "runtime" else train_info
+    unrolled = has_repeats(net.layers)
+    net = unroll(net)  # repeat blocks become one copy of their layers per repetition (repeat_blocks)
+    info = infer_network(net) if mode == "runtime" or unrolled else train_info
     if info.errors:  # runtime only needs its own layers to be right
         raise GraphError(_format_errors(info, mode))
     if mode != "runtime" and first_loss is None:
@@ -185,7 +188,7 @@ def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any
     task = get_spec(network.layer(first_loss).type).task if first_loss else "regression"
     sample_loss = loss = sample_error = None
     if mode == "runtime":
-        loss_inputs = network.layer(first_loss).inputs if first_loss else []
+        loss_inputs = unroll(network).layer(first_loss).inputs if first_loss else []
         pred_name = loss_inputs[0] if loss_inputs else None
         if pred_name not in outputs:
             non_inputs = [n for n in info.order if not get_spec(layers[n].type).is_input]
@@ -217,7 +220,7 @@ def lr_multipliers(network: Network, built: BuiltGraph) -> Dict[str, float]:
 
     Running statistics (BatchNormalization mean/var) are not learned and are left out.
     """
-    layers = {layer.name: layer for layer in network.layers}
+    layers = {layer.name: layer for layer in (built.network or network).layers}  # repeat copies included
     out: Dict[str, float] = {}
     for full, (lname, key) in built.param_owner.items():
         var = built.parameters.get(full)

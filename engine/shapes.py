@@ -244,6 +244,9 @@ def infer_plain(network: Network) -> NetworkInfo:
     from nnconsole.engine.shared_params import share_parameters
 
     share_parameters(info, by_name)  # layers naming one parameter scope share (and count once) their weights
+    from nnconsole.engine.repeat_blocks import check_blocks
+
+    check_blocks(net, info)  # repeat blocks: pairing, shape kept, counts once per repetition
     return info
 
 

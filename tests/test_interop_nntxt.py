@@ -127,24 +127,25 @@ def test_export_is_read_by_nnabla_with_names_shapes_and_settings(tmp_path):
     assert list(info.executors["Executor"].proto.output_variable)[0].data_name == "y'"
 
 
-def test_nnc_written_sample_imports_with_repeat_expanded():
+def test_nnc_written_sample_imports_with_repeat_block_kept():
     result = import_file(SAMPLE)
     p = result.project
     assert result.unsupported == []
-    assert any("RepeatStart 'RepeatStart' x2" in n for n in result.notes)
+    assert any("repeat block 'RepeatStart' x2 (Affine_2, Tanh) kept" in n for n in result.notes)
     layers = {l.name: l for l in p.network.layers}
     assert [l.name for l in p.network.layers] == [
-        "Input", "Affine", "BatchNormalization", "ReLU", "Affine_2_0", "Tanh_0", "Affine_2_1", "Tanh_1", "Affine_3",
+        "Input", "Affine", "BatchNormalization", "ReLU", "RepeatStart", "Affine_2", "Tanh", "RepeatEnd", "Affine_3",
         "SoftmaxCrossEntropy_T", "SoftmaxCrossEntropy"]
-    assert layers["Affine_2_0"].inputs == ["ReLU"] and layers["Affine_2_1"].inputs == ["Tanh_0"]
-    assert layers["Affine_3"].inputs == ["Tanh_1"]
+    assert layers["RepeatStart"].inputs == ["ReLU"] and layers["RepeatStart"].params == {"times": 2}
+    assert layers["Affine_2"].inputs == ["RepeatStart"] and layers["RepeatEnd"].inputs == ["Tanh"]
+    assert layers["Affine_3"].inputs == ["RepeatEnd"]
     assert layers["SoftmaxCrossEntropy"].inputs == ["Affine_3", "SoftmaxCrossEntropy_T"]
     assert layers["Input"].params == {"shape": [16], "variable": "x"}
     assert layers["SoftmaxCrossEntropy_T"].params == {"shape": [1], "variable": "y"}
     assert layers["BatchNormalization"].params == {"axes": [0], "decay_rate": 0.9, "eps": 0.0001}
     assert layers["SoftmaxCrossEntropy"].params == {"axis": 0}
     assert layers["Affine"].initializers["W"] == Initializer("NormalAffineHe", 1.0)
-    assert layers["Affine_2_1"].initializers["W"] == Initializer("NormalAffineGlorot", 0.8)
+    assert layers["Affine_2"].initializers["W"] == Initializer("NormalAffineGlorot", 0.8)
     assert layers["Affine_3"].initializers["W"] == Initializer("UniformAffineGlorot", 1.0)
     assert layers["Affine"].lr_multipliers == {"b": 2.0}
     assert layers["Affine_3"].lr_multipliers == {"W": 0.5}
@@ -196,15 +197,15 @@ def test_nnp_parameters_become_initial_weights(tmp_path):
     nn.clear_parameters()
     nn.load_parameters(result.initial_parameters_path)
     loaded = {k: v.d.copy() for k, v in nn.get_parameters(grad_only=False).items()}
-    assert np.array_equal(loaded["Affine_2_1/affine/W"], values["Affine_2[1]/affine/W"])
-    assert np.array_equal(loaded["Affine_2_0/affine/b"], values["Affine_2[0]/affine/b"])
+    assert np.array_equal(loaded["Affine_2[1]/affine/W"], values["Affine_2[1]/affine/W"])
+    assert np.array_equal(loaded["Affine_2[0]/affine/b"], values["Affine_2[0]/affine/b"])
     assert np.array_equal(loaded["BatchNormalization/bn/var"], values["BatchNormalization/bn/var"])
     assert np.array_equal(loaded["Affine_3/affine/W"], values["Affine_3/affine/W"])
     assert len(loaded) == len(values)
     # The engine builds the imported network on exactly these weights (nothing re-initialised).
     graph = build_graph(result.project.network, 2, "train")
     assert set(graph.parameters) == set(loaded)
-    assert np.array_equal(graph.parameters["Affine_2_1/affine/W"].d, values["Affine_2[1]/affine/W"])
+    assert np.array_equal(graph.parameters["Affine_2[1]/affine/W"].d, values["Affine_2[1]/affine/W"])
     nn.clear_parameters()
 
 
@@ -305,6 +306,7 @@ def test_flatten_and_constant_schedule_survive_through_the_comment(tmp_path):
 
 def test_cli_import_then_export(tmp_path, capsys):
     from nnconsole.engine.cli import main
+    from nnconsole.engine.repeat_blocks import unroll
 
     folder = tmp_path / "proj"  # the data next to the project (nnconsole reads data inside its folder only)
     shutil.copytree(DATA, folder)
@@ -314,12 +316,13 @@ def test_cli_import_then_export(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "RepeatStart" in printed and str(out) in printed
     project = load_project(str(out))  # validates, datasets included
-    assert project.network.layer("Affine_2_1").type == "Affine"
+    assert project.network.layer("Affine_2").type == "Affine"  # the block is kept in the saved project
+    assert project.network.layer("RepeatStart").params == {"times": 2}
     assert main(["import", sample, "-o", str(out)]) == 2  # refuses to overwrite
     assert "exists" in capsys.readouterr().err
     assert main(["export", str(out), "--format", "nntxt", "-o", str(tmp_path / "again.nntxt")]) == 0
     again = import_nntxt(str(tmp_path / "again.nntxt")).project
-    same_network(project.network, again.network)
+    same_network(unroll(project.network), again.network)  # the repeat block is written unrolled
     assert main(["export", str(out), "--format", "onnx"]) == 2
     save_project(project, str(tmp_path / "copy.yaml"))
 
@@ -349,11 +352,11 @@ def every_layer_type_project() -> Project:
     ]
     listed = {l.type for l in layers}
     for spec in all_specs():  # types added since: one chain each, built from the registration's examples
-        if spec.type not in listed:
+        if spec.type not in listed and not spec.loop_control:  # blocks: tests/test_repeat_blocks.py
             for k, (params, shapes) in enumerate(spec.example_cases()):
                 layers += single_layer_network(spec.type, params, shapes, prefix=f"{spec.type.lower()}{k}_")
     project = Project(name="all", network=Network(layers), datasets=Datasets(training="a.csv", validation="b.csv"))
-    assert {l.type for l in layers} == {s.type for s in all_specs()}
+    assert {l.type for l in layers} == {s.type for s in all_specs() if not s.loop_control}
     return project
 
 
@@ -434,6 +437,7 @@ def test_nested_repeats_expand_like_nnablas_own_expander(tmp_path):
 
     from nnconsole.engine.interop.netgraph import parameter_renames
     from nnconsole.engine.interop.nntxt_import import proto_to_project
+    from nnconsole.engine.repeat_blocks import unroll
 
     proto = nnabla_pb2.NNablaProtoBuf()
     text_format.Merge(NESTED_NNTXT, proto)
@@ -445,16 +449,21 @@ def test_nested_repeats_expand_like_nnablas_own_expander(tmp_path):
 
     notes, unsupported = [], []
     project, nodes = proto_to_project(proto, str(tmp_path), "nested", unsupported, notes, "nested.nntxt")
-    convs = [l for l in project.network.layers if l.name.startswith("Convolution_2")]
-    assert [l.name for l in convs] == ["Convolution_2_0_0", "Convolution_2_0_1", "Convolution_2_0_2",
-                                       "Convolution_2_1_0", "Convolution_2_1_1", "Convolution_2_1_2"]
+    kept = {l.name: l for l in project.network.layers}
+    assert kept["RepeatStart_2"].params == {"times": 2} and kept["RepeatStart"].params == {"times": 3}
+    assert kept["RepeatStart"].inputs == ["RepeatStart_2"] and kept["Convolution_2"].inputs == ["RepeatStart"]
+    unrolled = unroll(project.network)
+    convs = [l for l in unrolled.layers if l.name.startswith("Convolution_2")]
+    assert [l.name for l in convs] == ["Convolution_2[0][0]", "Convolution_2[0][1]", "Convolution_2[0][2]",
+                                       "Convolution_2[1][0]", "Convolution_2[1][1]", "Convolution_2[1][2]"]
     renames, shared = parameter_renames(nodes)
     ours = [next(src for src, targets in renames.items() if f"{l.name}/conv/W" in targets) for l in convs]
     assert ours == theirs  # same copies, same order, same parameter names ('Convolution_2[i][j]/conv/W')
-    chain = {l.name: l.inputs for l in project.network.layers}
-    assert chain["Convolution_2_0_0"] == ["Convolution"] and chain["Convolution_2_1_0"] == ["Tanh_2_0_2"]
-    assert chain["Sigmoid"] == ["Tanh_2_1_2"] and shared == [] and unsupported == []
-    assert sum("RepeatStart" in n for n in notes) == 2
+    assert [f"{l.name}/conv/W" for l in convs] == theirs  # the engine's own names are nnabla's
+    chain = {l.name: l.inputs for l in unrolled.layers}
+    assert chain["Convolution_2[0][0]"] == ["Convolution"] and chain["Convolution_2[1][0]"] == ["Tanh_2[0][2]"]
+    assert chain["Sigmoid"] == ["Tanh_2[1][2]"] and shared == [] and unsupported == []
+    assert sum("repeat block" in n for n in notes) == 2
 
 
 def test_imported_nnp_weights_are_the_starting_point_of_training(tmp_path):
@@ -479,7 +488,7 @@ def test_imported_nnp_weights_are_the_starting_point_of_training(tmp_path):
     try:
         trainer.setup()
         assert np.array_equal(trainer.params["Affine_3/affine/W"].d, values["Affine_3/affine/W"])
-        assert np.array_equal(trainer.params["Affine_2_0/affine/b"].d, values["Affine_2[0]/affine/b"])
+        assert np.array_equal(trainer.params["Affine_2[0]/affine/b"].d, values["Affine_2[0]/affine/b"])
     finally:
         trainer.close()
         nn.clear_parameters()

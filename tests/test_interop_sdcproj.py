@@ -22,10 +22,10 @@ def test_sdcproj_imports_layers_positions_initializers_and_lr_multipliers():
     assert result.unsupported == []
     layers = {l.name: l for l in p.network.layers}
     assert [l.name for l in p.network.layers] == [
-        "Input", "Convolution", "ReLU", "Convolution_2_0", "Tanh_0", "Convolution_2_1", "Tanh_1", "MaxPooling",
+        "Input", "Convolution", "ReLU", "RepeatStart", "Convolution_2", "Tanh", "RepeatEnd", "MaxPooling",
         "Affine", "y", "SoftmaxCrossEntropy"]
     assert layers["Input"].position == (10.0, 10.0) and layers["Affine"].position == (10.0, 490.0)
-    assert layers["Convolution_2_1"].position == (250.0, 250.0)  # a repeated copy sits beside the first
+    assert layers["Convolution_2"].position == (10.0, 250.0) and layers["RepeatStart"].params == {"times": 2}
     conv = layers["Convolution"]
     assert conv.params["pad"] == [1, 1]  # BorderMode=same with Padding=*ConvolutionPaddingSize
     assert (conv.params["outmaps"], conv.params["kernel"]) == (4, [3, 3])
@@ -33,7 +33,7 @@ def test_sdcproj_imports_layers_positions_initializers_and_lr_multipliers():
     assert conv.lr_multipliers == {"W": 0.5, "b": 2.0}
     assert layers["MaxPooling"].params["stride"] == [2, 2]  # Strides=*KernelShape
     assert layers["Affine"].initializers["W"] == Initializer("UniformAffineGlorot", 1.0)
-    assert layers["Convolution_2_1"].inputs == ["Tanh_0"] and layers["MaxPooling"].inputs == ["Tanh_1"]
+    assert layers["Convolution_2"].inputs == ["RepeatStart"] and layers["MaxPooling"].inputs == ["RepeatEnd"]
     # the loss target comes from T.Dataset=y: an Input with the label shape
     assert layers["SoftmaxCrossEntropy"].inputs == ["Affine", "y"]
     assert layers["y"].params == {"shape": [1], "variable": "y"}
@@ -41,8 +41,9 @@ def test_sdcproj_imports_layers_positions_initializers_and_lr_multipliers():
     assert info.ok and info.layers["Affine"].out_shape == (3,)
     o = p.optimizer
     assert (o.solver, o.learning_rate, o.solver_params["beta2"], o.solver_params["eps"]) == ("Adam", 0.01, 0.999, 1e-8)
-    # epoch units converted with 48 rows / batch 8 = 6 iterations per epoch
-    assert (o.schedule.type, o.lr_multiplier, o.lr_update_interval, o.warmup_iterations) == ("exponential", 0.5, 6, 6)
+    # NNC's epoch units kept (the plan makes them 6 iterations each: 48 rows / batch 8)
+    assert (o.schedule.type, o.lr_multiplier, o.lr_update_interval, o.warmup_iterations) == ("exponential", 0.5, 1, 1)
+    assert (o.lr_update_interval_unit, o.warmup_unit) == ("epochs", "epochs")
     assert (p.config.max_epoch, p.config.batch_size, p.config.validation_interval) == (2, 8, 5)
     assert p.datasets.training == os.path.join(DATA, "tiny_train.csv") and p.datasets.shuffle
     assert p.description.startswith("Hand-written sample") and "\n" in p.description

@@ -141,6 +141,10 @@ network { name: "Main" batch_size: 2
 ''')
     result = import_file(str(path))
     net = result.project.network
-    copies = [layer for layer in net.layers if layer.type == "Affine"]
-    assert len(copies) == 3 and {layer.parameter_scope for layer in copies} == {"fc"}, result.report()
+    assert net.layer("fc").parameter_scope == "fc" and net.layer("rs").params == {"times": 3}, result.report()
     assert infer_network(net).total_params == 20 and not [u for u in result.unsupported if "shared" in u]
+    from nnconsole.engine.graph import build_graph
+
+    built = build_graph(net, 2, "train")  # three repetitions, one set of weights
+    assert sorted(built.parameters) == ["fc/affine/W", "fc/affine/b"]
+    assert len([n for n in built.outputs if n.startswith("fc[")]) == 3

@@ -1,16 +1,16 @@
 """The network as importers read it, before it becomes project layers: nodes in NNC terms,
-RepeatStart/RepeatEnd blocks expanded, and the conversion to ``nnconsole.engine.project.model.Layer``.
+RepeatStart/RepeatEnd blocks kept, and the conversion to ``nnconsole.engine.project.model.Layer``.
 
 Both the ``.nntxt`` and the ``.sdcproj`` importers produce a list of ``Node``: one per NNC layer
 (function), inputs by node name in pin order, parameters already in the registry's snake_case
 spelling, weights with the name they had in the source file (so a ``.nnp``'s parameters can be
-renamed to the project's). ``expand_repeats`` then unrolls loop-control blocks the way nnabla's own
-``NnpExpander`` does: the layers between ``RepeatStart`` and ``RepeatEnd`` are copied ``times`` times,
-each copy with its own weights (``Conv{RepeatStart}/conv/W`` becomes ``Conv[0]/conv/W``, ``Conv[1]/...``).
+renamed to the project's). ``keep_repeat_blocks`` checks RepeatStart/RepeatEnd blocks and keeps them as
+layers (the engine unrolls them, ``nnconsole.engine.repeat_blocks``); ``parameter_renames`` maps a repeated
+layer's weights as nnabla names them once expanded (``Conv{RepeatStart}/conv/W`` is ``Conv[0]/conv/W``,
+``Conv[1]/...``) to the project's parameter names, which are the same.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -19,7 +19,6 @@ from nnconsole.engine.project.model import Initializer, Layer
 from .mapping import non_trainable, registry_type
 
 LAYOUT_STEP = 80.0  # vertical distance between layers laid out automatically (same as the templates)
-REPEAT_SHIFT = 240.0  # horizontal offset of each further copy of a repeated block
 
 
 @dataclass
@@ -33,9 +32,10 @@ class WeightInfo:
 
 @dataclass
 class Node:
-    """One NNC layer. ``type`` is NNC's type name; ``repeat_ids`` are the repeats enclosing it
-    (outermost first; a RepeatStart lists its own id too, as nnabla does). ``repeat_id`` is the repeat
-    a RepeatStart opens or a RepeatEnd closes. A RepeatStart's inputs are [outer input, loop-back]."""
+    """One NNC layer. ``type`` is NNC's type name; ``repeat_ids`` are the repeats enclosing it as a file
+    names them (outermost first; a RepeatStart lists its own id too, as nnabla does). ``repeat_id`` is the
+    file's id of the repeat a RepeatStart opens or a RepeatEnd closes. A RepeatStart's inputs may be
+    [outer input, loop-back] as nnabla writes them (``keep_repeat_blocks`` keeps the first)."""
 
     name: str
     type: str
@@ -45,7 +45,6 @@ class Node:
     repeat_ids: List[str] = field(default_factory=list)
     position: Optional[Tuple[float, float]] = None
     repeat_id: str = ""
-    copy_indices: List[int] = field(default_factory=list)  # one per expanded repeat, innermost first
     base_name: str = ""
     parameter_scope: str = ""  # set when the node shares its weights with others (see share_scopes)
 
@@ -63,116 +62,67 @@ def unique_name(wanted: str, taken: Set[str]) -> str:
     return name
 
 
-def _depth(nodes: Sequence[Node], rid: str) -> int:
+def keep_repeat_blocks(nodes: List[Node], times: Dict[str, int], marked_weights: bool, notes: List[str],
+                       where: str) -> None:
+    """Keep RepeatStart/RepeatEnd blocks as project layers (the engine unrolls them, see repeat_blocks).
+
+    A RepeatStart reads only its outer input (files write the loop-back as a second one) and gets its
+    ``times`` (``times`` maps the file's repeat id, a RepeatStart's ``repeat_id``, to its count); a RepeatEnd
+    has no parameters. With ``marked_weights`` (nnabla files name a per-repetition weight
+    ``conv{RepeatStart}/conv/W``) a repeated layer whose weights lack a block's mark reads one set of
+    weights in every repetition: it keeps its source scope as ``parameter_scope``. Raises ValueError naming
+    ``where`` and the layer when a block is malformed."""
+    from nnconsole.engine.repeat_blocks import enclosing_blocks, find_blocks
+
     for n in nodes:
-        if n.type == "RepeatStart" and n.repeat_id == rid:
-            return len([r for r in n.repeat_ids if r != rid])
-    return 0
-
-
-def expand_repeats(nodes: List[Node], times: Dict[str, int], notes: List[str], unsupported: List[str],
-                   where: str) -> List[Node]:
-    """Unroll every RepeatStart/RepeatEnd block (innermost first); returns the new node list.
-
-    ``times`` maps repeat id -> iterations. Raises ValueError naming the repeat when a block is
-    malformed (no matching RepeatEnd, times < 1).
-    """
-    ids = [rid for rid in times if any(n.type == "RepeatStart" and n.repeat_id == rid for n in nodes)]
-    for n in nodes:
-        if n.type in ("RepeatStart", "RepeatEnd") and n.repeat_id not in ids:
-            if n.type == "RepeatStart":
-                raise ValueError(f"{where}: RepeatStart '{n.name}' has no repeat count (times); "
-                                 "set its Times property")
-            raise ValueError(f"{where}: RepeatEnd '{n.name}' closes repeat '{n.repeat_id}', which has no "
-                             "RepeatStart; set its ID to the name of the RepeatStart it closes")
-    ids.sort(key=lambda rid: -_depth(nodes, rid))
-    shared_reported: Set[str] = set()
-    for rid in ids:
-        nodes = _expand_one(nodes, rid, int(times[rid]), notes, unsupported, shared_reported, where)
-    return nodes
-
-
-def _expand_one(nodes: List[Node], rid: str, times: int, notes: List[str], unsupported: List[str],
-                shared_reported: Set[str], where: str) -> List[Node]:
-    starts = [n for n in nodes if n.type == "RepeatStart" and n.repeat_id == rid]
-    ends = [n for n in nodes if n.type == "RepeatEnd" and n.repeat_id == rid]
-    if len(starts) != 1 or len(ends) != 1:
-        raise ValueError(f"{where}: repeat '{rid}' needs exactly one RepeatStart and one RepeatEnd, found "
-                         f"{len(starts)} and {len(ends)}")
-    start, end = starts[0], ends[0]
-    if times < 1:
-        raise ValueError(f"{where}: RepeatStart '{start.name}' repeats {times} times; use 1 or more")
-    if not start.inputs or not end.inputs:
-        raise ValueError(f"{where}: RepeatStart '{start.name}' and RepeatEnd '{end.name}' each need an input")
-    body = [n for n in nodes if rid in n.repeat_ids and n is not start and n is not end]
-    body_names = {n.name for n in body}
-    outer = start.inputs[0]
-    loop_back = start.inputs[1] if len(start.inputs) > 1 else end.inputs[0]
-    taken = {n.name for n in nodes}
-
-    def temp(name: str, i: int) -> str:
-        return f"{name}#{i}"
-
-    def ref(name: str, i: int) -> str:
-        return temp(name, i) if name in body_names else name
-
-    copies: List[Node] = []
-    for i in range(times):
-        for n in body:
-            c = copy.deepcopy(n)
-            c.name = temp(n.name, i)
-            taken.add(c.name)
-            c.repeat_ids = [r for r in n.repeat_ids if r != rid]
-            c.copy_indices = n.copy_indices + [i]
-            new_inputs = []
-            for src in n.inputs:
-                if src == start.name:
-                    new_inputs.append(outer if i == 0 else ref(loop_back, i - 1))
-                else:
-                    new_inputs.append(ref(src, i))
-            c.inputs = new_inputs
-            for key, w in c.weights.items():
-                marker = "{" + rid + "}"
-                if marker in w.source_name:
-                    w.source_name = w.source_name.replace(marker, f"[{i}]", 1)
-                elif i == 0 and w.source_name not in shared_reported:
-                    shared_reported.add(w.source_name)
-                    notes.append(f"parameter '{w.source_name}' is shared by every repetition of '{start.name}': "
-                                 f"the copies of layer '{n.base_name}' share one parameter scope")
-            if n.position is not None:
-                c.position = (n.position[0] + REPEAT_SHIFT * i, n.position[1])
-            copies.append(c)
-    last = ref(end.inputs[0], times - 1)
-    out: List[Node] = []
-    inserted = False
-    for n in nodes:
-        if n is start:
-            out.extend(copies)
-            inserted = True
+        if n.type == "RepeatStart":
+            n.inputs = n.inputs[:1]
+            if n.repeat_id in times:
+                n.params = {"times": int(times[n.repeat_id])}
+        elif n.type == "RepeatEnd":
+            n.params = {}
+    blocks, problems = find_blocks(nodes)
+    if problems:
+        name, message = problems[0]
+        raise ValueError(f"{where}: layer '{name}': {message}")
+    by_name = {n.name: n for n in nodes}
+    block_of = enclosing_blocks(blocks)
+    for b in blocks:
+        names = ", ".join(b.body) or "no layers"
+        notes.append(f"repeat block '{b.start}' x{b.times} ({names}) kept as a block: the engine unrolls it, "
+                     "each repetition with its own weights")
+    for name, around in block_of.items():
+        n = by_name[name]
+        marks = ["{" + (by_name[b.start].repeat_id or b.start) + "}" for b in around]
+        if not marked_weights:  # NNC names them 'conv{RepeatStart}/conv/W': one set per repetition
+            for w in n.weights.values():
+                scope, _, rest = w.source_name.partition("/")
+                w.source_name = f"{scope}{''.join(marks)}/{rest}"
             continue
-        if n is end or n.name in body_names:
-            continue
-        n.inputs = [last if src == end.name else src for src in n.inputs]
-        out.append(n)
-    if not inserted:  # pragma: no cover - start is always in nodes
-        out.extend(copies)
-    names = ", ".join(n.base_name for n in body) or "no layers"
-    notes.append(f"RepeatStart '{start.name}' x{times}: layers {names} expanded into {times} copies "
-                 f"(RepeatStart/RepeatEnd removed)")
+        sources = [w.source_name for w in n.weights.values()]
+        if sources and not n.parameter_scope and not any(m in src for src in sources for m in marks):
+            n.parameter_scope = sources[0].rsplit("/", 2)[0].replace("/", "_")
+            notes.append(f"layer '{name}' reads the same weights in every repetition of its repeat block: "
+                         f"they keep one parameter scope '{n.parameter_scope}'")
+
+
+def repeated_names(nodes: Sequence[Node]) -> Dict[str, List[Tuple[Dict[str, int], str]]]:
+    """Node name -> one (file repeat id -> index, name suffix '[i][j]') per repetition once unrolled
+    (outermost block first); nodes outside blocks are left out."""
+    import itertools
+
+    from nnconsole.engine.repeat_blocks import enclosing_blocks, find_blocks
+
+    if not any(n.type in ("RepeatStart", "RepeatEnd") for n in nodes):
+        return {}
+    blocks, _ = find_blocks(list(nodes))
+    by_name = {n.name: n for n in nodes}
+    out: Dict[str, List[Tuple[Dict[str, int], str]]] = {}
+    for name, around in enclosing_blocks(blocks).items():
+        ids = [by_name[b.start].repeat_id or b.start for b in around]
+        for combo in itertools.product(*[range(b.times) for b in around]):
+            out.setdefault(name, []).append((dict(zip(ids, combo)), "".join(f"[{i}]" for i in combo)))
     return out
-
-
-def finalize_names(nodes: List[Node]) -> None:
-    """Turn the temporary names of expanded copies (``conv#1#0``) into ``conv_0_1`` (outer index first)."""
-    taken = {n.name for n in nodes if not n.copy_indices}
-    rename: Dict[str, str] = {}
-    for n in nodes:
-        if n.copy_indices:
-            wanted = n.base_name + "".join(f"_{i}" for i in reversed(n.copy_indices))
-            rename[n.name] = unique_name(wanted, taken)
-    for n in nodes:
-        n.name = rename.get(n.name, n.name)
-        n.inputs = [rename.get(src, src) for src in n.inputs]
 
 
 def remove_pass_through(nodes: List[Node], types: Sequence[str]) -> Tuple[List[Node], List[str]]:
@@ -255,15 +205,22 @@ def parameter_renames(nodes: Sequence[Node]) -> Tuple[Dict[str, List[str]], List
     from nnconsole.engine.layers import find_spec
 
     out: Dict[str, List[str]] = {}
+    repeats = repeated_names(nodes)
     for n in nodes:
         rtype = registry_type(n.type)
         spec = find_spec(rtype or "")
         scope = spec.weight_scope if spec else ""
         if not scope:  # no nnabla parameters of its own (or a type nnconsole lacks)
             continue
+        # a repeated layer's weights: nnabla's 'conv{R}/conv/W' is 'conv[i]/conv/W' in repetition i
+        copies = [({}, "")] if n.parameter_scope or n.name not in repeats else repeats[n.name]
         for key, w in n.weights.items():
-            target = f"{n.parameter_scope or n.name}/{scope}/{key}"
-            if target not in out.setdefault(w.source_name, []):
-                out[w.source_name].append(target)
+            for index, suffix in copies:
+                source = w.source_name
+                for rid, i in index.items():
+                    source = source.replace("{" + rid + "}", f"[{i}]")
+                target = f"{n.parameter_scope or n.name + suffix}/{scope}/{key}"
+                if target not in out.setdefault(source, []):
+                    out[source].append(target)
     shared = [name for name, targets in out.items() if len(targets) > 1]
     return out, shared

@@ -268,6 +268,7 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
     from nnconsole.engine.layers.inputs import input_variable
     from nnconsole.engine.project.structure import dataset_variables
     from nnconsole.engine.project.validate import dataset_path
+    from nnconsole.engine.repeat_blocks import unrolled_project
     from nnconsole.engine.shapes import infer_network, runtime_layer_names
 
     unsupported: List[str] = []
@@ -279,6 +280,7 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
         t = project.network.layer(lname).type
         if find_spec(t) is None:
             raise InteropError(f"layer '{lname}' has type {t}, which nnabla files cannot hold")
+    project, info = unrolled_project(project, info, notes)  # repeat blocks are written unrolled
     cfg = project.config
     batch = int(cfg.batch_size)
     proto = nnabla_pb2.NNablaProtoBuf()

@@ -8,7 +8,8 @@ the project, its initial parameters and its report.
 
 The training network (the one the first optimizer trains, NNC's ``Main``) becomes the layers; the
 validation and runtime networks are derived by nnconsole and not imported. RepeatStart/RepeatEnd
-blocks are expanded. The optimizer's solver and learning-rate schedule become the CONFIG's optimizer,
+blocks are kept as blocks (the engine unrolls them as nnabla does). The optimizer's solver and
+learning-rate schedule become the CONFIG's optimizer,
 ``training_config`` the CONFIG, the datasets the dataset paths, and the parameters a ``.nnp`` carries
 the initial weights (written to an ``.h5`` under the project's parameter names).
 """
@@ -65,8 +66,10 @@ def proto_to_project(proto: Any, base_dir: str, name: str, unsupported: List[str
                      where: str, extras: Optional[Dict[str, Any]] = None) -> Tuple[Project, List[Node]]:
     """A Project from a parsed NNablaProtoBuf (dataset URIs resolved against ``base_dir``)."""
     net = training_network(proto, notes)
-    trained = {o.network_name for o in proto.optimizer}  # networks of other optimizers: nntxt_optimizers
-    others = [n.name for n in proto.network if n.name != net.name and n.name not in trained]
+    from .nntxt_optimizers import derived_network  # the other networks are imported there
+
+    trained = {o.network_name for o in proto.optimizer}
+    others = [n.name for n in proto.network if n.name != net.name and n.name not in trained and derived_network(n.name)]
     if others:
         notes.append(f"networks {', '.join(others)} were not imported: nnconsole derives the validation and "
                      "runtime networks from the training network")
@@ -75,7 +78,7 @@ def proto_to_project(proto: Any, base_dir: str, name: str, unsupported: List[str
     for n in nodes:  # a RepeatEnd carries the count too
         if n.type == "RepeatEnd" and n.params.get("times"):
             times.setdefault(n.repeat_id, int(n.params["times"]))
-    layers, nodes = graph_to_layers(ImportedGraph(nodes, times), unsupported, notes, where)
+    layers, nodes = graph_to_layers(ImportedGraph(nodes, times, marked_weights=True), unsupported, notes, where)
     datasets, batch = read_datasets(proto, base_dir, notes, unsupported)
     config = read_config(proto, net, batch, notes)
     optimizer = read_optimizer(proto, unsupported, notes)

@@ -4,7 +4,7 @@ Each format has a reader (``nntxt_read``, ``sdcproj_read``) and a graph stage (`
 ``sdcproj_network``) that turns the file's network into an ``ImportedGraph``: nodes with the file's
 type names, links, registry parameters (converted by each layer type's registration), weights, repeat
 counts and loss targets. From there the steps are the same for every format and live here: drop
-no-op layers, expand repeat blocks, name the copies, give losses their target Inputs, make project
+no-op layers, check repeat blocks (kept as layers), give losses their target Inputs, make project
 layers (shared parameter scopes kept) and report what the project cannot hold. The format's settings stage
 (``*_settings``) maps datasets, CONFIG and optimizer through the one solver table, and the format's
 entry module assembles the ``ImportResult`` (the report) with the project.
@@ -18,8 +18,8 @@ from nnconsole.engine.project.model import Layer
 
 from . import mapping
 from .common import add_loss_targets
-from .netgraph import (Node, expand_repeats, finalize_names, parameter_renames, remove_pass_through, share_scopes,
-                       to_layers, unique_name)
+from .netgraph import (Node, keep_repeat_blocks, parameter_renames, remove_pass_through, share_scopes, to_layers,
+                       unique_name)
 from .report import InteropError
 
 
@@ -30,23 +30,23 @@ class ImportedGraph:
     nodes: List[Node]
     times: Dict[str, int] = field(default_factory=dict)  # repeat id -> count
     loss_targets: Dict[str, str] = field(default_factory=dict)  # loss node (base) name -> dataset variable
+    marked_weights: bool = False  # weights name their repeats as nnabla files do ('conv{R}/conv/W')
 
 
 def graph_to_layers(graph: ImportedGraph, unsupported: List[str], notes: List[str],
                     where: str) -> Tuple[List[Layer], List[Node]]:
     """Project layers from an imported graph, and the final nodes (for parameter names).
 
-    Raises InteropError (naming ``where``) for repeat blocks that cannot be expanded."""
+    Raises InteropError (naming ``where``) for malformed repeat blocks."""
     nodes, removed = remove_pass_through(graph.nodes, mapping.PASS_THROUGH)
     if removed:
         notes.append(f"Identity layers removed (no-ops): {', '.join(removed)}")
     try:
-        nodes = expand_repeats(nodes, graph.times, notes, unsupported, where)
+        keep_repeat_blocks(nodes, graph.times, graph.marked_weights, notes, where)
     except ValueError as exc:
         raise InteropError(str(exc)) from None
-    finalize_names(nodes)
     share_scopes(nodes, notes)  # weights several layers read stay one set (parameter_scope)
-    if graph.loss_targets:  # copies of a repeated loss read the same dataset variable
+    if graph.loss_targets:
         targets = {n.name: graph.loss_targets[n.base_name] for n in nodes if n.base_name in graph.loss_targets}
         nodes = reshape_scalar_predictions(nodes, targets, notes)
         nodes = add_loss_targets(nodes, targets, unsupported)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from nnconsole.engine.layers import find_spec
-from nnconsole.engine.layers.nnc_values import as_float, as_int, convert_value, ints, resolve
+from nnconsole.engine.layers.nnc_values import as_float, convert_value, ints, resolve
 from nnconsole.engine.project.model import Initializer
 
 from . import mapping
@@ -113,7 +113,8 @@ def _network_prefix(reader: SdcReader, network: str) -> str:
 
 def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes: List[str]
            ) -> Tuple[List[Node], Dict[str, str], Dict[str, int]]:
-    """Nodes of one network, loss targets (loss node -> dataset variable) and repeat counts."""
+    """Nodes of one network, loss targets (loss node -> dataset variable) and repeat counts (empty: a
+    RepeatStart's Times is its parameter; blocks pair through the graph, see repeat_blocks)."""
     prefix = _network_prefix(reader, network)
     glob = reader.section(f"{prefix}Network_Global")
     n_layers = reader.int(glob, "NumLayer")
@@ -123,7 +124,6 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
     targets: Dict[str, str] = {}
     times: Dict[str, int] = {}
     taken: Set[str] = set()
-    repeat_end_ids: Dict[str, str] = {}
     for i in range(n_layers):
         s = reader.section(f"{prefix}Layer_{i}")
         lid = reader.int(s, "ID", i)
@@ -143,14 +143,7 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
         if ltype == "Comment":
             notes.append(f"comment '{name}' dropped")
             continue
-        if ltype == "RepeatStart":
-            node.repeat_id = name
-            times[name] = as_int(_resolve(props, "Times"), 0)
-        elif ltype == "RepeatEnd":
-            rid = _resolve(props, "ID") or "RepeatStart"
-            node.repeat_id = rid
-            repeat_end_ids[name] = rid
-        elif ltype == "Input":
+        if ltype == "Input":
             node.params = layer_params("Input", name, props, unsupported)
             gen = _resolve(props, "Generator")
             if gen and gen.strip() not in ("", "None"):
@@ -200,7 +193,6 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
         d_node.inputs.append(s_node.name)
     for s_node, d_node in side_links:
         d_node.inputs.append(s_node.name)
-    _mark_repeats(order, repeat_end_ids, times, reader.path)
     return order, targets, times
 
 
@@ -210,45 +202,3 @@ def _side_data_pin(nnc_type: str) -> bool:
     rtype = mapping.registry_type(nnc_type)
     spec = find_spec(rtype) if rtype else None
     return spec is not None and not spec.is_loss and spec.n_inputs == (2, 2) and len(spec.input_names) == 2
-
-
-def _mark_repeats(nodes: List[Node], end_ids: Dict[str, str], times: Dict[str, int], path: str) -> None:
-    """Fill repeat_ids (the RepeatStart blocks around each layer) and give each RepeatStart its loop-back input."""
-    by_name = {n.name: n for n in nodes}
-    consumers: Dict[str, List[str]] = {n.name: [] for n in nodes}
-    for n in nodes:
-        for src in n.inputs:
-            consumers.setdefault(src, []).append(n.name)
-
-    def reach(start: str, step) -> Set[str]:
-        seen: Set[str] = set()
-        stack = [start]
-        while stack:
-            for nxt in step(stack.pop()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
-        return seen
-
-    for start in [n for n in nodes if n.type == "RepeatStart"]:
-        ends = [by_name[e] for e, rid in end_ids.items() if rid == start.name]
-        if len(ends) != 1:
-            raise InteropError(f"{path}: RepeatStart '{start.name}' needs exactly one RepeatEnd whose ID is "
-                               f"'{start.name}', found {len(ends)}")
-        end = ends[0]
-        down = reach(start.name, lambda x: consumers.get(x, []))
-        up = reach(end.name, lambda x: by_name[x].inputs if x in by_name else [])
-        body = (down & up) - {start.name, end.name}
-        for name in body:
-            by_name[name].repeat_ids.append(start.name)
-        start.repeat_ids.append(start.name)
-        if end.inputs:
-            start.inputs = start.inputs[:1] + [end.inputs[0]]
-    depth = {n.name: len(n.repeat_ids) for n in nodes if n.type == "RepeatStart"}
-    for n in nodes:
-        n.repeat_ids.sort(key=lambda r: depth.get(r, 0))
-        if n.repeat_ids:  # NNC names weights inside a repeat 'Conv{RepeatStart}/conv/W': one set per iteration
-            marks = "".join("{" + r + "}" for r in n.repeat_ids if r != n.name)
-            for w in n.weights.values():
-                scope, rest = w.source_name.split("/", 1)
-                w.source_name = f"{scope}{marks}/{rest}"

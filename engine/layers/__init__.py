@@ -15,4 +15,5 @@ from . import math, trigonometric, logical  # noqa: F401,E402  (issue 16's eleme
 __all__ = ["GROUPS", "LayerSpec", "ParamSpec", "ShapeError", "UnknownLayerType", "all_specs", "defaults",
            "find_spec", "fmt_shape", "get_spec", "groups", "prod", "register", "resolve_params"]
 from . import others_shape, others_misc, quantize, spectral, depthwise, normalization_more, weight_norms  # noqa: F401,E402,E501  (issue 16)
+from . import repeat  # noqa: F401,E402  (issue 17: RepeatStart, RepeatEnd)
 from . import recurrent  # noqa: F401,E402  (issue 17: RecurrentInput, RecurrentOutput, Delay)

@@ -327,8 +327,11 @@ def check_initial_parameters(project: Project, allow_outside: bool = False) -> L
     # nnabla names a parameter <layer>/<function scope>/<weight>; the registry knows layer and weight.
     from nnconsole.engine.shared_params import weight_scope_of
 
-    info = infer_network(project.network)
-    by_name = {layer.name: layer for layer in project.network.layers}
+    from nnconsole.engine.repeat_blocks import unroll
+
+    network = unroll(project.network) if not infer_network(project.network).errors else project.network
+    info = infer_network(network)  # repeat blocks unrolled: one set of weights per repetition ('conv[0]/...')
+    by_name = {layer.name: layer for layer in network.layers}
     expected = {f"{weight_scope_of(by_name[name])}/{weight}": shape for name, li in info.layers.items()
                 for weight, shape in li.weight_shapes.items() if name in by_name}
     differences = parameter_differences({f"{n.split('/')[0]}/{n.split('/')[-1]}": s for n, s in found.items()},
