@@ -247,7 +247,7 @@ def cached_images(dirs: Sequence[Path], prefix: str, key: str, size: int, names:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             with cache.csv_lock(folder, prefix, poll=lambda: _relay(folder, name, progress)) as locked:
-                found = cache.read_entry(entry, key, size, names)  # built while we waited
+                found = cache.read_entry(entry, key, size, names, locked=True)  # built while we waited
                 if found is not None:
                     return found, None
                 todo = jobs()

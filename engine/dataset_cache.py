@@ -83,6 +83,9 @@ def open_entry(entry: Path, key: str, size: int, variables: Sequence[str]) -> Di
     arrays = {}
     for name in variables:
         info = meta["variables"][name]
+        if not isinstance(info.get("file"), str) or os.path.basename(info["file"]) != info["file"] \
+                or not info["file"].endswith(".npy"):
+            raise ValueError(f"meta names {info.get('file')!r}, not a .npy file of the entry")
         path = entry / info["file"]
         offset, shape, dtype = _npy_data_offset(path)
         if dtype != np.uint8 or shape != (size,) + tuple(info["shape"]):
@@ -96,15 +99,18 @@ def open_entry(entry: Path, key: str, size: int, variables: Sequence[str]) -> Di
     return arrays
 
 
-def read_entry(entry: Path, key: str, size: int, variables: Sequence[str]) -> Optional[Dict[str, np.ndarray]]:
-    """``open_entry``, or None (with a warning, and the entry removed) when it is absent or damaged."""
+def read_entry(entry: Path, key: str, size: int, variables: Sequence[str], locked: bool = False
+               ) -> Optional[Dict[str, np.ndarray]]:
+    """``open_entry``, or None when it is absent or damaged; a damaged entry is reported and, by a caller
+    holding the CSV's lock (``locked``), removed (without the lock it might be a builder's fresh entry)."""
     if not entry.is_dir():
         return None
     try:
         return open_entry(entry, key, size, variables)
     except Exception as exc:  # noqa: BLE001 - a damaged entry is rebuilt, never used and never fatal
-        log.warning("dataset cache %s is damaged or stale (%s); rebuilding it", entry, exc)
-        shutil.rmtree(entry, ignore_errors=True)
+        if locked:
+            log.warning("dataset cache %s is damaged or stale (%s); rebuilding it", entry, exc)
+            shutil.rmtree(entry, ignore_errors=True)
         return None
 
 

@@ -97,7 +97,8 @@ def only_entry(folder: Path) -> Path:
     return entry
 
 
-@pytest.mark.parametrize("damage", ["truncated", "wrong header", "key mismatch", "meta missing", "longer"])
+@pytest.mark.parametrize("damage", ["truncated", "wrong header", "key mismatch", "meta missing", "longer",
+                                    "file outside"])
 def test_damaged_entry_is_detected_and_rebuilt(tmp_path, monkeypatch, caplog, damage):
     csv_path = image_csv(tmp_path, n=5)
     cache_dir = tmp_path / "cache"
@@ -116,6 +117,12 @@ def test_damaged_entry_is_detected_and_rebuilt(tmp_path, monkeypatch, caplog, da
         meta.write_text(json.dumps(m))
     elif damage == "meta missing":
         meta.unlink()
+    elif damage == "file outside":  # a meta naming another .npy (same shape) is not followed
+        other = tmp_path / "other.npy"
+        np.save(other, np.zeros((5, 1, 8, 8), np.uint8))
+        m = json.loads(meta.read_text())
+        m["variables"]["x"]["file"] = str(other)
+        meta.write_text(json.dumps(m))
     else:
         data.write_bytes(data.read_bytes() + b"\0" * 64)
     decoded = []
