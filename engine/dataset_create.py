@@ -12,19 +12,16 @@ from __future__ import annotations
 
 import csv
 import io
-import multiprocessing
 import os
 import random
 import secrets
 import shutil
-import signal
-import time
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from nnconsole.engine.atomic import atomic_write
 from nnconsole.engine.dataset_sources import CreatePlan, DatasetCreateError, make_plan
-from nnconsole.engine.image_shaping import ImageShapeError, read_image, save_png, shape_image
+from nnconsole.engine.image_convert import Progress, convert_all
 from nnconsole.engine.labels import CLASS_NAMES_FILE
 
 STAGING_PREFIX = ".nnconsole-create-"
@@ -60,9 +57,6 @@ class CreateResult:
     converted: int
     failed: List[Tuple[str, str]] = field(default_factory=list)  # (source file, reason)
     notes: List[str] = field(default_factory=list)
-
-
-Progress = Callable[[int, int, float], None]  # done, total, seconds elapsed
 
 
 def _check_options(o: CreateOptions) -> None:
@@ -120,73 +114,6 @@ def _check_output(o: CreateOptions, plan: CreatePlan) -> None:
     if mine:
         raise DatasetCreateError(f"{mine}: is one of the source files; writing the dataset there would replace "
                                  "it: choose an output folder outside the source data")
-
-
-def _convert_one(task: Tuple[str, str, int, int, str, int]) -> Optional[str]:
-    """Pool worker: convert one image into the staging folder; the reason it failed, or None."""
-    source, target, width, height, mode, channels = task
-    try:
-        save_png(target, shape_image(read_image(source), width, height, mode, channels))  # folders exist
-    except ImageShapeError as exc:
-        return str(exc)
-    except OSError as exc:
-        return f"{exc.strerror or exc}"
-    except Exception as exc:  # noqa: BLE001 - one odd file must not end the run: it is reported and left out
-        return f"{type(exc).__name__}: {exc}"
-    return None
-
-
-def _quiet_worker() -> None:
-    """Pool workers leave Ctrl-C and the GUI's stop to the main process, which ends them; and they end
-    with it when it is killed (Linux), instead of converting on into a staging folder nobody will use."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-def _convert_all(tasks: Sequence[tuple], workers: int, progress: Optional[Progress],
-                 stop_on_error: bool) -> List[Optional[str]]:
-    """Each task's failure reason (None when converted), converting on ``workers`` processes."""
-    results: List[Optional[str]] = [None] * len(tasks)
-    start = time.monotonic()
-    if progress:
-        progress(0, len(tasks), 0.0)
-
-    def record(done: int, index: int, reason: Optional[str]) -> None:
-        results[index] = reason
-        if reason and stop_on_error:
-            raise DatasetCreateError(f"{tasks[index][0]}: {reason}; fix or remove the file, or run with "
-                                     "--on-error skip to leave it out")
-        if progress:
-            progress(done, len(tasks), time.monotonic() - start)
-
-    if workers <= 1 or len(tasks) < 2:
-        for i, task in enumerate(tasks):
-            record(i + 1, i, _convert_one(task))
-        return results
-    chunk = max(1, min(8, len(tasks) // (workers * 16)))  # small: progress stays live, IPC is cheap
-    from PIL import Image
-
-    Image.init()  # every image plugin imported before the fork: the workers import nothing
-    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_quiet_worker)
-    try:
-        indexed = pool.imap_unordered(_indexed_convert, list(enumerate(tasks)), chunksize=chunk)
-        for done, (index, reason) in enumerate(indexed, start=1):
-            record(done, index, reason)
-        pool.close()
-    finally:
-        pool.terminate()
-        pool.join()
-    return results
-
-
-def _indexed_convert(item: Tuple[int, tuple]) -> Tuple[int, Optional[str]]:
-    return item[0], _convert_one(item[1])
 
 
 def _csv_bytes(header: List[str], rows: List[List[str]]) -> bytes:
@@ -277,7 +204,12 @@ def create_dataset(o: CreateOptions, progress: Optional[Progress] = None,
                  for c in plan.conversions]
         for sub in sorted({os.path.dirname(t[1]) for t in tasks}):  # here: a worker never makes folders
             os.makedirs(sub, exist_ok=True)
-        reasons = _convert_all(tasks, o.workers or os.cpu_count() or 1, progress, o.on_error == "stop")
+        def stop(index: int, reason: str) -> None:
+            if o.on_error == "stop":
+                raise DatasetCreateError(f"{tasks[index][0]}: {reason}; fix or remove the file, or run with "
+                                         "--on-error skip to leave it out")
+
+        reasons = convert_all(tasks, o.workers or os.cpu_count() or 1, progress, stop)
         failed = [(plan.conversions[i].source, r) for i, r in enumerate(reasons) if r]
         rows = [row for row, needs in zip(plan.rows, plan.row_images) if not any(reasons[i] for i in needs)]
         if not rows:
