@@ -76,11 +76,14 @@ def ask_directory(parent: Optional[QWidget], start_dir: str) -> Optional[str]:
     return path or None
 
 
-def choose_template(parent: Optional[QWidget], start_dir: str) -> Optional[Tuple[str, str]]:
-    """(template name, new project folder) from the template chooser, or None when cancelled."""
+def choose_template(parent: Optional[QWidget], start_dir: str,
+                    template: Optional[str] = None) -> Optional[Tuple[str, str]]:
+    """(template name, new project folder) from the template chooser (``template`` chosen first), or None."""
     from nnconsole.app.templates_dialog import TemplateChooserDialog
 
     dialog = TemplateChooserDialog(parent, start_dir)
+    if template:
+        dialog.select_template(template)
     try:
         return dialog.selection() if dialog.exec() else None
     finally:

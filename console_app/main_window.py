@@ -13,13 +13,14 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QMainWindow, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from nnconsole.app import dialogs
 from nnconsole.app import settings as app_settings
 from nnconsole.app.autosave import Autosaver
 from nnconsole.app.document import ProjectDocument
 from nnconsole.app.project_files import ProjectFiles
+from nnconsole.app.start_page import StartPage, new_empty_project
 
 log = logging.getLogger(__name__)
 
@@ -71,13 +72,18 @@ class MainWindow(QMainWindow):
             self.pages[key] = page
             self.tabs.addTab(page, title)
         self.edit_page = self.pages["edit"]
-        self.setCentralWidget(self.tabs)
+        self.start_page = StartPage(self)  # shown by start() when no project opens, and View > Start Page
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.tabs)
+        self.stack.addWidget(self.start_page)
+        self.setCentralWidget(self.stack)
         self.statusBar().setObjectName("status_bar")
         self._make_menus()
         self.tabs.currentChanged.connect(self._tab_changed)
         self.document.modified_changed.connect(self.update_title)
         self.document.path_changed.connect(self.update_title)
         self.document.reloaded.connect(self.update_title)
+        self.document.reloaded.connect(self.show_tabs)  # a project opened, created or recovered
         self.files.message_posted.connect(lambda text: self.statusBar().showMessage(text, 8000))
         self.autosaver.saved.connect(lambda path: self.statusBar().showMessage(f"autosaved to {path}", 4000))
         self.autosaver.failed.connect(lambda text: self.statusBar().showMessage(text, 8000))
@@ -106,7 +112,15 @@ class MainWindow(QMainWindow):
             self.edit_page.set_active(self.tabs.widget(index) is self.edit_page)
 
     def show_tab(self, key: str) -> None:
+        self.show_tabs()
         self.tabs.setCurrentWidget(self.pages[key])
+
+    def show_tabs(self) -> None:
+        self.stack.setCurrentWidget(self.tabs)
+
+    def show_start_page(self) -> None:
+        self.start_page.refresh()
+        self.stack.setCurrentWidget(self.start_page)
 
     def dragEnterEvent(self, event: Any) -> None:  # noqa: N802 - Qt override: widgets that take drops come first
         page = self.pages.get("evaluation")
@@ -137,6 +151,7 @@ class MainWindow(QMainWindow):
         file_menu.setObjectName("menu_file")
         file_menu.addAction(self._action("new", "&New Project from Template…", self.files.new_from_template,
                                          QKeySequence.New))
+        file_menu.addAction(self._action("new_empty", "New &Empty Project", lambda: new_empty_project(self)))
         file_menu.addAction(self._action("open", "&Open…", self.files.open, QKeySequence.Open))
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.setObjectName("menu_recent")
@@ -168,6 +183,7 @@ class MainWindow(QMainWindow):
             for key in ("zoom_in", "zoom_out", "zoom_reset", "fit", None, "auto_layout", "show_statistics"):
                 view_menu.addSeparator() if key is None else view_menu.addAction(page_actions[key])
             view_menu.addSeparator()
+        view_menu.addAction(self._action("start_page", "&Start Page", self.show_start_page))
         for i, (key, title, _) in enumerate(TABS):
             view_menu.addAction(self._action(f"tab_{key}", f"{title} Tab", lambda k=key: self.show_tab(k),
                                              f"Ctrl+{i + 1}"))
@@ -199,11 +215,18 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{self.document.display_name()}{mark} — nnconsole")
 
     def start(self, project: Optional[str] = None) -> None:
-        """What the app does once the window is shown: open ``project`` or offer untitled recovery."""
+        """What the app does once the window is shown: open ``project``, or recover an untitled crash,
+        or reopen the last project (an option), or show the start page."""
         if project:
             self.files.open_path(project, ask_save=False)
-        else:
-            self.files.recover_untitled()
+            return
+        if self.files.recover_untitled():
+            return
+        recent = self.settings.recent_projects()
+        if recent and self.settings.get(app_settings.REOPEN_LAST_PROJECT) \
+                and self.files.open_path(recent[0], ask_save=False):
+            return
+        self.show_start_page()
 
     def restore_layout(self) -> None:
         s = self.settings

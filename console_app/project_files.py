@@ -56,12 +56,14 @@ class ProjectFiles(QObject):
         return False
 
     # ---- opening ---------------------------------------------------------------------------------
-    def new_from_template(self) -> bool:
-        """Choose a template and a new folder, create it and open the project in it."""
+    def new_from_template(self, template: Optional[str] = None) -> bool:
+        """Choose a template (``template`` first, as the start page offers it) and a new folder,
+        create it and open the project in it."""
         if not self.maybe_save():
             return False
+        preselected = (template,) if template else ()
         choice = dialogs.choose_template(self.window, self.settings.get(app_settings.LAST_DIRECTORY)
-                                         or os.path.expanduser("~"))
+                                         or os.path.expanduser("~"), *preselected)
         if not choice:
             return False
         name, destination = choice

@@ -33,6 +33,8 @@ EDIT_SPLITTERS = Setting("edit/splitters", list, [], "EDIT tab splitter states (
 RIGHT_PANEL_TAB = Setting("edit/right_panel_tab", int, 0, "EDIT tab side panel: 0 properties, 1 statistics")
 RECENT_PROJECTS = Setting("files/recent", list, [], "recently opened project files, newest first")
 RECENT_MAX = Setting("files/recent_max", int, 10, "how many recent projects File > Open Recent lists")
+REOPEN_LAST_PROJECT = Setting("files/reopen_last", bool, True,
+                              "open the most recent project on start (otherwise the start page shows)")
 LAST_DIRECTORY = Setting("files/last_directory", str, "", "folder the open/save dialogs start in")
 AUTOSAVE_INTERVAL = Setting("autosave/interval_s", int, 60,
                             "seconds between autosaves of a modified project (0 turns autosave off)")
