@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsScene, QGraphicsSceneM
 from nnconsole.app.edit import layout, style
 from nnconsole.app.edit.edge_item import EdgeItem, curve
 from nnconsole.app.edit.node_item import NodeItem, PortItem
+from nnconsole.app.edit.repeat_frames import RepeatFrames
 from nnconsole.app.edit.scopes import weight_sharers
 from nnconsole.engine.layers import get_spec
 from nnconsole.engine.project.model import Network
@@ -35,6 +36,7 @@ class NetworkScene(QGraphicsScene):
         self._press_positions: Dict[str, QPointF] = {}
         self._drag_source: Optional[NodeItem] = None
         self._drag_path: Optional[QGraphicsPathItem] = None
+        self.repeat_frames = RepeatFrames()  # a frame behind each repeat block's layers
 
     # ---- model -> items -------------------------------------------------------------------------
     def sync(self, network: Network, info: object) -> None:
@@ -67,6 +69,7 @@ class NetworkScene(QGraphicsScene):
             if (node.pos().x(), node.pos().y()) != (x, y) and self.mouseGrabberItem() is not node:
                 node.setPos(x, y)
         self._rebuild_edges(layers)
+        self.repeat_frames.sync(self, network, info)
         box = layout.bounding_box(positions)
         if box is not None:
             self.setSceneRect(QRectF(box[0] - 600, box[1] - 400, box[2] - box[0] + 1200, box[3] - box[1] + 800))
@@ -158,6 +161,8 @@ class NetworkScene(QGraphicsScene):
             event.accept()
             return
         super().mouseMoveEvent(event)
+        if self.repeat_frames.frames and event.buttons():
+            self.repeat_frames.follow(self)  # block frames follow dragged nodes
 
     def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802 - Qt override
         if self._drag_source is not None:
