@@ -64,25 +64,64 @@ class NetworkEditor(QObject):
     def add_layer(self, type_name: str, position: Optional[Position] = None, after: Optional[str] = None) -> str:
         """Add a layer of ``type_name`` with default parameters; return its name.
 
-        With ``after`` (the selected layer, as in NNC) the new layer goes below it and, when it
-        takes inputs, is fed by it. Otherwise it goes at ``position`` or under the network.
+        With ``after`` (the selected layer, as in NNC) the new layer is inserted into the chain: it
+        goes below ``after``, is fed by it, feeds what ``after`` fed (a loss or metric layer only
+        reads it), and the layers below move down a row to make room. Otherwise it goes at
+        ``position`` or under the network. One undo step.
         """
         spec = get_spec(type_name)
         network = self.network
-        name = unique_name(spec.type, network.names())
         placed = layout.effective_positions(network)
-        inputs: List[str] = []
         if after is not None and after in placed:
+            takes_inputs = spec.n_inputs[1] is None or spec.n_inputs[1] > 0
+            splice = takes_inputs and not (spec.is_loss or spec.is_metric)
+            slots = self._consumer_slots(after) if splice else []
             ax, ay = placed[after]
+            if slots:
+                return self._insert(spec.type, after if takes_inputs else None, slots, (ax, ay + layout.ROW),
+                                    make_room=True)
             pos = layout.free_position((ax, ay + layout.ROW), placed.values())
-            if spec.n_inputs[1] is None or spec.n_inputs[1] > 0:
-                inputs = [after]
-        elif position is not None:
+            return self._insert(spec.type, after if takes_inputs else None, [], pos)
+        if position is not None:
             pos = layout.free_position((layout.snap(position[0]), layout.snap(position[1])), placed.values())
         else:
             pos = layout.below(placed)
-        layer = Layer(name=name, type=spec.type, inputs=inputs, params=defaults(spec.type), position=pos)
-        self._push(commands.AddLayerCommand(self.document, layer))
+        return self._insert(spec.type, None, [], pos)
+
+    def insert_into_link(self, type_name: str, target: str, index: int, position: Position) -> Optional[str]:
+        """A layer dropped on the link feeding ``target``'s input ``index``: source -> new -> target."""
+        spec = get_spec(type_name)
+        layer = self.network.layer(target)
+        if index >= len(layer.inputs):
+            return None
+        if spec.n_inputs[1] == 0 or spec.is_loss or spec.is_metric:
+            self._refuse(f"{spec.type} cannot go into a link: it takes no inputs or ends the network")
+            return None
+        pos = (layout.snap(position[0]), layout.snap(position[1]))
+        return self._insert(spec.type, layer.inputs[index], [(target, index)], pos)
+
+    def _consumer_slots(self, source: str) -> List[Tuple[str, int]]:
+        return [(c.name, i) for c in self.network.consumers(source) for i, s in enumerate(c.inputs) if s == source]
+
+    def _insert(self, type_name: str, source: Optional[str], slots: List[Tuple[str, int]], pos: Position,
+                make_room: bool = False) -> str:
+        """Add the layer (fed by ``source``, right after it in the layer list) and re-feed ``slots``
+        (target, input pin) from it; with ``make_room`` what lies below ``pos`` moves down a row."""
+        network = self.network
+        name = unique_name(type_name, network.names())
+        index = network.names().index(source) + 1 if source in network.names() else None
+        layer = Layer(name=name, type=type_name, inputs=[source] if source else [], params=defaults(type_name),
+                      position=(float(pos[0]), float(pos[1])))
+        with self._macro(f"Insert {name}" if slots else f"Add {name}"):
+            if make_room:
+                placed = layout.effective_positions(network)
+                below = {n: (x, y + layout.ROW) for n, (x, y) in placed.items() if y >= pos[1] - 1e-6}
+                if below:
+                    self._push(commands.MoveNodesCommand(self.document, below, text="Make room", mergeable=False))
+            self._push(commands.AddLayerCommand(self.document, layer, index))
+            for target, pin in slots:
+                self._push(commands.DisconnectCommand(self.document, target, pin))
+                self._push(commands.ConnectCommand(self.document, name, target, pin))
         return name
 
     def remove(self, names: Iterable[str] = (), edges: Iterable[Tuple[str, int]] = ()) -> None:

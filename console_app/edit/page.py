@@ -13,11 +13,14 @@ from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QMenu, QSplitt
                                QVBoxLayout,
                                QWidget)
 
+from nnconsole.app.edit import layout
 from nnconsole.app.edit.canvas import NetworkScene
 from nnconsole.app.edit.clipboard import MIME_TYPE
+from nnconsole.app.edit.edge_item import EdgeItem
 from nnconsole.app.edit.editor import NetworkEditor
 from nnconsole.app.edit.issues import IssuesPanel, collect_issues
 from nnconsole.app.edit.network_tabs import NetworkTabs
+from nnconsole.app.edit.node_item import NodeItem
 from nnconsole.app.edit.palette import LayerPalette
 from nnconsole.app.edit.properties import PropertyPanel
 from nnconsole.app.edit.statistics import StatisticsView
@@ -181,7 +184,7 @@ class EditPage(QWidget):
         doc.settings_changed.connect(self._schedule_issues)
         doc.reloaded.connect(self._reloaded)
         self.palette.layer_activated.connect(self.add_layer)
-        self.view.layer_dropped.connect(lambda t, pos: self.add_layer(t, (pos.x(), pos.y())))
+        self.view.layer_dropped.connect(self.drop_layer)
         self.view.zoom_changed.connect(lambda z: self.zoom_label.setText(f"{z * 100:.0f}%"))
         self.view.customContextMenuRequested.connect(self._context_menu)
         self.scene.connection_requested.connect(self._connection_requested)
@@ -277,6 +280,19 @@ class EditPage(QWidget):
         self.reveal_layer(name)
         self.view.setFocus()  # so Delete, Ctrl+C ... act on the new layer
         return name
+
+    def drop_layer(self, type_name: str, scene_pos: Any) -> str:
+        """A palette layer dropped on the canvas: into the link under the pointer (as NNC does), else there."""
+        under = self.scene.items(scene_pos)
+        edge = next((i for i in under if isinstance(i, EdgeItem)), None)
+        if edge is not None and not any(isinstance(i, NodeItem) for i in under):
+            corner = (scene_pos.x() - layout.NODE_WIDTH / 2, scene_pos.y() - layout.NODE_HEIGHT / 2)
+            name = self.editor.insert_into_link(type_name, edge.target.name, edge.index, corner)
+            if name:
+                self.flush()
+                self.reveal_layer(name)
+                return name
+        return self.add_layer(type_name, (scene_pos.x(), scene_pos.y()))
 
     def _add_from_menu(self, type_name: str) -> None:
         position = None
