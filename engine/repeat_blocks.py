@@ -49,7 +49,8 @@ def has_repeats(items: Iterable[Any]) -> bool:
 
 def times_of(item: Any) -> int:
     """A RepeatStart's repeat count (its ``times`` parameter; NNC's default when not set)."""
-    value = (getattr(item, "params", None) or {}).get("times", DEFAULT_TIMES)
+    params = getattr(item, "params", None)
+    value = params.get("times", DEFAULT_TIMES) if isinstance(params, dict) else DEFAULT_TIMES
     try:
         return int(value)
     except (TypeError, ValueError):
@@ -62,11 +63,12 @@ def _closing_starts(end: Any, by_name: Dict[str, Any]) -> Set[str]:
     RepeatStart met at level 0 on a path is the one this RepeatEnd closes."""
     found: Set[str] = set()
     seen: Set[Tuple[str, int]] = set()
+    most = sum(1 for n in by_name.values() if n.type == END)  # deeper is a cycle through RepeatEnds
     stack = [(src, 0) for src in list(end.inputs)[:1]]
     while stack:
         name, depth = stack.pop()
         node = by_name.get(name)
-        if node is None or (name, depth) in seen:
+        if node is None or (name, depth) in seen or depth > most:
             continue
         seen.add((name, depth))
         if node.type == START:
@@ -248,8 +250,9 @@ def unroll_layers(layers: Sequence[Any]) -> List[Any]:
 
 
 def unroll(network: Any) -> Any:
-    """A network whose repeat blocks are unrolled (the same object when it has none)."""
-    if not has_repeats(network.layers):
+    """A network whose repeat blocks are unrolled (the same object when it has none, or when a block is
+    malformed: shape inference reports that on the block's layers)."""
+    if not has_repeats(network.layers) or find_blocks(network.layers)[1]:
         return network
     from nnconsole.engine.project.model import Network
 
@@ -275,6 +278,11 @@ def check_blocks(network: Any, info: Any) -> None:
                                f"{tuple(start.in_shapes[0])}; each repetition feeds the next, so the layers inside "
                                "must keep the shape")
     block_of = enclosing_blocks(blocks)
+    for layer in network.layers:  # 'conv[1]' is the name unrolling gives the second repetition of 'conv'
+        base = layer.name.split("[", 1)[0]
+        if "[" in layer.name and base in block_of:
+            _fail(info, layer.name, f"this name is taken by a repetition of '{base}' once its repeat block is "
+                                    "unrolled; rename this layer")
     scoped = {layer.name for layer in network.layers if (getattr(layer, "parameter_scope", "") or "").strip()}
     for name, li in info.layers.items():
         n = repetitions(block_of, name)

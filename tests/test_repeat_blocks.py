@@ -242,3 +242,26 @@ def test_parameters_of_a_project_with_blocks_are_accepted_as_its_initial_paramet
     assert check_initial_parameters(project) == []
     project.network.layer("res").params["times"] = 1  # the file's c1[1] has no layer any more
     assert "c1[1]/W" in check_initial_parameters(project)[0].message
+
+
+def test_a_cycle_through_a_repeat_end_or_a_clashing_name_is_an_error_not_a_hang():
+    """Was an endless walk: each pass round a cycle through a RepeatEnd opened one more level."""
+    import threading
+
+    cyclic = Network([L("x", "Input", params={"shape": [3]}), L("a", "ReLU", ["e"]), L("e", "RepeatEnd", ["a"]),
+                      L("s", "RepeatStart", ["x"])])
+    result = {}
+    worker = threading.Thread(target=lambda: result.setdefault("info", infer_network(cyclic)), daemon=True)
+    worker.start()
+    worker.join(20)
+    assert "info" in result, "infer_network did not return"
+    errors = dict(result["info"].errors)
+    assert "cycle" in errors["a"] and "no RepeatStart before" in errors["e"] and "never closed" in errors["s"]
+    assert unroll(cyclic) is cyclic  # left for inference to report, never half unrolled
+
+    clash = resnet_like()
+    clash.layers.insert(14, L("c1[1]", "ReLU", ["outer end"]))
+    assert "taken by a repetition of 'c1'" in dict(infer_network(clash).errors)["c1[1]"]
+    broken = resnet_like()
+    broken.layers[2].params = [1, 2]  # malformed file content: the default count, and a parameter error
+    assert not infer_network(broken).ok
