@@ -51,6 +51,7 @@ def activate(page, index: int = 0) -> None:
     page.problems.list.itemActivated.emit(page.problems.list.item(index))
 
 
+@pytest.mark.slow  # a main window with four tabs and the digits dataset's full check
 def test_a_shape_error_is_listed_and_goes_to_its_layer(qtbot, make_window, tmp_path, monkeypatch):
     project = broken_copy(tmp_path, "kernel: [3, 3], pad: [1, 1]", "kernel: [30, 30], pad: [1, 1]")
     window, page = run_refused(qtbot, make_window, project, monkeypatch)
@@ -62,6 +63,7 @@ def test_a_shape_error_is_listed_and_goes_to_its_layer(qtbot, make_window, tmp_p
     assert window.pages["edit"].selected_layers() == ["conv1"]
 
 
+@pytest.mark.slow  # a main window with four tabs and the digits dataset's full check
 def test_a_dataset_without_the_networks_variable_goes_to_the_dataset(qtbot, make_window, tmp_path, monkeypatch):
     project = broken_copy(tmp_path, "variable: x}", "variable: pixels}")
     window, page = run_refused(qtbot, make_window, project, monkeypatch)
@@ -72,6 +74,7 @@ def test_a_dataset_without_the_networks_variable_goes_to_the_dataset(qtbot, make
     wait_until(qtbot, lambda: window.focusWidget() is window.pages["dataset"].path_edits["training"], 5)
 
 
+@pytest.mark.slow  # a main window with four tabs and the digits dataset's full check
 def test_image_sizes_that_do_not_fit_the_input_are_found_before_the_run(qtbot, make_window, tmp_path, monkeypatch):
     project = broken_copy(tmp_path, "shape: [1, 8, 8]", "shape: [1, 12, 12]")
     _window, page = run_refused(qtbot, make_window, project, monkeypatch)
@@ -79,6 +82,7 @@ def test_image_sizes_that_do_not_fit_the_input_are_found_before_the_run(qtbot, m
     assert "12" in problem.message, problem
 
 
+@pytest.mark.slow  # a main window with four tabs and the digits dataset's full check
 def test_a_bad_setting_goes_to_its_field(qtbot, make_window, tmp_path, monkeypatch):
     project = broken_copy(tmp_path, "batch_size: 32", "batch_size: 0")
     window, page = run_refused(qtbot, make_window, project, monkeypatch)
@@ -90,6 +94,7 @@ def test_a_bad_setting_goes_to_its_field(qtbot, make_window, tmp_path, monkeypat
     wait_until(qtbot, lambda: window.focusWidget() is not None and window.focusWidget() is field, 5)
 
 
+@pytest.mark.slow  # a main window with four tabs and the digits dataset's full check
 def test_a_sound_project_goes_on_to_the_engine(qtbot, make_window, tmp_path, monkeypatch):
     project = copy_digits(str(tmp_path / "digits"))
     calls = []

@@ -73,6 +73,7 @@ def test_the_log_is_tailed_live_and_failures_are_highlighted(qtbot, tmp_path):
     assert pane.resume_button.isHidden()  # a running run: nothing to resume
 
 
+@pytest.mark.slow  # writes a 5.5 MB log
 def test_memory_stays_bounded_however_large_the_log(qtbot, tmp_path, monkeypatch):
     monkeypatch.setattr(log_pane, "BACKLOG_BYTES", 64 * 1024)
     run_dir = fake_run(copy_digits(str(tmp_path / "digits")), "20240101_000000", status="running")

@@ -50,6 +50,7 @@ def menu_actions(page: TrainingPage, run_dir: str) -> dict:
 
 # ---------------------------------------------------------------------------------------------- rename / note
 
+@pytest.mark.slow
 def test_rename_and_annotate_is_kept_in_the_runs_note_file_only(qtbot, tmp_path, monkeypatch):
     project = copy_digits(str(tmp_path / "digits"))
     run_dir = fake_run(project, "20240101_000000")
@@ -120,6 +121,7 @@ def test_desktop_trash_is_used_where_there_is_one(qtbot, tmp_path, monkeypatch):
     assert calls == [run_dir] and not os.path.exists(os.path.join(runs.results_root(project), ".trash"))
 
 
+@pytest.mark.slow
 def test_a_running_run_is_never_deleted(qtbot, tmp_path, monkeypatch, no_desktop_trash):
     project = copy_digits(str(tmp_path / "digits"))
     proc = sleeper()
@@ -160,6 +162,7 @@ def test_a_run_whose_writer_lock_is_held_is_never_deleted(tmp_path, no_desktop_t
 
 # ---------------------------------------------------------------------------------------------- hide / prune
 
+@pytest.mark.slow
 def test_failed_and_empty_runs_can_be_hidden_and_pruned(qtbot, tmp_path, monkeypatch, no_desktop_trash):
     project = copy_digits(str(tmp_path / "digits"))
     now = time.time()
@@ -184,6 +187,7 @@ def test_failed_and_empty_runs_can_be_hidden_and_pruned(qtbot, tmp_path, monkeyp
 
 # ---------------------------------------------------------------------------------------------- menu states
 
+@pytest.mark.slow
 def test_the_menu_offers_what_applies_to_the_run(qtbot, tmp_path, trained_digits_run):
     project = copy_digits(str(tmp_path / "digits"))
     finished = fake_run(project, "20240101_000000")
@@ -213,6 +217,7 @@ def test_the_menu_offers_what_applies_to_the_run(qtbot, tmp_path, trained_digits
 
 # ---------------------------------------------------------------------------------------------- re-edit
 
+@pytest.mark.slow
 def test_reedit_makes_a_new_project_with_the_trained_weights(qtbot, tmp_path, trained_digits_run, monkeypatch):
     project, run_dir = trained_digits_run
     page = make_page(qtbot, project)
@@ -266,6 +271,7 @@ def test_export_runs_the_cli_and_reports_the_file(qtbot, tmp_path, trained_digit
     assert os.path.getsize(target) > 1000
 
 
+@pytest.mark.slow
 def test_open_in_evaluation_selects_the_run_there(qtbot, trained_digits_run):
     from nnconsole.app.evaluation.page import create_page as evaluation_page
 
