@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QLabel, QLineEdit, QVBoxLayout, QWidget
 
 ERROR_STYLE = "color: #c62828;"
@@ -13,7 +14,12 @@ INVALID_EDIT_STYLE = "QLineEdit { border: 1px solid #c62828; border-radius: 3px;
 
 
 class CheckedField(QWidget):
-    """A QLineEdit plus an error label. ``apply(text)`` returns None when accepted, else a message."""
+    """A QLineEdit plus an error label. ``apply(text)`` returns None when accepted, else a message.
+
+    Escape puts back the value shown before the edit. The line edit keeps no undo history of its
+    own: Ctrl+Z / Ctrl+Shift+Z go to the document's undo stack (the window's Undo / Redo), so the
+    field always shows the model; during an uncommitted edit Ctrl+Z reverts the edit, as Escape.
+    """
 
     value_refused = Signal(str)  # the message shown
 
@@ -38,6 +44,27 @@ class CheckedField(QWidget):
         box.addWidget(self.edit)
         box.addWidget(self.error)
         self.edit.editingFinished.connect(self._finished)
+        self.edit.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if watched is not self.edit or event.type() not in (QEvent.ShortcutOverride, QEvent.KeyPress):
+            return False
+        undo, redo = event.matches(QKeySequence.Undo), event.matches(QKeySequence.Redo)
+        if event.key() == Qt.Key_Escape or ((undo or redo) and self.edit.text() != self._shown):
+            if event.type() == QEvent.KeyPress:
+                self.revert()
+            event.accept()  # the field takes the key (a ShortcutOverride accepted reaches keyPress)
+            return event.type() == QEvent.KeyPress
+        if undo or redo:  # not the line edit's own history: the window's Undo / Redo shortcut acts
+            event.ignore()
+            return True
+        return False
+
+    def revert(self) -> None:
+        """Show the value the field had before the edit (nothing is applied)."""
+        self.edit.setText(self._shown)
+        self.edit.setCursorPosition(0)
+        self.clear_error()
 
     def set_text(self, text: str) -> None:
         """Show the model's value (does not apply it)."""

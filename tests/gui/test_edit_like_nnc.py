@@ -73,3 +73,62 @@ def test_a_layer_dropped_beside_the_links_is_only_placed(digits_page):
     page.flush()
     _drop(page, "ReLU", QPointF(900.0, 300.0))
     assert net(page).layer("ReLU").inputs == [] and net(page).layer("relu2").inputs == ["conv2"]
+
+
+@pytest.fixture
+def digits_window(window, template_project, qtbot):
+    window.show()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=2000)  # shortcuts need the active window
+    assert window.files.open_path(template_project)
+    window.edit_page.select_layers(["fc1"])
+    return window
+
+
+def _field(window, name: str) -> QLineEdit:
+    edit = window.edit_page.properties.findChild(QLineEdit, name)
+    assert edit is not None
+    return edit
+
+
+def test_ctrl_z_after_a_field_edit_undoes_the_model_and_the_field_shows_it(digits_window, qtbot):
+    page = digits_window.edit_page
+    before = page.document.network.layer("fc1").params.get("out_shape")
+    old_text = _field(digits_window, "param_out_shape").text()
+    edit = type_into(page, "param_out_shape", "32")  # Enter commits: one step on the document's stack
+    assert page.document.network.layer("fc1").params["out_shape"] != before
+    assert edit.hasFocus()
+    QTest.keyClick(edit, Qt.Key_Z, Qt.ControlModifier)  # focus still in the field
+    page.flush()
+    assert page.document.network.layer("fc1").params.get("out_shape") == before
+    assert _field(digits_window, "param_out_shape").text() == old_text
+    QTest.keyClick(_field(digits_window, "param_out_shape"), Qt.Key_Z, Qt.ControlModifier | Qt.ShiftModifier)
+    page.flush()
+    assert _field(digits_window, "param_out_shape").text() == "32"
+    assert page.document.network.layer("fc1").params["out_shape"] != before
+
+
+def test_escape_reverts_a_field_being_edited(digits_window):
+    page = digits_window.edit_page
+    before = page.document.network.layer("fc1").params.get("out_shape")
+    edit = _field(digits_window, "param_out_shape")
+    old_text = edit.text()
+    edit.setFocus()
+    edit.selectAll()
+    QTest.keyClicks(edit, "77")
+    assert edit.text() == "77"
+    QTest.keyClick(edit, Qt.Key_Escape)
+    assert edit.text() == old_text
+    page.view.setFocus()  # leaving the field applies nothing
+    page.flush()
+    assert page.document.network.layer("fc1").params.get("out_shape") == before
+    assert not page.document.modified
+
+
+def test_ctrl_z_during_an_uncommitted_edit_reverts_it_and_keeps_the_document(digits_window):
+    page = digits_window.edit_page
+    type_into(page, "param_out_shape", "32")
+    edit = _field(digits_window, "param_out_shape")
+    QTest.keyClicks(edit, "5")
+    QTest.keyClick(edit, Qt.Key_Z, Qt.ControlModifier)
+    assert edit.text() == "32" and page.document.network.layer("fc1").params["out_shape"] in (32, [32])
