@@ -277,10 +277,11 @@ def test_open_dialog_imports_an_nnc_project(window, tmp_path, monkeypatch):
     assert any(layer.position for layer in saved.network.layers)  # NNC's canvas positions kept
     assert not window.document.modified
     assert all("imported" in text for text in reports)
-    # The file's repeat block is expanded on import: the user is told so, once, naming the source.
+    # The file's repeat block is kept as a block on import: the user is told so, once, naming the source.
     [report] = reports
     assert report.splitlines()[0] == f"imported {source}"
-    assert "notes:" in report and "RepeatStart 'RepeatStart' x2" in report and "expanded into 2 copies" in report
+    assert "notes:" in report and "repeat block 'RepeatStart' x2 (Convolution_2, Tanh) kept as a block" in report
+    assert saved.network.layer("RepeatStart").params == {"times": 2}
 
 
 def test_cancelling_the_import_target_opens_nothing(window, tmp_path, monkeypatch):
