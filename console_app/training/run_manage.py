@@ -14,6 +14,7 @@ from typing import Callable, List, Optional
 
 from nnconsole.engine import runs
 from nnconsole.engine.project.io import load_project, save_project
+from nnconsole.engine.project.schema import SETTINGS, set_value_at, value_at
 from nnconsole.engine.run_lock import RunBusyError, RunLock
 
 RUN_TRASH = ".trash"  # in the results root, where the desktop has no trash to move a run to
@@ -122,7 +123,8 @@ def suggested_reedit_path(run_dir: str) -> str:
 
 def reedit_project(run_dir: str, destination: str) -> str:
     """Write a new project at ``destination``: the run's project (``project.yaml``) with its trained
-    weights as ``config.initial_parameters`` and its files relative to the new location. Returns its path.
+    weights as ``config.initial_parameters`` and every file it names (the schema's path settings)
+    relative to the new location. Returns its path.
 
     Never replaces an existing file (FileExistsError): the caller asks where else to save.
     """
@@ -139,9 +141,11 @@ def reedit_project(run_dir: str, destination: str) -> str:
         full = path if os.path.isabs(path) else os.path.normpath(os.path.join(old_folder, path))
         return os.path.relpath(full, folder)
 
-    project.datasets.training = moved(project.datasets.training)
-    project.datasets.validation = moved(project.datasets.validation)
+    for setting in SETTINGS:  # every file the project names (datasets, initial parameters, hostfile)
+        if setting.kind == "path":
+            set_value_at(project, setting.path, moved(value_at(project, setting.path)))
     weights = trained_weights(run_dir)
-    project.config.initial_parameters = moved(weights) if weights else moved(project.config.initial_parameters)
+    if weights:
+        project.config.initial_parameters = moved(weights)
     os.makedirs(folder, exist_ok=True)
     return save_project(project, destination, backup=False)

@@ -249,6 +249,8 @@ def test_reedit_makes_a_new_project_with_the_trained_weights(qtbot, tmp_path, tr
     weights = os.path.normpath(os.path.join(os.path.dirname(target), made.config.initial_parameters))
     assert weights == os.path.join(run_dir, "parameters_best.h5")
     assert not os.path.isabs(made.datasets.training)
+    assert os.path.normpath(os.path.join(os.path.dirname(target), made.datasets.training)) == os.path.join(
+        os.path.dirname(project), "data", "train.csv")
     assert [p for p in validate(made, allow_outside_data=True) if p.severity == "error"] == []
     # never overwrites: the same destination again is refused with a message
     told = []
@@ -316,3 +318,27 @@ def test_resume_a_stopped_run_with_another_worker_count(qtbot, tmp_path, trained
         import shutil
 
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def test_reedit_rebases_every_file_the_project_names(tmp_path):
+    """Datasets, initial parameters and the hostfile point at the same files from the new project's folder."""
+    import yaml
+
+    project = copy_digits(str(tmp_path / "digits"))
+    run_dir = fake_run(project, "20240101_000000", status="stopped")
+    data = yaml.safe_load(open(project))
+    data["datasets"]["training"] = os.path.join(os.path.dirname(project), "data", "train.csv")  # as the launcher
+    data["multi_gpu"]["hostfile"] = "hosts.txt"  # relative to the run's project.yaml
+    yaml.safe_dump(data, open(os.path.join(run_dir, runs.RESOLVED_FILE), "w"), sort_keys=False)
+    os.makedirs(runs.checkpoint_dir(run_dir))
+    open(os.path.join(runs.checkpoint_dir(run_dir), "ckpt-20.json"), "w").close()
+    open(os.path.join(runs.checkpoint_dir(run_dir), "ckpt-20.h5"), "w").close()  # no parameters_*.h5: the checkpoint's
+    target = str(tmp_path / "other" / "p.yaml")
+    made = load_project(run_manage.reedit_project(run_dir, target), validate=False, check_datasets=False)
+    where = os.path.dirname(target)
+    assert os.path.normpath(os.path.join(where, made.multi_gpu.hostfile)) == os.path.join(run_dir, "hosts.txt")
+    assert os.path.normpath(os.path.join(where, made.datasets.training)) == data["datasets"]["training"]
+    assert os.path.normpath(os.path.join(where, made.config.initial_parameters)) == os.path.join(
+        runs.checkpoint_dir(run_dir), "ckpt-20.h5")
+    with pytest.raises(FileExistsError):
+        run_manage.reedit_project(run_dir, target)
