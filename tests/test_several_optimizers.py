@@ -35,7 +35,7 @@ def discriminator_network() -> Network:
     return Network([
         Layer("x", "Input", params={"shape": [4]}), Layer("z", "Input", params={"shape": [2]}), _gen(True),
         _disc("d_real", "x", False), _disc("d_fake", "gen", False),
-        Layer("one", "Constant", params={"value": "1"}), Layer("zero", "Constant", params={"value": "0"}),
+        Layer("one", "Constant", params={"value": "1", "value_type": "Float"}), Layer("zero", "Constant", params={"value": "0", "value_type": "Float"}),
         Layer("loss_real", "SigmoidCrossEntropy", ["d_real", "one"]),
         Layer("loss_fake", "SigmoidCrossEntropy", ["d_fake", "zero"])])
 
@@ -43,7 +43,7 @@ def discriminator_network() -> Network:
 def generator_network() -> Network:
     return Network([
         Layer("z", "Input", params={"shape": [2]}), _gen(False), _disc("d_fake", "gen", True),
-        Layer("one", "Constant", params={"value": "1"}),
+        Layer("one", "Constant", params={"value": "1", "value_type": "Float"}),
         Layer("loss_gen", "SigmoidCrossEntropy", ["d_fake", "one"])])
 
 

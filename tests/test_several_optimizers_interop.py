@@ -115,8 +115,12 @@ def _meaning(network) -> list:
     """What a network computes: names, types, links, checked parameters (defaults filled in), weights' settings."""
     from nnconsole.engine.layers import resolve_params
 
-    return [(la.name, la.type, la.inputs, resolve_params(la.type, la.params), la.lr_multipliers, la.parameter_scope)
-            for la in network.layers]
+    def params(la) -> dict:
+        p = resolve_params(la.type, la.params)
+        if la.type == "Input":  # an empty variable is the layer's name
+            p["variable"] = p.get("variable") or la.name
+        return p
+    return [(la.name, la.type, la.inputs, params(la), la.lr_multipliers, la.parameter_scope) for la in network.layers]
 
 
 def _check_gan_import(result) -> None:
@@ -132,3 +136,27 @@ def _check_gan_import(result) -> None:
     assert generator_net.layer("disc").lr_multipliers == {"W": 0.0, "b": 0.0}
     # layers of one name read one set of weights in every network, as in NNC
     assert _weights(project.network) & _weights(generator_net) == {"disc/affine/W", "disc/affine/b"}
+
+
+def test_a_network_no_optimizer_trains_goes_through_nntxt_with_its_executor(tmp_path):
+    """A network only an executor runs (not NNC's derived MainValidation/MainRuntime) is written and read back."""
+    from nnconsole.engine.project.model import Executor
+
+    project = load_project(gan_project(str(tmp_path)))
+    project.optimizers = []  # Generator is now trained by nobody, and run by an executor
+    project.executors = [Executor(name="Sample", network="Generator", num_evaluations=3)]
+    out = str(tmp_path / "gan.nntxt")
+    result = export_nntxt(project, out)
+    assert any("no optimizer trains it" in u for u in result.unsupported)  # its multipliers: said, not lost silently
+    for layer in project.networks["Generator"].layers:
+        layer.lr_multipliers = {}
+    back = import_file(out)
+    assert list(back.project.networks) == ["Generator"] and back.project.optimizers == []
+    assert _meaning(back.project.networks["Generator"]) == _meaning(project.networks["Generator"])
+    assert not [n for n in back.notes if "Generator" in n and "not imported" in n], back.notes
+    # and through NNC's project file
+    from nnconsole.engine.interop.sdcproj_export import export_sdcproj
+
+    sdc = str(tmp_path / "gan.sdcproj")
+    export_sdcproj(project, sdc)
+    assert list(import_file(sdc).project.networks) == ["Generator"]

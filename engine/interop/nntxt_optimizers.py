@@ -7,12 +7,19 @@ network and optimizer back, as NNC does, so ``nnabla_cli train`` runs them all.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Dict, List, Optional
 
 from nnconsole.engine.project.model import MAIN_NETWORK, ExtraOptimizer, Network, Project
 
 
 # ------------------------------------------------------------------------------------------ import
+def derived_network(name: str) -> bool:
+    """NNC's validation and runtime copies of a training network (MainValidation, MainRuntime ...): nnconsole
+    derives them from the network itself, so they are not imported."""
+    return name.endswith(("Validation", "Runtime"))
+
+
 def read_extra_optimizers(proto: Any, main_proto: Any, main_nodes: List[Any], project: Project,
                           unsupported: List[str], notes: List[str], where: str) -> List[Any]:
     """Fill ``project.networks``/``optimizers`` from the file's optimizers after the first; returns the graph
@@ -26,6 +33,17 @@ def read_extra_optimizers(proto: Any, main_proto: Any, main_nodes: List[Any], pr
     train_dataset = proto.optimizer[0].dataset_name[0] if len(proto.optimizer) and proto.optimizer[0].dataset_name \
         else ""
     nodes: List[Any] = []
+
+    def convert(net_name: str) -> List[tuple]:
+        got = network_nodes(proto, networks[net_name], unsupported, notes, where)
+        times = {r.id: int(r.times) for r in networks[net_name].repeat_info}
+        graph = ImportedGraph(got, times)
+        if hasattr(graph, "marked_weights"):  # as Main: nnabla files name per-repetition weights
+            graph.marked_weights = True
+        layers, got = graph_to_layers(graph, unsupported, notes, where)
+        project.networks[net_name] = Network(layers=layers)
+        return [(net_name, n) for n in got]
+
     for index in range(1, len(proto.optimizer)):
         o = proto.optimizer[index]
         net_name = o.network_name
@@ -36,14 +54,7 @@ def read_extra_optimizers(proto: Any, main_proto: Any, main_nodes: List[Any], pr
         if net_name == main_proto.name:
             net_name = MAIN_NETWORK
         elif net_name not in project.networks:
-            got = network_nodes(proto, networks[net_name], unsupported, notes, where)
-            times = {r.id: int(r.times) for r in networks[net_name].repeat_info}
-            graph = ImportedGraph(got, times)
-            if hasattr(graph, "marked_weights"):  # as Main: nnabla files name per-repetition weights
-                graph.marked_weights = True
-            layers, got = graph_to_layers(graph, unsupported, notes, where)
-            project.networks[net_name] = Network(layers=layers)
-            nodes += [(net_name, n) for n in got]
+            nodes += convert(net_name)
         dataset = "training"
         if o.dataset_name and o.dataset_name[0] != train_dataset:
             dataset = "validation"
@@ -52,6 +63,9 @@ def read_extra_optimizers(proto: Any, main_proto: Any, main_nodes: List[Any], pr
         project.optimizers.append(ExtraOptimizer(
             name=o.name, network=net_name, dataset=dataset, start_iteration=int(o.start_iter),
             end_iteration=int(o.end_iter), optimizer=read_optimizer(proto, unsupported, notes, index=index)))
+    for name in networks:  # the others that nnconsole does not derive (a network an executor runs...)
+        if name != main_proto.name and name not in project.networks and not derived_network(name):
+            nodes += convert(name)
     if nodes:
         _share_across_networks([(MAIN_NETWORK, n) for n in main_nodes] + nodes, project, notes)
     return [n for _, n in nodes]
@@ -89,23 +103,26 @@ def _share_across_networks(nodes: List[tuple], project: Project, notes: List[str
 # ------------------------------------------------------------------------------------------ export
 def write_extra_optimizers(proto: Any, project: Project, ipe: Optional[int], unsupported: List[str],
                            notes: List[str], main_params: Dict[str, Any]) -> None:
-    """Append each network an extra optimizer trains (Main is written already) and each extra optimizer."""
-    from nnconsole.engine.project.structure import optimizer_project
+    """Append every network besides Main (Main is written already) and each extra optimizer."""
+    from nnconsole.engine.project.structure import network_named
     from nnconsole.engine.shapes import infer_network
 
     from . import nntxt_export as ex
 
     written: Dict[str, Dict[str, Any]] = {MAIN_NETWORK: main_params}
-    for entry in project.optimizers:
-        view = optimizer_project(project, entry)
+    for name in project.networks:
+        view = dataclasses.replace(project, network=network_named(project, name))
         info = infer_network(view.network)
         if info.errors:
-            raise ex.InteropError(f"network '{entry.network}' has problems, fix them before exporting:\n"
-                                  + info.error_text())
+            raise ex.InteropError(f"network '{name}' has problems, fix them before exporting:\n" + info.error_text())
         writer = ex._NetworkWriter(proto, view, info)
-        if entry.network not in written:
-            written[entry.network] = writer.write(entry.network, list(info.order), "train", int(project.config.batch_size))
-            written[entry.network]["owner"] = writer.param_owner
+        written[name] = writer.write(name, list(info.order), "train", int(project.config.batch_size))
+        written[name]["owner"] = writer.param_owner
+        if name not in {e.network for e in project.optimizers} and any(la.lr_multipliers for la in view.network.layers):
+            unsupported.append(f"network '{name}': no optimizer trains it, so its learning-rate multipliers have no "
+                               "place in the file (an optimizer's parameter variables hold them)")
+    for entry in project.optimizers:
+        view = dataclasses.replace(project, network=network_named(project, entry.network), optimizer=entry.optimizer)
         result = written[entry.network]
         o = proto.optimizer.add()
         o.name, o.network_name = entry.name, entry.network
@@ -113,8 +130,7 @@ def write_extra_optimizers(proto: Any, project: Project, ipe: Optional[int], uns
         o.update_interval = int(entry.optimizer.update_interval)
         o.start_iter, o.end_iter = int(entry.start_iteration), int(entry.end_iteration)
         ex._solver(o.solver, view, ipe, unsupported, notes)
-        ex.write_optimizer_variables(o, view.network, info, result, result.get("owner", {}))
-
+        ex.write_optimizer_variables(o, view.network, infer_network(view.network), result, result.get("owner", {}))
 
 
 # ------------------------------------------------------------------------------------------ executors

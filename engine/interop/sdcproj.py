@@ -38,6 +38,7 @@ from .common import csv_rows, iterations_per_epoch
 from .pipeline import ImportedGraph, graph_to_layers, parameter_names
 from .report import ImportResult, InteropError
 from .sdcproj_network import network_nodes
+from .nntxt_optimizers import derived_network
 from .sdcproj_optimizers import read_extra_optimizers
 from .sdcproj_read import SdcReader, parse_ini
 from .sdcproj_settings import read_config, read_datasets, read_optimizer
@@ -73,7 +74,7 @@ def import_sdcproj(path: str) -> ImportResult:
     network = wanted if wanted in networks else ("Main" if "Main" in networks else networks[0])
     trained = {(s.get("Optimizer_NetworkName") or "").strip() for s in
                (reader.section(f"Optimizer_{i}", required=False) for i in range(1, n_opt)) if s is not None}
-    others = [n for n in networks if n != network and n not in trained]  # the others: sdcproj_optimizers
+    others = [n for n in networks if n != network and n not in trained and derived_network(n)]  # sdcproj_optimizers
     if others:
         notes.append(f"networks {', '.join(others)} were not imported: nnconsole derives the validation and "
                      "runtime networks from the training network")

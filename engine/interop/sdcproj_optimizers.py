@@ -13,6 +13,7 @@ from typing import List, Optional
 
 from nnconsole.engine.project.model import MAIN_NETWORK, ExtraOptimizer, Network, Project
 
+from .nntxt_optimizers import derived_network
 from .sdcproj_read import SdcReader
 
 
@@ -22,6 +23,11 @@ def read_extra_optimizers(reader: SdcReader, project: Project, count: int, main_
     from .pipeline import ImportedGraph, graph_to_layers
     from .sdcproj_network import network_nodes
     from .sdcproj_settings import read_optimizer
+
+    def convert(network: str) -> None:
+        nodes, targets, times = network_nodes(reader, network, unsupported, notes)
+        layers, _ = graph_to_layers(ImportedGraph(nodes, times, targets), unsupported, notes, reader.path)
+        project.networks[network] = Network(layers=layers)
 
     first = reader.section("Optimizer_0", required=False)
     train_name = (first.get("Optimizer_DatasetName") or "").strip() if first else ""
@@ -39,9 +45,7 @@ def read_extra_optimizers(reader: SdcReader, project: Project, count: int, main_
         if network == main_name:
             network = MAIN_NETWORK
         elif network not in project.networks:
-            nodes, targets, times = network_nodes(reader, network, unsupported, notes)
-            layers, _ = graph_to_layers(ImportedGraph(nodes, times, targets), unsupported, notes, reader.path)
-            project.networks[network] = Network(layers=layers)
+            convert(network)
         dataset = (s.get("Optimizer_DatasetName") or "").strip()
         split = "training" if not dataset or dataset == train_name else "validation"
         if split == "validation":
@@ -51,6 +55,9 @@ def read_extra_optimizers(reader: SdcReader, project: Project, count: int, main_
             start_iteration=_bound(reader, s, "RangeFrom", ipe, unsupported, name),
             end_iteration=_bound(reader, s, "RangeTo", ipe, unsupported, name),
             optimizer=read_optimizer(reader, s, ipe, unsupported, notes, ranged=True)))
+    for network in networks:  # the others nnconsole does not derive (a network an executor runs...)
+        if network != main_name and network not in project.networks and not derived_network(network):
+            convert(network)
 
 
 def _bound(reader: SdcReader, s, key: str, ipe: Optional[int], unsupported: List[str], name: str) -> int:
