@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass
 
 from nnconsole.engine.atomic import atomic_write
@@ -32,8 +33,11 @@ class RunNote:
 
 def read_note(run_dir: str) -> RunNote:
     """The run's note; an empty one when there is none or it cannot be read."""
-    try:
-        with open(os.path.join(run_dir, NOTE_FILE), "rb") as fh:
+    try:  # non-blocking, regular files only: a FIFO or a device planted as note.json must not hang the GUI
+        fd = os.open(os.path.join(run_dir, NOTE_FILE), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return RunNote()
             data = json.loads(fh.read(MAX_BYTES + 1)[:MAX_BYTES])
     except (OSError, ValueError):
         return RunNote()

@@ -87,6 +87,9 @@ def test_a_hostile_note_file_reads_as_no_note(tmp_path):
     with open(os.path.join(run_dir, "note.json"), "w") as fh:
         json.dump({"title": "t" * 5000, "note": "n"}, fh)
     assert len(read_note(run_dir).title) == MAX_TITLE
+    os.unlink(os.path.join(run_dir, "note.json"))
+    os.mkfifo(os.path.join(run_dir, "note.json"))  # would block a plain open() forever
+    assert read_note(run_dir).title == ""
 
 
 # ---------------------------------------------------------------------------------------------- delete
