@@ -30,15 +30,17 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 from nnconsole.engine.layers.recurrent import step_shape
 from nnconsole.engine.layers.registry import resolve_params
 from nnconsole.engine.project.model import Layer, Network
+from nnconsole.engine.recurrent_units import UNIT_TYPES, expand_units
 from nnconsole.engine.shared_params import weight_scope_of
 
 LOOP_TYPES = ("RecurrentInput", "RecurrentOutput", "Delay")
+MAX_UNROLLED_LAYERS = 50_000  # steps x layers of a block: beyond it a graph is too big to check, build or train
 Problem = Tuple[str, str]
 
 
 def has_recurrent(network: Network) -> bool:
-    """Whether the network holds loop-control layers to unroll."""
-    return any(layer.type in LOOP_TYPES for layer in network.layers)
+    """Whether the network holds loop-control layers or recurrent units to unroll."""
+    return any(layer.type in LOOP_TYPES or layer.type in UNIT_TYPES for layer in network.layers)
 
 
 @dataclass
@@ -253,7 +255,9 @@ def unroll_recurrent(network: Network, infer_plain: Callable[[Network], Any]) ->
     """Unroll every recurrent block of ``network`` (not modified); ``infer_plain`` is shape inference for a
     network without loop control (it gives each block's length)."""
     out = Unrolled(network=None)
-    blocks, out.errors = find_blocks(network)
+    network, unit_of = expand_units(network)  # NNC's LSTM unit: the recurrent layers it is made of
+    blocks, errors = find_blocks(network)
+    out.errors = [(unit_of.get(name, name), message) for name, message in errors]
     if out.errors:
         return out
     work = Network(layers=[copy.deepcopy(layer) for layer in network.layers])
@@ -289,6 +293,11 @@ def unroll_recurrent(network: Network, infer_plain: Callable[[Network], Any]) ->
             out.errors.extend(errors)
             return out
         length = next(iter(lengths.values()))
+        if length * len(block.body) > MAX_UNROLLED_LAYERS:
+            out.errors.append((block.id, f"the recurrent block of '{block.id}' has {length} steps of {len(block.body)} "
+                                         f"layers, {length * len(block.body):,} layers unrolled (at most "
+                                         f"{MAX_UNROLLED_LAYERS:,}); shorten the sequences or the block"))
+            return out
         unroller = _Unroller(by_name, block, length, out)
         if not unroller.emit(work, shapes):
             return out
@@ -308,6 +317,10 @@ def unroll_recurrent(network: Network, infer_plain: Callable[[Network], Any]) ->
             out.shown_by[name] = unroller.initial[name] if kind == "Delay" else f"{name}[0]"
         out.blocks.append((block, length))
     out.network = work
+    out.origin = {name: unit_of.get(origin, origin) for name, origin in out.origin.items()}
+    for name, shown in list(out.shown_by.items()):
+        if name in unit_of:  # a unit is shown by its RecurrentOutput, which has the unit's name
+            out.shown_by.pop(name)
     return out
 
 
@@ -357,18 +370,27 @@ def _fold(network: Network, result: Unrolled, plain: Any) -> Any:
     """The unrolled network's inference under the original layer names."""
     info = type(plain)()
     macs: Dict[str, int] = {}
+    params: Dict[str, int] = {}  # shared over time: only the first step's copy counts its weights
     for name in plain.order:
         origin = result.origin.get(name, name)
         macs[origin] = macs.get(origin, 0) + plain.layers[name].macs
+        params[origin] = params.get(origin, 0) + plain.layers[name].n_params
     originals = _unique_layers(network)
     shown = {n: result.shown_by.get(n, n) for n in originals}
     for name in _file_order_without_loops(network):
         li = plain.layers.get(shown[name])
         if li is None:
             continue
-        li = dataclasses.replace(li, name=name, type=originals[name].type, macs=macs.get(name, 0))
+        li = dataclasses.replace(li, name=name, type=originals[name].type, macs=macs.get(name, 0),
+                                 n_params=params.get(name, 0))
         kind = originals[name].type
-        if kind == "RecurrentInput":
+        if kind in UNIT_TYPES:
+            slice_info = plain.layers.get(f"{name}_RecurrentInput[0]_slice")
+            li.in_shapes = list(slice_info.in_shapes) if slice_info else []
+            li.weight_shapes = {f"{n[len(name) + 1:-3]}.{k}": s
+                                for n, i in plain.layers.items() if result.origin.get(n) == name and n.endswith("[0]")
+                                for k, s in i.weight_shapes.items()}
+        elif kind == "RecurrentInput":
             slice_info = plain.layers.get(f"{name}[0]_slice")
             li.in_shapes = list(slice_info.in_shapes) if slice_info else []
         elif kind == "Delay":

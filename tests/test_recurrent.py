@@ -141,6 +141,8 @@ def test_block_mistakes_are_named_on_the_layer_with_the_fix():
     net = elman()
     net.layer("x").params["shape"] = [5]  # no axis left for the features
     assert "time axis" in " ".join(_errors(net).values())
+    net = elman(steps=20_000)  # 20,000 steps x 5 layers: too big a graph to build, said before building it
+    assert "100,000 layers unrolled (at most 50,000)" in _errors(net)["r"]
 
 
 def test_two_blocks_in_a_row_and_a_time_axis_other_than_the_first():
@@ -190,3 +192,79 @@ def test_inference_never_raises_on_rewired_blocks(seed):
             if layer.type != "Input" and rng.random() < 0.3:
                 layer.inputs = rng.sample(names, rng.randint(0, 2))
         infer_network(net)
+
+
+def lstm_network(steps: int = 5, features: int = 3, size: int = 4) -> Network:
+    return Network([L("x", "Input", params={"shape": [steps, features]}),
+                    L("lstm", "LSTM", ["x"], {"size": [size]}),
+                    L("y", "Input", params={"shape": [steps, size]}), L("loss", "SquaredError", ["lstm", "y"])])
+
+
+def test_nncs_lstm_unit_computes_an_lstm_and_costs_what_nnc_says():
+    """NNC's LSTM unit (Unit/LSTM.sdcproj: Concatenate(x_t, H) -> Affine/IGate/FGate/OGate, C = i*g + f*C_prev,
+    h = o*tanh(C)) against the same equations in numpy; NNC's CostParameter and CostMultiplyAdd formulas."""
+    import nnabla as nn
+
+    from nnconsole.engine.graph import build_graph
+
+    info = infer_network(lstm_network())
+    li = info.layers["lstm"]
+    assert info.errors == [] and li.out_shape == (5, 4) and li.in_shapes == [(5, 3)]
+    assert li.n_params == info.total_params == 4 * ((3 + 4) * 4 + 4)  # NNC: *SumParameterSize
+    assert li.macs == (3 + 4) * 4 * 5 * 4  # NNC: (InnerShape + Size) * Size * Length * 4
+    nn.clear_parameters()
+    try:
+        built = build_graph(lstm_network(), 2, "validation")
+        x = np.random.RandomState(0).randn(2, 5, 3).astype(np.float32)
+        built.inputs["x"].d = x
+        built.outputs["lstm"].forward()
+        p = {k: v.d for k, v in built.parameters.items()}
+
+        def affine(v, gate):
+            return v @ p[f"lstm_{gate}/affine/W"] + p[f"lstm_{gate}/affine/b"]
+
+        def sigmoid(z):
+            return 1 / (1 + np.exp(-z))
+
+        h, c, steps = np.zeros((2, 4)), np.zeros((2, 4)), []
+        for t in range(5):
+            z = np.concatenate([x[:, t], h], 1)
+            c = sigmoid(affine(z, "IGate")) * np.tanh(affine(z, "Affine")) + sigmoid(affine(z, "FGate")) * c
+            h = sigmoid(affine(z, "OGate")) * np.tanh(c)
+            steps.append(h)
+        assert np.allclose(built.outputs["lstm"].d, np.stack(steps, 1), atol=1e-5)
+    finally:
+        nn.clear_parameters()
+
+
+def test_nncs_lstm_unit_imports_from_sdcproj_and_exports_as_its_layers(tmp_path):
+    import nnabla as nn
+    from nnabla.utils.load import load
+
+    from nnconsole.engine.interop import export_nntxt, import_file
+    from nnconsole.engine.project.model import Datasets, Project
+    from tests import nnc_reference
+    from tests.test_interop_sdcproj import sdcproj_text
+
+    props = {k: p.value for k, p in nnc_reference.layer("LSTM").properties.items()
+             if not p.value.startswith("*") and not k.startswith("Cost")}  # as NNC saves a fresh unit
+    props.update(Size="8", Length="5", RecurrentGroupID="LSTM", InnerShape="3")
+    path = tmp_path / "lstm.sdcproj"
+    path.write_text(sdcproj_text([("x", "Input", {"Size": "5,3", "Dataset": "x"}, []), ("LSTM", "LSTM", props, ["x"]),
+                                  ("loss", "SquaredError", {"T.Dataset": "y"}, ["LSTM"])]), newline="")
+    result = import_file(str(path))
+    assert result.unsupported == []
+    unit = result.project.network.layer("LSTM")
+    assert unit.type == "LSTM" and unit.params["size"] == [8]
+    assert infer_network(result.project.network).layers["LSTM"].out_shape == (5, 8)
+    project = Project(name="lstm", network=result.project.network, datasets=Datasets(training="a.csv",
+                                                                                      validation="a.csv"))
+    out = tmp_path / "lstm.nntxt"
+    written = export_nntxt(project, str(out))
+    assert any("written as the recurrent layers" in n for n in written.notes)
+    nn.clear_parameters()
+    try:  # nnabla's loader unrolls the written block and gives the unit's output shape
+        net = load([str(out)], prepare_data_iterator=False, batch_size=2).networks["MainValidation"]
+        assert tuple(net.variables["LSTM"].variable_instance.shape) == (2, 5, 8)
+    finally:
+        nn.clear_parameters()

@@ -281,6 +281,9 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
         if find_spec(t) is None:
             raise InteropError(f"layer '{lname}' has type {t}, which nnabla files cannot hold")
     project, info = unrolled_project(project, info, notes)  # repeat blocks are written unrolled
+    from .recurrent_interop import units_expanded
+
+    project, info = units_expanded(project, info, notes)  # NNC's LSTM unit is written as its layers
     cfg = project.config
     batch = int(cfg.batch_size)
     proto = nnabla_pb2.NNablaProtoBuf()

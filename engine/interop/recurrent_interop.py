@@ -10,7 +10,7 @@ the value to delay and the initial value, a variable that the optimizer, monitor
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Set
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from nnconsole.engine.layers import resolve_params
 from nnconsole.engine.recurrent_unroll import LOOP_TYPES, find_blocks
@@ -112,3 +112,19 @@ def recurrent_node_params(f: Any, variables: Dict[str, Any], generators: Dict[st
                                f"constant {g.multiplier:g} is used")
         params.update(initial_generator="Constant", initial_multiplier=float(g.multiplier), _drop_initial=True)
     return params
+
+
+def units_expanded(project: Any, info: Any, notes: List[str]) -> Tuple[Any, Any]:
+    """The project to write with NNC's LSTM units replaced by the recurrent layers they are made of (nnabla's
+    own LSTM function is another computation), and its shape inference."""
+    from nnconsole.engine.recurrent_units import expand_units, has_units
+    from nnconsole.engine.shapes import infer_network
+
+    if not has_units(project.network):
+        return project, info
+    written = project.copy()
+    written.network, unit_of = expand_units(project.network)
+    notes.append(f"LSTM unit{'s' if len(set(unit_of.values())) > 1 else ''} {', '.join(sorted(set(unit_of.values())))} "
+                 "written as the recurrent layers NNC's unit is made of (RecurrentInput, Affine gates, Delay, "
+                 "RecurrentOutput)")
+    return written, infer_network(written.network)

@@ -34,6 +34,7 @@ PALETTE_GROUPS: Tuple[Group, ...] = (
     Group("Validation", "#f7e6d9", "#b0622b"),
     Group("Pre Process", "#f0ead8", "#8a7433"),
     Group("LoopControl", "#ece8f2", "#a18fb2"),  # NNC's loop-control colour (0xa18fb2)
+    Group("Unit", "#dcebf2", "#6aa1bd"),  # NNC's unit colour (0x6aa1bd)
 )
 
 GROUPS: Tuple[str, ...] = tuple(g.name for g in PALETTE_GROUPS)

@@ -88,3 +88,72 @@ register(LayerSpec(
                     "Initial.GeneratorMultiplier": "initial_multiplier", "Initial.Dataset": "initial_dataset"},
     from_sdcproj=_computed_by_nnc, caption=lambda p: "",
 ))
+
+
+def _lstm_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
+    """What the unit's RecurrentOutput gives: the hidden state (size) of every step, stacked on the time axis."""
+    x, axis = tuple(ins[0]), int(p["axis"])
+    steps = step_shape(x, axis, "LSTM")
+    if len(steps) != 1 or len(p["size"]) != 1:
+        raise ShapeError(f"LSTM reads one feature vector per step and keeps a hidden state of one axis; got steps of "
+                         f"{fmt_shape(steps)} and size {list(p['size'])} (reshape the input to (time, features))")
+    out = [int(p["size"][0])]
+    out.insert(norm_axis(axis, len(x)), int(x[norm_axis(axis, len(x))]))
+    return tuple(out)
+
+
+_LSTM_WEIGHT_PROPERTIES = tuple(f"{g}.{w}.{k}" for g in ("Affine", "IGate", "FGate", "OGate") for w in ("W", "b")
+                                for k in ("File", "Initializer", "InitializerMultiplier", "LRateMultiplier"))
+
+
+def _lstm_from_sdcproj(name: str, props: Mapping[str, str], params: dict, unsupported: list) -> set:
+    """NNC's computed properties, and the gates' weight settings: nnconsole gives every gate NNC's defaults
+    (Glorot W, zero b, learning-rate multiplier 1), so only other values are reported."""
+    defaults = {"Initializer": ("NormalAffineGlorot", "Constant"), "InitializerMultiplier": ("1.0", "0.0"),
+                "LRateMultiplier": ("1.0", "1.0"), "File": ("", "")}
+    for prop in _LSTM_WEIGHT_PROPERTIES:
+        value = (props.get(prop) or "").strip()
+        kind, weight = prop.rsplit(".", 1)[1], prop.split(".")[1]
+        expected = defaults[kind][0 if weight == "W" else 1]
+        if value and value != expected and float_or(value) != float_or(expected):
+            unsupported.append(f"layer '{name}' (LSTM): {prop}={value} is not supported; the unit's gates use NNC's "
+                               f"default ({expected or 'none'})")
+    for prop in ("H.Initial.Generator", "C.Initial.Generator"):
+        value = (props.get(prop) or "Constant").strip()
+        if value != "Constant":
+            unsupported.append(f"layer '{name}' (LSTM): {prop}={value} is not supported; a constant initial value "
+                               "is used")
+    return {"ID", "RecurrentGroupID", "Length", "InnerShape", "H.Initial.Dataset", "C.Initial.Dataset",
+            "H.Initial.Generator", "C.Initial.Generator", *_LSTM_WEIGHT_PROPERTIES}
+
+
+def _lstm_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> dict:
+    from .nntxt_codec import Unsupported
+
+    raise Unsupported("nnabla's LSTM function (sequence-first, with h and c inputs) is not NNC's LSTM unit, the "
+                      "only LSTM nnconsole has; rebuild it with the LSTM unit")
+
+
+def float_or(text: str) -> Any:
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+register(LayerSpec(
+    type="LSTM", group="Unit",
+    doc="NNC's LSTM unit: a recurrent block over the time axis of its input, computing at each step the gates "
+        "and cell of a long short-term memory from the step's features and the previous hidden state; outputs the "
+        "hidden state of every step.",
+    params=[
+        ParamSpec("size", "ints", (100,), "Size of the hidden state and cell (NNC's Size).", min=1, max_len=1),
+        ParamSpec("axis", "int", 0, "The time axis, without the batch axis (NNC's Axis).", min=0, max=1),
+        ParamSpec("h_initial_multiplier", "float", 0.0, "The hidden state before the first step (a constant)."),
+        ParamSpec("c_initial_multiplier", "float", 0.0, "The cell before the first step (a constant)."),
+    ],
+    n_inputs=(1, 1), output_shape=_lstm_shape, loop_control=True,
+    nnc_properties={"Size": "size", "Axis": "axis", "H.Initial.GeneratorMultiplier": "h_initial_multiplier",
+                    "C.Initial.GeneratorMultiplier": "c_initial_multiplier"},
+    from_sdcproj=_lstm_from_sdcproj, from_nntxt=_lstm_from_nntxt, caption=lambda p: f"size {list(p.get('size', [100]))[0]}",
+))

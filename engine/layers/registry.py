@@ -152,8 +152,8 @@ class LayerSpec:
     # (params, input shapes) the test suites build this type with (shapes against nnabla's graph,
     # file round trips); none given: the defaults on (3, 4) inputs, see ``example_cases``.
     examples: Tuple[Tuple[Dict[str, Any], Tuple[Shape, ...]], ...] = ()
-    # Loop control (RecurrentInput/Output, Delay): meaningful only inside a block that the network unrolls
-    # before it is checked or built (nnconsole.engine.recurrent_unroll), so single-layer test cases skip it.
+    # Loop control (RecurrentInput/Output, Delay) and recurrent units (NNC's LSTM): blocks the network unrolls
+    # before it is checked or built (nnconsole.engine.recurrent_unroll), so single-layer test cases skip them.
     loop_control: bool = False
 
     def example_cases(self) -> List[Tuple[Dict[str, Any], Tuple[Shape, ...]]]:
