@@ -180,7 +180,8 @@ class MainWindow(QMainWindow):
             for key in ("cut", "copy", "paste", "delete", "select_all", None, "rename", "find_layer"):
                 edit_menu.addSeparator() if key is None else edit_menu.addAction(page_actions[key])
             edit_menu.addMenu(self.edit_page.add_menu)
-            for key in ("zoom_in", "zoom_out", "zoom_reset", "fit", None, "auto_layout", "show_statistics"):
+            for key in ("zoom_in", "zoom_out", "zoom_reset", "fit", "minimap", None, "auto_layout",
+                        "show_statistics"):
                 view_menu.addSeparator() if key is None else view_menu.addAction(page_actions[key])
             view_menu.addSeparator()
         view_menu.addAction(self._action("start_page", "&Start Page", self.show_start_page))

@@ -19,9 +19,11 @@ from nnconsole.app.edit.clipboard import MIME_TYPE
 from nnconsole.app.edit.edge_item import EdgeItem
 from nnconsole.app.edit.editor import NetworkEditor
 from nnconsole.app.edit.issues import IssuesPanel, collect_issues
+from nnconsole.app.edit.layer_help import LayerHelp
+from nnconsole.app.edit.minimap import Minimap
 from nnconsole.app.edit.network_tabs import NetworkTabs
 from nnconsole.app.edit.node_item import NodeItem
-from nnconsole.app.edit.palette import LayerPalette
+from nnconsole.app.edit.palette import TYPE_ROLE, LayerPalette
 from nnconsole.app.edit.properties import PropertyPanel
 from nnconsole.app.edit.statistics import StatisticsView
 from nnconsole.app.edit.view import NetworkView
@@ -29,7 +31,7 @@ from nnconsole.app import settings as app_settings
 from nnconsole.engine.layers import groups
 from nnconsole.engine.shapes import NetworkInfo, infer_network
 
-PROPERTIES_TAB, STATISTICS_TAB = 0, 1
+PROPERTIES_TAB, STATISTICS_TAB, HELP_TAB = 0, 1, 2
 
 
 class EditPage(QWidget):
@@ -51,6 +53,7 @@ class EditPage(QWidget):
         self.view = NetworkView(self.scene)
         self.properties = PropertyPanel(self.editor)
         self.statistics = StatisticsView()
+        self.help = LayerHelp()  # NNC's reference text and paper link for the selected layer type
         self.issues = IssuesPanel()
         self.network_tabs = NetworkTabs(self.document)  # Main and the project's other networks (issue 17)
         self.totals = QLabel()
@@ -70,6 +73,7 @@ class EditPage(QWidget):
         self._issues_timer.timeout.connect(self.refresh_issues)
         self._make_actions()
         self._build_layout()
+        self.minimap = Minimap(self.view)  # the whole network in the canvas's corner, when it does not fit
         self._connect()
         self.refresh()
 
@@ -106,6 +110,10 @@ class EditPage(QWidget):
         a("fit", "&Fit Network", self.view.fit, "Ctrl+Shift+F", "Show the whole network")
         a("show_statistics", "Network &Statistics", self.show_statistics, "Ctrl+Shift+I",
           "Per-layer output size, parameters and multiply-adds")
+        minimap = a("minimap", "&Overview Map", lambda: self.minimap.set_enabled_by_user(minimap.isChecked()),
+                    tip="The whole network in the canvas's corner while it does not fit; click to move there")
+        minimap.setCheckable(True)
+        minimap.setChecked(True)
         for key in ("delete", "cut", "copy", "paste", "select_all"):
             # only while the canvas has focus: Delete in the palette or Ctrl+C in a list must not edit
             action = self.edit_actions[key]
@@ -165,6 +173,7 @@ class EditPage(QWidget):
         self.side_tabs.setObjectName("edit_side_tabs")
         self.side_tabs.addTab(self.properties, "Layer Property")
         self.side_tabs.addTab(self.statistics, "Statistics")
+        self.side_tabs.addTab(self.help, "Layer Help")
         self.h_split = QSplitter(Qt.Horizontal)
         self.h_split.setObjectName("edit_horizontal_splitter")
         self.h_split.addWidget(self.palette)
@@ -184,6 +193,8 @@ class EditPage(QWidget):
         doc.settings_changed.connect(self._schedule_issues)
         doc.reloaded.connect(self._reloaded)
         self.palette.layer_activated.connect(self.add_layer)
+        self.palette.tree.currentItemChanged.connect(
+            lambda item, _old: self.help.show_type(item.data(0, TYPE_ROLE) if item is not None else None))
         self.view.layer_dropped.connect(self.drop_layer)
         self.view.zoom_changed.connect(lambda z: self.zoom_label.setText(f"{z * 100:.0f}%"))
         self.view.customContextMenuRequested.connect(self._context_menu)
@@ -269,6 +280,8 @@ class EditPage(QWidget):
             hint = (f"{len(names)} layers selected. Select one to edit its properties." if names else "")
             self.properties.show_layer(None, hint=hint)
         self.statistics.set_selected(names[0] if len(names) == 1 else None)
+        if len(names) == 1:
+            self.help.show_type(self.document.network.layer(names[0]).type)
 
     # ---- edits ---------------------------------------------------------------------------------------
     def add_layer(self, type_name: str, position: Optional[tuple] = None) -> str:
