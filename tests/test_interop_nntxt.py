@@ -254,10 +254,10 @@ def test_what_cannot_be_represented_is_listed_by_name(tmp_path):
     assert [o.name for o in result.project.optimizers] == ["Second"]  # issue 17: a second optimizer is kept
     layers = {l.name: l for l in result.project.network.layers}
     assert layers["Erf"].type == "Erf"  # an nnabla function outside NNC's palette: kept in place, not dropped
-    assert layers["SquaredError"].inputs == ["Erf", "SquaredError_T"]  # the Identity was bypassed
+    assert layers["SquaredError"].inputs == ["Identity", "SquaredError_T"]  # Identity is a layer (issue 16)
+    assert layers["Identity"].type == "Identity" and layers["Identity"].inputs == ["Erf"]
     assert layers["Affine"].params == {"out_shape": [4], "with_bias": False}
     assert result.project.optimizer.solver == "Adam" and result.project.optimizer.learning_rate == 0.002
-    assert any("Identity 'Identity' removed" in n for n in result.notes)
 
 
 @pytest.mark.parametrize("text,needle", [

@@ -24,16 +24,11 @@ CATEGORIES = ("Basic", "Pooling", "Normalization", "Quantize", "Spectral", "Othe
 
 # Palette entries of these categories that nnconsole does not register, and why.
 LEFT_OUT = {
-    "Identity": "a no-op: the importers drop it and connect its consumers to its input (interop.mapping.PASS_THROUGH)",
     "Comment": "an editor note, not a function: nothing to compute",
     "Output": "names a runtime output in NNC's editor; nnconsole's runtime outputs are the loss inputs",
     "Unsupported": "NNC's placeholder for a layer its own editor cannot read",
     "DeformableConvolution": "its offset and mask inputs come from NNC data generators nnconsole does not have",
-    "AdaptiveSeparableConvolution": "its vertical and horizontal kernels come from NNC data generators",
-    "BroadcastTo": "its second input y comes from an NNC data generator",
-    "ClipGradByValue": "its min and max inputs come from NNC data generators",
     "VATNoise": "needs NNC's virtual adversarial training loop (its buffer input and a second backward pass)",
-    "NmsDetection2d": "object-detection post-processing with data-dependent output, no gradient to train",
 }
 
 

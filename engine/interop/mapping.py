@@ -19,8 +19,9 @@ from .solver_table import (LR_FIELD, SCHEDULER_TYPES, SOLVER_PARAM_FIELDS, SOLVE
                            SOLVER_TYPES, unsupported_solver_message)
 
 # ---------------------------------------------------------------------------------------- layers
-# No-op types an importer may drop (their consumers read the layer's input instead).
-PASS_THROUGH = ("Identity",)
+# No-op types an importer may drop (their consumers read the layer's input instead). None today: NNC's
+# Identity is a registered layer (engine/layers/others_more.py), kept where the user put it.
+PASS_THROUGH: Tuple[str, ...] = ()
 
 # Loop-control types the importers expand into copies of the layers between them.
 REPEAT_TYPES = ("RepeatStart", "RepeatEnd")

@@ -17,7 +17,7 @@ from nnconsole.engine.project.model import Layer, Project
 
 from . import mapping
 from .report import ExportResult, InteropError
-from .sdcproj_network import _side_data_pin
+from .sdcproj_network import input_pin
 
 NETWORK = "Main"
 NODE_SIZE = ["Position_2=240", "Position_3=48"]  # a layer box's width and height on NNC's canvas, as NNC saves them
@@ -112,7 +112,7 @@ def network_sections(layers: List[Layer], unsupported: List[str], network: str =
                                "NNC reads a loss's target from the dataset, so the link is left out")
             inputs = inputs[:1]
         for k, src in enumerate(inputs):
-            pin = 1 if k == 1 and _side_data_pin(spec.nnc_name if spec else layer.type) else 0
+            pin = input_pin(spec.nnc_name if spec else layer.type, k)
             links.append((ids[src], i, pin))
         x, y = layer.position if layer.position is not None else (0.0, 80.0 * i)
         body += [f"[{network}_Layer_{i}]", f"ID={i}", f"Type={spec.nnc_name if spec else layer.type}",

@@ -180,25 +180,43 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
                                "that does not exist; remove the link or the file is damaged")
         links.append((reader.int(s, "ID", i), src, reader.int(s, "SourcePinIndex", 0), dst,
                       reader.int(s, "DestPinIndex", 0)))
-    side_links: List[Tuple[Node, Node]] = []
+    side_links: List[Tuple[int, Node, Node]] = []
     for _, src, spin, dst, dpin in sorted(links):
         s_node, d_node = by_id[src], by_id[dst]
-        if spin == 0 and dpin == 1 and _side_data_pin(d_node.type):  # Div2's R, ATan2's x: the second input
-            side_links.append((s_node, d_node))
+        slot = side_input_slot(d_node.type, dpin) if spin == 0 and dpin > 0 else None
+        if slot is not None:  # Div2's R, ATan2's x, ClipGradByValue's min and Max: inputs after the main one
+            side_links.append((slot, s_node, d_node))
             continue
         if spin != 0 or dpin != 0:
             unsupported.append(f"link {s_node.name} -> {d_node.name} uses side pin {spin}/{dpin} (e.g. a "
                                "Parameter layer feeding a weight); only main data links are imported")
             continue
         d_node.inputs.append(s_node.name)
-    for s_node, d_node in side_links:
+    for _slot, s_node, d_node in sorted(side_links, key=lambda t: t[0]):
         d_node.inputs.append(s_node.name)
     return order, targets, times
 
 
-def _side_data_pin(nnc_type: str) -> bool:
-    """The type takes its second operand on a side data pin (NNC's R or x: the registration names two
-    inputs and is not a loss, whose T pin is read from the dataset)."""
+def _side_pins(nnc_type: str) -> Tuple[int, ...]:
+    """NNC's pin index of each input after the first, for a type that takes operands on side data pins: the
+    registration's ``nnc_pins``, or pin 1 for a two-input type naming its inputs (R, x) that is not a loss
+    (a loss's T pin is read from the dataset)."""
     rtype = mapping.registry_type(nnc_type)
     spec = find_spec(rtype) if rtype else None
-    return spec is not None and not spec.is_loss and spec.n_inputs == (2, 2) and len(spec.input_names) == 2
+    if spec is None or spec.is_loss:
+        return ()
+    if spec.nnc_pins:
+        return tuple(spec.nnc_pins)
+    return (1,) if spec.n_inputs == (2, 2) and len(spec.input_names) == 2 else ()
+
+
+def side_input_slot(nnc_type: str, pin: int) -> Optional[int]:
+    """Which input (1, 2, ...) a link to side data pin ``pin`` of an ``nnc_type`` layer fills; None if none."""
+    pins = _side_pins(nnc_type)
+    return pins.index(pin) + 1 if pin in pins else None
+
+
+def input_pin(nnc_type: str, k: int) -> int:
+    """NNC's pin index for input ``k`` of an ``nnc_type`` layer (0: the main data pin)."""
+    pins = _side_pins(nnc_type)
+    return pins[k - 1] if 1 <= k <= len(pins) else 0

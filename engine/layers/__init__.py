@@ -17,3 +17,5 @@ __all__ = ["GROUPS", "LayerSpec", "ParamSpec", "ShapeError", "UnknownLayerType",
 from . import others_shape, others_misc, quantize, spectral, depthwise, normalization_more, weight_norms  # noqa: F401,E402,E501  (issue 16)
 from . import repeat  # noqa: F401,E402  (issue 17: RepeatStart, RepeatEnd)
 from . import recurrent  # noqa: F401,E402  (issue 17: RecurrentInput, RecurrentOutput, Delay)
+from . import others_more  # noqa: F401,E402  (issue 16: Identity, ClipGradByValue, BroadcastTo, NmsDetection2d)
+from . import data_kernels  # noqa: F401,E402  (issue 16: AdaptiveSeparableConvolution)

@@ -60,16 +60,21 @@ def fixed_nntxt(fields: Mapping[str, str], fixed: Mapping[str, Any]) -> tuple:
     return to_nntxt, from_nntxt
 
 
-def side_input_properties(pin: str) -> Callable:
-    """from_sdcproj hook for NNC's second data connector (``R`` or ``x``): the operand comes from the link
-    to that pin; reading it from a dataset variable (``<pin>.Dataset``) is reported."""
+def side_input_properties(*pins: str) -> Callable:
+    """from_sdcproj hook for NNC's side data connectors (``R``, ``x``; ClipGradByValue's ``min`` and ``Max``):
+    each operand comes from the link to its pin; reading one from a dataset variable (``<pin>.Dataset``) is
+    reported. (An unlinked pin, which NNC would fill from its Generator, leaves the layer an input short,
+    which the network check reports by name.)"""
     def hook(name: str, props: Mapping[str, Any], params: dict, unsupported: list) -> set:
         from .nnc_values import resolve
-        dataset = (resolve(dict(props), f"{pin}.Dataset") or "").strip()
-        if dataset:
-            unsupported.append(f"layer '{name}': {pin}.Dataset={dataset} (the second operand read from a dataset "
-                               f"variable) is not supported; link an Input layer to the {pin} pin instead")
-        return {f"{pin}.Dataset", f"{pin}.Generator", f"{pin}.GeneratorMultiplier"}
+        handled = set()
+        for pin in pins:
+            dataset = (resolve(dict(props), f"{pin}.Dataset") or "").strip()
+            if dataset:
+                unsupported.append(f"layer '{name}': {pin}.Dataset={dataset} (an operand read from a dataset "
+                                   f"variable) is not supported; link an Input layer to the {pin} pin instead")
+            handled |= {f"{pin}.Dataset", f"{pin}.Generator", f"{pin}.GeneratorMultiplier"}
+        return handled
     return hook
 
 

@@ -102,6 +102,9 @@ class LayerSpec:
     weights: Dict[str, Initializer] = field(default_factory=dict)
     non_trainable: Tuple[str, ...] = ()
     input_names: Tuple[str, ...] = ()
+    # NNC's DestPinIndex of each input after the first when a type has several side data pins (NNC numbers a
+    # layer's [InputSideConnector] entries from 1, parameter pins included); () = one side pin at 1, or none.
+    nnc_pins: Tuple[int, ...] = ()
     is_input: bool = False
     is_loss: bool = False
     inference_differs: bool = False
