@@ -249,6 +249,8 @@ def cached_images(dirs: Sequence[Path], prefix: str, key: str, size: int, names:
             with cache.csv_lock(folder, prefix, poll=lambda: _relay(folder, name, progress)) as locked:
                 found = cache.read_entry(entry, key, size, names, locked=True)  # built while we waited
                 if found is not None:
+                    if progress is not None:  # the other process's build ended: its last figures may be older
+                        progress(size * len(names), size * len(names), 0.0)
                     return found, None
                 todo = jobs()
                 partial = cache.partial_path(folder, name, locked)

@@ -276,3 +276,19 @@ def test_colour_batches_read_with_announced_pages_equal_the_whole_arrays(tmp_pat
     idx = np.array([39, 0, 17, 17, 5])
     assert ds.gather("x", idx).tobytes() == whole[idx].tobytes()
     assert announced == [5] and ds.images["x"].strides[0] >= data.WILL_NEED_MIN_ROW
+
+
+@pytest.mark.slow
+def test_a_process_waiting_for_another_ones_build_relays_its_progress_to_the_end(tmp_path, monkeypatch):
+    csv_path = many_images(tmp_path, 24)
+    builder = start_loader(tmp_path, csv_path, tmp_path / "decoded.log", 0.05)
+    deadline = time.monotonic() + 60
+    while not list((tmp_path / "cache").glob(".*.partial/progress.json")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    no_decoding(monkeypatch)  # this process only waits and reads
+    seen = []
+    ds = load_dataset(csv_path, cache_dir=tmp_path / "cache", progress=lambda done, total, eta: seen.append((done, total)))
+    out, err = builder.communicate(timeout=120)
+    assert builder.returncode == 0, err
+    assert seen and seen[-1] == (24, 24) and all(total == 24 for _, total in seen)
+    np.testing.assert_array_equal(ds.images["x"][5, 0], grey(5))
