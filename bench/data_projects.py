@@ -2,12 +2,13 @@
 cycle over a few files, and the bench networks; never committed, always generated into a temp folder."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from concurrent.futures import ProcessPoolExecutor
 from typing import Tuple
 
-from bench.common import PYTHON, ROOT
+from common import PYTHON, ROOT
 
 
 # ---- generated data -----------------------------------------------------------------------------------
@@ -98,9 +99,15 @@ def make_project(folder: str, shape: Tuple[int, int, int], model: str, epochs: i
 
 def project_for(env: dict, *args: object, **kwargs: object) -> str:
     """``make_project`` run by the nnconsole ``env`` imports (an older tree writes a project it can read)."""
-    code = (f"import sys; sys.path.insert(0, {ROOT!r}); from bench.data_projects import make_project; "
-            f"print(make_project(*{args!r}, **{kwargs!r}))")
-    out = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    out = subprocess.run([PYTHON, os.path.abspath(__file__), json.dumps([args, kwargs])], capture_output=True,
+                         text=True, env=env, timeout=300)
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-3000:])
     return out.stdout.strip().splitlines()[-1]
+
+
+if __name__ == "__main__":  # project_for's child: make_project(*args, **kwargs) from a JSON argument
+    import sys
+
+    positional, named = json.loads(sys.argv[1])
+    print(make_project(*positional, **named))

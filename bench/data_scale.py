@@ -24,9 +24,8 @@ import threading
 import time
 from typing import Dict, List, Optional, Tuple
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.common import PYTHON, ROOT, bench_env, machine, pin_threads, run_main, table  # noqa: E402
-from bench.data_projects import make_dataset, make_project, project_for  # noqa: E402
+from common import PYTHON, ROOT, bench_env, machine, pin_threads, run_main, table  # noqa: E402
+from data_projects import make_dataset, make_project, project_for  # noqa: E402
 
 GOALS = {"build": 1.5, "rss": 0.25, "wait": 0.05, "limit": 2.0}
 
@@ -144,14 +143,16 @@ def before_env(tree: str) -> dict:
 
 
 # ---- 3. data wait -------------------------------------------------------------------------------------
-# One in-process training run: the time the training thread spends taking and feeding its batches ("wait")
+# One in-process training run (as tests/helpers.train_in_process does): the time the training thread spends taking and feeding its batches ("wait")
 # against the time of Trainer.run; prefetch off, or as the trainer chooses it (depth in the row).
 WAIT_SCRIPT = """
-import json, sys, time
-sys.path.insert(0, {root!r})
-from nnconsole.engine import prefetch, train
+import json, time
+import nnabla as nn
+from nnconsole.engine import prefetch, runs, train
+from nnconsole.engine.comm import SingleComm
+from nnconsole.engine.launch import LaunchRequest, prepare_run
 from nnconsole.engine.project.io import load_project
-from tests.helpers import train_in_process
+from nnconsole.engine.worker_options import WorkerOptions
 if {depth} == 0:
     prefetch.TRAINING_DEPTH = 0
 depths = []
@@ -166,22 +167,21 @@ def timed_next(self):
 def timed_feed(self, graph, batch):
     t = time.perf_counter(); real_feed(self, graph, batch); waited[0] += time.perf_counter() - t
 prefetch.Prefetcher.__next__, train.Trainer._feed_prepared = timed_next, timed_feed
-real_run = train.Trainer.run
-spent = [0.0]
-def timed_run(self):
-    t = time.perf_counter(); value = real_run(self); spent[0] += time.perf_counter() - t; return value
-train.Trainer.run = timed_run
-project = load_project({project!r})
-run_dir, losses = train_in_process(project, {out!r})
-from nnconsole.engine import runs
+run_dir = prepare_run(load_project({project!r}), LaunchRequest(output={out!r}), workers=1)
+trainer = train.Trainer(run_dir, SingleComm(), WorkerOptions())
+trainer.setup()
+t = time.perf_counter()
+assert trainer.run() == "finished"
+spent = time.perf_counter() - t
+trainer.close()
 iterations = [r for r in runs.iter_metrics(run_dir, "train")][-1]["iteration"]
-print(json.dumps({{"wait": waited[0], "run": spent[0], "iterations": iterations, "depth": max(depths)}}))
+print(json.dumps({{"wait": waited[0], "run": spent, "iterations": iterations, "depth": max(depths)}}))
 """
 
 
 def data_wait(project: str, out: str, depth: int) -> Dict[str, float]:
     """``depth`` 0: prefetch off; otherwise the trainer's own choice."""
-    code = WAIT_SCRIPT.format(root=ROOT, depth=depth, project=project, out=out)
+    code = WAIT_SCRIPT.format(depth=depth, project=project, out=out)
     proc = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, env=bench_env(), timeout=3600)
     if proc.returncode != 0:
         raise RuntimeError(proc.stdout[-2000:] + proc.stderr[-3000:])
