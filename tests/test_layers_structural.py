@@ -24,7 +24,7 @@ CATEGORIES = ("Basic", "Pooling", "Normalization", "Quantize", "Spectral", "Othe
 
 # Palette entries of these categories that nnconsole does not register, and why.
 LEFT_OUT = {
-    "Comment": "an editor note, not a function: nothing to compute",
+    "Comment": "a canvas note, not a function: kept as the network's comments (Network.comments), outside the graph",
     "Output": "names a runtime output in NNC's editor; nnconsole's runtime outputs are the loss inputs",
     "Unsupported": "NNC's placeholder for a layer its own editor cannot read",
     "DeformableConvolution": "its offset and mask inputs come from NNC data generators nnconsole does not have",

@@ -241,6 +241,8 @@ def extras_of(project: Project, iterations_per_epoch: Optional[int] = None) -> D
         "schedule": {"type": opt.schedule.type, "max_iter": opt.schedule.max_iter},
         "optimizer": {"lr_multiplier": opt.lr_multiplier, "lr_update_interval": opt.lr_update_interval},
         "epochs": _unit_extras(opt, iterations_per_epoch),
+        "comments": [{"text": c.text, "position": list(c.position) if c.position is not None else None}
+                     for c in project.network.comments],
     }
 
 

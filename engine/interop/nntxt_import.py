@@ -19,7 +19,7 @@ import os
 import tempfile
 from typing import Any, Dict, List, Optional, Tuple
 
-from nnconsole.engine.project.model import FORMAT_VERSION, MultiGPU, Network, Project, Schedule
+from nnconsole.engine.project.model import FORMAT_VERSION, Comment, MultiGPU, Network, Project, Schedule
 
 from .netgraph import Node
 from .nntxt_network import network_nodes, training_network
@@ -130,9 +130,22 @@ def apply_extras(project: Project, extras: Dict[str, Any], notes: List[str]) -> 
                 and "max_iter" in sched:
             opt.schedule.max_iter = int(sched["max_iter"])
     _restore_epochs(opt, extras.get("epochs"), notes)
+    project.network.comments = _comments(extras.get("comments"))
     for key in ("lr_multiplier", "lr_update_interval"):
         if key in extras.get("optimizer", {}) and opt.schedule.type == "exponential" and opt.lr_multiplier == 1.0:
             setattr(opt, key, extras["optimizer"][key])
+
+
+def _comments(entries: Any) -> List[Comment]:
+    """The canvas notes an nnconsole-written .nntxt keeps in its header comment (malformed entries are skipped)."""
+    out: List[Comment] = []
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("text"), str):
+            continue
+        pos = entry.get("position")
+        ok = isinstance(pos, list) and len(pos) == 2 and all(type(v) in (int, float) for v in pos)
+        out.append(Comment(entry["text"], (float(pos[0]), float(pos[1])) if ok else None))
+    return out
 
 
 def _restore_epochs(opt: Any, epochs: Any, notes: List[str]) -> None:

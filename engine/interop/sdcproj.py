@@ -37,7 +37,7 @@ from .archive import read_bounded
 from .common import csv_rows, iterations_per_epoch
 from .pipeline import ImportedGraph, graph_to_layers, parameter_names
 from .report import ImportResult, InteropError
-from .sdcproj_network import network_nodes
+from .sdcproj_network import network_comments, network_nodes
 from .nntxt_optimizers import derived_network
 from .sdcproj_optimizers import read_extra_optimizers
 from .sdcproj_read import SdcReader, parse_ini
@@ -91,7 +91,7 @@ def import_sdcproj(path: str) -> ImportResult:
     desc = reader.section("Description", required=False)
     description = (desc.get("Text") or "").replace("\\n", "\n") if desc else ""
     project = Project(name=os.path.splitext(os.path.basename(path))[0], description=description,
-                      network=Network(layers=layers), datasets=datasets, config=config, optimizer=optimizer)
+                      network=Network(layers=layers, comments=network_comments(reader, network)), datasets=datasets, config=config, optimizer=optimizer)
     read_extra_optimizers(reader, project, n_opt, network, networks, ipe, unsupported, notes)
     return ImportResult(project=project, unsupported=unsupported, notes=notes, initial_parameters_path=None,
                         source=path)

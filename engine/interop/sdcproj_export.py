@@ -9,11 +9,11 @@ project -> .sdcproj -> project gives the same project. What NNC's file cannot ho
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Set, Tuple
+from typing import Dict, List, Sequence, Set, Tuple
 
 from nnconsole.engine.layers import find_spec, resolve_params
 from nnconsole.engine.layers.nnc_values import to_text
-from nnconsole.engine.project.model import Layer, Project
+from nnconsole.engine.project.model import Comment, Layer, Project
 
 from . import mapping
 from .report import ExportResult, InteropError
@@ -91,8 +91,22 @@ def layer_properties(layer: Layer, unsupported: List[str]) -> Dict[str, str]:
     return props
 
 
-def network_sections(layers: List[Layer], unsupported: List[str], network: str = NETWORK) -> List[str]:
-    """The [<network>_Network_Global], [<network>_Layer_i] and [<network>_Link_i] lines of a network."""
+def _comment_sections(comments: Sequence[Comment], first_id: int, network: str) -> List[str]:
+    """NNC's Comment layers for the network's canvas notes (a line break is written as ``\\n``)."""
+    body: List[str] = []
+    for k, note in enumerate(comments, start=first_id):
+        x, y = note.position if note.position is not None else (0.0, 0.0)
+        body += [f"[{network}_Layer_{k}]", f"ID={k}", "Type=Comment", f"Position_0={_coordinate(x)}",
+                 f"Position_1={_coordinate(y)}"] + NODE_SIZE
+        body += ["Property_0_Name=Comment", "Property_0_Value=" + note.text.replace("\r\n", "\n").replace(
+            "\r", "\n").replace("\n", "\\n"), "NumProperty=1"]
+    return body
+
+
+def network_sections(layers: List[Layer], unsupported: List[str], network: str = NETWORK,
+                     comments: Sequence[Comment] = ()) -> List[str]:
+    """The [<network>_Network_Global], [<network>_Layer_i] and [<network>_Link_i] lines of a network, its
+    canvas notes (``comments``) as NNC's Comment layers after the layers."""
     targets = _target_inputs(layers)
     dropped = {layer.inputs[1] for layer in layers if layer.name in targets}
     kept = [layer for layer in layers if layer.name not in dropped]
@@ -126,7 +140,8 @@ def network_sections(layers: List[Layer], unsupported: List[str], network: str =
     for k, (src, dst, pin) in enumerate(links):
         body += [f"[{network}_Link_{k}]", f"ID={k}", f"SourceLayerID={src}", "SourcePinIndex=0",
                  f"DestLayerID={dst}", f"DestPinIndex={pin}"]
-    return [f"[{network}_Network_Global]", f"NumLayer={len(kept)}", f"NumLink={len(links)}"] + body
+    body += _comment_sections(comments, len(kept), network)
+    return [f"[{network}_Network_Global]", f"NumLayer={len(kept) + len(comments)}", f"NumLink={len(links)}"] + body
 
 
 def project_text(project: Project, out_dir: str, unsupported: List[str], notes: List[str]) -> str:
@@ -140,7 +155,7 @@ def project_text(project: Project, out_dir: str, unsupported: List[str], notes: 
     lines += [f"Network_{i}={name}" for i, name in enumerate(names)]
     if project.description:
         lines += ["[Description]", "Text=" + project.description.replace("\n", "\\n")]
-    lines += network_sections(project.network.layers, unsupported)
+    lines += network_sections(project.network.layers, unsupported, comments=project.network.comments)
     lines += extra_network_sections(project, unsupported)
     settings = settings_sections(project, out_dir, unsupported, notes)
     count = f"NumOptimizer={1 + len(project.optimizers)}"

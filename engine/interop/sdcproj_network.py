@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 from nnconsole.engine.layers import find_spec
 from nnconsole.engine.layers.nnc_values import as_float, convert_value, ints, resolve
-from nnconsole.engine.project.model import Initializer
+from nnconsole.engine.project.model import Comment, Initializer
 
 from . import mapping
 from .netgraph import Node, WeightInfo
@@ -140,8 +140,7 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
         position = (as_float(s.get("Position_0"), 0.0), as_float(s.get("Position_1"), 0.0))
         node = Node(name=name, type=ltype, position=position)
         rtype = mapping.registry_type(ltype)
-        if ltype == "Comment":
-            notes.append(f"comment '{name}' dropped")
+        if ltype == "Comment":  # a canvas note, read by network_comments
             continue
         if ltype == "Input":
             node.params = layer_params("Input", name, props, unsupported)
@@ -195,6 +194,21 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
     for _slot, s_node, d_node in sorted(side_links, key=lambda t: t[0]):
         d_node.inputs.append(s_node.name)
     return order, targets, times
+
+
+def network_comments(reader: SdcReader, network: str) -> List[Comment]:
+    """NNC's Comment layers of one network: their text (``\\n`` in the file is a line break) and position."""
+    prefix = _network_prefix(reader, network)
+    glob = reader.section(f"{prefix}Network_Global", required=False)
+    out: List[Comment] = []
+    for i in range(reader.int(glob, "NumLayer", 0) if glob is not None else 0):
+        s = reader.section(f"{prefix}Layer_{i}", required=False)
+        if s is None or (s.get("Type") or "").strip() != "Comment":
+            continue
+        text = layer_properties(s).get("Comment", "").replace("\\n", "\n")
+        out.append(Comment(text=text, position=(as_float(s.get("Position_0"), 0.0), as_float(s.get("Position_1"),
+                                                                                           0.0))))
+    return out
 
 
 def _side_pins(nnc_type: str) -> Tuple[int, ...]:

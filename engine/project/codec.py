@@ -11,7 +11,7 @@ import typing
 from typing import Any, Dict, List, Tuple
 
 from .errors import Problem
-from .model import Layer, Project
+from .model import Layer, Network, Project
 
 PathKey = Tuple[Any, ...]
 # Keys of older formats that a file of the current format may still carry by habit.
@@ -44,6 +44,8 @@ def _from_value(value: Any) -> Any:
             if isinstance(value, Layer) and not v and f.name in ("initializers", "lr_multipliers", "position",
                                                                  "parameter_scope"):
                 continue  # keep layer entries short: empty extras are omitted
+            if isinstance(value, Network) and f.name == "comments" and not v:
+                continue  # a network without canvas notes is written as before
             out[f.name] = _from_value(v)
         return out
     if isinstance(value, (list, tuple)):

@@ -56,10 +56,21 @@ class Layer:
 
 
 @dataclass
+class Comment:
+    """A note on the EDIT canvas (NNC's Comment layer): text at a position. It computes nothing, so it is kept
+    beside the layers, never in the graph."""
+
+    text: str = ""
+    position: Optional[Tuple[float, float]] = None
+
+
+@dataclass
 class Network:
-    """The training network as a DAG; validation and runtime networks are derived from it."""
+    """The training network as a DAG; validation and runtime networks are derived from it. ``comments`` are
+    the canvas notes (NNC's Comment), kept through saves and .sdcproj round trips."""
 
     layers: List[Layer] = field(default_factory=list)
+    comments: List[Comment] = field(default_factory=list)
 
     def layer(self, name: str) -> Layer:
         for layer in self.layers:
