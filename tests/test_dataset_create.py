@@ -411,3 +411,20 @@ def test_stopping_at_a_bad_image_never_hangs(tmp_path):
     out = subprocess.run([sys.executable, "-c", STOP_REPEATEDLY, str(tmp_path / "src")], capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
+
+
+def test_a_worker_that_dies_fails_only_the_images_it_had_left(monkeypatch):
+    """A converting process killed mid-way (out of memory, say): its remaining images fail with a reason, the
+    other worker's all convert, and the call returns."""
+    from nnconsole.engine import image_convert
+
+    def fake(task):
+        if task[0] == "4":  # worker 0 takes 0, 2, 4, 6, 8: it dies at 4
+            os._exit(9)
+        return None
+
+    monkeypatch.setattr(image_convert, "convert_one", fake)
+    tasks = [(str(i), "", 1, 1, "resize", 1) for i in range(10)]
+    reasons = image_convert.convert_all(tasks, 2)
+    assert [i for i, r in enumerate(reasons) if r] == [4, 6, 8]
+    assert "exit code 9" in reasons[4]
