@@ -25,9 +25,12 @@ CATEGORIES = ("Basic", "Pooling", "Normalization", "Quantize", "Spectral", "Othe
 # Palette entries of these categories that nnconsole does not register, and why.
 LEFT_OUT = {
     "Comment": "a canvas note, not a function: kept as the network's comments (Network.comments), outside the graph",
-    "Output": "names a runtime output in NNC's editor; nnconsole's runtime outputs are the loss inputs",
-    "Unsupported": "NNC's placeholder for a layer its own editor cannot read",
-    "DeformableConvolution": "its offset and mask inputs come from NNC data generators nnconsole does not have",
+    "Output": "hidden in NNC's own palette (Hidden=True): it names a runtime output; nnconsole's runtime outputs "
+              "are the loss inputs",
+    "Unsupported": "hidden in NNC's own palette (Hidden=True): NNC's placeholder for a layer its editor cannot read",
+    "DeformableConvolution": "nnabla 1.39's CPU backward crashes the process (segfault, measured) when the offset "
+                             "input needs no gradient (a dataset variable, or any data input under nnabla_cli); "
+                             "registering it needs a guard in nnconsole's graph and in exported .nntxt first",
     "VATNoise": "needs NNC's virtual adversarial training loop (its buffer input and a second backward pass)",
 }
 
