@@ -42,6 +42,7 @@ def test_shapes_are_per_step_inside_the_block_and_weights_are_shared_over_time()
     assert info.loss_layers == ["loss"] and set(info.input_variables) == {"x", "y"}
 
 
+@pytest.mark.slow
 def test_unrolled_graph_equals_nnablas_own_expansion_of_the_same_nntxt():
     """nnabla's loader expands NNC's .nntxt (repeat_info, recurrent_param, Delay); nnconsole's unrolled
     graph of the same network, on the same weights and inputs, computes the same outputs and gradients."""
@@ -83,6 +84,7 @@ def test_unrolled_graph_equals_nnablas_own_expansion_of_the_same_nntxt():
         nn.clear_parameters()
 
 
+@pytest.mark.slow
 def test_delay_reads_its_initial_input_or_generator_at_the_first_step():
     import nnabla as nn
 
@@ -237,6 +239,7 @@ def test_nncs_lstm_unit_computes_an_lstm_and_costs_what_nnc_says():
         nn.clear_parameters()
 
 
+@pytest.mark.slow
 def test_nncs_lstm_unit_imports_from_sdcproj_and_exports_as_its_layers(tmp_path):
     import nnabla as nn
     from nnabla.utils.load import load

@@ -52,6 +52,7 @@ def _sequence_csv(folder: Path, n: int = 32, steps: int = 6, seed: int = 0) -> s
     return "train.csv"
 
 
+@pytest.mark.slow
 def test_nnc_sdcproj_with_a_recurrent_block_imports_and_trains(tmp_path):
     path = tmp_path / "elman.sdcproj"
     path.write_text(sdcproj_text(NNC_ELMAN), newline="")

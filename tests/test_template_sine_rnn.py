@@ -32,6 +32,7 @@ def _validation_errors(run_dir: Path) -> list:
     return [r["error"] for r in records if r.get("type") == "validation"]
 
 
+@pytest.mark.slow
 def test_template_uses_recurrent_layers_on_matrix_data_and_validates(tmp_path):
     folder = project_templates.template_path("sine_rnn")
     project = yaml.safe_load((folder / "project.yaml").read_text(encoding="utf-8"))
@@ -41,6 +42,7 @@ def test_template_uses_recurrent_layers_on_matrix_data_and_validates(tmp_path):
     assert "305" in info  # one set of weights for the 16 steps
 
 
+@pytest.mark.slow
 def test_template_data_regenerates_identically(tmp_path):
     data = project_templates.template_path("sine_rnn") / "data"
     module = load_script(str(ROOT / "scripts" / "make_sequence_dataset.py"))

@@ -9,6 +9,8 @@ import pytest
 
 from nnconsole.templates import template_path
 
+pytestmark = pytest.mark.slow  # an EDIT page on a template copy: about 3 s each, measured
+
 
 @pytest.fixture
 def rnn_page(qtbot, tmp_path):
