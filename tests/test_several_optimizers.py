@@ -111,6 +111,7 @@ def _trainer(path: str, results: str):
     return trainer
 
 
+@pytest.mark.slow
 def test_each_optimizer_updates_the_learned_weights_of_its_own_network(tmp_path):
     import nnabla as nn
 
@@ -127,6 +128,7 @@ def test_each_optimizer_updates_the_learned_weights_of_its_own_network(tmp_path)
         nn.clear_parameters()
 
 
+@pytest.mark.slow
 def test_a_gan_with_two_optimizers_trains_both_networks_and_exports(tmp_path):
     path = gan_project(str(tmp_path / "on"))
     run_dir, losses = train_in_process(load_project(path), str(tmp_path / "on" / "results"))
@@ -144,6 +146,7 @@ def test_a_gan_with_two_optimizers_trains_both_networks_and_exports(tmp_path):
     assert set(states) == {"0.h5", "1.h5"}
 
 
+@pytest.mark.slow
 def test_an_idle_extra_optimizer_leaves_the_one_optimizer_run_bit_identical(tmp_path):
     """The first optimizer's path is unchanged by the hooks: an extra optimizer on Main that never starts."""
     plain = tabular_project(str(tmp_path / "plain"))
@@ -186,6 +189,7 @@ def test_an_optimizer_on_the_validation_split_trains(tmp_path):
     assert np.all(np.isfinite(losses)) and os.path.isfile(os.path.join(run_dir, "parameters_final.h5"))
 
 
+@pytest.mark.slow
 def test_stop_and_resume_gives_the_uninterrupted_result_with_both_optimizers(tmp_path):
     """A checkpoint keeps both optimizers' solver states: a run stopped after its first update and resumed ends
     with the weights of the run that was never stopped."""
