@@ -2,6 +2,11 @@
 
 Each migrator takes the parsed dict of version N and returns the dict of version N+1. Files are
 never rewritten on load: the upgraded form is written only when the user saves.
+
+A key added with a default that means what files without it meant needs no step: format 3's ``networks``,
+``optimizers`` and ``executors`` (issue 17; absent = Main alone, the CONFIG tab's optimizer, Main's runtime
+network evaluated once) are written only when a project has them, so every other file stays byte-for-byte as
+it was, and an older nnconsole refuses a file that has them, naming the key, instead of dropping it.
 """
 from __future__ import annotations
 
