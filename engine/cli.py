@@ -61,6 +61,16 @@ def _hostfile(text: str) -> str:
     return path
 
 
+def _network(text: str) -> str:
+    """``--network NET``: subnets or interface names (nnconsole.engine.hosts.network_problem)."""
+    from nnconsole.engine.hosts import network_problem
+
+    problem = network_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
 def _user_path(text: Optional[str]) -> Optional[str]:
     """A path the user typed, resolved against their working folder once, here: the launcher and the
     workers run in other folders (the workers in the run's parent), where a relative path means something else."""
@@ -79,7 +89,8 @@ def cmd_train(args: argparse.Namespace) -> int:
                             workers=args.gpus, epochs=args.epochs, device=args.device, hosts=args.hosts or [],
                             hostfile=args.hostfile or "", launcher=args.launcher,
                             mpiexec_args=args.mpiexec_arg or [], resume_dir=_user_path(args.resume),
-                            allow_outside_data=args.allow_outside_data, oversubscribe=args.oversubscribe)
+                            allow_outside_data=args.allow_outside_data, oversubscribe=args.oversubscribe,
+                            network=args.network or "")
     printer = ProgressPrinter(live=False if args.quiet else None)
     if args.quiet:
         printer = lambda record: None  # noqa: E731
@@ -225,9 +236,11 @@ def _add_train_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hostfile", type=_hostfile, metavar="FILE", help="mpiexec hostfile (lines: host [slots=N])")
     p.add_argument("--oversubscribe", action="store_true", help="allow more workers than this machine's cores "
                    "(refused otherwise, whatever the project asks)")
+    p.add_argument("--network", type=_network, metavar="NET", help="with --hosts/--hostfile: the subnets or "
+                   "interfaces joining the hosts (e.g. 10.0.0.0/24 or eth1); default $NNCONSOLE_MPI_NETWORK")
     p.add_argument("--launcher", choices=LAUNCHERS, help="default: srun inside Slurm")
     p.add_argument("--mpiexec-arg", action="append", metavar="ARG", help="extra argument for mpiexec/srun "
-                   "(repeatable), e.g. --mpiexec-arg=--mca --mpiexec-arg=btl_tcp_if_include=eth0")
+                   "(repeatable), e.g. --mpiexec-arg=--mca --mpiexec-arg=pml --mpiexec-arg=ucx")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     _add_events_option(p)
     p.add_argument("--allow-outside-data", action="store_true", help="allow dataset paths that point outside "

@@ -93,3 +93,29 @@ def read_hostfile_problems(path: str) -> List[str]:
     except (OSError, UnicodeDecodeError) as exc:
         return [f"{path}: cannot read the hostfile ({getattr(exc, 'strerror', None) or exc})"]
     return [f"{path}:{line}: {problem}" for line, problem in hostfile_problems(text)]
+
+
+NETWORK_ENV = "NNCONSOLE_MPI_NETWORK"
+_INTERFACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,14}$")
+
+
+def network_problem(text: str) -> Optional[str]:
+    """Why ``--network`` text (comma-separated subnets like 10.0.0.0/24, or interface names like eth0) is refused."""
+    items = [i for i in (text or "").split(",") if i]
+    if not items:
+        return "empty network: give subnets (10.0.0.0/24) or interface names (eth0), comma-separated"
+    for item in items:
+        if "/" in item:
+            try:
+                ipaddress.ip_network(item, strict=False)
+                continue
+            except ValueError:
+                return f"'{item}' is not a subnet (expected e.g. 10.0.0.0/24)"
+        if not _INTERFACE.fullmatch(item):
+            return f"'{item}' is neither a subnet (10.0.0.0/24) nor an interface name (eth0)"
+    return None
+
+
+def network_mca_args(network: str) -> List[str]:
+    """mpiexec options that keep Open MPI's daemons (oob) and ranks (btl tcp) on the hosts' network."""
+    return ["--mca", "btl_tcp_if_include", network, "--mca", "oob_tcp_if_include", network]

@@ -22,7 +22,7 @@ from typing import Any, Callable, List, Optional
 
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine import runs
-from nnconsole.engine.hosts import read_hostfile_problems
+from nnconsole.engine.hosts import NETWORK_ENV, network_mca_args, network_problem, read_hostfile_problems
 from nnconsole.engine.launch_watch import (STALLED_RANK_SECONDS, STOP_GRACE_SECONDS, Stall, Watcher,  # noqa: F401
                                  diagnose_failure, launch_header, wait_for_job, worker_processes, worker_ranks)
 from nnconsole.engine.project.io import atomic_write, dumps_project, load_project
@@ -56,6 +56,7 @@ class LaunchRequest:
     resume_dir: Optional[str] = None
     allow_outside_data: bool = False  # the user allowed dataset paths outside the project's folder
     oversubscribe: bool = False  # the user allowed more workers than this machine's cores (command line only)
+    network: str = ""  # hosts' network for Open MPI (subnets/interfaces); default $NNCONSOLE_MPI_NETWORK
 
 
 @dataclass
@@ -151,9 +152,13 @@ def check_oversubscription(workers: int, oversubscribe: bool, hosts: Optional[Li
 
 def worker_command(run_dir: str, workers: int, launcher: str = "mpiexec", hosts: Optional[List[str]] = None,
                    hostfile: str = "", extra: Optional[List[str]] = None, cpu: bool = True,
-                   oversubscribe: bool = False) -> List[str]:
+                   oversubscribe: bool = False, network: str = "") -> List[str]:
     """The command line that starts all ranks of a run (LaunchError: more workers than cores without consent,
-    a hostfile that is missing or holds something other than hosts)."""
+    a hostfile that is missing or holds something other than hosts, a network that is not subnets/interfaces).
+
+    ``network`` (several hosts only) keeps Open MPI's traffic on those subnets or interfaces
+    (btl_tcp_if_include, oob_tcp_if_include): hosts with several networks (a public one, a cluster one,
+    docker bridges) otherwise try them all and may hang on one that does not connect them."""
     python = python_module_command("nnconsole.engine.worker") + [run_dir]
     if workers <= 1 and not hosts and not hostfile and launcher != "srun":
         return python
@@ -168,6 +173,12 @@ def worker_command(run_dir: str, workers: int, launcher: str = "mpiexec", hosts:
             raise LaunchError("\n".join(problems) if os.path.exists(hostfile) else f"hostfile not found: {hostfile}")
         cmd += ["--hostfile", hostfile]
     single_host = not hosts and not hostfile
+    network = network or os.environ.get(NETWORK_ENV, "")
+    if network and not single_host and not _sets_mca(extra or [], "btl_tcp_if_include"):
+        problem = network_problem(network)
+        if problem:
+            raise LaunchError(f"--network / {NETWORK_ENV}: {problem}")
+        cmd += network_mca_args(network)
     check_oversubscription(workers, oversubscribe, hosts, hostfile, launcher)
     if single_host and workers > (os.cpu_count() or 1):
         cmd.append(OVERSUBSCRIBE_FLAG)
@@ -284,7 +295,8 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
     hostfile = request.hostfile or _project_hostfile(project)
     extra = request.mpiexec_args or project.multi_gpu.mpiexec_args
     consent = request.oversubscribe or OVERSUBSCRIBE_FLAG in request.mpiexec_args  # the command line's only
-    worker_command("", workers, launcher, hosts, hostfile, oversubscribe=consent)  # refuse before writing
+    worker_command("", workers, launcher, hosts, hostfile, oversubscribe=consent,
+                   network=request.network)  # refuse before writing
     if request.resume_dir:
         run_dir = request.resume_dir
         runs.trim_metrics(run_dir, read_checkpoint(resume_from, verify=False).iteration)  # no record twice
@@ -306,7 +318,7 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
     else:
         run_dir = prepare_run(project, request, workers)
     cmd = worker_command(run_dir, workers, launcher, hosts, hostfile, extra, cpu=device != "cuda",
-                         oversubscribe=consent)
+                         oversubscribe=consent, network=request.network)
     status = runs.read_status(run_dir) or runs.RunStatus()
     status.status, status.pid, status.workers, status.message, status.failed_rank = "running", os.getpid(), \
         workers, "", None
