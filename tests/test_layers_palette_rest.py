@@ -181,3 +181,27 @@ def test_deformable_convolution_is_left_out_because_nnablas_backward_crashes_on_
     assert run(True).stdout.strip().endswith("ok")  # an offset computed by the network: fine
     crashed = run(False)
     assert crashed.returncode != 0 and "ok" not in crashed.stdout, "nnabla fixed it: register DeformableConvolution"
+
+
+def test_a_broadcast_to_after_a_learned_layer_trains_with_no_gradient_through_it():
+    """nnabla 1.39 raises 'BroadcastTo backward function is not implemented': the build makes its output a
+    constant for backward, so a network with it trains (the Affine before it learns through the other path)."""
+    import nnabla as nn
+    import nnabla.solvers as S
+
+    layers = _inputs((4,)) + [Layer("fc", "Affine", ["in0"], {"out_shape": [4]}),
+                              Layer("b", "BroadcastTo", ["fc", "fc"]), Layer("sum", "Add2", ["b", "fc"]),
+                              Layer("t", "Input", params={"shape": [4], "variable": "t"}),
+                              Layer("loss", "SquaredError", ["sum", "t"])]
+    nn.clear_parameters()
+    built = build_graph(Network(layers), 2, "train", rng=np.random.RandomState(0))
+    for v in built.inputs.values():
+        v.d = RNG.randn(*v.shape)
+    solver = S.Sgd(0.1)
+    solver.set_parameters(nn.get_parameters())
+    before = {k: p.d.copy() for k, p in nn.get_parameters().items()}
+    built.loss.forward()
+    solver.zero_grad()
+    built.loss.backward()  # raised before
+    solver.update()
+    assert any(not np.array_equal(before[k], p.d) for k, p in nn.get_parameters().items())

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, List, Mapping
 
 from .factory import function_layer
-from .function_hooks import same_shapes, side_input_properties
+from .function_hooks import no_gradient, same_shapes, side_input_properties
 from .nntxt_codec import Unsupported
 from .registry import ParamSpec, Shape, ShapeError, fmt_shape
 
@@ -40,6 +40,13 @@ def _broadcast_to_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
     return x
 
 
+def _broadcast_to_build(ctx: Any, inputs: list, layer: Any) -> Any:
+    """nnabla 1.39 has no BroadcastTo backward ('not implemented'): the output is a constant for backward, so
+    training stops there instead of failing (layers before it learn only through other paths)."""
+    import nnabla.functions as F
+    return no_gradient(F.broadcast_to(inputs[0], inputs[1], axis=-1))
+
+
 def _broadcast_to_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> dict:
     if f.HasField("broadcast_to_param") and int(f.broadcast_to_param.axis) != -1:
         raise Unsupported(f"axis {f.broadcast_to_param.axis} (nnconsole's BroadcastTo aligns y with the end of x)")
@@ -48,11 +55,12 @@ def _broadcast_to_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list
 
 function_layer("BroadcastTo", _GROUP, "broadcast_to",
                "Broadcasts its second input y (NNC's y pin) onto the first input's shape. With per-sample inputs "
-               "y must have x's shape (nnabla counts the batch axis in y): the output is y.",
+               "y must have x's shape (nnabla counts the batch axis in y): the output is y. No gradient flows "
+               "back through it (nnabla has no BroadcastTo backward).",
                [ParamSpec("axis", "int", -1, "Axis of x where y's dimensions start; -1 aligns them at the end "
                           "(the only choice that fits per-sample inputs).")],
                n_inputs=(2, 2), input_names=("x", "y"), output_shape=_broadcast_to_shape,
-               from_sdcproj=side_input_properties("y"), from_nntxt=_broadcast_to_from_nntxt,
+               build=_broadcast_to_build, from_sdcproj=side_input_properties("y"), from_nntxt=_broadcast_to_from_nntxt,
                caption=lambda p: "")
 
 
