@@ -184,7 +184,7 @@ class FloatArrays(Mapping):
 
 def _prepare(table: _Table, expected: Dict[str, Tuple[int, ...]], base: Path, root: Optional[str] = None,
              label_classes: Optional[Mapping[str, int]] = None) -> Tuple[
-        Dict[str, List[Tuple[str, os.stat_result]]], Dict[str, Optional[Tuple[int, int, int]]], Dict[str, np.ndarray]]:
+        Dict[str, List[Tuple[str, Tuple[int, int]]]], Dict[str, Optional[Tuple[int, int, int]]], Dict[str, np.ndarray]]:
     """Every check that needs no image decoding: rows, variables, image files present, numbers.
 
     Returns (image files per image variable, image target per image variable, numeric arrays).
@@ -198,7 +198,7 @@ def _prepare(table: _Table, expected: Dict[str, Tuple[int, ...]], base: Path, ro
             raise _err(shown, 1, None, f"the header has no variable '{name}' (the network's Input layer '{name}' "
                        f"needs it; the header names {', '.join(by_name)}); add a '{name}' column or change the "
                        "Input layer's variable")
-    files: Dict[str, List[Tuple[str, os.stat_result]]] = {}
+    files: Dict[str, List[Tuple[str, Tuple[int, int]]]] = {}
     targets: Dict[str, Optional[Tuple[int, int, int]]] = {}
     for var in table.variables:
         first = next((r[var.columns[0]] for r in table.rows if r[var.columns[0]].strip()), "")

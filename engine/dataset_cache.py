@@ -33,14 +33,14 @@ PROGRESS_FILE = "progress.json"
 PARTIAL_SUFFIX = ".partial"
 
 
-def _cache_key(table: _Table, files: Sequence[Tuple[str, os.stat_result]],
+def _cache_key(table: _Table, files: Sequence[Tuple[str, Tuple[int, int]]],
                expected: Mapping[str, Tuple[int, ...]]) -> str:
     """Content key: the CSV bytes, every image file's mtime and size (in CSV order), the expected shapes."""
     h = hashlib.sha256()
     h.update(CACHE_VERSION.encode())
     h.update(hashlib.sha256(table.raw).digest())
-    for _, st in files:  # in CSV order; the file names are part of the CSV bytes above
-        h.update(f"{st.st_mtime_ns}\0{st.st_size}\n".encode())
+    for _, (mtime_ns, size) in files:  # in CSV order; the file names are part of the CSV bytes above
+        h.update(f"{mtime_ns}\0{size}\n".encode())
     h.update(repr(sorted((k, tuple(v)) for k, v in expected.items())).encode())
     return h.hexdigest()
 
