@@ -91,7 +91,8 @@ def import_sdcproj(path: str) -> ImportResult:
     desc = reader.section("Description", required=False)
     description = (desc.get("Text") or "").replace("\\n", "\n") if desc else ""
     project = Project(name=os.path.splitext(os.path.basename(path))[0], description=description,
-                      network=Network(layers=layers, comments=network_comments(reader, network)), datasets=datasets, config=config, optimizer=optimizer)
+                      network=Network(layers=layers, comments=network_comments(reader, network)), datasets=datasets,
+                      config=config, optimizer=optimizer)
     read_extra_optimizers(reader, project, n_opt, network, networks, ipe, unsupported, notes)
     return ImportResult(project=project, unsupported=unsupported, notes=notes, initial_parameters_path=None,
                         source=path)
