@@ -185,10 +185,13 @@ def finish_entry(partial: Path, entry: Path, key: str, size: int, shapes: Dict[s
 
 
 def remove_stale(folder: Path, prefix: str, keep: str) -> None:
-    """Remove the entries of the same CSV but another key (older versions); call with the CSV's lock held."""
+    """Remove the entries of the same CSV but another key (older versions, and the v1 cache's .npz files);
+    call with the CSV's lock held."""
     for old in folder.glob(prefix + "*"):
         if old.is_dir() and old.name != keep:
             shutil.rmtree(old, ignore_errors=True)
+        elif old.suffix == ".npz" and old.is_file():  # the float32 .npz of nnconsole-dataset-cache-v1
+            old.unlink(missing_ok=True)
     for partial in folder.glob(f".{prefix}*{PARTIAL_SUFFIX}"):
         if not partial.name.startswith(f".{keep}."):
             shutil.rmtree(partial, ignore_errors=True)

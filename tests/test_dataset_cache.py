@@ -292,3 +292,17 @@ def test_a_process_waiting_for_another_ones_build_relays_its_progress_to_the_end
     assert builder.returncode == 0, err
     assert seen and seen[-1] == (24, 24) and all(total == 24 for _, total in seen)
     np.testing.assert_array_equal(ds.images["x"][5, 0], grey(5))
+
+
+def test_a_build_removes_the_float32_npz_the_previous_cache_format_left(tmp_path):
+    from nnconsole.engine.dataset_cache import _cache_prefix
+
+    csv_path = image_csv(tmp_path, n=3)
+    folder = csv_path.parent / ".nnconsole-cache"
+    folder.mkdir()
+    old = folder / (_cache_prefix(csv_path) + "0123456789abcdef0123456789abcdef.npz")
+    other = folder / "another-csv-12345678-0123456789abcdef0123456789abcdef.npz"
+    for path in (old, other):
+        np.savez(path, v0=np.zeros((3, 1, 8, 8), np.float32))
+    load_dataset(csv_path)
+    assert not old.exists() and other.exists()  # only this CSV's
