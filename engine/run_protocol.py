@@ -174,11 +174,26 @@ class DatasetCacheRecord(TypedDict):
     eta: Optional[float]  # seconds; None until the build has a rate
 
 
-MetricsRecord = Union[TrainRecord, ValidationRecord, SyncCheckRecord, WarningRecord, DatasetCacheRecord]
+class OptimizerLossRecord(TypedDict):
+    """With each ``train`` record of a project with several optimizers (issue 17): one per optimizer after the
+    first that ran in the window, its loss averaged over its iterations there and all ranks. A record type of
+    its own, so that readers of ``train`` records (the first optimizer's) are not mixed up by it."""
+
+    type: str  # "optimizer_loss"
+    optimizer: str  # the optimizer's name (Project.optimizers[i].name)
+    network: str
+    iteration: int
+    epoch: float
+    loss: float
+    lr: float
+
+
+MetricsRecord = Union[TrainRecord, ValidationRecord, SyncCheckRecord, WarningRecord, DatasetCacheRecord,
+                      OptimizerLossRecord]
 TRAIN, VALIDATION, SYNC_CHECK, WARNING = "train", "validation", "sync_check", "warning"
-DATASET_CACHE = "dataset_cache"
+DATASET_CACHE, OPTIMIZER_LOSS = "dataset_cache", "optimizer_loss"
 RECORD_TYPES = {TRAIN: TrainRecord, VALIDATION: ValidationRecord, SYNC_CHECK: SyncCheckRecord,
-                WARNING: WarningRecord, DATASET_CACHE: DatasetCacheRecord}
+                WARNING: WarningRecord, DATASET_CACHE: DatasetCacheRecord, OPTIMIZER_LOSS: OptimizerLossRecord}
 
 
 def warning_record(message: str, iteration: Optional[int] = None) -> WarningRecord:

@@ -27,7 +27,7 @@ from nnconsole.engine.data import cache_progress_records, load_datasets
 from nnconsole.engine.host_arrays import HostArrays
 from nnconsole.engine.progress import COMM_WARN_SHARE
 from nnconsole.engine.rank_process import StopRequest, close_logger, rank_logger
-from nnconsole.engine.train_optimizers import all_solvers, build_optimizer_runs, step_optimizers
+from nnconsole.engine.train_optimizers import all_solvers, build_optimizer_runs, loss_records, step_optimizers
 from nnconsole.engine.worker_options import WorkerOptions
 
 
@@ -339,8 +339,10 @@ class Trainer:
             * self.comm.size / span, time_per_iter=span / max(window["n"], 1),
             allreduce_share=share, elapsed=elapsed, eta=eta, total_iterations=total_iters,
         )
+        extra = loss_records(self, self.extra_optimizers, record["epoch"])  # collective: before the rank test
         if self.metrics:
-            self.metrics.write(record)
+            for written in [record, *extra]:
+                self.metrics.write(written)
         if self.comm.size > 1 and share > COMM_WARN_SHARE and not warned_comm and self.iteration > 2 * (
                 self.project.config.log_interval):
             message = (f"all-reduce takes {share:.0%} of each iteration: communication dominates. Use a larger "

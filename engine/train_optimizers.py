@@ -56,6 +56,8 @@ class OptimizerRun:
     weight_decay: float
     trainable: List[Any] = field(default_factory=list)
     accumulated: int = 0
+    loss_sum: float = 0.0  # this rank's losses since the last monitor record (``loss_records``)
+    loss_count: int = 0
 
     def active(self, iteration: int) -> bool:
         """Whether it runs at 0-based ``iteration`` (nnabla: start <= iteration + 1 <= end)."""
@@ -132,6 +134,8 @@ def step_optimizers(trainer: Any, runs: List[OptimizerRun], iteration: int, epoc
             raise TrainingError(f"the loss of optimizer '{run.entry.name}' (network '{run.entry.network}') became "
                                 f"{loss} at iteration {iteration}; lower its learning rate or check the data. "
                                 "The last good checkpoint is kept.")
+        run.loss_sum += loss
+        run.loss_count += 1
         run.accumulated += 1
         if run.accumulated < U:
             continue
@@ -144,6 +148,26 @@ def step_optimizers(trainer: Any, runs: List[OptimizerRun], iteration: int, epoc
             if run.weight_decay:
                 solver.weight_decay(run.weight_decay)
             solver.update()
+
+
+def loss_records(trainer: Any, runs: List[OptimizerRun], epoch: float) -> List[Any]:
+    """One ``optimizer_loss`` record per extra optimizer that ran since the last call: its loss averaged over
+    those iterations and all ranks (collective: every rank calls it with the ``train`` record). Resets the sums."""
+    from nnconsole.engine.run_protocol import OPTIMIZER_LOSS, OptimizerLossRecord
+
+    if not runs:
+        return []
+    sums = trainer.comm.sum([value for run in runs for value in (run.loss_sum, run.loss_count)])
+    records = []
+    for i, run in enumerate(runs):
+        total, count = float(sums[2 * i]), float(sums[2 * i + 1])
+        run.loss_sum, run.loss_count = 0.0, 0
+        if count > 0:
+            records.append(OptimizerLossRecord(
+                type=OPTIMIZER_LOSS, optimizer=run.entry.name, network=run.entry.network,
+                iteration=trainer.iteration, epoch=epoch, loss=total / count,
+                lr=float(trainer._lr_at(run.schedule, trainer.iteration))))
+    return records
 
 
 def all_solvers(trainer: Any) -> List[Any]:

@@ -1,0 +1,44 @@
+"""Every optimizer's loss in metrics.jsonl (issue 17): the optimizers after the first write ``optimizer_loss``
+records with their name, beside the first optimizer's ``train`` records, which stay as they were."""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+from nnconsole.engine.project.io import load_project
+from nnconsole.engine.run_protocol import OPTIMIZER_LOSS, TRAIN, record_problems
+from tests.helpers import train_in_process
+from tests.test_several_optimizers import gan_project
+
+
+def _records(run_dir: str) -> list:
+    with open(os.path.join(run_dir, "metrics.jsonl")) as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def test_each_extra_optimizer_writes_its_loss_beside_the_train_record(tmp_path):
+    run_dir, losses = train_in_process(load_project(gan_project(str(tmp_path), epochs=2)), str(tmp_path / "r"))
+    records = _records(run_dir)
+    assert all(not record_problems(r) for r in records), [record_problems(r) for r in records]
+    train = [r for r in records if r["type"] == TRAIN]
+    extra = [r for r in records if r["type"] == OPTIMIZER_LOSS]
+    assert train and len(extra) == len(train)  # the generator's optimizer runs at every iteration
+    assert {r["optimizer"] for r in extra} == {"Optimizer_G"} and {r["network"] for r in extra} == {"Generator"}
+    assert [r["iteration"] for r in extra] == [r["iteration"] for r in train]
+    assert [r["epoch"] for r in extra] == [r["epoch"] for r in train]
+    values = np.array([r["loss"] for r in extra])
+    assert np.all(np.isfinite(values)) and np.all(values > 0)
+    assert not np.allclose(values, [r["loss"] for r in train])  # the generator's loss, not the discriminator's
+    assert all(r["lr"] == 0.01 for r in extra)
+
+
+def test_an_optimizer_outside_its_range_writes_no_loss(tmp_path):
+    """Only the windows in which the optimizer ran get a record (its end iteration bounds them)."""
+    run_dir, _ = train_in_process(load_project(gan_project(str(tmp_path), epochs=2, end_iteration=3)),
+                                  str(tmp_path / "r"))
+    records = _records(run_dir)
+    extra = [r for r in records if r["type"] == OPTIMIZER_LOSS]
+    train = [r for r in records if r["type"] == TRAIN]
+    assert len(train) == 2 and [r["iteration"] for r in extra] == [train[0]["iteration"]]  # 4 iterations an epoch
