@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from nnconsole.engine.layers import get_spec, resolve_params
 from nnconsole.engine.layers.initializers import make_initializer
@@ -25,6 +25,7 @@ from nnconsole.engine.recurrent_unroll import unrolled_network
 from nnconsole.engine.repeat_blocks import has_repeats, unroll
 from nnconsole.engine.shapes import MODES, NetworkInfo, derive_network, infer_network
 from nnconsole.engine.shared_params import weight_scope_of
+from nnconsole.engine.unit_expand import expand_units, with_default_arguments
 
 
 class GraphError(ValueError):
@@ -116,13 +117,15 @@ def _mean_per_sample(F: Any, v: Any) -> Any:
 
 
 def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any = None,
-                seed: Optional[int] = None, rank: int = 0) -> BuiltGraph:
+                seed: Optional[int] = None, rank: int = 0,
+                networks: Optional[Mapping[str, Network]] = None) -> BuiltGraph:
     """Build the nnabla graph of ``network`` for ``mode`` ('train', 'validation' or 'runtime').
 
     train: dropout on, BatchNormalization on batch statistics; validation: the same layers with
     dropout off and running statistics; runtime: the derived inference network (no losses, no
     target inputs). ``rng`` (numpy RandomState) feeds the weight initializers of new parameters;
     ``seed`` (the run's) and ``rank`` (the worker's) seed the random layers (see BuildContext.random_seed).
+    ``networks`` (the project's, by name) expand Unit layers into their networks' layers (unit_expand).
     """
     import nnabla as nn
     import nnabla.functions as F
@@ -132,6 +135,10 @@ def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any
     if int(batch_size) < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     batch_size = int(batch_size)
+    network, _, unit_problems = expand_units(network, networks)  # units become their networks' layers
+    if unit_problems:
+        raise GraphError(_format_errors(NetworkInfo(errors=list(unit_problems)), mode))
+    network = with_default_arguments(network)
     network = unrolled_network(network)  # recurrent blocks unrolled over time, as nnabla's loader does
     train_info = infer_network(network)
     first_loss = train_info.loss_layers[0] if train_info.loss_layers else None

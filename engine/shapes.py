@@ -17,13 +17,14 @@ import difflib
 import heapq
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from nnconsole.engine.layers import get_spec, resolve_params
 from nnconsole.engine.layers.initializers import check_initializer
 from nnconsole.engine.layers.inputs import input_variable
 from nnconsole.engine.layers.registry import LayerSpec, ShapeError, UnknownLayerType, prod
 from nnconsole.engine.project.model import Layer, Network
+from nnconsole.engine.unit_expand import is_unit_inner
 
 Shape = Tuple[int, ...]
 MODES = ("train", "validation", "runtime")
@@ -188,13 +189,21 @@ def _known_list(names: Sequence[str], limit: int = 12) -> str:
     return shown + (f", ... ({len(names)} in all)" if len(names) > limit else "") if names else "none"
 
 
-def infer_network(network: Network) -> NetworkInfo:
-    """Infer every layer's output shape, weights and cost; collect errors instead of raising."""
-    from nnconsole.engine.recurrent_unroll import has_recurrent, infer_recurrent
+def infer_network(network: Network, networks: Optional[Mapping[str, Network]] = None, name: str = "") -> NetworkInfo:
+    """Infer every layer's output shape, weights and cost; collect errors instead of raising.
 
+    ``networks`` (the project's, by name) and ``name`` (this network's) are needed only by Unit layers, which
+    are expanded into their networks' layers first (``unit_expand``; the Unit reports its output's shape)."""
+    from nnconsole.engine.recurrent_unroll import has_recurrent, infer_recurrent
+    from nnconsole.engine.unit_expand import expand_units, fold_unit_problems, with_default_arguments
+
+    network, origin, unit_problems = expand_units(network, networks, name)
+    network = with_default_arguments(network)  # Arguments seen on their own take their own values
     if has_recurrent(network):  # unrolled over time first; reported in the network's own layer names
-        return infer_recurrent(network, infer_plain)
-    return infer_plain(network)
+        info = infer_recurrent(network, infer_plain)
+    else:
+        info = infer_plain(network)
+    return fold_unit_problems(info, origin, unit_problems)
 
 
 def infer_plain(network: Network) -> NetworkInfo:
@@ -257,7 +266,7 @@ def _infer_layer(info: NetworkInfo, layer: Layer, li: LayerInfo, by_name: Dict[s
     problems: List[str] = []
     if name in in_cycle:
         li.error = in_cycle[name]  # already listed once in info.errors
-    if "/" in name:
+    if "/" in name and not is_unit_inner(layer):  # a unit's expansion names its layers '<unit>/<layer>'
         problems.append(f"layer name '{name}' must not contain '/' (nnabla uses it to separate "
                         "parameter scopes); rename it")
     spec = _spec_or_none(layer.type)

@@ -25,11 +25,13 @@ def parameter_name(layer: Any, key: str) -> str:
 def share_parameters(info: Any, layers: Dict[str, Any]) -> None:
     """Count each shared weight once in ``info`` (a shapes.NetworkInfo) and report sharers whose weights
     differ in shape (nnabla could not give them one set)."""
+    from nnconsole.engine.unit_expand import is_unit_inner  # a unit's layers have '<unit>/<layer>' scopes
+
     owner: Dict[str, Tuple[str, Tuple[int, ...]]] = {}
     for name in info.order:
         li = info.layers[name]
         layer = layers.get(name)
-        if layer is not None and "/" in (getattr(layer, "parameter_scope", "") or ""):
+        if layer is not None and "/" in (getattr(layer, "parameter_scope", "") or "") and not is_unit_inner(layer):
             li.error = (f"parameter scope '{layer.parameter_scope}' must not contain '/' (nnabla uses it to "
                         "separate scopes); use a plain name such as 'disc'")
             info.errors.append((name, li.error))

@@ -1,0 +1,142 @@
+"""NNC's Unit and Argument layers (issue 17): a network of the project used as a layer, expanded by the engine
+into its layers ('<unit>/<layer>', weights under '<unit>/<layer>/...') with the Arguments substituted."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nnconsole.engine.graph import GraphError, build_graph
+from nnconsole.engine.project.model import Layer, Network
+from nnconsole.engine.shapes import infer_network
+from nnconsole.engine.unit_expand import UnitInnerLayer as U
+
+L = Layer
+
+
+def block() -> Network:
+    """A unit network: Affine to the 'n' Argument's size, Tanh; a loss left in it is not part of the unit."""
+    return Network([
+        L("x", "Input", params={"shape": [6]}),
+        L("n", "Argument", params={"value": "4", "type": "PIntArray"}),
+        L("fc", "Affine", ["x"], {"out_shape": "n"}),
+        L("act", "Tanh", ["fc"]),
+        L("t", "Input", params={"shape": [4], "variable": "t"}),
+        L("own loss", "SquaredError", ["act", "t"]),
+    ])
+
+
+def main_with_units() -> Network:
+    return Network([
+        L("x", "Input", params={"shape": [6]}),
+        L("u1", "Unit", ["x"], {"network": "Block", "arguments": "n=6"}),
+        L("u2", "Unit", ["u1"], {"network": "Block", "arguments": "n=3"}),
+        L("y", "Input", params={"shape": [3], "variable": "y"}),
+        L("loss", "SquaredError", ["u2", "y"]),
+    ])
+
+
+def hand_expanded() -> Network:
+    """The layers a unit's expansion should give, written by hand (U: layers a unit made, '/' allowed)."""
+    return Network([
+        L("x", "Input", params={"shape": [6]}),
+        U("u1/fc", "Affine", ["x"], {"out_shape": [6]}, parameter_scope="u1/fc"),
+        U("u1", "Tanh", ["u1/fc"], parameter_scope="u1/act"),
+        U("u2/fc", "Affine", ["u1"], {"out_shape": [3]}, parameter_scope="u2/fc"),
+        U("u2", "Tanh", ["u2/fc"], parameter_scope="u2/act"),
+        L("y", "Input", params={"shape": [3], "variable": "y"}),
+        L("loss", "SquaredError", ["u2", "y"]),
+    ])
+
+
+def networks(**more):
+    return {"Main": main_with_units(), "Block": block(), **more}
+
+
+def test_shapes_and_parameters_equal_the_hand_expanded_network():
+    info = infer_network(main_with_units(), networks(), "Main")
+    assert info.errors == []
+    assert info.layers["u1"].out_shape == (6,) and info.layers["u2"].out_shape == (3,)
+    assert info.total_params == 6 * 6 + 6 + 6 * 3 + 3
+    import nnabla as nn
+
+    nn.clear_parameters()
+    got = build_graph(main_with_units(), 2, "train", networks=networks())
+    got_params = {k: tuple(v.shape) for k, v in got.parameters.items()}
+    nn.clear_parameters()
+    want = build_graph(hand_expanded(), 2, "train")
+    assert got_params == {k: tuple(v.shape) for k, v in want.parameters.items()}
+    assert set(got_params) == {"u1/fc/affine/W", "u1/fc/affine/b", "u2/fc/affine/W", "u2/fc/affine/b"}
+    assert tuple(got.prediction.shape) == (2, 3)
+
+
+def test_unit_network_on_its_own_takes_its_arguments_own_values():
+    info = infer_network(block())
+    assert info.errors == [] and info.layers["fc"].out_shape == (4,)
+
+
+def test_a_unit_trains_one_iteration():
+    import nnabla as nn
+    import nnabla.solvers as S
+
+    nn.clear_parameters()
+    graph = build_graph(main_with_units(), 4, "train", rng=np.random.RandomState(0), networks=networks())
+    rng = np.random.RandomState(1)
+    for var in graph.inputs.values():
+        var.d = rng.randn(*var.shape)
+    solver = S.Sgd(0.5)
+    solver.set_parameters(graph.parameters)
+    graph.loss.forward()
+    before = float(graph.loss.d)
+    solver.zero_grad()
+    graph.loss.backward()
+    solver.update()
+    graph.loss.forward()
+    assert np.isfinite(before) and float(graph.loss.d) < before
+
+
+def test_nested_units_scope_their_weights_under_each_unit():
+    outer = Network([L("x", "Input", params={"shape": [6]}),
+                     L("inner", "Unit", ["x"], {"network": "Block", "arguments": "n=2"}), L("r", "ReLU", ["inner"])])
+    main = Network([L("x", "Input", params={"shape": [6]}), L("o", "Unit", ["x"], {"network": "Outer"}),
+                    L("y", "Input", params={"shape": [2], "variable": "y"}), L("loss", "SquaredError", ["o", "y"])])
+    import nnabla as nn
+
+    nn.clear_parameters()
+    got = build_graph(main, 2, "train", networks=networks(Outer=outer))
+    assert set(got.parameters) == {"o/inner/fc/affine/W", "o/inner/fc/affine/b"}
+
+
+@pytest.mark.parametrize("nets, chain", [
+    ({"Block": Network([L("x", "Input", params={"shape": [6]}), L("me", "Unit", ["x"], {"network": "Block"})])},
+     "Block -> Block"),
+    ({"Block": Network([L("x", "Input", params={"shape": [6]}), L("a", "Unit", ["x"], {"network": "A"})]),
+      "A": Network([L("x", "Input", params={"shape": [6]}), L("b", "Unit", ["x"], {"network": "Block"})])},
+     "Block -> A -> Block"),
+])
+def test_a_unit_that_uses_itself_is_refused_with_the_chain(nets, chain):
+    main = Network([L("x", "Input", params={"shape": [6]}), L("u", "Unit", ["x"], {"network": "Block"})])
+    info = infer_network(main, {"Main": main, **nets}, "Main")
+    messages = [m for n, m in info.errors if n == "u"]
+    assert messages and chain in messages[0] and "cannot contain itself" in messages[0]
+    with pytest.raises(GraphError, match="cannot contain itself"):
+        build_graph(main, 2, "runtime", networks={"Main": main, **nets})
+
+
+def test_missing_network_argument_or_inputs_are_errors_on_the_unit():
+    for params, inputs, words in [
+        ({"network": "Nope"}, ["x"], "which the project does not have (networks: Main, Block)"),
+        ({"network": ""}, ["x"], "set its network"),
+        ({"network": "Block", "arguments": "m=3"}, ["x"], "argument 'm' is not an Argument of the network"),
+        ({"network": "Block", "arguments": "n=abc"}, ["x"], "argument 'n' = 'abc' is not a valid PIntArray"),
+        ({"network": "Block", "arguments": "n"}, ["x"], "is not name=value"),
+        ({"network": "Block"}, ["x", "x"], "has 1 Input layer(s) (x) but the unit has 2 input(s)"),
+    ]:
+        main = Network([L("x", "Input", params={"shape": [6]}), L("u", "Unit", inputs, params)])
+        info = infer_network(main, {"Main": main, "Block": block()}, "Main")
+        assert any(n == "u" and words in m for n, m in info.errors), (words, info.errors)
+        assert info.layers["u"].error and info.layers["u"].out_shape is None
+
+
+def test_a_slash_is_still_refused_in_a_users_own_layer_name():
+    main = Network([L("x", "Input", params={"shape": [6]}), L("a/b", "Tanh", ["x"])])
+    assert any("must not contain '/'" in m for _, m in infer_network(main).errors)
