@@ -148,10 +148,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from nnconsole.engine.project.io import load_project
+    from nnconsole.engine.project.structure import MAIN_NETWORK, all_networks
     from nnconsole.engine.shapes import infer_network
 
     project = load_project(args.project, allow_outside_data=args.allow_outside_data)
-    info = infer_network(project.network)
+    info = infer_network(project.network, all_networks(project), MAIN_NETWORK)  # Units use the other networks
     print(f"{args.project}: OK ({len(project.network.layers)} layers, {info.total_params:,} parameters, "
           f"{info.total_macs:,} multiply-adds per sample)")
     return ExitCode.OK
@@ -159,10 +160,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_info(args: argparse.Namespace) -> int:
     from nnconsole.engine.project.io import load_project
+    from nnconsole.engine.project.structure import MAIN_NETWORK, all_networks
     from nnconsole.engine.shapes import infer_network
 
     project = load_project(args.project, check_datasets=False)
-    info = infer_network(project.network)
+    info = infer_network(project.network, all_networks(project), MAIN_NETWORK)  # Units use the other networks
     rows = [("layer", "type", "output shape", "parameters", "multiply-adds")]
     for name in info.order:
         li = info.layers[name]
@@ -201,6 +203,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
     for name, (network, extra) in others.items():
         print(f"\noptimizer {name} (network {network}):")
         print(format_plan_table(extra))
+    if args.hosts or args.link or args.compute_ms is not None:  # the predictor (issue 20)
+        from nnconsole.engine.predict_inputs import prediction_report
+
+        print("\n" + prediction_report(project, args.hosts or project.multi_gpu.hosts, counts,
+                                        lambda n: plan_for(project, n, args.device, args.policy),
+                                        args.link, args.intra_link, args.compute_ms))
     return ExitCode.OK
 
 
@@ -289,6 +297,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", choices=DEVICES)
     p.add_argument("--json", action="store_true", help="machine-readable output (used by the GUI): a list of "
                    "plans, or with several optimizers a mapping of optimizer name to its list")
+    p.add_argument("--hosts", type=_host_list, metavar="H1:S,H2:S", help="predict the time per epoch of each "
+                   "layout of these hosts (host:slots), e.g. a:2,b:2")
+    p.add_argument("--link", metavar="BW,LATENCY", help="the network between hosts for the prediction, e.g. "
+                   "1Gbit,100us (default: assumed gigabit Ethernet)")
+    p.add_argument("--intra-link", metavar="BW,LATENCY", help="the link between workers of one host (default 10GB/s,5us)")
+    p.add_argument("--compute-ms", type=float, metavar="MS", help="one worker's compute per iteration at the "
+                   "project's batch (default: measured by the project's latest run)")
     p = add("templates", cmd_templates, "List the bundled project templates.")
     p = add("new", cmd_new, "Create a new project folder from a template.")
     p.add_argument("destination", help="folder to create")
