@@ -1,6 +1,7 @@
 """Learning curves: loss, error and learning rate against epochs, for one run and overlaid runs.
 
-Records come from ``metrics.jsonl`` (``train`` per monitor interval, ``validation`` per epoch). Each
+Records come from ``metrics.jsonl`` (``train`` per monitor interval, ``validation`` per epoch, and with
+several optimizers ``optimizer_loss``: one more loss curve per optimizer, named in the legend). Each
 run keeps growable buffers and curve handles; new records append to the buffers and the affected
 curves get one ``setData`` per timer tick. Curves clip to the view and downsample ('peak'), so
 100,000 points per curve stay smooth.
@@ -20,13 +21,20 @@ from nnconsole.app.widgets.grid import SharedXGrid
 from nnconsole.app.widgets.plots import (LR_COLOR, TRAIN_COLOR, VALID_COLOR, GrowingSeries, color, fast_curve,
                                        style_plot_item)
 from nnconsole.engine import runs
-from nnconsole.engine.run_protocol import TRAIN, VALIDATION
+from nnconsole.engine.project.structure import FIRST_OPTIMIZER
+from nnconsole.engine.run_protocol import OPTIMIZER_LOSS, TRAIN, VALIDATION
 
 SERIES = ("train_loss", "train_error", "valid_loss", "valid_error", "lr")
 Y_HEADROOM = 1.1  # the y axis ends 10% above the largest value shown
 MAX_MARKERS = 300  # validation points drawn with markers up to this many epochs, as a plain line beyond
 PLOT_OF = {"train_loss": "loss", "valid_loss": "loss", "train_error": "error", "valid_error": "error", "lr": "lr"}
-CSV_FIELDS = ("type", "epoch", "iteration", "loss", "error", "lr", "samples_per_s", "elapsed")
+CSV_FIELDS = ("type", "optimizer", "epoch", "iteration", "loss", "error", "lr", "samples_per_s", "elapsed")
+OPTIMIZER_KEY = "optimizer_loss:"  # + the optimizer's name: the series of an optimizer after the first
+
+
+def plot_of(key: str) -> str:
+    """The plot ('loss', 'error' or 'lr') a series is drawn in; every optimizer's loss is a loss."""
+    return PLOT_OF.get(key, "loss")
 
 
 def run_label(run_dir: str) -> str:
@@ -69,10 +77,41 @@ class RunCurves:
                       "valid_error": (c, f"{self.name} validation", False, "t"),
                       "lr": (c, self.name, True, None)}
         self.symbols = {key for key, style in styles.items() if style[3]}
+        self.plots = plots
+        self.index = index
         for key, (pen, name, dashed, symbol) in styles.items():
             self.curves[key] = fast_curve(plots[PLOT_OF[key]], pen, name, width=1.0,
                                           dashed=dashed, symbol=symbol)
             self.curves[key].setZValue(10 if primary else 1)
+
+    def optimizer_names(self) -> List[str]:
+        """The optimizers after the first whose losses this run wrote, in the order they appeared."""
+        return [key[len(OPTIMIZER_KEY):] for key in self.series if key.startswith(OPTIMIZER_KEY)]
+
+    def _optimizer_series(self, name: str) -> str:
+        """The series key of optimizer ``name``, its curve made on its first record (named in the legend);
+        the first optimizer's training curve is then named after it too."""
+        key = OPTIMIZER_KEY + name
+        if key in self.series:
+            return key
+        if not self.optimizer_names():
+            self._rename(self.curves["train_loss"], f"{FIRST_OPTIMIZER} training" if self.primary
+                         else f"{self.name} {FIRST_OPTIMIZER} training")
+        self.series[key] = GrowingSeries()
+        if self.primary:  # after the primary run's blue, red, green: orange, purple...
+            pen, label, dashed = color(3 + len(self.optimizer_names()) - 1), f"{name} training", False
+        else:
+            pen, label, dashed = color(self.index + 3), f"{self.name} {name} training", True
+        self.curves[key] = fast_curve(self.plots["loss"], pen, label, width=1.0, dashed=dashed)
+        self.curves[key].setZValue(10 if self.primary else 1)
+        return key
+
+    def _rename(self, curve: pg.PlotDataItem, name: str) -> None:
+        curve.opts["name"] = name
+        legend = self.plots["loss"].legend
+        label = legend.getLabel(curve) if legend is not None else None
+        if label is not None:
+            label.setText(name)
 
     def add(self, records: Iterable[Dict[str, Any]]) -> int:
         """Append train/validation records to the buffers; returns how many were used."""
@@ -91,6 +130,11 @@ class RunCurves:
                 if "lr" in r:
                     cols["lr"][0].append(x)
                     cols["lr"][1].append(float(r["lr"]))
+            elif kind == OPTIMIZER_LOSS:
+                key = self._optimizer_series(str(r.get("optimizer", "?")))
+                xs, ys = cols.setdefault(key, ([], []))
+                xs.append(float(r.get("epoch", 0.0)))
+                ys.append(float(r.get("loss", float("nan"))))
             elif kind == VALIDATION:
                 x = float(r.get("epoch", 0.0))
                 cols["valid_loss"][0].append(x)
@@ -107,7 +151,7 @@ class RunCurves:
                 self.dirty.add(key)
                 finite = [y for y in ys if math.isfinite(y)]
                 if finite:
-                    plot = PLOT_OF[key]
+                    plot = plot_of(key)
                     self.top[plot] = max(self.top.get(plot, 0.0), max(finite))
         return used
 
@@ -123,8 +167,8 @@ class RunCurves:
 
     def remove(self, plots: Dict[str, pg.PlotItem]) -> None:
         for key, curve in self.curves.items():
-            plots[PLOT_OF[key]].removeItem(curve)
-            legend = plots[PLOT_OF[key]].legend
+            plots[plot_of(key)].removeItem(curve)
+            legend = plots[plot_of(key)].legend
             if legend is not None:
                 legend.removeItem(curve)
 
