@@ -74,7 +74,11 @@ class Trainer:
 
         speed_up_nnabla_accessors()
         self.host = HostArrays()
-        self.project = project or load_project(os.path.join(self.run_dir, runs.RESOLVED_FILE), check_datasets=False)
+        from nnconsole.engine.unit_expand import expanded_project
+
+        # Units run as their networks' layers (the run's project file keeps them as units)
+        self.project = expanded_project(project or load_project(os.path.join(self.run_dir, runs.RESOLVED_FILE),
+                                                                check_datasets=False))
         cfg = self.project.config
         if self.options.max_epoch:
             cfg.max_epoch = int(self.options.max_epoch)

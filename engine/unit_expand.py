@@ -219,3 +219,35 @@ def fold_unit_problems(info: Any, origin: Mapping[str, str], problems: Sequence[
                 li.error = f"layer '{name}': {message}"
     info.errors = errors
     return info
+
+
+class UnitError(ValueError):
+    """A project's units cannot be expanded; the message lists each problem by network and layer."""
+
+
+def expanded_project(project: Any) -> Any:
+    """A copy of ``project`` whose networks (Main and the others) have every Unit expanded, for the engine to
+    train or export (the project itself keeps its units); UnitError lists what stops a unit."""
+    from nnconsole.engine.project.structure import MAIN_NETWORK, all_networks
+
+    networks = all_networks(project)
+    if not any(has_units(n) for n in networks.values()):
+        return project
+    out = project.copy()
+    problems: List[str] = []
+    expanded: Dict[str, Network] = {}
+    for name, network in networks.items():
+        expanded[name], _, found = expand_units(network, networks, name)
+        problems += [f"  network '{name}', layer '{layer}': {message}" for layer, message in found]
+    if problems:
+        raise UnitError(f"cannot expand the project's units, {len(problems)} problem"
+                        f"{'s' if len(problems) != 1 else ''}:\n" + "\n".join(problems))
+    used = {str(_params(layer).get("network", "")) for n in networks.values() for layer in n.layers
+            if layer.type == "Unit"}
+    run = {o.network for o in project.optimizers} | {e.network for e in getattr(project, "executors", [])}
+    for name, network in expanded.items():  # Arguments seen on their own take their own values and go
+        network = with_default_arguments(network)
+        expanded[name] = dataclasses.replace(network, layers=[x for x in network.layers if x.type != "Argument"])
+    out.network = expanded.pop(MAIN_NETWORK)
+    out.networks = {name: n for name, n in expanded.items() if name not in used or name in run}  # units' own
+    return out

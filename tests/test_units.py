@@ -140,3 +140,44 @@ def test_missing_network_argument_or_inputs_are_errors_on_the_unit():
 def test_a_slash_is_still_refused_in_a_users_own_layer_name():
     main = Network([L("x", "Input", params={"shape": [6]}), L("a/b", "Tanh", ["x"])])
     assert any("must not contain '/'" in m for _, m in infer_network(main).errors)
+
+
+def unit_project(folder) -> str:
+    """The tabular MLP with its hidden layer as a Unit of a 'Hidden' network (Argument 'width')."""
+    from nnconsole.engine.project.io import load_project, save_project
+    from tests.helpers import tabular_project
+
+    path = tabular_project(str(folder), epochs=1)
+    project = load_project(path, check_datasets=False)
+    project.networks["Hidden"] = Network([
+        L("in", "Input", params={"shape": [4]}), L("width", "Argument", params={"value": "5", "type": "PInt"}),
+        L("fc", "Affine", ["in"], {"out_shape": "width"}), L("act", "Tanh", ["fc"])])
+    project.network = Network([
+        L("x", "Input", params={"shape": [4]}), L("hidden", "Unit", ["x"], {"network": "Hidden", "arguments": "width=8"}),
+        L("fc2", "Affine", ["hidden"], {"out_shape": 3}), L("y", "Input", params={"shape": [1]}),
+        L("loss", "SoftmaxCrossEntropy", ["fc2", "y"])])
+    save_project(project, path, backup=False)
+    return path
+
+
+def test_a_unit_project_saves_validates_trains_and_exports_expanded(tmp_path):
+    from nnconsole.engine.interop.nntxt_export import project_to_proto
+    from nnconsole.engine.project.io import load_project
+    from nnconsole.engine.project.validate import validate
+    from tests.helpers import nnconsole, train_in_process
+
+    path = unit_project(tmp_path / "p")
+    project = load_project(path)
+    assert project.network.layer("hidden").type == "Unit" and "Hidden" in project.networks  # kept as a unit
+    assert validate(project) == []
+    out = nnconsole(["info", path]).stdout
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.strip()}
+    assert rows["hidden/fc"][1:4] == ["Affine", "8", "40"] and rows["hidden"][2] == "8"  # the unit, expanded
+    run_dir, losses = train_in_process(project, str(tmp_path / "results"))
+    assert losses and all(np.isfinite(losses))
+    assert load_project(path).network.layer("hidden").type == "Unit"  # the user's project keeps its unit
+    proto, _, _ = project_to_proto(load_project(path, check_datasets=False))
+    main = [n for n in proto.network if n.name == "Main"][0]
+    assert "hidden/fc" in [f.name for f in main.function]
+    assert {v.name for v in main.variable} >= {"hidden/fc/affine/W", "hidden/fc/affine/b"}
+    assert "Hidden" not in [n.name for n in proto.network]  # the unit's own network is expanded, not written

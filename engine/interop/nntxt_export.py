@@ -273,8 +273,14 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
     from nnconsole.engine.repeat_blocks import unrolled_project
     from nnconsole.engine.shapes import infer_network, runtime_layer_names
 
+    from nnconsole.engine.unit_expand import UnitError, expanded_project
+
     unsupported: List[str] = []
     notes: List[str] = []
+    try:
+        project = expanded_project(project)  # Units are written as their networks' layers, as NNC exports them
+    except UnitError as exc:
+        raise InteropError(str(exc)) from exc
     info = infer_network(project.network)
     if info.errors:
         raise InteropError("the network has problems, fix them before exporting:\n" + info.error_text())

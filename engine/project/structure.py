@@ -111,7 +111,7 @@ def _check_networks(project: Project) -> List[Problem]:
                 " (Main is the project's 'network')" if name == MAIN_NETWORK else ""),
                 fix="give each extra network its own name of letters, digits, '_', '-' or '.', e.g. Generator"))
         index = {layer.name: i for i, layer in reversed(list(enumerate(network.layers)))}
-        for lname, message in infer_network(network).errors:
+        for lname, message in infer_network(network, all_networks(project), name).errors:  # Units: other networks
             at = f"{where}.layers[{index[lname]}]" if lname in index else f"{where}.layers"
             problems.append(Problem(at, f"network '{name}', layer '{lname}': {message}"))
     return problems

@@ -203,7 +203,9 @@ def check_network(project: Project) -> List[Problem]:
         problems.append(Problem("network.layers", "the network has no layers",
                                 fix="start from a template: nnconsole new --template digits_cnn"))
         return problems
-    info = infer_network(project.network)
+    from .structure import MAIN_NETWORK, all_networks
+
+    info = infer_network(project.network, all_networks(project), MAIN_NETWORK)  # Units use the other networks
     for name, message in info.errors:
         where = f"network.layers[{index[name]}]" if name in index else "network.layers"
         problems.append(Problem(where, f"layer '{name}': {message}"))
