@@ -22,6 +22,7 @@ from typing import Any, Callable, List, Optional
 
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine import runs
+from nnconsole.engine.host_watch import HostProbe, host_names
 from nnconsole.engine.hosts import NETWORK_ENV, network_mca_args, network_problem, read_hostfile_problems
 from nnconsole.engine.launch_watch import (STALLED_RANK_SECONDS, STOP_GRACE_SECONDS, Stall, Watcher,  # noqa: F401
                                  diagnose_failure, launch_header, wait_for_job, worker_processes, worker_ranks)
@@ -332,17 +333,33 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
     shm = _shared_memory_dir(cmd, hosts, hostfile)
     if shm:
         env["OMPI_MCA_btl_sm_backing_directory"] = env["OMPI_MCA_btl_vader_backing_directory"] = shm
+    started = time.time()
     try:
         with open(os.path.join(run_dir, "logs", "launcher.log"), "ab") as log:
             log.write(launch_header(cmd).encode())
             log.flush()
             child = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
                                      preexec_fn=_preexec, cwd=os.path.dirname(run_dir))
-            code, stall = wait_for_job(child, run_dir, Watcher(run_dir, report))
+            probe = HostProbe(host_names(hosts, hostfile)) if (hosts or hostfile) and launcher != "srun" else None
+            try:
+                code, stall = wait_for_job(child, run_dir, Watcher(run_dir, report), probe)
+            finally:
+                if probe is not None:
+                    probe.close()
     finally:
         if shm:
             shutil.rmtree(shm, ignore_errors=True)
+    if code == ExitCode.OK and stall is None and not _final_model_written(run_dir, started):
+        code = ExitCode.FAILED  # mpiexec reports success after losing a host (Open MPI 5): the run did not end
     return _finish(run_dir, code, stall)
+
+
+def _final_model_written(run_dir: str, since: float) -> bool:
+    """Whether rank 0 wrote the run's final parameters during this launch (what a finished run leaves)."""
+    try:
+        return os.path.getmtime(os.path.join(run_dir, "parameters_final.h5")) >= since - 1.0
+    except OSError:
+        return False
 
 
 def _shared_memory_dir(cmd: List[str], hosts: List[str], hostfile: str) -> Optional[str]:

@@ -21,7 +21,7 @@ import signal
 import subprocess
 import time
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from nnconsole.engine import runs
 from nnconsole.engine.run_protocol import STOP_FILE, ExitCode, read_error_records
@@ -170,8 +170,12 @@ class Watcher:
                 self.report = lambda r: None
 
 
-def wait_for_job(child: subprocess.Popen, run_dir: str, watcher: Watcher) -> Tuple[int, Optional[Stall]]:
-    """Wait for the job to end, turning Ctrl-C/SIGTERM into a STOP file; (exit status, stall that ended it)."""
+def wait_for_job(child: subprocess.Popen, run_dir: str, watcher: Watcher,
+                 probe: Any = None) -> Tuple[int, Optional[Stall]]:
+    """Wait for the job to end, turning Ctrl-C/SIGTERM into a STOP file; (exit status, stall that ended it).
+
+    ``probe`` (nnconsole.engine.host_watch.HostProbe, several hosts only) ends the job when a host stops
+    answering; what it returns then stands in for the stall."""
     stop_asked: List[float] = []
 
     def on_signal(signum, frame):  # noqa: ARG001
@@ -202,6 +206,11 @@ def wait_for_job(child: subprocess.Popen, run_dir: str, watcher: Watcher) -> Tup
             checked_after_stop = bool(stop_asked)
             if found and (found.seconds >= STALLED_RANK_SECONDS or stop_asked):
                 stall = found
+                end_job(child, run_dir)
+                break
+            lost = probe.lost() if probe is not None else None
+            if lost is not None:
+                stall = lost
                 end_job(child, run_dir)
                 break
             if stop_asked and now - stop_asked[0] > STOP_GRACE_SECONDS:
@@ -277,6 +286,30 @@ def signal_name(signum: int) -> str:
         return f"signal {signum}"
 
 
+# Open MPI 5 (PRTE) says either, depending on when the daemon went: both name the host.
+_LOST_DAEMON = re.compile(r"lost communication with a remote daemon.*?Remote daemon\s*:\s*\S+ on node (\S+)"
+                          r"|daemon failed to report back.*?Remote host:\s*(\S+)", re.S)
+
+
+def lost_host(run_dir: str) -> str:
+    """The message for a job whose mpiexec lost a host's daemon ('' if none was lost): that host went
+    down, its network failed or its processes were killed, and Open MPI ended every rank."""
+    path = os.path.join(run_dir, "logs", "launcher.log")
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(max(0, os.path.getsize(path) - 65536))
+            text = fh.read().decode(errors="replace")
+    except OSError:
+        return ""
+    text = text[text.rfind("==== nnconsole launch"):] if "==== nnconsole launch" in text else text
+    found = _LOST_DAEMON.search(text)
+    if not found:
+        return ""
+    return (f"host {found.group(1) or found.group(2)} was lost: Open MPI lost its daemon there (the machine went "
+            f"down, its network link failed, or its processes were killed) and ended the job; check the host, or "
+            f"leave it out (--hosts/--hostfile) and resume")
+
+
 def diagnose_failure(run_dir: str, exit_code: int, stall: Optional[Stall] = None) -> Tuple[Optional[int], str, int]:
     """(failed rank or None, message, exit code for the CLI) of a failed job.
 
@@ -301,6 +334,8 @@ def diagnose_failure(run_dir: str, exit_code: int, stall: Optional[Stall] = None
             code = ExitCode.BAD_INPUT if first["exit_code"] == ExitCode.BAD_INPUT else ExitCode.FAILED
         elif not disk_full:
             message += "\n" + str(first.get("traceback", "")).rstrip()
+    elif lost_host(run_dir):
+        rank, message = None, lost_host(run_dir)
     else:
         rank = None
         tail = log_tail(run_dir)
