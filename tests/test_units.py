@@ -181,3 +181,30 @@ def test_a_unit_project_saves_validates_trains_and_exports_expanded(tmp_path):
     assert "hidden/fc" in [f.name for f in main.function]
     assert {v.name for v in main.variable} >= {"hidden/fc/affine/W", "hidden/fc/affine/b"}
     assert "Hidden" not in [n.name for n in proto.network]  # the unit's own network is expanded, not written
+
+
+def test_sdcproj_export_and_import_keep_units_as_units(tmp_path):
+    """NNC's file holds the Unit (Network and one property per argument), the unit's network with its Argument
+    layer and the property written as the argument's name; importing it gives the same project layers."""
+    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.sdcproj_export import export_sdcproj
+    from nnconsole.engine.project.io import load_project
+    from nnconsole.engine.project.validate import validate
+
+    project = load_project(unit_project(tmp_path / "p"))
+    export_sdcproj(project, str(tmp_path / "p" / "u.sdcproj"))
+    text = (tmp_path / "p" / "u.sdcproj").read_text()
+    for line in ("Type=Unit", "Property_1_Name=Network", "Property_1_Value=Hidden", "Property_2_Name=width",
+                 "Property_2_Value=8", "Type=Argument", "Property_1_Name=Value", "Property_1_Value=5",
+                 "Property_2_Name=Type", "Property_2_Value=PInt", "Property_1_Name=OutShape", "Property_1_Value=width"):
+        assert line in text.splitlines(), line
+    result = import_file(str(tmp_path / "p" / "u.sdcproj"))
+    assert result.unsupported == []
+    got = result.project
+    assert [(x.name, x.type, x.inputs, x.params) for x in got.network.layers if x.type == "Unit"] == \
+        [("hidden", "Unit", ["x"], {"network": "Hidden", "arguments": "width=8"})]
+    hidden = {x.name: x for x in got.networks["Hidden"].layers}
+    assert hidden["width"].params == {"value": "5", "type": "PInt", "search": False}
+    assert hidden["fc"].params["out_shape"] == "width"
+    assert got.network.layer("y").params["shape"] == [1]  # inferred through the unit (else reported in unsupported)
+    assert validate(got, datasets=False) == []

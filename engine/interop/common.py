@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from nnconsole.engine.layers.nnc_values import as_bool, as_float, as_int  # noqa: F401  (re-exported)
 from nnconsole.engine.project.model import Layer, Network, Project
@@ -90,7 +90,8 @@ def label_target_shape(loss_type: str, pred_shape: Sequence[int], axis: int) -> 
     return pred
 
 
-def add_loss_targets(nodes: List[Node], targets: Dict[str, str], unsupported: List[str]) -> List[Node]:
+def add_loss_targets(nodes: List[Node], targets: Dict[str, str], unsupported: List[str],
+                     library: Optional[Mapping[str, Network]] = None) -> List[Node]:
     """Give each loss node a target Input (its dataset variable, e.g. ``y``) as second input.
 
     ``targets`` maps loss node name -> dataset variable. Shapes come from shape inference on the
@@ -106,7 +107,7 @@ def add_loss_targets(nodes: List[Node], targets: Dict[str, str], unsupported: Li
         return nodes
     scratch: List[str] = []
     layers = to_layers([n for n in nodes if n.name not in targets], scratch, layout=False)
-    info = infer_network(Network(layers=layers))
+    info = infer_network(Network(layers=layers), library)  # library: the networks Unit layers use
     taken = {n.name for n in nodes}
     made: Dict[str, Tuple[str, Tuple[int, ...]]] = {}
     out: List[Node] = []

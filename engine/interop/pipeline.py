@@ -12,9 +12,9 @@ entry module assembles the ``ImportResult`` (the report) with the project.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
-from nnconsole.engine.project.model import Layer
+from nnconsole.engine.project.model import Layer, Network
 
 from . import mapping
 from .common import add_loss_targets
@@ -34,9 +34,10 @@ class ImportedGraph:
 
 
 def graph_to_layers(graph: ImportedGraph, unsupported: List[str], notes: List[str],
-                    where: str) -> Tuple[List[Layer], List[Node]]:
+                    where: str, library: Optional[Mapping[str, Network]] = None) -> Tuple[List[Layer], List[Node]]:
     """Project layers from an imported graph, and the final nodes (for parameter names).
 
+    ``library``: the file's other networks by name, which its Unit layers use (for the losses' target shapes).
     Raises InteropError (naming ``where``) for malformed repeat blocks."""
     nodes, removed = remove_pass_through(graph.nodes, mapping.PASS_THROUGH)
     if removed:
@@ -49,7 +50,7 @@ def graph_to_layers(graph: ImportedGraph, unsupported: List[str], notes: List[st
     if graph.loss_targets:
         targets = {n.name: graph.loss_targets[n.base_name] for n in nodes if n.base_name in graph.loss_targets}
         nodes = reshape_scalar_predictions(nodes, targets, notes)
-        nodes = add_loss_targets(nodes, targets, unsupported)
+        nodes = add_loss_targets(nodes, targets, unsupported, library)
     return to_layers(nodes, unsupported, layout=True), nodes
 
 

@@ -29,7 +29,7 @@ this module assembles the project and its report.
 from __future__ import annotations
 
 import os
-from typing import List
+from typing import Dict, List
 
 from nnconsole.engine.project.model import Network, Project
 
@@ -45,6 +45,19 @@ from .sdcproj_settings import read_config, read_datasets, read_optimizer
 
 
 # ------------------------------------------------------------------------------------------ the import
+def _unit_library(reader: SdcReader, networks: List[str], main: str) -> Dict[str, Network]:
+    """The file's other networks (those Unit layers use), converted quietly: only to infer the shapes of the
+    units' outputs (the losses' targets); ``read_extra_optimizers`` imports and reports them."""
+    library: Dict[str, Network] = {}
+    for name in networks:
+        if name != main and not derived_network(name):
+            scratch: List[str] = []
+            nodes, targets, times = network_nodes(reader, name, scratch, scratch)
+            library[name] = Network(layers=graph_to_layers(ImportedGraph(nodes, times, targets), scratch, scratch,
+                                                           reader.path)[0])
+    return library
+
+
 def import_sdcproj(path: str) -> ImportResult:
     """Import an NNC desktop project file; see the module docstring."""
     path = os.path.abspath(path)
@@ -80,7 +93,8 @@ def import_sdcproj(path: str) -> ImportResult:
                      "runtime networks from the training network")
 
     nodes, targets, times = network_nodes(reader, network, unsupported, notes)
-    layers, nodes = graph_to_layers(ImportedGraph(nodes, times, targets), unsupported, notes, path)
+    library = _unit_library(reader, networks, network) if any(n.type == "Unit" for n in nodes) else None
+    layers, nodes = graph_to_layers(ImportedGraph(nodes, times, targets), unsupported, notes, path, library)
     parameter_names(nodes, unsupported, copies_initialized=False)
 
     train_name = (opt_s.get("Optimizer_DatasetName") or "").strip() if opt_s else ""

@@ -33,11 +33,13 @@ def _neutral(value: Optional[str]) -> bool:
         return False
 
 
-def layer_params(rtype: str, name: str, props: Dict[str, str], unsupported: List[str]) -> Dict[str, Any]:
+def layer_params(rtype: str, name: str, props: Dict[str, str], unsupported: List[str],
+                 arguments: Set[str] = frozenset()) -> Dict[str, Any]:
     """Registry parameters from NNC properties (unknown or unconvertible ones are listed).
 
     The type's registration says how: its ``from_sdcproj`` hook first (properties it handled are
-    done), then its ``nnc_properties`` table, converted by each parameter's kind."""
+    done), then its ``nnc_properties`` table, converted by each parameter's kind. A property written as
+    the name of one of the network's ``arguments`` (Argument layers) is kept as that name (unit_expand)."""
     from nnconsole.engine.layers import get_spec
 
     spec = get_spec(rtype)
@@ -48,6 +50,9 @@ def layer_params(rtype: str, name: str, props: Dict[str, str], unsupported: List
         if prop not in props or prop in handled:
             continue
         value = _resolve(props, prop)
+        if value is not None and value.strip() in arguments:  # the Unit using this network gives the value
+            params[pname] = value.strip()
+            continue
         if value is None or value.startswith("*"):
             unsupported.append(f"layer '{name}' ({rtype}): property {prop}={props[prop]} is computed by NNC and "
                                "cannot be read; nnconsole's default is used")
@@ -124,6 +129,8 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
     targets: Dict[str, str] = {}
     times: Dict[str, int] = {}
     taken: Set[str] = set()
+    arguments = {(layer_properties(s).get("Name") or "").strip() for s in
+                 (reader.section(f"{prefix}Layer_{i}") for i in range(n_layers)) if (s.get("Type") or "").strip() == "Argument"}
     for i in range(n_layers):
         s = reader.section(f"{prefix}Layer_{i}")
         lid = reader.int(s, "ID", i)
@@ -149,7 +156,7 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
                 unsupported.append(f"layer '{name}' (Input): Generator={gen} (random input) is not supported; it "
                                    "reads the dataset variable instead")
         elif rtype is not None:
-            node.params = layer_params(rtype, name, props, unsupported)
+            node.params = layer_params(rtype, name, props, unsupported, arguments)
             scope = (_resolve(props, "ParameterScope") or name).strip() or name
             if scope != name and "/" not in scope:  # the user's own scope is kept, shared or not (as NNC names it)
                 node.parameter_scope = scope

@@ -52,7 +52,7 @@ def _no_build(ctx: Any, inputs: list, layer: Any) -> Any:  # pragma: no cover - 
 
 def _unit_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any], unsupported: List[str]) -> List[str]:
     """Every property that is not NNC's own (Input, Network, ParameterScope, Output, Cost*) is an argument."""
-    own = {"Input", "Network", "ParameterScope", "Output"}
+    own = {"Name", "Input", "Network", "ParameterScope", "Output"}
     args = {k: v for k, v in props.items() if k not in own and not k.startswith("Cost")}
     if args:
         params["arguments"] = format_arguments(args)
