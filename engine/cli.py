@@ -203,12 +203,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
     for name, (network, extra) in others.items():
         print(f"\noptimizer {name} (network {network}):")
         print(format_plan_table(extra))
-    if args.hosts or args.link or args.compute_ms is not None:  # the predictor (issue 20)
+    if args.hosts or args.link or args.compute_ms is not None or args.latency_ms is not None:  # predictor (issue 20)
         from nnconsole.engine.predict_inputs import prediction_report
 
         print("\n" + prediction_report(project, args.hosts or project.multi_gpu.hosts, counts,
                                         lambda n: plan_for(project, n, args.device, args.policy),
-                                        args.link, args.intra_link, args.compute_ms))
+                                        args.link, args.latency_ms, args.compute_ms))
     return ExitCode.OK
 
 
@@ -299,9 +299,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "plans, or with several optimizers a mapping of optimizer name to its list")
     p.add_argument("--hosts", type=_host_list, metavar="H1:S,H2:S", help="predict the time per epoch of each "
                    "layout of these hosts (host:slots), e.g. a:2,b:2")
-    p.add_argument("--link", metavar="BW,LATENCY", help="the network between hosts for the prediction, e.g. "
-                   "1Gbit,100us (default: assumed gigabit Ethernet)")
-    p.add_argument("--intra-link", metavar="BW,LATENCY", help="the link between workers of one host (default 10GB/s,5us)")
+    p.add_argument("--link", metavar="BW[,LATENCY]", help="the network between hosts for the prediction, e.g. "
+                   "1gbit,100us (as 'doctor --hosts' measures it; default: assumed gigabit Ethernet)")
+    p.add_argument("--latency-ms", type=float, metavar="MS", help="the network's latency per message (instead of "
+                   "--link's second part)")
     p.add_argument("--compute-ms", type=float, metavar="MS", help="one worker's compute per iteration at the "
                    "project's batch (default: measured by the project's latest run)")
     p = add("templates", cmd_templates, "List the bundled project templates.")

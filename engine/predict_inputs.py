@@ -1,10 +1,16 @@
-"""The predictor's inputs for a project: gradient size, compute time per iteration, iterations per epoch.
+"""The predictor's inputs for a project, and its verdict per layout (what ``plan --hosts`` and CONFIG show).
 
-The gradient size is the learned-parameter count of shape inference (``engine.shapes``) x 4 bytes (float32).
-The compute time is ``--compute-ms`` when given, else measured by a previous run of the project: its
-``metrics.jsonl`` train records carry ``time_per_iter`` and ``allreduce_share``, so one worker's compute
-is ``time_per_iter x (1 - allreduce_share)`` at the run's per-worker batch (``plan.json``); it scales with
-the per-worker batch of each layout. No nnabla, no Qt.
+The formulas (ring all-reduce, the hierarchical cost across hosts) are :mod:`nnconsole.engine.predict`'s; this
+module finds what they need for a project:
+
+- the gradient size: the learned-parameter count of shape inference (``engine.shapes``) x 4 bytes (float32);
+- the compute time of one worker per iteration: ``--compute-ms``, else measured by the project's latest run
+  (its ``metrics.jsonl`` train records carry ``time_per_iter`` and ``allreduce_share``, so one worker's compute
+  is ``time_per_iter x (1 - allreduce_share)`` at the run's per-worker batch from ``plan.json``), scaled to the
+  per-worker batch of each layout's plan;
+- the iterations per epoch of each N: the N-worker plan (``engine.plan``);
+- the links: ``--link BANDWIDTH[,LATENCY]`` (as ``doctor --hosts`` measures them) or an assumed default, said.
+No nnabla, no Qt.
 """
 from __future__ import annotations
 
@@ -12,12 +18,79 @@ import json
 import os
 import statistics
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from nnconsole.engine.predict import (DEFAULT_INTER_HOST, DEFAULT_INTRA_HOST, Layout, Link, LinkError, Prediction,
-                                      parse_link, predict)
+from nnconsole.engine.errors import NnconsoleError
+from nnconsole.engine.predict import LOCAL_BANDWIDTH, LOCAL_LATENCY, Estimate, Link, allreduce_seconds, parse_rate
 
 FLOAT32_BYTES = 4
+DEFAULT_NETWORK = "1gbit,100us"  # plain gigabit Ethernet, assumed when nothing was given (and said)
+LINK_FORM = "BANDWIDTH[,LATENCY], e.g. 1gbit,100us or 100mbit,2ms or 10GB/s,5us"
+_LATENCY_UNITS = (("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9), ("s", 1.0))
+MAX_LAYOUT_WORKERS = 1024
+
+
+class PredictionError(NnconsoleError, ValueError):
+    """A link, host list or timing the prediction cannot use; the message says what to write instead."""
+
+
+def parse_link(text: str, latency_ms: Optional[float] = None) -> Link:
+    """``--link 1gbit,100us`` (or ``--link 0.94gbit --latency-ms 0.12``, as ``doctor --hosts`` suggests)."""
+    bandwidth_text, _, latency_text = str(text).partition(",")
+    try:
+        bandwidth = parse_rate(bandwidth_text)
+    except ValueError:
+        raise PredictionError(f"'{text}' is not a link; expected {LINK_FORM}") from None
+    if not bandwidth > 0 or bandwidth == float("inf"):
+        raise PredictionError(f"'{text}': a link's bandwidth must be above zero ({LINK_FORM})")
+    latency = 0.0
+    if latency_text.strip():
+        t = latency_text.strip().lower()
+        unit = next(((u, f) for u, f in _LATENCY_UNITS if t.endswith(u)), None)
+        try:
+            latency = float(t[: -len(unit[0])]) * unit[1] if unit else float("nan")
+        except ValueError:
+            latency = float("nan")
+        if not latency >= 0 or latency == float("inf"):
+            raise PredictionError(f"'{latency_text.strip()}' is not a latency (a number with s, ms, us or ns); "
+                                  f"expected {LINK_FORM}")
+    if latency_ms is not None:
+        if not latency_ms >= 0:
+            raise PredictionError(f"--latency-ms must be zero or more, got {latency_ms}")
+        latency = latency_ms / 1e3
+    return Link(bandwidth, latency)
+
+
+def describe_link(link: Link) -> str:
+    bits = link.bandwidth * 8
+    rate = f"{bits / 1e9:.3g} Gbit/s" if bits >= 1e9 else f"{bits / 1e6:.3g} Mbit/s"
+    return f"{rate}, {link.latency * 1e6:.3g} us"
+
+
+def host_slots(entry: str, default: int = 1) -> int:
+    """The slot count of a ``host``, ``host:slots`` or ``[v6]:slots`` entry (checked by engine.hosts)."""
+    tail = entry.rsplit("]", 1)[-1] if entry.startswith("[") else entry
+    if tail.count(":") == 1 and tail.split(":")[1].isdigit():
+        return int(tail.split(":")[1])
+    return default
+
+
+def layouts_for(hosts: Sequence[str], worker_counts: Sequence[int] = ()) -> List[Tuple[int, int]]:
+    """(hosts, workers per host) to compare: 1 worker, then 1..H hosts with 1..S workers each (S: the fewest
+    slots of any host, so the ring is balanced); without hosts, ``worker_counts`` on one host.
+    Hosts ``a:2,b:2`` give the seeds' example: 1 x 1, 1 x 2, 2 x 1, 2 x 2."""
+    found = {(1, 1)} | {(1, n) for n in worker_counts}
+    if hosts:
+        per_host = min(host_slots(h) for h in hosts)
+        found |= {(h, w) for h in range(1, len(hosts) + 1) for w in range(1, per_host + 1)}
+    layouts = sorted(found, key=lambda hw: (hw[0] * hw[1], hw[0]))
+    if layouts[-1][0] * layouts[-1][1] > MAX_LAYOUT_WORKERS:
+        raise PredictionError(f"{layouts[-1][0]} hosts x {layouts[-1][1]} workers: at most {MAX_LAYOUT_WORKERS}")
+    return layouts
+
+
+def layout_label(e: Estimate) -> str:
+    return f"{e.hosts} host{'s' if e.hosts > 1 else ''} x {e.workers_per_host}"
 
 
 @dataclass(frozen=True)
@@ -28,11 +101,29 @@ class MeasuredCompute:
     source: str
 
 
+_MEASURED: Dict[tuple, Optional[MeasuredCompute]] = {}  # by (run, metrics.jsonl's mtime and size): the GUI asks often
+
+
 def measured_compute(run_dir: str) -> Optional[MeasuredCompute]:
-    """One worker's compute per sample in a finished or running run (median over its train records after the
-    first, which holds the start-up); None when the run has no usable timing."""
-    from nnconsole.engine.runs import iter_metrics
+    """One worker's compute per sample in a run (median over its train records after the first, which holds the
+    start-up); None when the run has no usable timing."""
+    from nnconsole.engine.run_protocol import METRICS_FILE
+
+    try:
+        st = os.stat(os.path.join(run_dir, METRICS_FILE))
+    except OSError:
+        return None
+    key = (os.path.abspath(run_dir), st.st_mtime_ns, st.st_size)
+    if key not in _MEASURED:
+        if len(_MEASURED) > 256:
+            _MEASURED.clear()
+        _MEASURED[key] = _read_measured_compute(run_dir)
+    return _MEASURED[key]
+
+
+def _read_measured_compute(run_dir: str) -> Optional[MeasuredCompute]:
     from nnconsole.engine.run_protocol import PLAN_FILE, TRAIN
+    from nnconsole.engine.runs import iter_metrics
 
     try:
         with open(os.path.join(run_dir, PLAN_FILE), encoding="utf-8") as f:
@@ -74,69 +165,91 @@ def gradient_bytes(project) -> int:
     return infer_network(project.network).total_params * FLOAT32_BYTES
 
 
+def verdict(e: Estimate, estimates: Sequence[Estimate], compute_known: bool = True) -> str:
+    """'slower than <layout>' when a layout with no more hosts and no more workers has a shorter epoch;
+    else the speed-up over one worker."""
+    if e.workers == 1 and e.hosts == 1:
+        return "baseline"
+    if not compute_known:
+        return "compute time unknown"
+    smaller = [o for o in estimates if o is not e and o.hosts <= e.hosts and o.workers <= e.workers]
+    best = min(smaller, key=lambda o: o.epoch_s, default=None)
+    if best is not None and best.epoch_s < e.epoch_s:
+        return f"slower than {layout_label(best)} ({e.epoch_s / best.epoch_s:.2f}x the time)"
+    base = next((o for o in estimates if o.workers == 1), None)
+    return f"{base.epoch_s / e.epoch_s:.2f}x faster than 1 worker" if base and e.epoch_s else "-"
+
+
 @dataclass
 class ProjectPrediction:
-    """The predictions and the assumptions they rest on (shown with them)."""
+    """Each layout's estimate (``note``: its verdict) and the assumptions they rest on (shown with them)."""
 
-    predictions: List[Prediction]
+    estimates: List[Estimate]
     gradient_bytes: int
-    intra: Link
-    inter: Link
+    network: Link
+    local: Link
     assumptions: List[str]
 
     def header(self) -> str:
         return "\n".join([f"gradients: {self.gradient_bytes / 1e6:.3g} MB per iteration (float32)",
-                          f"link between hosts: {self.inter.describe()}; within a host: {self.intra.describe()}",
-                          *self.assumptions])
+                          f"link between hosts: {describe_link(self.network)}; within a host: "
+                          f"{describe_link(self.local)}", *self.assumptions])
+
+    def table(self) -> str:
+        rows = [("layout", "iter/epoch", "compute ms", "all-reduce ms", "comm %", "s / epoch", "verdict")]
+        for e in self.estimates:
+            rows.append((layout_label(e), str(e.iterations), f"{e.compute_s * 1e3:.3g}", f"{e.allreduce_s * 1e3:.3g}",
+                         f"{e.allreduce_share * 100:.0f}", f"{e.epoch_s:.3g}", e.note))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 
 
-def links(inter_text: Optional[str], intra_text: Optional[str]) -> Tuple[Link, Link, List[str]]:
-    """The network and intra-host links from the options, or the defaults (which are then said)."""
-    said = []
-    if inter_text is None:
-        said.append(f"link between hosts assumed ({','.join(DEFAULT_INTER_HOST)}): give --link, or measure it "
-                     "with 'nnconsole doctor --hosts'")
-    if intra_text is None:
-        said.append(f"link within a host assumed ({','.join(DEFAULT_INTRA_HOST)})")
-    inter = parse_link(inter_text or ",".join(DEFAULT_INTER_HOST))
-    intra = parse_link(intra_text or ",".join(DEFAULT_INTRA_HOST))
-    return intra, inter, said
+def predict_project(project, layouts: Sequence[Tuple[int, int]], plan_for_workers: Callable,
+                    link: Optional[str] = None, latency_ms: Optional[float] = None,
+                    compute_ms: Optional[float] = None) -> ProjectPrediction:
+    """Predict each (hosts, workers per host) layout; ``plan_for_workers(N)`` gives the N-worker plan.
 
-
-def predict_project(project, layouts: Sequence[Layout], plan_for_workers, inter: Optional[str] = None,
-                    intra: Optional[str] = None, compute_ms: Optional[float] = None) -> ProjectPrediction:
-    """Predict each layout for ``project``; ``plan_for_workers(N)`` gives the N-worker plan (engine.plan).
-
-    ``compute_ms`` is one worker's compute per iteration at the project's own per-worker batch on one worker.
+    ``compute_ms``: one worker's compute per iteration at the project's own batch on one worker.
     """
-    intra_link, inter_link, assumptions = links(inter, intra)
-    plans = {n: plan_for_workers(n) for n in sorted({lay.workers for lay in layouts})}
+    assumptions = []
+    if link is None:
+        assumptions.append(f"link between hosts assumed ({DEFAULT_NETWORK}): give --link, measured by "
+                           "'nnconsole doctor --hosts'")
+    network = parse_link(link or DEFAULT_NETWORK, latency_ms)
+    local = Link(LOCAL_BANDWIDTH, LOCAL_LATENCY)
+    plans = {n: plan_for_workers(n) for n in sorted({h * w for h, w in layouts})}
+    unknown = [n for n, p in plans.items() if p.iterations_per_epoch is None]
+    if unknown:
+        raise PredictionError("the training set's size is unknown (datasets.training is not set or unreadable): "
+                              "the time per epoch needs it")
     if compute_ms is not None:
-        if not compute_ms > 0:
-            raise LinkError(f"--compute-ms must be above zero, got {compute_ms}")
+        if not compute_ms > 0 or compute_ms == float("inf"):
+            raise PredictionError(f"--compute-ms must be above zero, got {compute_ms}")
         per_sample = compute_ms / 1e3 / plans[1].per_worker_batch
         assumptions.append(f"compute: {compute_ms:g} ms per iteration at batch {plans[1].per_worker_batch} (given)")
     else:
         measured = latest_measured_compute(getattr(project, "path", None))
-        if measured is None:
-            per_sample = 0.0
-            assumptions.append("compute time unknown (no run of this project yet): only the all-reduce is "
-                               "counted; train once or give --compute-ms")
-        else:
-            per_sample = measured.seconds_per_sample
-            assumptions.append(f"compute: {measured.source}")
-    compute = {n: per_sample * p.per_worker_batch for n, p in plans.items()}
-    batches = {n: (p.per_worker_batch * n, p.iterations_per_epoch) for n, p in plans.items()}
+        per_sample = measured.seconds_per_sample if measured else 0.0
+        assumptions.append(f"compute: {measured.source}" if measured else
+                           "compute time unknown (no run of this project yet): only the all-reduce is counted; "
+                           "train once or give --compute-ms")
     nbytes = gradient_bytes(project)
-    return ProjectPrediction(predict(layouts, nbytes, compute, batches, intra_link, inter_link), nbytes,
-                             intra_link, inter_link, assumptions)
+    estimates = []
+    for hosts, per_host in layouts:
+        plan = plans[hosts * per_host]
+        compute = per_sample * plan.per_worker_batch
+        comm = allreduce_seconds(nbytes, hosts, per_host, network, local)
+        iterations = plan.iterations_per_epoch
+        estimates.append(Estimate(hosts, per_host, iterations, compute, comm, iterations * (compute + comm)))
+    for e in estimates:
+        e.note = verdict(e, estimates, per_sample > 0)
+    return ProjectPrediction(estimates, nbytes, network, local, assumptions)
 
 
-def prediction_report(project, hosts: Sequence[str], worker_counts: Sequence[int], plan_for_workers,
-                      inter: Optional[str] = None, intra: Optional[str] = None,
+def prediction_report(project, hosts: Sequence[str], worker_counts: Sequence[int], plan_for_workers: Callable,
+                      link: Optional[str] = None, latency_ms: Optional[float] = None,
                       compute_ms: Optional[float] = None) -> str:
     """What ``nnconsole plan --hosts ...`` prints: the assumptions, then one row per layout."""
-    from nnconsole.engine.predict import format_predictions, layouts_for
-
-    result = predict_project(project, layouts_for(hosts, worker_counts), plan_for_workers, inter, intra, compute_ms)
-    return f"Predicted time per epoch (ring all-reduce)\n{result.header()}\n\n{format_predictions(result.predictions)}"
+    result = predict_project(project, layouts_for(hosts, worker_counts), plan_for_workers, link, latency_ms,
+                             compute_ms)
+    return f"Predicted time per epoch (ring all-reduce)\n{result.header()}\n\n{result.table()}"

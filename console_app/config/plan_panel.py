@@ -16,6 +16,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHeaderView, QLabel, QSizePolicy, QTableWidget,
                                QTableWidgetItem, QTextBrowser, QVBoxLayout, QWidget)
 
+from nnconsole.app.config.prediction_table import PredictionTable
 from nnconsole.engine.plan import Plan, PlanError, make_plan
 from nnconsole.engine.plan_explain import lr_interval_cell, warmup_cell
 from nnconsole.engine.project.model import ALPHA_SOLVERS, Project
@@ -114,6 +115,8 @@ class PlanPanel(QWidget):
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
         self.table.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
         layout.addWidget(self.table)
+        self.prediction = PredictionTable(self)  # layout / predicted s per epoch / verdict (issue 20)
+        layout.addWidget(self.prediction)
         self.notes = QTextBrowser(self)
         self.notes.setObjectName("plan_notes")
         self.notes.setOpenLinks(False)
@@ -137,6 +140,8 @@ class PlanPanel(QWidget):
                 self.plans.append(exc)  # that N cannot run: its column says why
         self.current = next((p for p in self.plans if isinstance(p, Plan) and p.workers == n), None)
         self._fill_table(project)
+        self.prediction.refresh(project, self.worker_counts(project),
+                                lambda k: make_plan(project, workers=k, dataset_size=size))
         if self.current is None:
             problem = next(p for k, p in zip(self.worker_counts(project), self.plans) if k == n)
             self.error.setText(f"<b>These settings cannot run on {n} worker{'s' if n > 1 else ''}:</b> "

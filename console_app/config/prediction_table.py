@@ -1,0 +1,89 @@
+"""The CONFIG plan panel's prediction: layout / predicted seconds per epoch / verdict (issue 20).
+
+Every figure comes from ``nnconsole.engine.predict_inputs.predict_project`` (what ``nnconsole plan --hosts``
+prints; the network is the assumed one, the CLI's --link sets it): the project's hosts (``multi_gpu.hosts``, host:slots) give the layouts, else the compared worker
+counts on one host; the compute time is measured by the project's latest run. A layout that more machines
+make slower is shown in the warning colour, and the assumptions (assumed links, unknown compute) below.
+"""
+from __future__ import annotations
+
+from typing import Callable, List, Optional, Sequence
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSizePolicy, QTableWidget, QTableWidgetItem,
+                               QVBoxLayout, QWidget)
+
+from nnconsole.engine.errors import NnconsoleError
+from nnconsole.engine.predict import Estimate
+from nnconsole.engine.predict_inputs import describe_link, layout_label, layouts_for, predict_project
+from nnconsole.engine.project.model import Project
+
+HEADERS = ("Layout", "Predicted s / epoch", "Verdict")
+SLOWER_BRUSH = QBrush(QColor("#9a5b00"))
+
+
+class PredictionTable(QWidget):
+    """A small table of the predicted time per epoch of each layout, and what it assumed."""
+
+    def __init__(self, parent: Optional[QWidget] = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("plan_prediction")
+        self.predictions: List[Estimate] = []
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 0)
+        layout.addWidget(QLabel("<b>Predicted time per epoch</b> &mdash; ring all-reduce within and between hosts "
+                                "(<code>nnconsole plan --hosts</code>)", self))
+        self.table = QTableWidget(0, len(HEADERS), self)
+        self.table.setObjectName("prediction_table")
+        self.table.setHorizontalHeaderLabels(list(HEADERS))
+        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.table.setSelectionMode(QAbstractItemView.NoSelection)
+        self.table.verticalHeader().hide()
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.Stretch)
+        self.table.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
+        layout.addWidget(self.table)
+        self.assumptions = QLabel(self)
+        self.assumptions.setObjectName("prediction_assumptions")
+        self.assumptions.setWordWrap(True)
+        self.assumptions.setTextFormat(Qt.PlainText)
+        self.assumptions.setStyleSheet("QLabel { color: #555; }")
+        layout.addWidget(self.assumptions)
+
+    def refresh(self, project: Project, worker_counts: Sequence[int], plan_for_workers: Callable) -> None:
+        """Predict the project's layouts; a plan or host problem is said in place of the table."""
+        try:
+            hosts = list(project.multi_gpu.hosts or [])
+            result = predict_project(project, layouts_for(hosts, [] if hosts else worker_counts), plan_for_workers)
+        except (NnconsoleError, ValueError, KeyError) as exc:  # a plan that cannot run, a bad host entry
+            self.predictions = []
+            self.table.setRowCount(0)
+            self.assumptions.setText(f"No prediction: {exc}")
+            return
+        self.predictions = result.estimates
+        self.table.setRowCount(len(self.predictions))
+        for row, p in enumerate(self.predictions):
+            cells = (layout_label(p), f"{p.epoch_s:.3g}", p.note)
+            for col, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setToolTip(f"all-reduce {p.allreduce_s * 1e3:.3g} ms + compute {p.compute_s * 1e3:.3g} ms per "
+                                f"iteration ({p.allreduce_share * 100:.0f}% communication), "
+                                f"{p.iterations} iterations per epoch; between hosts "
+                                f"{describe_link(result.network)}")
+                if col == 1:
+                    item.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
+                if p.note.startswith("slower"):
+                    item.setForeground(SLOWER_BRUSH)
+                self.table.setItem(row, col, item)
+        height = self.table.horizontalHeader().height() + 2 * self.table.frameWidth()
+        self.table.setFixedHeight(height + sum(self.table.rowHeight(r) for r in range(len(self.predictions))) + 2)
+        hint = [] if project.multi_gpu.hosts else ["set Hosts (host:slots) to compare machines"]
+        self.assumptions.setText("\n".join(result.header().splitlines() + hint))
+
+    def verdict(self, label: str) -> str:
+        """The verdict shown for a layout label such as '2 hosts x 2' (tests)."""
+        row = next(r for r in range(self.table.rowCount()) if self.table.item(r, 0).text() == label)
+        return self.table.item(row, 2).text()
