@@ -6,7 +6,7 @@ head gets a Softmax, as Neural Network Console's runtime network does, so the ou
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict
+from typing import Any, Dict, Sequence
 
 from nnconsole.engine.project.model import Project
 
@@ -76,8 +76,9 @@ def _other_heads(project: Project, graph: Any) -> Dict[str, Any]:
     return heads
 
 
-def build_runtime(project: Project, batch_size: int = 1) -> RuntimeGraph:
-    """Runtime graph on the current parameters: dropout off, batch-norm in inference mode."""
+def build_runtime(project: Project, batch_size: int = 1, keep: Sequence[str] = ()) -> RuntimeGraph:
+    """Runtime graph on the current parameters: dropout off, batch-norm in inference mode. ``keep``: layers
+    whose outputs are heads too (a generator's output inside a GAN's network, ``export_networks``)."""
     import nnabla.functions as F
 
     from nnconsole.engine.graph import build_graph
@@ -85,6 +86,7 @@ def build_runtime(project: Project, batch_size: int = 1) -> RuntimeGraph:
     graph = build_graph(project.network, batch_size, "runtime")
     output = _with_head(F, graph.prediction, _loss_layer(project))
     extra = {name: var for name, var in _other_heads(project, graph).items() if name != "y'"}
+    extra.update({name: graph.outputs[name] for name in keep if name in graph.outputs and name not in extra})
     return RuntimeGraph(inputs=dict(graph.inputs), output=output, output_name="y'", task=graph.task,
                         extra_outputs=extra)
 
@@ -106,6 +108,9 @@ def export_nnp(project: Project, parameters_path: str, nnp_path: str) -> str:
         "executors": [{"name": "runtime", "network": "runtime", "data": list(runtime.inputs),
                        "output": list(runtime.all_outputs())}],
     }
+    from nnconsole.engine.export_networks import add_other_networks
+
+    add_other_networks(project, contents)  # a GAN's Generator... (issue 17)
     from nnconsole.engine.atomic import write_via
 
     return write_via(nnp_path, lambda tmp: save(tmp, contents, variable_batch_size=True))
