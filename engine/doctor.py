@@ -17,6 +17,7 @@ from typing import Callable, List, Optional
 
 from nnconsole.engine.run_protocol import ExitCode
 
+LATENCY_REPEATS = 30
 SMOKE_MB = 16
 
 
@@ -100,6 +101,15 @@ def _mpiexec() -> Check:
     return Check("mpiexec", "ok", f"{path}: {version}")
 
 
+def _remote_agent() -> str:
+    """The program Open MPI starts its daemons with instead of ssh, when the user set one (else '')."""
+    for name in ("PRTE_MCA_plm_ssh_agent", "OMPI_MCA_plm_rsh_agent"):
+        agent = os.environ.get(name, "").split()
+        if agent and os.path.basename(agent[0]) != "ssh":
+            return agent[0]
+    return ""
+
+
 def _hosts(hosts: List[str]) -> List[Check]:
     checks = []
     for host in hosts:
@@ -107,9 +117,11 @@ def _hosts(hosts: List[str]) -> List[Check]:
         if name in ("localhost", "127.0.0.1", os.uname().nodename):
             checks.append(Check(f"ssh {name}", "ok", "this machine"))
             continue
+        agent = _remote_agent()
+        command = [agent, name, "true"] if agent else ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
+                                                         name, "true"]
         try:
-            out = subprocess.run(["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", name, "true"],
-                                 capture_output=True, text=True, timeout=15)
+            out = subprocess.run(command, capture_output=True, text=True, timeout=15)
             ok = out.returncode == 0
             detail = "reachable without a password" if ok else (out.stderr.strip() or f"exit {out.returncode}")
         except (OSError, subprocess.TimeoutExpired) as exc:
@@ -147,7 +159,20 @@ def _smoke(workers: int, hosts: List[str]) -> Check:
                      "mpi4py and mpiexec come from different MPI installations; reinstall both in the venv")
     return Check(f"all-reduce smoke test ({workers} processes)", "ok",
                  f"{result['mb']:.0f} MB in {result['seconds'] * 1000:.1f} ms: bus bandwidth "
-                 f"{result['busbw_gbs']:.2f} GB/s (start-up {time.monotonic() - start:.1f} s)")
+                 f"{result['busbw_gbs']:.3g} GB/s, latency {result.get('latency_s', 0) * 1e6:.0f} us per step "
+                 f"(start-up {time.monotonic() - start:.1f} s)" + (_verdict(result) if hosts else ""))
+
+
+def _verdict(result: dict) -> str:
+    """Whether training across these hosts will pay: what a typical gradient costs on the measured link."""
+    from nnconsole.engine.predict import Link, ring_allreduce_seconds
+
+    link = Link(result["busbw_gbs"] * 1e9, result.get("latency_s", 0.0))
+    costs = ", ".join(f"{mb} MB {ring_allreduce_seconds(mb * 1e6, 2, link) * 1000:.0f} ms"
+                      for mb in (1, 10, 100))
+    return (f"; gradient all-reduce per iteration across 2 hosts: {costs}. Training across them pays only "
+            f"when one iteration's compute takes much longer than its gradient's cost: 'nnconsole plan PROJECT "
+            f"--link {result['busbw_gbs'] * 8:.3g}gbit --latency-ms {link.latency * 1000:.3g}' predicts each layout")
 
 
 def smoke_worker() -> None:
@@ -165,11 +190,20 @@ def smoke_worker() -> None:
     world.Allreduce(data, out)
     seconds = world.allreduce(time.perf_counter() - start, op=MPI.MAX)
     size = world.Get_size()
+    small = np.zeros(2, dtype=np.float32)
+    steps = []
+    for _ in range(LATENCY_REPEATS):  # latency: the time of a tiny all-reduce over its 2(n-1) ring steps
+        world.Barrier()
+        begin = time.perf_counter()
+        world.Allreduce(small, np.empty_like(small))
+        steps.append(time.perf_counter() - begin)
+    latency = sorted(steps)[len(steps) // 2] / max(1, 2 * (size - 1))
     expected = size * (size + 1) / 2
     correct = bool(world.allreduce(int(np.all(out == expected)), op=MPI.MIN))
     if world.Get_rank() == 0:
         busbw = 2 * (size - 1) / size * n * 4 / seconds / 1e9
-        print(json.dumps({"correct": correct, "seconds": seconds, "mb": n * 4 / 2**20, "busbw_gbs": busbw}))
+        print(json.dumps({"correct": correct, "seconds": seconds, "mb": n * 4 / 2**20, "busbw_gbs": busbw,
+                          "latency_s": latency}))
 
 
 def run_doctor(workers: int = 2, hosts: Optional[List[str]] = None, out: Callable[[str], None] = print) -> int:

@@ -94,16 +94,15 @@ class SimHosts:
         """Unplug the host's cable."""
         _ip("-n", host.namespace, "link", "set", host.interface, "down", check=False)
 
-    def throttle(self, rate: str, delay_ms: float = 0.0, burst: str = "256kb") -> None:
-        """Limit every host's link (both directions: each veth end) to ``rate`` (e.g. 1gbit) plus ``delay_ms``."""
+    def throttle(self, rate: str, burst: str = "256kb") -> None:
+        """Limit every host's link (both directions: each veth end) to ``rate`` (e.g. 1gbit) with a token bucket.
+
+        Added latency needs the netem qdisc (kernel module sch_netem), which this machine's kernel lacks."""
         for host in self.hosts:
             for ns, dev in ((host.namespace, host.interface), (self.switch, _bridge_port(self.token, host))):
                 subprocess.run(["ip", "netns", "exec", ns, "tc", "qdisc", "del", "dev", dev, "root"],
                                capture_output=True, timeout=20)
-                if delay_ms:
-                    args = ["netem", "delay", f"{delay_ms / 2}ms", "rate", rate]
-                else:
-                    args = ["tbf", "rate", rate, "burst", burst, "latency", "50ms"]
+                args = ["tbf", "rate", rate, "burst", burst, "latency", "50ms"]
                 subprocess.run(["ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev, "root", *args],
                                check=True, capture_output=True, timeout=20)
 
