@@ -64,7 +64,8 @@ def parse_link(text: str, latency_ms: Optional[float] = None) -> Link:
 def describe_link(link: Link) -> str:
     bits = link.bandwidth * 8
     rate = f"{bits / 1e9:.3g} Gbit/s" if bits >= 1e9 else f"{bits / 1e6:.3g} Mbit/s"
-    return f"{rate}, {link.latency * 1e6:.3g} us"
+    delay = f"{link.latency * 1e3:.3g} ms" if link.latency >= 1e-3 else f"{link.latency * 1e6:.3g} us"
+    return f"{rate}, {delay}"
 
 
 def host_slots(entry: str, default: int = 1) -> int:
