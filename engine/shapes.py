@@ -197,13 +197,14 @@ def infer_network(network: Network, networks: Optional[Mapping[str, Network]] = 
     from nnconsole.engine.recurrent_unroll import has_recurrent, infer_recurrent
     from nnconsole.engine.unit_expand import expand_units, fold_unit_problems, with_default_arguments
 
+    unit_inputs = {x.name: list(x.inputs) for x in network.layers if x.type == "Unit" and isinstance(x.inputs, list)}
     network, origin, unit_problems = expand_units(network, networks, name)
     network = with_default_arguments(network)  # Arguments seen on their own take their own values
     if has_recurrent(network):  # unrolled over time first; reported in the network's own layer names
         info = infer_recurrent(network, infer_plain)
     else:
         info = infer_plain(network)
-    return fold_unit_problems(info, origin, unit_problems)
+    return fold_unit_problems(info, origin, unit_problems, unit_inputs)
 
 
 def infer_plain(network: Network) -> NetworkInfo:

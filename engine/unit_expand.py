@@ -198,11 +198,18 @@ def is_unit_inner(layer: Any) -> bool:
     return isinstance(layer, UnitInnerLayer)
 
 
-def fold_unit_problems(info: Any, origin: Mapping[str, str], problems: Sequence[Problem]) -> Any:
-    """Shape inference of an expanded network reported on the user's layers: each expansion problem replaces
-    its Unit's error, and an error in a unit's layer is also named on the Unit (``info``: shapes.NetworkInfo)."""
+def fold_unit_problems(info: Any, origin: Mapping[str, str], problems: Sequence[Problem],
+                       unit_inputs: Optional[Mapping[str, List[str]]] = None) -> Any:
+    """Shape inference of an expanded network reported on the user's layers: each Unit shows its own type and
+    inputs (its output is its network's output), each expansion problem replaces its Unit's error, and an error
+    in a unit's layer is also named on the Unit (``info``: shapes.NetworkInfo)."""
     if not origin and not problems:
         return info
+    for unit, sources in (unit_inputs or {}).items():
+        li = info.layers.get(unit)
+        if li is not None:
+            li.type = "Unit"
+            li.in_shapes = [info.layers[s].out_shape if s in info.layers else None for s in sources]
     stopped = {name for name, _ in problems}
     errors = [(n, m) for n, m in info.errors if n not in stopped]
     for name, message in problems:

@@ -172,7 +172,7 @@ def test_a_unit_project_saves_validates_trains_and_exports_expanded(tmp_path):
     assert validate(project) == []
     out = nnconsole(["info", path]).stdout
     rows = {line.split()[0]: line.split() for line in out.splitlines() if line.strip()}
-    assert rows["hidden/fc"][1:4] == ["Affine", "8", "40"] and rows["hidden"][2] == "8"  # the unit, expanded
+    assert rows["hidden/fc"][1:4] == ["Affine", "8", "40"] and rows["hidden"][1:3] == ["Unit", "8"]  # expanded
     run_dir, losses = train_in_process(project, str(tmp_path / "results"))
     assert losses and all(np.isfinite(losses))
     assert load_project(path).network.layer("hidden").type == "Unit"  # the user's project keeps its unit

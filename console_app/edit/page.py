@@ -29,6 +29,7 @@ from nnconsole.app.edit.statistics import StatisticsView
 from nnconsole.app.edit.view import NetworkView
 from nnconsole.app import settings as app_settings
 from nnconsole.engine.layers import groups
+from nnconsole.engine.project.structure import all_networks
 from nnconsole.engine.shapes import NetworkInfo, infer_network
 
 PROPERTIES_TAB, STATISTICS_TAB, HELP_TAB = 0, 1, 2
@@ -202,6 +203,7 @@ class EditPage(QWidget):
         self.scene.nodes_moved.connect(self._nodes_moved)
         self.scene.selectionChanged.connect(self._selection_changed)
         self.scene.node_activated.connect(lambda _n: self.side_tabs.setCurrentIndex(PROPERTIES_TAB))
+        self.scene.node_activated.connect(self.open_unit)
         self.properties.edited.connect(self._panel_edited)
         self.issues.layer_activated.connect(self.reveal_layer)
         self.statistics.layer_activated.connect(self.reveal_layer)
@@ -233,9 +235,19 @@ class EditPage(QWidget):
         self._refresh_timer.stop()
         self.refresh()
 
+    def open_unit(self, name: str) -> bool:
+        """A double-clicked Unit opens the network it runs in its tab (NNC opens a unit the same way)."""
+        layer = next((x for x in self.document.network.layers if x.name == name), None)
+        target = str((layer.params or {}).get("network", "")) if layer is not None and layer.type == "Unit" else ""
+        if not target or target not in all_networks(self.document.project):
+            return False
+        self.document.show_network(target)
+        return True
+
     def refresh(self) -> None:
         network = self.document.network  # Main or the network chosen in the tabs under the canvas
-        self.info = infer_network(network)
+        # Unit layers run other networks of the project: their shapes come from those networks' layers
+        self.info = infer_network(network, all_networks(self.document.project), self.document.active_network)
         self.scene.sync(network, self.info)
         self.statistics.set_info(self.info)
         self.refresh_issues()

@@ -18,6 +18,7 @@ from nnconsole.app.edit.scopes import sharing_text, weight_sharers
 from nnconsole.app.widgets.field import ERROR_STYLE, CheckedField
 from nnconsole.engine.layers import get_spec
 from nnconsole.engine.project.model import INITIALIZERS
+from nnconsole.engine.project.structure import all_networks
 
 DEFAULT_HINT = ("Select a layer on the canvas to see and edit its properties.\n\n"
                 "Double-click a layer in the palette to add it below the selected one, or drag it "
@@ -139,7 +140,7 @@ class PropertyPanel(QScrollArea):
         for p in spec.params:
             label = QLabel(p.name)
             label.setToolTip(p.doc)
-            if p.kind == "enum":
+            if p.kind == "enum" or (spec.type == "Unit" and p.name == "network"):  # a Unit picks a network
                 combo = QComboBox()
                 combo.setObjectName(f"param_{p.name}")
                 combo.addItems([str(c) for c in p.choices])
@@ -242,7 +243,9 @@ class PropertyPanel(QScrollArea):
         if spec is not None:
             for p in spec.params:
                 value = layer.params.get(p.name, p.default)
-                if p.kind == "enum":
+                if spec.type == "Unit" and p.name == "network":  # the project's networks but the one edited
+                    self._fill_networks(self.widgets[p.name], str(value))
+                elif p.kind == "enum":
                     combo = self.widgets[p.name]
                     combo.setCurrentText(str(value))
                 elif p.kind == "bool":
@@ -259,6 +262,21 @@ class PropertyPanel(QScrollArea):
                 self.fields[f"init_multiplier:{key}"].edit.setEnabled(init.type != "Constant")
                 self.fields[f"lr:{key}"].set_text(value_text(float(layer.lr_multipliers.get(key, 1.0))))
         self._fill_info(layer, layer_info, sharers)
+
+    def _fill_networks(self, combo: QComboBox, current: str) -> None:
+        """The networks a Unit can run: every network of the project but the one being edited (a unit cannot
+        contain itself); a name the project lacks stays shown so the error under the form makes sense."""
+        document = self.editor.document
+        names = [n for n in all_networks(document.project) if n != document.active_network]
+        if current and current not in names:
+            names.append(current)
+        combo.blockSignals(True)
+        combo.clear()
+        combo.addItems(names)
+        combo.setCurrentText(current)
+        if not current:
+            combo.setCurrentIndex(-1)
+        combo.blockSignals(False)
 
     def _fill_info(self, layer: Any, li: Any, sharers: List[str]) -> None:
         w = self.widgets

@@ -72,7 +72,7 @@ register(LayerSpec(
     type="Unit", group="Unit",
     doc="Another network of the project used as a layer: its Input layers read this layer's inputs (in the order "
         "they are listed), its output is this layer's output, and its Argument layers take the values given "
-        "here. Its layers are named '<unit>/<layer>' and keep their weights under '<unit scope>/<layer scope>'.",
+        "here. Its layers are named unit/layer and keep their weights under unit scope/layer scope (u1/fc/affine/W).",
     params=[ParamSpec("network", "str", "", "The network this unit runs (NNC's Network)."),
             ParamSpec("arguments", "str", "", "Values for the network's Argument layers: 'name=value' pairs "
                                               "separated by ';' (an Argument not given keeps its own value).")],
