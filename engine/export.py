@@ -82,7 +82,9 @@ def build_runtime(project: Project, batch_size: int = 1, keep: Sequence[str] = (
     import nnabla.functions as F
 
     from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.unit_expand import expanded_project
 
+    project = expanded_project(project)  # Units run as their networks' layers (a run's project keeps them)
     graph = build_graph(project.network, batch_size, "runtime")
     output = _with_head(F, graph.prediction, _loss_layer(project))
     extra = {name: var for name, var in _other_heads(project, graph).items() if name != "y'"}

@@ -208,3 +208,17 @@ def test_sdcproj_export_and_import_keep_units_as_units(tmp_path):
     assert hidden["fc"].params["out_shape"] == "width"
     assert got.network.layer("y").params["shape"] == [1]  # inferred through the unit (else reported in unsupported)
     assert validate(got, datasets=False) == []
+
+
+def test_runtime_of_a_unit_project_builds_for_evaluation_and_inference(tmp_path):
+    """build_runtime (evaluate, infer, the .nnp a run writes) runs a project that still holds its units."""
+    import nnabla as nn
+
+    from nnconsole.engine.export import build_runtime
+    from nnconsole.engine.project.io import load_project
+
+    nn.clear_parameters()
+    runtime = build_runtime(load_project(unit_project(tmp_path / "p"), check_datasets=False), batch_size=2)
+    assert tuple(runtime.output.shape) == (2, 3)
+    assert set(nn.get_parameters()) >= {"hidden/fc/affine/W", "hidden/fc/affine/b"}
+    nn.clear_parameters()
