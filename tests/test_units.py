@@ -222,3 +222,32 @@ def test_runtime_of_a_unit_project_builds_for_evaluation_and_inference(tmp_path)
     assert tuple(runtime.output.shape) == (2, 3)
     assert set(nn.get_parameters()) >= {"hidden/fc/affine/W", "hidden/fc/affine/b"}
     nn.clear_parameters()
+
+
+@pytest.mark.slow
+def test_exported_nntxt_of_a_unit_project_trains_under_nnabla_cli(tmp_path):
+    """NNC exports units expanded; nnabla_cli trains that file and its weights are the engine's names."""
+    import os
+    import subprocess
+    import sys
+
+    import nnabla as nn
+
+    from nnconsole.engine.interop import export_nntxt
+    from nnconsole.engine.project.io import load_project
+
+    project = load_project(unit_project(tmp_path / "p"))
+    out = tmp_path / "units.nntxt"
+    export_nntxt(project, str(out))
+    (tmp_path / "train").mkdir()
+    cli = os.path.join(os.path.dirname(sys.executable), "nnabla_cli")
+    proc = subprocess.run([cli, "train", "-c", str(out), "-o", str(tmp_path / "train")], capture_output=True,
+                          text=True, timeout=240)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Training Completed" in log, log[-3000:]
+    nn.clear_parameters()
+    nn.load_parameters(str(tmp_path / "train" / "results.nnp"))
+    trained = {name: tuple(v.shape) for name, v in nn.get_parameters(grad_only=False).items()}
+    nn.clear_parameters()
+    assert trained == {"hidden/fc/affine/W": (4, 8), "hidden/fc/affine/b": (8,), "fc2/affine/W": (8, 3),
+                       "fc2/affine/b": (3,)}
