@@ -173,14 +173,33 @@ def test_exported_nntxt_of_a_project_with_blocks_trains_under_nnabla_cli(tmp_pat
     project = load_project(_write_project(tmp_path, net))
     out = tmp_path / "blocks.nntxt"
     result = export_nntxt(project, str(out))
-    assert any("written unrolled" in n for n in result.notes)
-    text = out.read_text()
-    assert 'name: "c2[1][2]/conv/W"' in text and "RepeatStart" not in text.split("\n", 1)[1]
+    assert not any("written unrolled" in n for n in result.notes)
+    text = out.read_text()  # nnabla's repeat form (engine/interop/repeat_interop.py), as NNC writes blocks
+    assert 'name: "c2{outer}{inner}/conv/W"' in text and 'name: "c1{res}/conv/W"' in text and "[1]" not in text
+    assert text.count("repeat_info {") == 9  # three blocks in Main, MainValidation and MainRuntime
     (tmp_path / "train").mkdir()
     proc = subprocess.run([NNABLA_CLI, "train", "-c", str(out), "-o", str(tmp_path / "train")],
                           capture_output=True, text=True, timeout=240)
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "Training Completed" in log, log[-3000:]
+    # nnabla expands the blocks into the weights the engine's unrolling names (one set per repetition)
+    import nnabla as nn
+
+    nn.clear_parameters()
+    nn.load_parameters(str(tmp_path / "train" / "results.nnp"))
+    trained = {name: tuple(v.shape) for name, v in nn.get_parameters(grad_only=False).items()}
+    nn.clear_parameters()
+    from nnconsole.engine.graph import build_graph
+
+    engine = {name: tuple(v.shape) for name, v in build_graph(project.network, 2, "train").parameters.items()}
+    nn.clear_parameters()
+    assert "c2[1][2]/conv/W" in engine and "c1[1]/conv/W" in engine and trained == engine
+    # and the file imports back as blocks, not unrolled
+    from nnconsole.engine.interop import import_file
+
+    back = import_file(str(out)).project.network
+    assert [layer.name for layer in back.layers] == [layer.name for layer in project.network.layers]
+    assert back.layer("outer").params == {"times": 2} and back.layer("inner").params == {"times": 3}
 
 
 def _blocks_mlp(path: str) -> str:

@@ -27,6 +27,7 @@ from nnconsole.engine.shared_params import parameter_name
 
 from . import mapping, solver_table
 from .common import iterations_per_epoch, peek_dataset, preview_rows
+from .repeat_interop import annotate_repeats, keeps_blocks
 from .report import ExportResult, InteropError
 from .settings_map import write_training_config
 
@@ -288,7 +289,8 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
         t = project.network.layer(lname).type
         if find_spec(t) is None:
             raise InteropError(f"layer '{lname}' has type {t}, which nnabla files cannot hold")
-    project, info = unrolled_project(project, info, notes)  # repeat blocks are written unrolled
+    repeat_form = keeps_blocks(project)  # repeat blocks as NNC writes them (unrolled beside recurrent layers)
+    project, info = (project, info) if repeat_form else unrolled_project(project, info, notes)
     from .recurrent_interop import units_expanded
 
     project, info = units_expanded(project, info, notes)  # NNC's LSTM unit is written as its layers
@@ -404,6 +406,8 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
     from .recurrent_interop import annotate_recurrent
 
     annotate_recurrent(proto, project.network, info, unsupported)  # recurrent blocks as NNC writes them
+    if repeat_form:
+        annotate_repeats(proto, project.network, (MAIN, VALIDATION, RUNTIME))
     return proto, unsupported, notes
 
 
