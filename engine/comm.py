@@ -172,8 +172,11 @@ class MpiCpuComm(_MpiBase):
     # saves the separate averaging pass over every gradient (exact when N is a power of two).
     sums_prescaled_gradients = True
 
-    def __init__(self, mpi_comm: Any, bucket_mb: float = DEFAULT_BUCKET_MB) -> None:
+    def __init__(self, mpi_comm: Any, bucket_mb: float = DEFAULT_BUCKET_MB, half: bool = False) -> None:
         super().__init__(mpi_comm)
+        from nnconsole.engine.comm_half import HalfPrecisionReducer
+
+        self.half = HalfPrecisionReducer(mpi_comm, self._MPI) if half else None  # float16 messages (comm_half)
         from nnabla_ext.cpu import context
 
         speed_up_nnabla_accessors()
@@ -265,6 +268,10 @@ class MpiCpuComm(_MpiBase):
             self._plan_buckets(params)
         mpi, in_place, op = self.mpi, self._MPI.IN_PLACE, self._MPI.SUM
         scale = np.float32(1.0 / self.size)
+        if self.half is not None:
+            self.half.reduce([v for index in range(len(self._buckets)) for v in self._bucket_views(index)], average)
+            self.allreduce_seconds += time.perf_counter() - start
+            return
         for index in range(len(self._buckets)):
             for view in self._bucket_views(index):
                 mpi.Allreduce(in_place, view, op=op)
@@ -299,11 +306,12 @@ def launched_by_mpi(environ: Optional[Dict[str, str]] = None) -> bool:
     return any(env.get(name) for name in MPI_LAUNCHER_VARIABLES)
 
 
-def create_communicator(bucket_mb: float = 0.0, require_mpi: bool = False) -> SingleComm:
+def create_communicator(bucket_mb: float = 0.0, require_mpi: bool = False, half_allreduce: bool = False) -> SingleComm:
     """The communicator a worker starts with: MPI on CPU when several ranks run, else a single process.
 
     A single-worker run started without any MPI launcher does not initialise MPI at all. GPU runs
     switch to ``comm_gpu.NcclGpuComm`` once their parameters exist (``nnconsole.engine.worker.run_worker``).
+    ``half_allreduce``: the CPU all-reduce sends float16 (``multi_gpu.allreduce_precision: half``).
     """
     if not require_mpi and not launched_by_mpi():
         return SingleComm()
@@ -313,4 +321,4 @@ def create_communicator(bucket_mb: float = 0.0, require_mpi: bool = False) -> Si
             raise CommError("this worker was asked to train with several processes but MPI reports a single "
                             "process: mpiexec and mpi4py belong to different MPI installations")
         return SingleComm()
-    return MpiCpuComm(world, bucket_mb or DEFAULT_BUCKET_MB)
+    return MpiCpuComm(world, bucket_mb or DEFAULT_BUCKET_MB, half=half_allreduce)

@@ -163,6 +163,7 @@ class MultiGPU:
     launcher: str = default_of("multi_gpu.launcher")
     mpiexec_args: List[str] = default_of("multi_gpu.mpiexec_args")
     bucket_mb: float = default_of("multi_gpu.bucket_mb")
+    allreduce_precision: str = default_of("multi_gpu.allreduce_precision")
 
 
 MAIN_NETWORK = "Main"  # NNC's name of the training network (project.network)

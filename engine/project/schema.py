@@ -164,6 +164,9 @@ SETTINGS: Tuple[Setting, ...] = (
        "file may only hold options that cannot run other programs."),
     _S("multi_gpu.bucket_mb", "float", 0.0, "All-reduce bucket (MB)", "CPU all-reduce bucket size (0 = the "
        "engine's default).", unit="MB", minimum=0, maximum=1 << 20),
+    _S("multi_gpu.allreduce_precision", "choice", "float", "All-reduce precision", "half: the CPU all-reduce "
+       "sends gradients as float16 (half the bytes; each message scaled so its sum cannot overflow).",
+       choices=PRECISIONS, form="multi_gpu"),
     # ---- DATASET tab ----
     _S("datasets.training", "path", "", "Training dataset", "Training CSV, relative to the project file.",
        form="dataset", nntxt="dataset[Training].uri"),
