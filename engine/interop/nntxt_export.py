@@ -109,6 +109,8 @@ class _NetworkWriter:
                 self.param_owner.setdefault(pname, (layer, key))
             f.output.append(lname)
             _fill_params(f, layer, li.params, li.in_shapes, li.out_shape, mode)
+            if spec.nntxt_expand is not None:  # one layer, several nnabla functions
+                spec.nntxt_expand(net, li.in_shapes, li.out_shape)
             ov = net.variable.add()
             ov.name, ov.type = lname, "Buffer"
             set_shape(ov.shape, [-1] + list(li.out_shape))

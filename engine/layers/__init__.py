@@ -20,3 +20,4 @@ from . import recurrent  # noqa: F401,E402  (issue 17: RecurrentInput, Recurrent
 from . import others_more  # noqa: F401,E402  (issue 16: Identity, ClipGradByValue, BroadcastTo, NmsDetection2d)
 from . import data_kernels  # noqa: F401,E402  (issue 16: AdaptiveSeparableConvolution)
 from . import unit  # noqa: F401,E402  (issue 17: Unit, Argument)
+from . import sequence_rnn  # noqa: F401,E402  (issue 17: LSTMSequence, GRUSequence, RNNSequence)

@@ -141,6 +141,9 @@ class LayerSpec:
     # to_nntxt(function_msg, params, in_shapes, out_shape, mode) fills the *_param message;
     # from_nntxt(function_msg, in_shapes, weight_shapes) -> params, raising Unsupported.
     to_nntxt: Optional[Callable[..., None]] = None
+    # nntxt_expand(network_msg, in_shapes, out_shape): replaces the function just written for the layer (the
+    # network's last) by several functions, for a layer nnabla computes in steps (LSTMSequence's transposes).
+    nntxt_expand: Optional[Callable[..., None]] = None
     from_nntxt: Optional[Callable[..., Dict[str, Any]]] = None
     # from_sdcproj(name, props, params, unsupported) -> NNC properties it handled itself, after the
     # nnc_properties table filled ``params`` (props are resolved property texts).
