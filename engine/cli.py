@@ -159,23 +159,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
+    from nnconsole.engine.info_table import info_text
     from nnconsole.engine.project.io import load_project
-    from nnconsole.engine.project.structure import MAIN_NETWORK, all_networks
-    from nnconsole.engine.shapes import infer_network
 
-    project = load_project(args.project, check_datasets=False)
-    info = infer_network(project.network, all_networks(project), MAIN_NETWORK)  # Units use the other networks
-    rows = [("layer", "type", "output shape", "parameters", "multiply-adds")]
-    for name in info.order:
-        li = info.layers[name]
-        shape = "x".join(str(d) for d in li.out_shape) if li.out_shape else "-"
-        rows.append((name, li.type, shape, f"{li.n_params:,}", f"{li.macs:,}"))
-    rows.append(("total", "", "", f"{info.total_params:,}", f"{info.total_macs:,}"))
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
-    for i, row in enumerate(rows):
-        print("  ".join(c.ljust(w) if j < 3 else c.rjust(w) for j, (c, w) in enumerate(zip(row, widths))))
-        if i == 0 or i == len(rows) - 2:
-            print("  ".join("-" * w for w in widths))
+    print(info_text(load_project(args.project, check_datasets=False)))  # one table per network (issue 17)
     return ExitCode.OK
 
 
