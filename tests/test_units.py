@@ -251,3 +251,25 @@ def test_exported_nntxt_of_a_unit_project_trains_under_nnabla_cli(tmp_path):
     nn.clear_parameters()
     assert trained == {"hidden/fc/affine/W": (4, 8), "hidden/fc/affine/b": (8,), "fc2/affine/W": (8, 3),
                        "fc2/affine/b": (3,)}
+
+
+def test_parameters_of_a_unit_project_are_accepted_as_its_initial_parameters(tmp_path):
+    """The check compared the file's 'hidden/fc/affine/W' as 'hidden/W' with a network that had no such layer."""
+    import nnabla as nn
+
+    from nnconsole.engine.project.io import load_project
+    from nnconsole.engine.project.structure import all_networks
+    from nnconsole.engine.project.validate import check_initial_parameters
+
+    project = load_project(unit_project(tmp_path / "p"))
+    nn.clear_parameters()
+    try:
+        built = build_graph(project.network, 2, "train", networks=all_networks(project))
+        nn.save_parameters(str(tmp_path / "p" / "init.h5"), params=built.parameters, extension=".h5")
+    finally:
+        nn.clear_parameters()
+    project.config.initial_parameters = "init.h5"
+    assert check_initial_parameters(project) == []
+    project.network.layer("hidden").params["arguments"] = "width=6"  # the unit's Affine is narrower now
+    problems = check_initial_parameters(project)
+    assert len(problems) == 1 and "hidden/fc/W" in problems[0].message

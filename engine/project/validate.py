@@ -331,18 +331,30 @@ def check_initial_parameters(project: Project, allow_outside: bool = False) -> L
 
     from nnconsole.engine.repeat_blocks import unroll
 
-    network = unroll(project.network) if not infer_network(project.network).errors else project.network
+    from nnconsole.engine.unit_expand import UnitError, expanded_project
+
+    try:  # Units' weights are named as their expansion names them ('unit/layer/affine/W')
+        network = expanded_project(project).network
+    except UnitError:  # reported by the network check
+        network = project.network
+    network = unroll(network) if not infer_network(network).errors else network
     info = infer_network(network)  # repeat blocks unrolled: one set of weights per repetition ('conv[0]/...')
     by_name = {layer.name: layer for layer in network.layers}
     expected = {f"{weight_scope_of(by_name[name])}/{weight}": shape for name, li in info.layers.items()
                 for weight, shape in li.weight_shapes.items() if name in by_name}
-    differences = parameter_differences({f"{n.split('/')[0]}/{n.split('/')[-1]}": s for n, s in found.items()},
+    differences = parameter_differences({_without_function_scope(n): s for n, s in found.items()},
                                         expected, allow_missing=True)
     if differences:
         return [Problem("config.initial_parameters", f"{dataset_path(project, rel)} does not fit the network: "
                         + "; ".join(differences[:4]) + ("; ..." if len(differences) > 4 else ""),
                         fix="use parameters saved for this network, or clear the field")]
     return []
+
+
+def _without_function_scope(name: str) -> str:
+    """'conv1/conv/W' -> 'conv1/W', 'u1/fc/affine/W' -> 'u1/fc/W' (a unit's layer): the scope and the weight."""
+    parts = name.split("/")
+    return "/".join(parts[:-2] + parts[-1:]) if len(parts) >= 3 else name
 
 
 def check_datasets(project: Project, peek: Optional[Callable] = None, allow_outside: bool = False,
