@@ -14,6 +14,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.environ["COLUMNS"] = "100"  # argparse wraps help to the terminal width: fix it for stable output
 
 
+INFO_STRUCTURE = """A project with several networks (a GAN's `Generator`...) gets one table per network, Main first, each
+headed by the optimizers that train it (`network Generator (trained by optimizer Optimizer_G):`). A layer inside
+repeat blocks is marked in a last `repeated` column with the times it runs once unrolled (`x2`; nested blocks
+multiply: `x6`); its parameters and multiply-adds already count every repetition.
+"""
+
 INFO_COUNTING = """## How `nnconsole info` counts, compared with NNC
 
 `info` (and the EDIT tab's totals) report, per sample, the learned parameters (NNC's CostParameter) and the
@@ -47,7 +53,7 @@ def cli_reference() -> str:
     for name in sorted(sub.choices):
         out += [f"## nnconsole {name}", "", "```text", sub.choices[name].format_help().rstrip(), "```", ""]
         if name == "info":
-            out += [INFO_COUNTING.replace("## ", "### ", 1)]
+            out += [INFO_STRUCTURE, INFO_COUNTING.replace("## ", "### ", 1)]
         for nested in (a for a in sub.choices[name]._actions if isinstance(a, argparse._SubParsersAction)):
             for inner in sorted(nested.choices):  # e.g. 'nnconsole dataset create'
                 out += [f"## nnconsole {name} {inner}", "", "```text",
