@@ -183,7 +183,7 @@ class Flow:
         rect = templates.visualItemRect(templates.item(row))
         self.click_at(templates.viewport(), rect.center(), double=True)  # xdotool: a real double-click
         self.wait(lambda: self.window.document.path, 60, "the new project to open")
-        self.window.document.set_setting("config.max_epoch", 20)  # a short run that Stop still interrupts
+        self.window.document.set_setting("config.max_epoch", 8)  # a short run that Stop still interrupts (about 2 s an epoch)
         self.window.files.save()
         self.shot("03_edit")
         return self.window.document.path

@@ -61,6 +61,7 @@ def resnet_page(qtbot):
     return page
 
 
+@pytest.mark.slow  # building the 385-layer canvas takes about a second
 def test_a_resnet_110_is_navigable_from_the_overview_map(resnet_page, qtbot):
     page = resnet_page
     assert len(page.document.network.layers) >= 380
@@ -88,6 +89,7 @@ def test_a_resnet_110_is_navigable_from_the_overview_map(resnet_page, qtbot):
     assert abs(frame.center().y() - minimap.height() // 4) < 6
 
 
+@pytest.mark.slow  # building the 385-layer canvas takes about a second
 def test_the_overview_map_hides_when_the_network_fits_and_when_turned_off(resnet_page, page):
     page.add_layer("Input")
     page.add_layer("Affine")
@@ -100,6 +102,7 @@ def test_the_overview_map_hides_when_the_network_fits_and_when_turned_off(resnet
     assert resnet_page.minimap.isVisible()
 
 
+@pytest.mark.slow  # building the 385-layer canvas takes about a second
 def test_the_overview_map_paints_a_large_network_quickly(resnet_page):
     minimap = resnet_page.minimap
     started = time.perf_counter()
