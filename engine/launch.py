@@ -282,6 +282,7 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
     they are also written to metrics.jsonl as ``warning`` records, where the GUI sees them.
     """
     from nnconsole.engine.checkpoint import read_checkpoint
+    from nnconsole.engine.project.structure import MAIN_NETWORK, all_networks
     from nnconsole.engine.shapes import infer_network
 
     warnings: List[str] = []
@@ -325,7 +326,7 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
         workers, "", None
     status.resumable = False
     status.logical_batch = plan.logical_batch
-    status.total_macs = infer_network(project.network).total_macs
+    status.total_macs = infer_network(project.network, all_networks(project), MAIN_NETWORK).total_macs  # units too
     runs.write_status(run_dir, status)
     on_started(run_dir, plan)
     os.makedirs(os.path.join(run_dir, "logs"), exist_ok=True)

@@ -161,9 +161,10 @@ def latest_measured_compute(project_path: Optional[str]) -> Optional[MeasuredCom
 
 def gradient_bytes(project) -> int:
     """Bytes all-reduced per iteration: every learned parameter of the training network as float32."""
+    from nnconsole.engine.project.structure import MAIN_NETWORK, all_networks
     from nnconsole.engine.shapes import infer_network
 
-    return infer_network(project.network).total_params * FLOAT32_BYTES
+    return infer_network(project.network, all_networks(project), MAIN_NETWORK).total_params * FLOAT32_BYTES
 
 
 def verdict(e: Estimate, estimates: Sequence[Estimate], compute_known: bool = True) -> str:

@@ -273,3 +273,11 @@ def test_parameters_of_a_unit_project_are_accepted_as_its_initial_parameters(tmp
     project.network.layer("hidden").params["arguments"] = "width=6"  # the unit's Affine is narrower now
     problems = check_initial_parameters(project)
     assert len(problems) == 1 and "hidden/fc/W" in problems[0].message
+
+
+def test_gradient_bytes_count_the_units_weights(tmp_path):
+    """The multi-host predictor all-reduces every learned weight, the units' included (4 bytes each)."""
+    from nnconsole.engine.predict_inputs import gradient_bytes
+    from nnconsole.engine.project.io import load_project
+
+    assert gradient_bytes(load_project(unit_project(tmp_path / "p"), check_datasets=False)) == (4 * 8 + 8 + 8 * 3 + 3) * 4
