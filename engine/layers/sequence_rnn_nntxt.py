@@ -87,7 +87,10 @@ def expand(net: Any, in_shapes: list, out_shape: tuple) -> None:
     parts = [f"{name}/h_n{i}" for i in range(layers)]
     for part in parts:
         _variable(net, part, [d, -1, hidden])
-    _function(net, f"{name}/layers", "Split", [hn], parts).split_param.axis = 0
+    if layers > 1:
+        _function(net, f"{name}/layers", "Split", [hn], parts).split_param.axis = 0
+    else:  # nnabla's Split wants two outputs or more: drop the layer axis instead
+        set_shape(_function(net, parts[0], "Reshape", [hn], parts).reshape_param.shape, [d, -1, hidden])
     last = f"{name}/final_batch_first"
     _variable(net, last, [-1, d, hidden])
     _function(net, last, "Transpose", [parts[-1]], [last]).transpose_param.axes.extend([1, 0, 2])

@@ -1,0 +1,197 @@
+"""nnabla's fused recurrent functions as layers (issue 17): LSTMSequence, GRUSequence, RNNSequence.
+
+Each reads a per-sample (time, features) sequence, runs nnabla's F.lstm/gru/rnn time first with nnabla's own
+parameter names and shapes, and gives every step's hidden state or the last one; checked against nnabla's
+function called directly (and, for RNN, numpy), trained on the sine_rnn template's data, and exported to an
+.nntxt that nnabla's loader computes identically and ``nnabla_cli train`` runs."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nnconsole.engine.project.model import Layer, Network
+from nnconsole.engine.shapes import infer_network
+
+ROOT = Path(__file__).resolve().parent.parent
+NNABLA_CLI = os.path.join(os.path.dirname(sys.executable), "nnabla_cli")
+TYPES = ("LSTMSequence", "GRUSequence", "RNNSequence")
+
+
+def _network(type_: str, params: dict, shape=(5, 3)) -> Network:
+    return Network([Layer("x", "Input", params={"shape": list(shape)}), Layer("r", type_, ["x"], dict(params))])
+
+
+def _forward(network: Network, x: np.ndarray):
+    """The engine's runtime output for ``x`` and the parameters it created (name -> array)."""
+    import nnabla as nn
+
+    from nnconsole.engine.graph import build_graph
+
+    nn.clear_parameters()
+    built = build_graph(network, x.shape[0], "runtime", rng=np.random.RandomState(0))
+    built.inputs["x"].d = x
+    built.outputs["r"].forward()
+    return built.outputs["r"].d.copy(), {k: v.d.copy() for k, v in nn.get_parameters().items()}
+
+
+@pytest.mark.parametrize("type_", TYPES)
+def test_shapes_parameters_and_costs_follow_nnabla(type_):
+    """Inferred output and weight shapes are the ones nnabla creates (names '<layer>/<lstm|gru|rnn>/...');
+    the parameter count and the multiply-adds follow from them."""
+    kind = type_[:-len("Sequence")].lower()
+    gates = {"lstm": 4, "gru": 3, "rnn": 1}[kind]
+    for params, out in (({"hidden_size": 4}, (5, 4)),
+                        ({"hidden_size": 3, "num_layers": 2, "bidirectional": True}, (5, 6)),
+                        ({"hidden_size": 3, "num_layers": 2, "bidirectional": True, "output": "last_state"}, (6,))):
+        network = _network(type_, params)
+        info = infer_network(network)
+        li = info.layers["r"]
+        assert info.errors == [] and li.out_shape == out
+        y, created = _forward(network, np.random.RandomState(1).randn(2, 5, 3))
+        assert y.shape == (2,) + out
+        assert {f"r/{kind}/{k}": s for k, s in li.weight_shapes.items()} == {k: v.shape for k, v in created.items()}
+        assert li.n_params == sum(v.size for v in created.values())
+        h, d, layers = params["hidden_size"], 2 if params.get("bidirectional") else 1, params.get("num_layers", 1)
+        assert li.macs == 5 * d * sum(gates * h * ((3 if n == 0 else d * h) + h) for n in range(layers))
+
+
+@pytest.mark.parametrize("type_", TYPES)
+def test_output_equals_nnablas_function_run_time_first(type_):
+    """Two stacked bidirectional layers: the layer's (B, T, D*H) equals F.lstm/gru/rnn on the time-first input
+    with zero initial states and the same weights, transposed back (within 1e-5); the last state is the last
+    layer's final h of both directions."""
+    import nnabla as nn
+    import nnabla.functions as F
+
+    params = {"hidden_size": 3, "num_layers": 2, "bidirectional": True}
+    x = np.random.RandomState(2).randn(4, 5, 3).astype(np.float32)
+    y, weights = _forward(_network(type_, params), x)
+    last, _ = _forward(_network(type_, dict(params, output="last_state")), x)
+    kind = type_[:-len("Sequence")].lower()
+    w = {k.rsplit("/", 1)[1]: nn.Variable.from_numpy_array(v) for k, v in weights.items()}
+    xt = nn.Variable.from_numpy_array(x.transpose(1, 0, 2))
+    zeros = nn.Variable.from_numpy_array(np.zeros((2, 2, 4, 3), np.float32))
+    args = dict(weight_l0=w["weight_l0"], weight=w["weight"], bias=w["bias"], num_layers=2, bidirectional=True,
+                training=False)
+    outs = F.lstm(xt, zeros, zeros, **args) if kind == "lstm" else getattr(F, kind)(xt, zeros, **args)
+    F.sink(*outs).forward()
+    ref_y, ref_h = outs[0].d.transpose(1, 0, 2), outs[1].d
+    assert np.abs(y - ref_y).max() < 1e-5
+    assert np.abs(last - ref_h[1].transpose(1, 0, 2).reshape(4, 6)).max() < 1e-5
+    nn.clear_parameters()
+
+
+@pytest.mark.parametrize("nonlinearity", ["tanh", "relu"])
+def test_rnn_equals_a_numpy_elman_network(nonlinearity):
+    """h_t = act(W [x_t, h_{t-1}] + b) from h_0 = 0 (nnabla's weight_l0 is (D, H, I + H), inputs first)."""
+    x = np.random.RandomState(3).randn(2, 6, 3).astype(np.float32)
+    y, weights = _forward(_network("RNNSequence", {"hidden_size": 4, "nonlinearity": nonlinearity}, (6, 3)), x)
+    w, b = weights["r/rnn/weight_l0"][0], weights["r/rnn/bias"][0, 0]
+    act = np.tanh if nonlinearity == "tanh" else (lambda v: np.maximum(v, 0))
+    h = np.zeros((2, 4), np.float32)
+    expected = []
+    for t in range(6):
+        h = act(np.concatenate([x[:, t], h], axis=1) @ w.T + b)
+        expected.append(h)
+    assert np.abs(y - np.stack(expected, axis=1)).max() < 1e-5
+
+
+def test_bad_input_shape_is_named():
+    info = infer_network(_network("LSTMSequence", {}, (5, 3, 2)))
+    assert info.layers["r"].out_shape is None
+    assert any("(time, features)" in msg for _name, msg in info.errors), info.errors
+
+
+def _sine_lstm_project(tmp_path: Path, type_: str = "LSTMSequence"):
+    """The sine_rnn template's data with its Elman block replaced by one fused layer's last state."""
+    import shutil
+
+    from nnconsole.engine.project.io import load_project
+
+    folder = tmp_path / "sine"
+    shutil.copytree(ROOT / "project_templates" / "sine_rnn", folder)
+    project = load_project(str(folder / "project.yaml"))
+    project.network = Network([
+        Layer("x", "Input", params={"shape": [16, 1], "variable": "x"}),
+        Layer("rnn", type_, ["x"], {"hidden_size": 8, "output": "last_state"}),
+        Layer("out", "Affine", ["rnn"], {"out_shape": [1]}),
+        Layer("y", "Input", params={"shape": [1], "variable": "y"}),
+        Layer("loss", "SquaredError", ["out", "y"]),
+    ])
+    project.config.max_epoch = 1
+    return project
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("type_", TYPES)
+def test_a_sequence_regression_trains_one_epoch(tmp_path, type_):
+    """The next value of the template's noisy sine waves from 16 steps: one epoch of training lowers the loss."""
+    from nnconsole.engine.project.io import save_project
+    from tests.helpers import train_in_process
+
+    project = _sine_lstm_project(tmp_path, type_)
+    save_project(project, str(tmp_path / "sine" / "project.yaml"))
+    _run_dir, losses = train_in_process(project, str(tmp_path / "runs"))
+    assert len(losses) >= 2 and all(np.isfinite(losses)) and losses[-1] < losses[0], losses
+
+
+@pytest.mark.parametrize("params", [{"hidden_size": 3, "num_layers": 2, "bidirectional": True},
+                                    {"hidden_size": 3, "num_layers": 2, "bidirectional": True,
+                                     "output": "last_state"},
+                                    {"hidden_size": 4, "output": "last_state"}],
+                         ids=["sequence", "last_state", "one_layer_last_state"])
+@pytest.mark.parametrize("type_", TYPES)
+def test_exported_nntxt_computes_what_the_engine_does(tmp_path, type_, params):
+    """The .nntxt (Transpose, zero states from the input, LSTM/GRU/RNN, Transpose or Split/Transpose/Reshape)
+    loaded by nnabla's own loader at another batch size gives the engine's output for the same weights."""
+    import nnabla as nn
+    from nnabla.utils import nnabla_pb2
+    from google.protobuf import text_format
+    from nnabla.utils.load import load
+
+    from nnconsole.engine.interop import export_nntxt
+    from nnconsole.engine.project.model import Datasets, Project
+    from tests.layer_cases import single_layer_network
+
+    project = Project(name="one", network=Network(single_layer_network(type_, params, [(5, 3)])),
+                      datasets=Datasets(training="a.csv", validation="a.csv"))
+    path = tmp_path / "one.nntxt"
+    export_nntxt(project, str(path))
+    proto = text_format.Parse(path.read_text(), nnabla_pb2.NNablaProtoBuf())
+    runtime = next(n for n in proto.network if n.name == "MainRuntime")
+    fused = next(f for f in runtime.function if f.type == type_[:-len("Sequence")].upper())
+    assert fused.input[0] == "layer/time_first" and fused.input[-1] == f"layer/{fused.type.lower()}/bias"
+    x = np.random.RandomState(4).randn(3, 5, 3).astype(np.float32)
+    expected, weights = _forward(_network(type_, params), x)
+    nn.clear_parameters()
+    try:
+        info = load([str(path)], prepare_data_iterator=False, batch_size=3)
+        for name, value in weights.items():
+            nn.get_parameters()[name.replace("r/", "layer/", 1)].d = value
+        net = info.networks["MainRuntime"]
+        net.variables["in0"].variable_instance.d = x
+        out = net.variables["layer"].variable_instance
+        out.forward()
+        assert np.abs(out.d - expected).max() < 1e-5
+    finally:
+        nn.clear_parameters()
+
+
+@pytest.mark.slow
+def test_exported_lstm_project_trains_under_nnabla_cli(tmp_path):
+    from nnconsole.engine.interop import export_nntxt
+
+    project = _sine_lstm_project(tmp_path)
+    out = tmp_path / "sine" / "lstm.nntxt"
+    assert export_nntxt(project, str(out)).unsupported == []
+    (tmp_path / "train").mkdir()
+    proc = subprocess.run([NNABLA_CLI, "train", "-c", str(out), "-o", str(tmp_path / "train")], capture_output=True,
+                          text=True, timeout=240, cwd=tmp_path, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Training Completed" in log, log[-3000:]
+    assert "valid_error=" in log
