@@ -281,3 +281,49 @@ def test_gradient_bytes_count_the_units_weights(tmp_path):
     from nnconsole.engine.project.io import load_project
 
     assert gradient_bytes(load_project(unit_project(tmp_path / "p"), check_datasets=False)) == (4 * 8 + 8 + 8 * 3 + 3) * 4
+
+
+def _nnc_network(name: str, layers) -> list:
+    """[<name>_Network_Global] and layer/link sections as NNC saves them (name, type, props, inputs)."""
+    ids = {n: i for i, (n, *_rest) in enumerate(layers)}
+    links = [(ids[src], ids[n]) for n, _t, _p, inputs in layers for src in inputs]
+    out = [f"[{name}_Network_Global]", f"NumLayer={len(layers)}", f"NumLink={len(links)}"]
+    for i, (lname, ltype, props, _inputs) in enumerate(layers):
+        out += [f"[{name}_Layer_{i}]", f"ID={i}", f"Type={ltype}", "Position_0=0", f"Position_1={48 * i}",
+                "Property_0_Name=Name", f"Property_0_Value={lname}"]
+        for k, (pn, pv) in enumerate(props.items(), start=1):
+            out += [f"Property_{k}_Name={pn}", f"Property_{k}_Value={pv}"]
+        out.append(f"NumProperty={len(props) + 1}")
+    for i, (src, dst) in enumerate(links):
+        out += [f"[{name}_Link_{i}]", f"ID={i}", f"SourceLayerID={src}", "SourcePinIndex=0", f"DestLayerID={dst}",
+                "DestPinIndex=0"]
+    return out
+
+
+def test_an_nnc_project_file_with_a_unit_imports_with_nothing_left_out(tmp_path):
+    """NNC saves a Unit with its computed properties (Input, Output, ParameterScope, Cost*) and one property per
+    Argument of its network; the import keeps the unit and reports nothing."""
+    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.project.structure import all_networks
+
+    main = [("x", "Input", {"Size": "4", "Dataset": "x"}, []),
+            ("block", "Unit", {"Input": "4", "Network": "Block", "ParameterScope": "block", "Output": "6",
+                               "Units": "6", "CostParameter": "30", "CostMultiplyAdd": "24"}, ["x"]),
+            ("fc", "Affine", {"OutShape": "3"}, ["block"]),
+            ("loss", "SquaredError", {"T.Dataset": "y"}, ["fc"])]
+    block = [("in", "Input", {"Size": "4"}, []),
+             ("Units", "Argument", {"Value": "2", "Type": "PInt", "Search": "False"}, []),
+             ("aff", "Affine", {"OutShape": "Units"}, ["in"]),
+             ("relu", "ReLU", {}, ["aff"])]
+    text = ["[Global]", "NumNetwork=2", "Network_0=Main", "Network_1=Block"] + _nnc_network("Main", main) + \
+        _nnc_network("Block", block) + ["[Config]", "MaxEpoch=1", "BatchSize=4"]
+    path = tmp_path / "unit.sdcproj"
+    path.write_text("\r\n".join(text) + "\r\n")
+    result = import_file(str(path))
+    assert result.unsupported == []
+    project = result.project
+    assert project.network.layer("block").params == {"network": "Block", "arguments": "Units=6"}
+    assert project.networks["Block"].layer("aff").params["out_shape"] == "Units"
+    assert project.network.layer("y").params["shape"] == [3]
+    info = infer_network(project.network, all_networks(project), "Main")
+    assert info.errors == [] and info.layers["block"].out_shape == (6,) and info.total_params == 4 * 6 + 6 + 6 * 3 + 3
