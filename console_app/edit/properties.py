@@ -262,6 +262,10 @@ class PropertyPanel(QScrollArea):
                 self.fields[f"init_multiplier:{key}"].edit.setEnabled(init.type != "Constant")
                 self.fields[f"lr:{key}"].set_text(value_text(float(layer.lr_multipliers.get(key, 1.0))))
         self._fill_info(layer, layer_info, sharers)
+        if layer.type == "Unit" and info is not None and layer_info is not None:  # the unit's layers together
+            inner = [li for n, li in info.layers.items() if n == layer.name or n.startswith(layer.name + "/")]
+            self.widgets["info:params"].setText(f"{sum(li.n_params for li in inner):,}  (its {len(inner)} layers)")
+            self.widgets["info:macs"].setText(f"{sum(li.macs for li in inner):,}")
 
     def _fill_networks(self, combo: QComboBox, current: str) -> None:
         """The networks a Unit can run: every network of the project but the one being edited (a unit cannot

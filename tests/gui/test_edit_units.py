@@ -37,6 +37,8 @@ def test_unit_form_picks_the_network_shows_the_shape_and_double_click_opens_it(p
     assert combo.currentText() == "Hidden"
     assert page.properties.widgets["info:output"].text() == page.properties.widgets["info:output"].text().strip()
     assert "8" in page.properties.widgets["info:output"].text()
+    assert page.properties.widgets["info:params"].text() == "40  (its 2 layers)"  # the unit's Affine 4x8 + 8
+    assert page.properties.widgets["info:macs"].text() == "32"
     qtbot.wait(50)  # the tab bar lays its new tabs out
     page.grab().save(str(tmp_path / "edit_unit.png"))
     combo.setCurrentText("Other")  # as the user: choose another network
