@@ -121,11 +121,15 @@ class ProjectDocument(QObject):
         return index, network
 
     def rename_network(self, old: str, new: str) -> None:
-        """Rename a network in place, with the optimizers that train it."""
+        """Rename a network in place, with the optimizers that train it and the Unit layers that run it."""
         self.project.networks = {new if k == old else k: v for k, v in self.project.networks.items()}
         for entry in self.project.optimizers:
             if entry.network == old:
                 entry.network = new
+        for network in [self.project.network, *self.project.networks.values()]:
+            for layer in network.layers:
+                if layer.type == "Unit" and isinstance(layer.params, dict) and layer.params.get("network") == old:
+                    layer.params["network"] = new
         if self.active_network == old:
             self.active_network = new
         self.networks_changed.emit()

@@ -162,9 +162,15 @@ class NetworkTabs(QWidget):
 
     def delete_network(self, name: str) -> str:
         trained = [o.name for o in self.document.project.optimizers if o.network == name]
+        project = self.document.project
+        units = [f"'{layer.name}' ({owner})" for owner, network in [(MAIN_NETWORK, project.network),
+                                                                     *project.networks.items()]
+                 for layer in network.layers if layer.type == "Unit" and owner != name
+                 and isinstance(layer.params, dict) and layer.params.get("network") == name]
         problem = ("Main is the project's training network and cannot be deleted" if name == MAIN_NETWORK else
                    f"optimizer {', '.join(trained)} trains network '{name}'; remove it in CONFIG first"
-                   if trained else "")
+                   if trained else f"unit {', '.join(units)} runs network '{name}'; remove or change the unit first"
+                   if units else "")
         if problem:
             self.message.emit(problem)
             return problem

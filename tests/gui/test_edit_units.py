@@ -59,3 +59,18 @@ def test_unit_form_picks_the_network_shows_the_shape_and_double_click_opens_it(p
     assert page.info.errors == [] and page.info.layers["fc"].out_shape == (5,)  # the Argument's own value
     qtbot.wait(50)
     page.grab().save(str(tmp_path / "edit_unit_opened.png"))
+
+
+def test_renaming_a_units_network_follows_and_deleting_it_is_refused(page):
+    doc, tabs = page.document, page.network_tabs
+    doc.replace_project(unit_project())
+    assert tabs.rename_network("Hidden", "Block") == ""
+    assert doc.project.network.layer("hidden").params["network"] == "Block"  # the unit follows its network
+    page.flush()
+    assert page.info.errors == []
+    doc.undo_stack.undo()
+    assert doc.project.network.layer("hidden").params["network"] == "Hidden" and "Hidden" in doc.project.networks
+    problem = tabs.delete_network("Hidden")
+    assert problem == "unit 'hidden' (Main) runs network 'Hidden'; remove or change the unit first"
+    assert "Hidden" in doc.project.networks
+    assert tabs.delete_network("Other") == ""  # no unit runs it
