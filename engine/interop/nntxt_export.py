@@ -27,7 +27,7 @@ from nnconsole.engine.shared_params import parameter_name
 
 from . import mapping, solver_table
 from .common import iterations_per_epoch, peek_dataset, preview_rows
-from .repeat_interop import annotate_repeats, keeps_blocks
+from .repeat_interop import annotate_project, keeps_blocks
 from .report import ExportResult, InteropError
 from .settings_map import write_training_config
 
@@ -408,8 +408,7 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
     from .recurrent_interop import annotate_recurrent
 
     annotate_recurrent(proto, project.network, info, unsupported)  # recurrent blocks as NNC writes them
-    if repeat_form:
-        annotate_repeats(proto, project.network, (MAIN, VALIDATION, RUNTIME))
+    annotate_project(proto, project, repeat_form, (MAIN, VALIDATION, RUNTIME))  # repeat blocks, every network
     return proto, unsupported, notes
 
 

@@ -21,8 +21,22 @@ from nnconsole.engine.repeat_blocks import END, START, enclosing_blocks, find_bl
 def keeps_blocks(project: Any) -> bool:
     """Whether Main's repeat blocks are written as blocks: it has some, and no recurrent layers (recurrent
     blocks use repeat ids of their own; a network holding both is written unrolled)."""
-    layers = project.network.layers
+    return _blocks_kept(project.network)
+
+
+def _blocks_kept(network: Any) -> bool:
+    layers = network.layers
     return has_repeats(layers) and not any(layer.type in LOOP_TYPES for layer in layers)
+
+
+def annotate_project(proto: Any, project: Any, main_kept: bool, main_names: Sequence[str]) -> None:
+    """The repeat form on Main's written networks (``main_names``) when its blocks were kept, and on every
+    other network of the project (written as they are, blocks included, by ``nntxt_optimizers``)."""
+    if main_kept:
+        annotate_repeats(proto, project.network, main_names)
+    for name, network in project.networks.items():
+        if _blocks_kept(network):
+            annotate_repeats(proto, network, (name,))
 
 
 def annotate_repeats(proto: Any, network: Any, written: Sequence[str]) -> None:
