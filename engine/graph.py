@@ -25,7 +25,7 @@ from nnconsole.engine.recurrent_unroll import unrolled_network
 from nnconsole.engine.repeat_blocks import has_repeats, unroll
 from nnconsole.engine.shapes import MODES, NetworkInfo, derive_network, infer_network
 from nnconsole.engine.shared_params import weight_scope_of
-from nnconsole.engine.unit_expand import expand_units, with_default_arguments
+from nnconsole.engine.unit_expand import expand_units, without_arguments
 
 
 class GraphError(ValueError):
@@ -138,7 +138,7 @@ def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any
     network, _, unit_problems = expand_units(network, networks)  # units become their networks' layers
     if unit_problems:
         raise GraphError(_format_errors(NetworkInfo(errors=list(unit_problems)), mode))
-    network = with_default_arguments(network)
+    network = without_arguments(network)  # Arguments seen on their own: their values substituted
     network = unrolled_network(network)  # recurrent blocks unrolled over time, as nnabla's loader does
     train_info = infer_network(network)
     first_loss = train_info.loss_layers[0] if train_info.loss_layers else None

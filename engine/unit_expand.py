@@ -101,6 +101,15 @@ def with_default_arguments(network: Network) -> Network:
     return dataclasses.replace(network, layers=substitute_arguments(network.layers, values))
 
 
+def without_arguments(network: Network) -> Network:
+    """A network to build or write: its Arguments' own values substituted and the Argument layers (which
+    hold a value, not a computation) left out."""
+    if not has_arguments(network):
+        return network
+    network = with_default_arguments(network)
+    return dataclasses.replace(network, layers=[x for x in network.layers if x.type != "Argument"])
+
+
 def _is_kind(layer: Layer, *flags: str) -> bool:
     spec = find_spec(layer.type)
     return spec is not None and any(getattr(spec, f) for f in flags)
@@ -238,7 +247,7 @@ def expanded_project(project: Any) -> Any:
     from nnconsole.engine.project.structure import MAIN_NETWORK, all_networks
 
     networks = all_networks(project)
-    if not any(has_units(n) for n in networks.values()):
+    if not any(has_units(n) or has_arguments(n) for n in networks.values()):
         return project
     out = project.copy()
     problems: List[str] = []
@@ -253,8 +262,7 @@ def expanded_project(project: Any) -> Any:
             if layer.type == "Unit"}
     run = {o.network for o in project.optimizers} | {e.network for e in getattr(project, "executors", [])}
     for name, network in expanded.items():  # Arguments seen on their own take their own values and go
-        network = with_default_arguments(network)
-        expanded[name] = dataclasses.replace(network, layers=[x for x in network.layers if x.type != "Argument"])
+        expanded[name] = without_arguments(network)
     out.network = expanded.pop(MAIN_NETWORK)
     out.networks = {name: n for name, n in expanded.items() if name not in used or name in run}  # units' own
     return out

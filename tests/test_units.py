@@ -327,3 +327,24 @@ def test_an_nnc_project_file_with_a_unit_imports_with_nothing_left_out(tmp_path)
     assert project.network.layer("y").params["shape"] == [3]
     info = infer_network(project.network, all_networks(project), "Main")
     assert info.errors == [] and info.layers["block"].out_shape == (6,) and info.total_params == 4 * 6 + 6 + 6 * 3 + 3
+
+
+def test_a_network_with_arguments_builds_on_its_own_with_their_values():
+    """A unit's network trained or run by itself: its Arguments give their own values and are not built."""
+    import nnabla as nn
+
+    nn.clear_parameters()
+    built = build_graph(block(), 2, "train")
+    assert {k: tuple(v.shape) for k, v in built.parameters.items()} == {"fc/affine/W": (6, 4), "fc/affine/b": (4,)}
+    nn.clear_parameters()
+
+
+def test_expanded_project_leaves_no_unit_or_argument_to_write(tmp_path):
+    from nnconsole.engine.project.io import load_project
+    from nnconsole.engine.unit_expand import expanded_project
+
+    project = load_project(unit_project(tmp_path / "p"), check_datasets=False)
+    project.network.layers.append(L("spare", "Argument", params={"value": "3"}))
+    out = expanded_project(project)
+    assert [x.type for x in out.network.layers] == ["Input", "Affine", "Tanh", "Affine", "Input", "SoftmaxCrossEntropy"]
+    assert out.networks == {} and project.network.layer("hidden").type == "Unit"  # the project itself is kept
