@@ -8,7 +8,8 @@ import sys
 from typing import Dict, List, Tuple
 
 from nnconsole.engine import runs
-from nnconsole.engine.run_protocol import LAUNCH_FILE, RUN_DIR_EVENT, TRAIN, VALIDATION, ExitCode, announce
+from nnconsole.engine.run_protocol import (LAUNCH_FILE, OPTIMIZER_LOSS, RUN_DIR_EVENT, TRAIN, VALIDATION, ExitCode,
+                                          announce)
 from nnconsole.engine.worker_options import WorkerOptions
 
 TOLERANCE = 1e-6
@@ -17,21 +18,22 @@ RUN_OPTIONS_FILE = LAUNCH_FILE  # nnconsole.engine.worker_options.WorkerOptions
 
 def metric_differences(a_dir: str, b_dir: str) -> Tuple[float, List[str]]:
     """Largest absolute difference of loss/error between two runs' records, and the mismatches found."""
-    def keyed(run_dir: str) -> Dict[tuple, dict]:
-        return {(r["type"], r["iteration"]): r for r in runs.iter_metrics(run_dir)
-                if r.get("type") in (TRAIN, VALIDATION)}
+    def keyed(run_dir: str) -> Dict[tuple, dict]:  # every optimizer's losses too (issue 17)
+        return {(r["type"], r["iteration"], r.get("optimizer", "")): r for r in runs.iter_metrics(run_dir)
+                if r.get("type") in (TRAIN, VALIDATION, OPTIMIZER_LOSS)}
 
     a, b = keyed(a_dir), keyed(b_dir)
     problems = [f"record {k} only in {a_dir if k in a else b_dir}" for k in sorted(set(a) ^ set(b))]
     worst = 0.0
     for key in sorted(set(a) & set(b)):
-        for field in ("loss", "error"):
+        for field in [f for f in ("loss", "error") if f in a[key]]:
             diff = abs(a[key][field] - b[key][field])
             if math.isnan(diff):
                 diff = math.inf
             worst = max(worst, diff)
             if diff > TOLERANCE:
-                problems.append(f"{key[0]} iteration {key[1]} {field}: {a[key][field]!r} vs {b[key][field]!r}")
+                kind = f"{key[0]} of {key[2]}" if key[2] else key[0]
+                problems.append(f"{kind} iteration {key[1]} {field}: {a[key][field]!r} vs {b[key][field]!r}")
     return worst, problems
 
 

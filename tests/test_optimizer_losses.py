@@ -57,3 +57,23 @@ def test_two_workers_write_the_one_worker_runs_optimizer_losses(tmp_path):
     one, two = ([r for r in _records(d) if r["type"] == OPTIMIZER_LOSS] for d in runs)
     assert one and [r["iteration"] for r in one] == [r["iteration"] for r in two]
     assert np.allclose([r["loss"] for r in one], [r["loss"] for r in two], rtol=1e-4, atol=1e-6)
+
+
+def test_replay_compares_every_optimizers_losses(tmp_path):
+    """A replay whose generator's loss differs is reported, naming the optimizer (it checked the first one's only)."""
+    from nnconsole.engine.replay import metric_differences
+
+    base = [{"type": TRAIN, "iteration": 4, "loss": 1.0, "error": 0.5},
+            {"type": OPTIMIZER_LOSS, "optimizer": "Optimizer_G", "network": "Generator", "iteration": 4,
+             "epoch": 1.0, "loss": 0.7, "lr": 0.01}]
+    dirs = []
+    for name, g_loss in (("a", 0.7), ("b", 0.9)):
+        folder = tmp_path / name
+        folder.mkdir()
+        records = [dict(r) for r in base]
+        records[1]["loss"] = g_loss
+        (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+        dirs.append(str(folder))
+    worst, problems = metric_differences(*dirs)
+    assert abs(worst - 0.2) < 1e-9 and problems == ["optimizer_loss of Optimizer_G iteration 4 loss: 0.7 vs 0.9"]
+    assert metric_differences(dirs[0], dirs[0]) == (0.0, [])
