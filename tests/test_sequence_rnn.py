@@ -195,3 +195,54 @@ def test_exported_lstm_project_trains_under_nnabla_cli(tmp_path):
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "Training Completed" in log, log[-3000:]
     assert "valid_error=" in log
+
+
+@pytest.mark.parametrize("params", [{"hidden_size": 3, "num_layers": 2, "bidirectional": True, "dropout": 0.25},
+                                    {"hidden_size": 4, "output": "last_state"},
+                                    {"hidden_size": 3, "num_layers": 3, "output": "last_state"}],
+                         ids=["sequence", "one_layer_last_state", "three_layers_last_state"])
+@pytest.mark.parametrize("type_", TYPES)
+def test_nntxt_round_trip_gives_the_layer_back(tmp_path, type_, params):
+    """nnabla's functions around LSTM/GRU/RNN (as exported) import as one layer with its parameters and its
+    weights under nnabla's names; nothing is reported."""
+    from nnconsole.engine.interop import export_nntxt, import_file
+    from nnconsole.engine.layers import resolve_params
+    from nnconsole.engine.project.model import Datasets, Project
+    from tests.layer_cases import single_layer_network
+
+    if type_ == "RNNSequence":
+        params = dict(params, nonlinearity="relu")
+    project = Project(name="one", network=Network(single_layer_network(type_, params, [(5, 3)])),
+                      datasets=Datasets(training="a.csv", validation="a.csv"))
+    path = tmp_path / "one.nntxt"
+    export_nntxt(project, str(path), with_extras=False)
+    result = import_file(str(path))
+    layers = {layer.name: layer for layer in result.project.network.layers}
+    assert layers["layer"].type == type_ and layers["layer"].inputs == ["in0"], layers
+    assert resolve_params(type_, layers["layer"].params) == resolve_params(type_, params)
+    assert sorted(layers) == ["in0", "layer", "loss", "target"]
+    assert result.unsupported == []
+    info = infer_network(result.project.network)
+    assert info.errors == [] and info.total_params == infer_network(project.network).total_params
+
+
+def test_an_lstm_function_read_time_first_is_reported_not_guessed(tmp_path):
+    """nnabla's LSTM on a time-first input with no Transpose around it is not a batch-first layer: reported."""
+    from nnconsole.engine.interop import import_file
+
+    path = tmp_path / "raw.nntxt"
+    path.write_text('''
+network { name: "Main" batch_size: 2
+  variable { name: "x" type: "Buffer" shape { dim: 5 dim: -1 dim: 3 } }
+  variable { name: "h" type: "Buffer" shape { dim: 1 dim: 1 dim: -1 dim: 4 } }
+  variable { name: "c" type: "Buffer" shape { dim: 1 dim: 1 dim: -1 dim: 4 } }
+  variable { name: "r/lstm/weight_l0" type: "Parameter" shape { dim: 1 dim: 4 dim: 4 dim: 7 } }
+  variable { name: "y" type: "Buffer" shape { dim: 5 dim: -1 dim: 4 } }
+  variable { name: "hn" type: "Buffer" shape { dim: 1 dim: 1 dim: -1 dim: 4 } }
+  variable { name: "cn" type: "Buffer" shape { dim: 1 dim: 1 dim: -1 dim: 4 } }
+  function { name: "r" type: "LSTM" input: "x" input: "h" input: "c" input: "r/lstm/weight_l0"
+             output: "y" output: "hn" output: "cn" lstm_param { num_layers: 1 } }
+}
+''')
+    result = import_file(str(path))
+    assert any("'r' (LSTM)" in u and "LSTMSequence" in u for u in result.unsupported), result.unsupported

@@ -112,6 +112,9 @@ def _kept_at_test(proto: Any, net: Any, f: Any) -> bool:
 
 def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str], where: str) -> List[Node]:
     """Nodes of one network (repeats not yet expanded)."""
+    from nnconsole.engine.layers.sequence_rnn_nntxt import collapse
+
+    sequence_outputs = collapse(net)  # nnabla's Transpose + LSTM/GRU/RNN + Transpose: one LSTMSequence ...
     variables = {v.name: v for v in net.variable}
     data_names = _data_names(proto)
     lr_values, has_lr_list = _lr_multipliers(proto, net.name)
@@ -179,6 +182,8 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
             weights: Dict[str, List[int]] = {}
             for k, pname in enumerate(param_inputs):
                 key = order[k] if k < len(order) else f"param{k}"
+                if pname.rsplit("/", 1)[-1] in order:  # nnabla names them (LSTM's optional middle 'weight')
+                    key = pname.rsplit("/", 1)[-1]
                 v = variables[pname]
                 weights[key] = _dims(v.shape)
                 lr = lr_values.get(pname)
@@ -193,6 +198,7 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
             if rtype:
                 try:
                     node.params = _function_params(f, in_shapes, weights, node.type)
+                    node.params.update(sequence_outputs.get(f.name, {}))
                 except Unsupported as exc:
                     unsupported.append(f"layer '{f.name}' ({f.type}): {exc}; nnconsole's defaults are used")
                 if any(p.name == "skip_at_test" for p in spec.params) and _kept_at_test(proto, net, f):

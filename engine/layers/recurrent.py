@@ -130,8 +130,9 @@ def _lstm_from_sdcproj(name: str, props: Mapping[str, str], params: dict, unsupp
 def _lstm_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> dict:
     from .nntxt_codec import Unsupported
 
-    raise Unsupported("nnabla's LSTM function (sequence-first, with h and c inputs) is not NNC's LSTM unit, the "
-                      "only LSTM nnconsole has; rebuild it with the LSTM unit")
+    raise Unsupported("nnabla's LSTM function (sequence-first, with h and c inputs) is read as an LSTMSequence "
+                      "layer only when a Transpose makes its input batch-first and its initial states are zeros; "
+                      "rebuild it with LSTMSequence or NNC's LSTM unit")
 
 
 def float_or(text: str) -> Any:

@@ -136,6 +136,7 @@ for _kind, _type in _TYPES.items():
         weights={"weight_l0": _UNIFORM, "weight": _UNIFORM, "bias": Initializer("Constant", 1.0, 0.0)},
         weight_scope=_kind, weight_order=("weight_l0", "weight", "bias"),
         export_as=_kind.upper(), to_nntxt=sequence_rnn_nntxt.to_nntxt, nntxt_expand=sequence_rnn_nntxt.expand,
+        from_nntxt=sequence_rnn_nntxt.from_nntxt,
         caption=_caption,
         examples=(({"hidden_size": 4}, ((5, 3),)),
                   ({"hidden_size": 3, "num_layers": 2, "bidirectional": True, "output": "last_state"}, ((4, 2),))),

@@ -10,7 +10,7 @@ taken apart and rewritten in that order; the last function's output is still ``r
 """
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from .nntxt_codec import set_shape
 
@@ -95,3 +95,122 @@ def expand(net: Any, in_shapes: list, out_shape: tuple) -> None:
     _variable(net, last, [-1, d, hidden])
     _function(net, last, "Transpose", [parts[-1]], [last]).transpose_param.axes.extend([1, 0, 2])
     set_shape(_function(net, name, "Reshape", [last], [name]).reshape_param.shape, [-1, d * hidden])
+
+
+# ------------------------------------------------------------------------------------------------ reading back
+def from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> dict:
+    """Parameters of a collapsed LSTM/GRU/RNN (see ``collapse``): the hidden size and directions from
+    weight_l0 (D, [gates,] H, I + H), the rest from the function's message."""
+    from .nntxt_codec import Unsupported, f7
+
+    w0 = weights.get("weight_l0")
+    if not w0:
+        raise Unsupported("no weight_l0 parameter, so the hidden size is unknown")
+    msg = getattr(f, _FIELD[f.type[:-len("Sequence")]])
+    params = {"hidden_size": int(w0[-2]), "num_layers": max(1, int(msg.num_layers)),
+              "bidirectional": int(w0[0]) == 2, "dropout": f7(msg.dropout)}
+    if f.type == "RNNSequence":
+        params["nonlinearity"] = msg.nonlinearity or "tanh"
+    return params
+
+
+def _is_transpose_01(f: Any) -> bool:
+    return f is not None and f.type == "Transpose" and list(f.transpose_param.axes) == [1, 0, 2]
+
+
+def _zero_state_chain(var: str, producer: Mapping[str, Any]) -> Optional[list]:
+    """The functions making ``var`` a zero initial state (a Constant 0, or Tile(Reshape(Sum(MulScalar 0))) as
+    ``expand`` writes it); None when it is anything else."""
+    f = producer.get(var)
+    if f is None:
+        return None
+    if f.type == "Constant":
+        return [f] if f.constant_param.val == 0.0 else None
+    chain = []
+    for want in ("Tile", "Reshape", "Sum", "MulScalar"):
+        if f is None or f.type != want:
+            return None
+        chain.append(f)
+        if want == "MulScalar":
+            return chain if f.mul_scalar_param.val == 0.0 else None
+        f = producer.get(f.input[0])
+    return None
+
+
+def collapse(net: Any) -> Dict[str, Dict[str, Any]]:
+    """Turn each nnabla LSTM/GRU/RNN that reads a batch-first input through Transpose, starts from zero states
+    and gives every step (through Transpose) or the last layer's final state (Split or Reshape, Transpose,
+    Reshape) back into one LSTMSequence/GRUSequence/RNNSequence function, in place; other fused functions are
+    left alone (their import is reported). Returns {function name: parameters the message cannot hold}."""
+    producer = {out: f for f in net.function for out in f.output}
+    users: Dict[str, list] = {}
+    for f in net.function:
+        for i in f.input:
+            users.setdefault(i, []).append(f)
+    removed: List[Any] = []
+    extra: Dict[str, Dict[str, Any]] = {}
+    replacements = []
+    for f in list(net.function):
+        if f.type not in _FIELD:
+            continue
+        n_states = 2 if f.type == "LSTM" else 1
+        before = producer.get(f.input[0])
+        chains = [_zero_state_chain(s, producer) for s in f.input[1:1 + n_states]]
+        if not _is_transpose_01(before) or any(c is None for c in chains):
+            continue
+        y, hn = f.output[0], f.output[1]
+        after = users.get(y, [])
+        if len(after) == 1 and _is_transpose_01(after[0]) and not users.get(hn):
+            steps, output = [after[0]], "sequence"
+        elif not after and len(users.get(hn, [])) == 1:
+            steps = _last_state_steps(users.get(hn, [])[0], users)
+            if steps is None:
+                continue
+            output = "last_state"
+        else:
+            continue
+        final = steps[-1]
+        new = type(f)()
+        new.CopyFrom(f)
+        new.name, new.type = final.name, f.type + "Sequence"
+        del new.input[:], new.output[:]
+        new.input.extend([before.input[0], *f.input[1 + n_states:]])
+        new.output.append(final.output[0])
+        replacements.append((f, new))
+        removed += [before, *steps, *(g for c in chains for g in c)]
+        extra[new.name] = {"output": output}
+    if not replacements:
+        return extra
+    gone = {id(f) for f in removed} | {id(old) for old, _new in replacements}
+    new_for = {id(old): new for old, new in replacements}
+    remade = {new.output[0] for _old, new in replacements}  # the layers' outputs, now made by the new functions
+    kept = []
+    for f in net.function:  # a removed step another function still reads stays
+        if id(f) in new_for:
+            kept.append(new_for[id(f)])
+        elif id(f) not in gone or any(id(u) not in gone for out in f.output if out not in remade
+                                      for u in users.get(out, [])):
+            kept.append(f)
+    del net.function[:]
+    net.function.extend(kept)
+    used = {name for f in kept for name in (*f.input, *f.output)}
+    dropped = {name for f in removed for name in (*f.input, *f.output)} - used  # the steps' own variables
+    dropped |= {name for old, _new in replacements for name in (*old.input, *old.output)} - used
+    variables = [v for v in net.variable if v.name not in dropped]
+    del net.variable[:]
+    net.variable.extend(variables)
+    return extra
+
+
+def _last_state_steps(first: Any, users: Mapping[str, list]) -> Optional[list]:
+    """Split (or Reshape) of the final states, Transpose of the last layer's, Reshape to (batch, D*H)."""
+    if first.type not in ("Split", "Reshape"):
+        return None
+    last_users = users.get(first.output[-1], [])
+    if len(last_users) != 1 or not _is_transpose_01(last_users[0]):
+        return None
+    transpose = last_users[0]
+    reshape = users.get(transpose.output[0], [])
+    if len(reshape) != 1 or reshape[0].type != "Reshape":
+        return None
+    return [first, transpose, reshape[0]]
