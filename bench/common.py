@@ -15,7 +15,7 @@ import statistics
 import sys
 import tempfile
 import traceback
-from typing import Callable, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Iterable, List, Optional, Sequence
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Which installation to measure: this venv's, or (for before/after figures) another checkout's, e.g.
@@ -245,3 +245,22 @@ def parse_result(stdout: str) -> Optional[dict]:
     """The last ``RESULT {json}`` line of a measurement's output, or None."""
     lines = [line for line in stdout.splitlines() if line.startswith(RESULT)]
     return json.loads(lines[-1][len(RESULT):]) if lines else None
+
+
+def test_support(name: str) -> Any:
+    """A module of the checkout's tests/ folder (``helpers``, ``netns_hosts``), loaded by its file path.
+
+    Benchmarks share the tests' project builders and host harness without putting the checkout on
+    ``sys.path`` (tests/test_boundaries.py: the package is used as installed).
+    """
+    import importlib.util
+
+    path = os.path.join(ROOT, "tests", f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"nnconsole_bench_{name}", path)
+    module = sys.modules.get(spec.name)
+    if module is None:
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
+        spec.loader.exec_module(module)
+    return module
+

@@ -16,11 +16,9 @@ import os
 import re
 import statistics
 import subprocess
-import sys
 
-from common import PYTHON, ROOT, pin_threads, run_main, table  # noqa: E402
+from common import PYTHON, ROOT, pin_threads, run_main, table, test_support  # noqa: E402
 
-sys.path.insert(0, ROOT)
 pin_threads(1)
 
 LINKS = (None, "1gbit", "100mbit")
@@ -30,7 +28,7 @@ GOAL = 0.25
 def make_project(folder: str) -> str:
     from nnconsole.engine.project.io import load_project, save_project
     from nnconsole.engine.project.model import Initializer, Layer
-    from tests.helpers import tabular_project
+    tabular_project = test_support("helpers").tabular_project
 
     path = tabular_project(folder, n=512, batch=16, epochs=2, hidden=1024, monitor=2, scaling="none")
     project = load_project(path)
@@ -61,7 +59,7 @@ def seconds_per_iteration(run_dir: str) -> tuple:
 
 
 def train(argv_prefix: list, project: str, env: dict, *extra: str) -> str:
-    from tests.helpers import run_dir_from
+    run_dir_from = test_support("helpers").run_dir_from
 
     out = subprocess.run(argv_prefix + [PYTHON, "-m", "nnconsole.engine.cli", "train", project, "-q", *extra],
                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
@@ -83,14 +81,16 @@ def main() -> int:
     import tempfile
 
     from nnconsole.engine.predict import Link, ring_allreduce_seconds
-    from tests.netns_hosts import make_hosts, namespaces_unavailable, remove
+    hosts_harness = test_support("netns_hosts")
+    make_hosts, namespaces_unavailable, remove = (hosts_harness.make_hosts, hosts_harness.namespaces_unavailable,
+                                                  hosts_harness.remove)
 
     reason = namespaces_unavailable()
     if reason:
         print(f"slow_links: cannot make simulated hosts: {reason}")
         return 2
     folder = tempfile.mkdtemp(prefix="slow-links-")
-    base_env = dict(os.environ, PYTHONPATH=ROOT)
+    base_env = dict(os.environ)  # the package is installed in the venv
     nbytes = gradient_bytes(make_project(os.path.join(folder, "one")))
     one, _ = seconds_per_iteration(train([], make_project(os.path.join(folder, "one")), base_env, "--gpus", "1"))
     # The compute of one rank while two ranks share this machine's 2 cores (as 2 simulated hosts do too).
