@@ -187,15 +187,14 @@ def share_scopes(nodes: Sequence[Node], notes: List[str]) -> None:
             continue
         for w in n.weights.values():
             users.setdefault(w.source_name, []).append(n)
-    reported = set()
     for source, sharing in users.items():
         if len(sharing) < 2 or "/" not in source:
             continue
         scope = source.rsplit("/", 2)[0].replace("/", "_")
-        for n in sharing:
+        fresh = [n for n in sharing if n.parameter_scope != scope]
+        for n in fresh:
             n.parameter_scope = scope
-        if scope not in reported:  # also when the file named the scope itself (.sdcproj's ParameterScope)
-            reported.add(scope)
+        if fresh:
             notes.append(f"layers {', '.join(n.name for n in sharing)} share parameter scope '{scope}' (one set of "
                          "weights)")
 
