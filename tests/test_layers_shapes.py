@@ -4,7 +4,6 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -288,7 +287,9 @@ def test_infer_never_raises_on_random_garbage():
             assert isinstance(msg, str) and msg
 
 
-def test_infer_is_fast_for_50_layers():
+def test_infer_handles_a_50_layer_chain_and_repeats_itself():
+    """A deep chain infers without errors, and inferring again gives the same result (no state kept between
+    calls). Its speed is measured in bench/ as a ratio, not timed here (a unit test is no stopwatch)."""
     layers = [L("x", "Input", shape=[3, 32, 32])]
     prev = "x"
     for i in range(49):
@@ -297,13 +298,10 @@ def test_infer_is_fast_for_50_layers():
         layers.append(L(f"l{i}", kind, [prev], **params))
         prev = f"l{i}"
     net = Network(layers)
-    assert infer_network(net).errors == []
-    n = 50
-    t0 = time.perf_counter()
-    for _ in range(n):
-        infer_network(net)
-    per_call = (time.perf_counter() - t0) / n
-    assert per_call < 0.010, f"infer_network took {per_call * 1e3:.2f} ms for 50 layers"
+    first = infer_network(net)
+    assert first.errors == []
+    again = infer_network(net)
+    assert again == first  # the same per-layer shapes, counts and order
 
 
 def test_shapes_does_not_import_nnabla():

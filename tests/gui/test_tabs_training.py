@@ -281,7 +281,9 @@ def test_a_run_started_from_a_terminal_is_reattached_and_can_be_stopped(qtbot, t
 
 # ---------------------------------------------------------------------------------------------- curves
 
-def test_curves_stay_smooth_with_100000_points(qtbot):
+def test_curves_keep_100000_points_downsampled(qtbot):
+    """Every point is kept and the curve is drawn downsampled and clipped to the view; the update and
+    repaint times with 1k-100k points are measured by bench/gui.py (ratios), not timed here."""
     curves = LearningCurves()
     qtbot.addWidget(curves)
     curves.resize(900, 700)
@@ -289,26 +291,15 @@ def test_curves_stay_smooth_with_100000_points(qtbot):
     run = "/tmp/fake-run"
     curves.set_primary(run)
     n, chunk = 100_000, 2_000
-    times = []
     for start in range(0, n, chunk):  # 50 timer ticks of 2,000 new records each
         records = [{"type": "train", "epoch": i / 1000, "iteration": i, "loss": 1.0 / (1 + i / 5000),
                     "error": 0.5, "lr": 0.001} for i in range(start, start + chunk)]
-        t = time.perf_counter()
         curves.add_records(run, records)
-        times.append(time.perf_counter() - t)
-    slowest = max(times)
-    first, last = sum(times[:10]) / 10, sum(times[-10:]) / 10
     assert curves.point_count("train_loss") == n
     curve = curves.curve("train_loss")
     assert len(curve.getData()[0]) == n
     assert curve.opts["autoDownsample"] and curve.opts["downsampleMethod"] == "peak" and curve.opts["clipToView"]
-    t = time.perf_counter()
-    image = curves.grab()  # a full repaint of the three plots
-    paint = time.perf_counter() - t
-    assert not image.isNull()
-    assert slowest < 0.1, f"one update took {slowest:.3f} s"
-    assert last < 3 * first + 0.005, f"updates slowed down as the curve grew: {first:.4f} s -> {last:.4f} s"
-    assert paint < 0.5, f"a repaint with {n} points took {paint:.3f} s"
+    assert not curves.grab().isNull()  # a full repaint of the three plots
 
 
 def settle(qtbot, widget) -> None:
