@@ -66,3 +66,20 @@ def add_other_networks(project: Project, contents: Dict[str, Any]) -> None:
                                      "names": dict(runtime.inputs)})
         contents["executors"].append({"name": nnp_name(name), "network": nnp_name(name),
                                       "data": list(runtime.inputs), "output": list(outputs)})
+    add_project_executors(project, contents)
+
+
+def add_project_executors(project: Project, contents: Dict[str, Any]) -> None:
+    """The project's executors (NumEvaluations, repeat evaluation type: Monte-Carlo dropout...), each on the
+    written runtime network of its network; a name taken already (a network's own executor) is left out."""
+    from nnconsole.engine.project.model import MAIN_NETWORK
+
+    taken = {e["name"] for e in contents["executors"]}
+    by_network = {e["network"]: e for e in contents["executors"]}
+    for ex in project.executors:
+        network = RESERVED if ex.network == MAIN_NETWORK else nnp_name(ex.network)
+        if ex.name in taken or network not in by_network:
+            continue
+        taken.add(ex.name)
+        contents["executors"].append(dict(by_network[network], name=ex.name, num_evaluations=int(ex.num_evaluations),
+                                          repeat_evaluation_type=ex.repeat_evaluation_type))

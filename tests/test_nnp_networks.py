@@ -73,3 +73,24 @@ def test_a_one_network_project_writes_the_runtime_network_alone(tmp_path):
     run_dir, _ = train_in_process(load_project(tabular_project(str(tmp_path))), str(tmp_path / "r"))
     loader, _ = _nnp_network(os.path.join(run_dir, "model_final.nnp"), "runtime", 2)
     assert loader.get_network_names() == ["runtime"]
+
+
+def test_the_projects_executors_are_in_the_nnp_with_their_evaluations(tmp_path):
+    """An executor (Monte-Carlo averaging over 4 evaluations) on the Generator and one on Main are written with
+    their settings, on the runtime networks of their networks; nnabla's loader reads them."""
+    from nnabla.utils.load import load
+
+    from nnconsole.engine.project.model import Executor
+    from tests.test_several_optimizers import gan_project
+
+    path = gan_project(str(tmp_path), epochs=1)
+    project = load_project(path)
+    project.executors = [Executor(name="MC", network="Generator", num_evaluations=4),
+                         Executor(name="Last", num_evaluations=2, repeat_evaluation_type="last")]
+    save_project(project, backup=False)
+    run_dir, _ = train_in_process(load_project(path), str(tmp_path / "r"))
+    info = load([os.path.join(run_dir, "model_final.nnp")], prepare_data_iterator=False, batch_size=1)
+    assert sorted(info.executors) == ["Generator", "Last", "MC", "runtime"]
+    mc, last = info.executors["MC"], info.executors["Last"]
+    assert (mc.network.name, mc.num_evaluations, mc.repeat_evaluation_type) == ("Generator", 4, "mean")
+    assert (last.network.name, last.num_evaluations, last.repeat_evaluation_type) == ("runtime", 2, "last")
