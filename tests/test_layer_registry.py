@@ -28,12 +28,9 @@ DEFAULTS_DIFFERING_FROM_NNC = {
     ("Slice", "Step"): "empty keeps whole axes, whatever the input's rank",
 }
 
-# Types outside NNC's palette (nnabla functions NNC has no layer for): no NNC definition to check them against.
-NOT_IN_NNCS_PALETTE = {
-    "LSTMSequence": "nnabla's F.lstm (NNC's LSTM is a unit of other layers)",
-    "GRUSequence": "nnabla's F.gru",
-    "RNNSequence": "nnabla's F.rnn",
-}
+# Types outside NNC's palette (nnabla functions NNC has no layer for, their registration's ``outside_nnc``): no
+# NNC definition to check them against.
+NOT_IN_NNCS_PALETTE = {s.type for s in all_specs() if s.outside_nnc}
 
 
 def _nnabla_function_info() -> dict:

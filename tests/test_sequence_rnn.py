@@ -246,3 +246,15 @@ network { name: "Main" batch_size: 2
 ''')
     result = import_file(str(path))
     assert any("'r' (LSTM)" in u and "LSTMSequence" in u for u in result.unsupported), result.unsupported
+
+
+def test_sdcproj_export_says_nnc_has_no_such_layer(tmp_path):
+    """NNC cannot run nnabla's fused functions: the .sdcproj export says so once, pointing to .nntxt (not a line
+    per parameter that NNC 'uses its default' for)."""
+    from nnconsole.engine.interop.sdcproj_export import export_sdcproj
+
+    project = _sine_lstm_project(tmp_path)
+    result = export_sdcproj(project, str(tmp_path / "sine.sdcproj"))
+    lines = [u for u in result.unsupported if "'rnn'" in u]
+    assert lines == ["layer 'rnn' (LSTMSequence): NNC has no such layer (nnabla's fused F.lstm), so NNC cannot run "
+                     "it; export the project as .nntxt instead"], result.unsupported

@@ -60,6 +60,10 @@ def layer_properties(layer: Layer, unsupported: List[str]) -> Dict[str, str]:
         unsupported.append(f"layer '{layer.name}': type {layer.type} is not a registered layer type; written "
                            "without properties")
         return props
+    if spec.outside_nnc:
+        unsupported.append(f"layer '{layer.name}' ({layer.type}): NNC has no such layer ({spec.outside_nnc}), so NNC "
+                           "cannot run it; export the project as .nntxt instead")
+        return props
     try:
         params = resolve_params(layer.type, layer.params)
     except (KeyError, ValueError):

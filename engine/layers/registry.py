@@ -125,6 +125,8 @@ class LayerSpec:
     # uses when nnabla has none of that name (Flatten -> Reshape).
     nnc_type: str = ""
     export_as: str = ""
+    # '' for NNC's palette types; else why NNC has no such layer (nnabla's fused F.lstm): .sdcproj export says so.
+    outside_nnc: str = ""
     # The nnabla function ``build`` calls with the parameters as keywords (set by factory.function_layer;
     # tests check the parameter names and defaults against nnabla's function metadata).
     nnabla_function: str = ""

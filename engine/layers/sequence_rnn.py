@@ -135,7 +135,7 @@ for _kind, _type in _TYPES.items():
         build=build_of(_kind),
         weights={"weight_l0": _UNIFORM, "weight": _UNIFORM, "bias": Initializer("Constant", 1.0, 0.0)},
         weight_scope=_kind, weight_order=("weight_l0", "weight", "bias"),
-        export_as=_kind.upper(), to_nntxt=sequence_rnn_nntxt.to_nntxt, nntxt_expand=sequence_rnn_nntxt.expand,
+        export_as=_kind.upper(), outside_nnc=f"nnabla's fused F.{_kind}", to_nntxt=sequence_rnn_nntxt.to_nntxt, nntxt_expand=sequence_rnn_nntxt.expand,
         from_nntxt=sequence_rnn_nntxt.from_nntxt,
         caption=_caption,
         examples=(({"hidden_size": 4}, ((5, 3),)),
