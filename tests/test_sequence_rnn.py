@@ -136,8 +136,29 @@ def test_a_sequence_regression_trains_one_epoch(tmp_path, type_):
 
     project = _sine_lstm_project(tmp_path, type_)
     save_project(project, str(tmp_path / "sine" / "project.yaml"))
-    _run_dir, losses = train_in_process(project, str(tmp_path / "runs"))
+    run_dir, losses = train_in_process(project, str(tmp_path / "runs"))
     assert len(losses) >= 2 and all(np.isfinite(losses)) and losses[-1] < losses[0], losses
+    _runtime_model_runs_at_any_batch_size(os.path.join(run_dir, "model_final.nnp"))
+
+
+def _runtime_model_runs_at_any_batch_size(path: str) -> None:
+    """The run's .nnp under nnabla's NnpLoader at batch sizes 1 and 5 gives each sample the same output (no batch
+    size is baked into the zero initial states or the last-state reshape)."""
+    from nnabla.utils.nnp_graph import NnpLoader
+
+    import nnabla as nn
+
+    x = np.random.RandomState(5).randn(5, 16, 1).astype(np.float32)
+    outs = []
+    for batch in (1, 5):
+        nnp = NnpLoader(path)  # one loader per batch size: nnabla keeps a network's functions once created
+        net = nnp.get_network(nnp.get_network_names()[0], batch_size=batch)
+        xv, yv = net.inputs["x"], net.outputs["y'"]  # (the fused function's unused outputs are listed too)
+        xv.d = x[:batch]
+        yv.forward()
+        outs.append(yv.d.copy())
+    nn.clear_parameters()
+    assert np.abs(outs[0] - outs[1][:1]).max() < 1e-5
 
 
 @pytest.mark.parametrize("params", [{"hidden_size": 3, "num_layers": 2, "bidirectional": True},

@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Mapping
 from nnconsole.engine.project.model import Initializer
 
 from . import sequence_rnn_nntxt
+from .sequence_rnn_nntxt import STATE_AXES, ZERO_AXES
 from .registry import LayerSpec, ParamSpec, Shape, ShapeError, fmt_shape, register
 
 OUTPUTS = ("sequence", "last_state")
@@ -74,26 +75,31 @@ def build_of(kind: str):
 
         p = ctx.params(layer)
         x = inputs[0]
-        batch, steps, features = x.shape
+        features = x.shape[2]
         h_size, layers = int(p["hidden_size"]), int(p["num_layers"])
         d = 2 if p["bidirectional"] else 1
         xt = F.transpose(x, (1, 0, 2))
-        h0 = F.constant(0.0, (layers, d, batch, h_size))
+        # zero states built from the input, not F.constant, and reshapes with the batch axis first (nnabla's .nnp
+        # writer takes a Reshape's first axis for the batch): a saved model runs at any batch size
+        column = F.reshape(F.sum(F.mul_scalar(x, 0.0), axis=(1, 2), keepdims=True), (-1, 1, 1, 1))  # (B, 1, 1, 1)
+        h0 = F.tile(F.transpose(column, ZERO_AXES), (layers, d, 1, h_size))
         fans = {"weight_l0": (features, h_size), "weight": (d * h_size, h_size), "bias": (h_size, h_size)}
         inits = {key: ctx.initializer(layer, key, *fan) for key, fan in fans.items()}
         common = dict(w0_init=inits["weight_l0"], w_init=inits["weight"], b_init=inits["bias"], num_layers=layers,
                       dropout=float(p["dropout"]), bidirectional=bool(p["bidirectional"]),
                       training=ctx.training, rng=ctx.rng)
         if kind == "lstm":
-            y, hn, _cn = PF.lstm(xt, h0, F.constant(0.0, (layers, d, batch, h_size)), **common)
+            y, hn, _cn = PF.lstm(xt, h0, h0, **common)
         elif kind == "gru":
             y, hn = PF.gru(xt, h0, **common)
         else:
             y, hn = PF.rnn(xt, h0, nonlinearity=p["nonlinearity"], **common)
         if p["output"] == "sequence":
             return F.transpose(y, (1, 0, 2))
-        last = F.slice(hn, (layers - 1, 0, 0, 0), (layers, d, batch, h_size))  # (1, D, B, H)
-        return F.reshape(F.transpose(last, (0, 2, 1, 3)), (batch, d * h_size))
+        # the last layer's (B, D, H), written the way sequence_rnn_nntxt writes it
+        batch_first = F.transpose(hn, STATE_AXES)
+        last = F.split(batch_first, axis=1)[-1] if layers > 1 else batch_first
+        return F.reshape(last, (-1, d * h_size))
     return build
 
 

@@ -2,9 +2,10 @@
 
 nnabla's LSTM/GRU/RNN read time first and take the initial states as inputs, so a layer ``r`` is written as
 ``Transpose (batch-first -> time-first)``, zero initial states built from the input itself (``MulScalar 0``,
-``Sum``, ``Reshape``, ``Tile``: no batch size is baked into the file, so nnabla's loader may choose one), the
-fused function with the layer's parameters (``r/lstm/weight_l0`` ...), and either ``Transpose`` back (every
-step) or ``Split`` of the final states, ``Transpose`` and ``Reshape`` (the last layer's final state). The
+``Sum``, ``Reshape``, ``Transpose``, ``Tile``: no batch size is baked into the file, so nnabla's loader may
+choose one), the fused function with the layer's parameters (``r/lstm/weight_l0`` ...), and either ``Transpose``
+back (every step) or ``Transpose`` of the final states to batch first, ``Split`` of the layers (when several) and
+``Reshape`` (the last layer's final state). The
 function the exporter wrote for the layer (named ``r``, type LSTM/GRU/RNN, inputs x and the parameters) is
 taken apart and rewritten in that order; the last function's output is still ``r``. Pure protobuf work.
 """
@@ -15,6 +16,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from .nntxt_codec import set_shape
 
 _FIELD = {"LSTM": "lstm_param", "GRU": "gru_param", "RNN": "rnn_param"}
+ZERO_AXES = (1, 2, 0, 3)  # (batch, 1, 1, 1) -> (1, 1, batch, 1)
+STATE_AXES = (2, 0, 1, 3)  # (layers, directions, batch, hidden) -> batch first
 
 
 def to_nntxt(f: Any, p: Mapping[str, Any], in_shapes: list, out_shape: tuple, mode: str) -> None:
@@ -55,18 +58,22 @@ def expand(net: Any, in_shapes: list, out_shape: tuple) -> None:
     xt = f"{name}/time_first"
     _variable(net, xt, [steps, -1, features])
     _function(net, xt, "Transpose", [x], [xt]).transpose_param.axes.extend([1, 0, 2])
-    # zeros of shape (layers, directions, batch, hidden), from the input so that any batch size works
+    # zeros of shape (layers, directions, batch, hidden), from the input so that any batch size works; every
+    # Reshape keeps the batch axis first (nnabla's .nnp writer takes a Reshape's first axis for the batch)
     zero = f"{name}/zero"
-    _variable(net, zero, [steps, -1, features])
-    _function(net, zero, "MulScalar", [xt], [zero]).mul_scalar_param.val = 0.0
+    _variable(net, zero, [-1, steps, features])
+    _function(net, zero, "MulScalar", [x], [zero]).mul_scalar_param.val = 0.0
     col = f"{name}/zero_column"
-    _variable(net, col, [1, -1, 1])
+    _variable(net, col, [-1, 1, 1])
     s = _function(net, col, "Sum", [zero], [col]).sum_param
-    s.axes.extend([0, 2])
+    s.axes.extend([1, 2])
     s.keep_dims = True
+    four = f"{name}/zero_4d"
+    _variable(net, four, [-1, 1, 1, 1])
+    set_shape(_function(net, four, "Reshape", [col], [four]).reshape_param.shape, [-1, 1, 1, 1])
     one = f"{name}/zero_state1"
     _variable(net, one, [1, 1, -1, 1])
-    set_shape(_function(net, one, "Reshape", [col], [one]).reshape_param.shape, [1, 1, -1, 1])
+    _function(net, one, "Transpose", [four], [one]).transpose_param.axes.extend(ZERO_AXES)
     state = f"{name}/initial_state"
     _variable(net, state, [layers, d, -1, hidden])
     _function(net, state, "Tile", [one], [state]).tile_param.reps.extend([layers, d, 1, hidden])
@@ -84,16 +91,16 @@ def expand(net: Any, in_shapes: list, out_shape: tuple) -> None:
     if len(out_shape) == 2:  # every step's hidden state, batch first again
         _function(net, name, "Transpose", [y], [name]).transpose_param.axes.extend([1, 0, 2])
         return
-    parts = [f"{name}/h_n{i}" for i in range(layers)]
-    for part in parts:
-        _variable(net, part, [d, -1, hidden])
-    if layers > 1:
-        _function(net, f"{name}/layers", "Split", [hn], parts).split_param.axis = 0
-    else:  # nnabla's Split wants two outputs or more: drop the layer axis instead
-        set_shape(_function(net, parts[0], "Reshape", [hn], parts).reshape_param.shape, [d, -1, hidden])
-    last = f"{name}/final_batch_first"
-    _variable(net, last, [-1, d, hidden])
-    _function(net, last, "Transpose", [parts[-1]], [last]).transpose_param.axes.extend([1, 0, 2])
+    batch_first = f"{name}/h_n_batch_first"
+    _variable(net, batch_first, [-1, layers, d, hidden])
+    _function(net, batch_first, "Transpose", [hn], [batch_first]).transpose_param.axes.extend(STATE_AXES)
+    last = batch_first
+    if layers > 1:  # the last layer's (batch, D, H); nnabla's Split wants two outputs or more
+        parts = [f"{name}/h_n{i}" for i in range(layers)]
+        for part in parts:
+            _variable(net, part, [-1, d, hidden])
+        _function(net, f"{name}/layers", "Split", [batch_first], parts).split_param.axis = 1
+        last = parts[-1]
     set_shape(_function(net, name, "Reshape", [last], [name]).reshape_param.shape, [-1, d * hidden])
 
 
@@ -120,15 +127,16 @@ def _is_transpose_01(f: Any) -> bool:
 
 def _zero_state_chain(var: str, producer: Mapping[str, Any]) -> Optional[list]:
     """The functions making ``var`` a zero initial state (a Constant 0, or Tile(Reshape(Sum(MulScalar 0))) as
-    ``expand`` writes it); None when it is anything else."""
+    ``expand`` writes it, Tile(Transpose(Reshape(Sum(MulScalar 0))))); None when it is
+    anything else."""
     f = producer.get(var)
     if f is None:
         return None
     if f.type == "Constant":
         return [f] if f.constant_param.val == 0.0 else None
     chain = []
-    for want in ("Tile", "Reshape", "Sum", "MulScalar"):
-        if f is None or f.type != want:
+    for want in ("Tile", "Transpose", "Reshape", "Sum", "MulScalar"):
+        if f is None or f.type != want or (want == "Transpose" and tuple(f.transpose_param.axes) != ZERO_AXES):
             return None
         chain.append(f)
         if want == "MulScalar":
@@ -139,8 +147,8 @@ def _zero_state_chain(var: str, producer: Mapping[str, Any]) -> Optional[list]:
 
 def collapse(net: Any) -> Dict[str, Dict[str, Any]]:
     """Turn each nnabla LSTM/GRU/RNN that reads a batch-first input through Transpose, starts from zero states
-    and gives every step (through Transpose) or the last layer's final state (Split or Reshape, Transpose,
-    Reshape) back into one LSTMSequence/GRUSequence/RNNSequence function, in place; other fused functions are
+    and gives every step (through Transpose) or the last layer's final state (Transpose, Split when several
+    layers, Reshape) back into one LSTMSequence/GRUSequence/RNNSequence function, in place; other fused functions are
     left alone (their import is reported). Returns {function name: parameters the message cannot hold}."""
     producer = {out: f for f in net.function for out in f.output}
     users: Dict[str, list] = {}
@@ -203,14 +211,15 @@ def collapse(net: Any) -> Dict[str, Dict[str, Any]]:
 
 
 def _last_state_steps(first: Any, users: Mapping[str, list]) -> Optional[list]:
-    """Split (or Reshape) of the final states, Transpose of the last layer's, Reshape to (batch, D*H)."""
-    if first.type not in ("Split", "Reshape"):
+    """Transpose of the final states to batch first, Split of the last layer (several layers), Reshape to
+    (batch, D*H)."""
+    if first.type != "Transpose" or tuple(first.transpose_param.axes) != STATE_AXES:
         return None
-    last_users = users.get(first.output[-1], [])
-    if len(last_users) != 1 or not _is_transpose_01(last_users[0]):
+    steps = [first]
+    nxt = users.get(first.output[0], [])
+    if len(nxt) == 1 and nxt[0].type == "Split":
+        steps.append(nxt[0])
+        nxt = users.get(nxt[0].output[-1], [])
+    if len(nxt) != 1 or nxt[0].type != "Reshape":
         return None
-    transpose = last_users[0]
-    reshape = users.get(transpose.output[0], [])
-    if len(reshape) != 1 or reshape[0].type != "Reshape":
-        return None
-    return [first, transpose, reshape[0]]
+    return steps + [nxt[0]]
