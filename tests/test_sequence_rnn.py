@@ -279,3 +279,40 @@ def test_sdcproj_export_says_nnc_has_no_such_layer(tmp_path):
     lines = [u for u in result.unsupported if "'rnn'" in u]
     assert lines == ["layer 'rnn' (LSTMSequence): NNC has no such layer (nnabla's fused F.lstm), so NNC cannot run "
                      "it; export the project as .nntxt instead"], result.unsupported
+
+
+def test_a_gru_from_constant_zero_states_imports_as_one_layer(tmp_path):
+    """A file written by hand (or another tool) with Constant 0 initial states is read the same way; a Constant of
+    another value is not a zero state, so that GRU is left as it is and reported."""
+    from nnconsole.engine.interop import import_file
+
+    def text(value: float) -> str:
+        return f'''
+network {{ name: "Main" batch_size: 2
+  variable {{ name: "x" type: "Buffer" shape {{ dim: -1 dim: 5 dim: 3 }} }}
+  variable {{ name: "xt" type: "Buffer" shape {{ dim: 5 dim: -1 dim: 3 }} }}
+  variable {{ name: "h0" type: "Buffer" shape {{ dim: 1 dim: 1 dim: 2 dim: 4 }} }}
+  variable {{ name: "g/gru/weight_l0" type: "Parameter" shape {{ dim: 1 dim: 3 dim: 4 dim: 7 }} }}
+  variable {{ name: "g/gru/bias" type: "Parameter" shape {{ dim: 1 dim: 1 dim: 4 dim: 4 }} }}
+  variable {{ name: "y" type: "Buffer" shape {{ dim: 5 dim: -1 dim: 4 }} }}
+  variable {{ name: "hn" type: "Buffer" shape {{ dim: 1 dim: 1 dim: -1 dim: 4 }} }}
+  variable {{ name: "g" type: "Buffer" shape {{ dim: -1 dim: 5 dim: 4 }} }}
+  function {{ name: "t" type: "Transpose" input: "x" output: "xt" transpose_param {{ axes: 1 axes: 0 axes: 2 }} }}
+  function {{ name: "z" type: "Constant" output: "h0"
+             constant_param {{ val: {value} shape {{ dim: 1 dim: 1 dim: 2 dim: 4 }} }} }}
+  function {{ name: "gru" type: "GRU" input: "xt" input: "h0" input: "g/gru/weight_l0" input: "g/gru/bias"
+             output: "y" output: "hn" gru_param {{ num_layers: 1 }} }}
+  function {{ name: "g" type: "Transpose" input: "y" output: "g" transpose_param {{ axes: 1 axes: 0 axes: 2 }} }}
+}}
+'''
+    path = tmp_path / "gru.nntxt"
+    path.write_text(text(0.0))
+    result = import_file(str(path))
+    layers = {layer.name: layer for layer in result.project.network.layers}
+    assert sorted(layers) == ["g", "x"] and layers["g"].type == "GRUSequence" and layers["g"].inputs == ["x"]
+    assert layers["g"].params["hidden_size"] == 4 and layers["g"].params["output"] == "sequence"
+    path.write_text(text(0.5))
+    result = import_file(str(path))
+    assert "GRUSequence" not in [layer.type for layer in result.project.network.layers]
+    assert any(u.startswith("layer 'gru' (GRU): nnabla's GRU is read as a GRUSequence layer only when")
+               for u in result.unsupported), result.unsupported

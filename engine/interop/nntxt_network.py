@@ -114,7 +114,7 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
     """Nodes of one network (repeats not yet expanded)."""
     from nnconsole.engine.layers.sequence_rnn_nntxt import collapse
 
-    sequence_outputs = collapse(net)  # nnabla's Transpose + LSTM/GRU/RNN + Transpose: one LSTMSequence ...
+    sequence_outputs = collapse(net, unsupported)  # nnabla's Transpose + LSTM/GRU/RNN + Transpose: one LSTMSequence ...
     variables = {v.name: v for v in net.variable}
     data_names = _data_names(proto)
     lr_values, has_lr_list = _lr_multipliers(proto, net.name)

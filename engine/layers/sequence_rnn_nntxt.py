@@ -145,11 +145,11 @@ def _zero_state_chain(var: str, producer: Mapping[str, Any]) -> Optional[list]:
     return None
 
 
-def collapse(net: Any) -> Dict[str, Dict[str, Any]]:
+def collapse(net: Any, unsupported: Optional[List[str]] = None) -> Dict[str, Dict[str, Any]]:
     """Turn each nnabla LSTM/GRU/RNN that reads a batch-first input through Transpose, starts from zero states
     and gives every step (through Transpose) or the last layer's final state (Transpose, Split when several
     layers, Reshape) back into one LSTMSequence/GRUSequence/RNNSequence function, in place; other fused functions are
-    left alone (their import is reported). Returns {function name: parameters the message cannot hold}."""
+    left alone (their import is reported; GRU/RNN here, LSTM by NNC's LSTM unit's hook). Returns {function name: parameters the message cannot hold}."""
     producer = {out: f for f in net.function for out in f.output}
     users: Dict[str, list] = {}
     for f in net.function:
@@ -187,6 +187,11 @@ def collapse(net: Any) -> Dict[str, Dict[str, Any]]:
         replacements.append((f, new))
         removed += [before, *steps, *(g for c in chains for g in c)]
         extra[new.name] = {"output": output}
+    done = {id(old) for old, _new in replacements}
+    for f in net.function:
+        if f.type in ("GRU", "RNN") and id(f) not in done and unsupported is not None:
+            unsupported.append(f"layer '{f.name}' ({f.type}): nnabla's {f.type} is read as a {f.type}Sequence layer "
+                               "only when a Transpose makes its input batch-first and its initial state is zeros")
     if not replacements:
         return extra
     gone = {id(f) for f in removed} | {id(old) for old, _new in replacements}
