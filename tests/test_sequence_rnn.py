@@ -316,3 +316,35 @@ network {{ name: "Main" batch_size: 2
     assert "GRUSequence" not in [layer.type for layer in result.project.network.layers]
     assert any(u.startswith("layer 'gru' (GRU): nnabla's GRU is read as a GRUSequence layer only when")
                for u in result.unsupported), result.unsupported
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_two_workers_train_an_lstm_as_one_worker_with_the_same_logical_batch(tmp_path):
+    """1 worker x batch 16 and 2 workers x batch 8 (mpiexec -n 2) end with the same LSTM weights (the tolerance of
+    test_multiworker): the fused function's gradients are all-reduced like any other parameter's."""
+    import json
+
+    import yaml
+
+    from nnconsole.engine.project.io import save_project
+    from tests.helpers import final_params, max_relative_error, run_dir_from
+
+    runs = []
+    for name, batch, workers in (("one", 16, 1), ("two", 8, 2)):
+        project = _sine_lstm_project(tmp_path / name)
+        path = tmp_path / name / "sine" / "project.yaml"
+        save_project(project, str(path))
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data["config"].update(max_epoch=1, batch_size=batch, device="cpu")
+        data["multi_gpu"] = {"workers": workers, "scaling": "none"}
+        path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        proc = subprocess.run([sys.executable, "-m", "nnconsole", "train", str(path), "-q", "-o", str(tmp_path / "runs")],
+                              capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                              env=dict(os.environ, OMP_NUM_THREADS="1"))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        runs.append(run_dir_from(proc.stdout))
+    assert json.load(open(os.path.join(runs[1], "plan.json")))["workers"] == 2
+    reference, other = final_params(runs[0]), final_params(runs[1])
+    assert sorted(reference) == ["out/affine/W", "out/affine/b", "rnn/lstm/bias", "rnn/lstm/weight_l0"]
+    assert max_relative_error(reference, other) <= 1e-5
