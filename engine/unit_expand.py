@@ -26,6 +26,8 @@ from nnconsole.engine.project.model import Layer, Network
 from nnconsole.engine.shared_params import weight_scope_of
 
 Problem = Tuple[str, str]
+MAX_UNIT_DEPTH = 32  # units inside units: deeper is a mistake (and would exhaust Python's stack)
+MAX_UNIT_LAYERS = 50_000  # layers one unit expands into (units of units multiply): beyond it, too big to build
 
 
 @dataclass
@@ -115,8 +117,8 @@ def _is_kind(layer: Layer, *flags: str) -> bool:
     return spec is not None and any(getattr(spec, f) for f in flags)
 
 
-def _expand_one(unit: Layer, networks: Mapping[str, Network], chain: List[str],
-                origin: Dict[str, str]) -> Tuple[Optional[List[Layer]], List[str]]:
+def _expand_one(unit: Layer, networks: Mapping[str, Network], chain: List[str], origin: Dict[str, str],
+                memo: Dict[str, Tuple[Network, List[Problem]]]) -> Tuple[Optional[List[Layer]], List[str]]:
     """The layers replacing ``unit``, or None and the problems that stop it."""
     target_name = str(_params(unit).get("network", "") or "")
     if not target_name:
@@ -124,12 +126,20 @@ def _expand_one(unit: Layer, networks: Mapping[str, Network], chain: List[str],
     if target_name in chain:
         loop = " -> ".join(chain[chain.index(target_name):] + [target_name])
         return None, [f"unit uses network '{target_name}', which uses itself: {loop}; a unit cannot contain itself"]
+    if len(chain) > MAX_UNIT_DEPTH:
+        return None, [f"units nest more than {MAX_UNIT_DEPTH} deep ({' -> '.join(chain[:3])} -> ...); "
+                      "use fewer levels of units"]
     if target_name not in networks:
         return None, [f"unit uses network '{target_name}', which the project does not have "
                       f"(networks: {', '.join(networks) or 'none'})"]
-    inner_net, inner_problems = _expand(networks[target_name], networks, chain + [target_name], {})
-    if inner_problems:
-        return None, [f"in network '{target_name}', layer '{n}': {m}" for n, m in inner_problems]
+    if target_name not in memo:  # each network expands once (a cycle through it shows in its own expansion)
+        memo[target_name] = _expand(networks[target_name], networks, chain + [target_name], {}, memo)
+    inner_net, inner_problems = memo[target_name]
+    if inner_problems:  # the first one (units of units would multiply the messages)
+        (first_layer, first), more = inner_problems[0], len(inner_problems) - 1
+        text = first if len(first) <= 2000 else first[:600] + " ... " + first[-1200:]  # the cause is at the end
+        also = f" (+{more} more problem{'s' if more != 1 else ''})" if more else ""
+        return None, [f"in network '{target_name}'{also}, layer '{first_layer}': {text}"]
     try:
         given = parse_arguments(str(_params(unit).get("arguments", "") or ""))
     except ValueError as exc:
@@ -149,6 +159,9 @@ def _expand_one(unit: Layer, networks: Mapping[str, Network], chain: List[str],
     if len(ends) != 1:
         return None, [f"network '{target_name}' must end in one layer to be a unit's output; it ends in "
                       f"{len(ends)} ({', '.join(ends) or 'none'})"]
+    if len(kept) > MAX_UNIT_LAYERS:
+        return None, [f"network '{target_name}' expands into {len(kept):,} layers, more than {MAX_UNIT_LAYERS:,}; "
+                      "units that use units multiply their layers"]
     rename = dict(zip(inputs, unit.inputs))
     for layer in kept:
         if layer.name not in rename:
@@ -165,8 +178,8 @@ def _expand_one(unit: Layer, networks: Mapping[str, Network], chain: List[str],
     return out, []
 
 
-def _expand(network: Network, networks: Mapping[str, Network], chain: List[str],
-            origin: Dict[str, str]) -> Tuple[Network, List[Problem]]:
+def _expand(network: Network, networks: Mapping[str, Network], chain: List[str], origin: Dict[str, str],
+            memo: Dict[str, Tuple[Network, List[Problem]]]) -> Tuple[Network, List[Problem]]:
     layers: List[Layer] = []
     problems: List[Problem] = []
     for layer in network.layers:
@@ -174,7 +187,7 @@ def _expand(network: Network, networks: Mapping[str, Network], chain: List[str],
             layers.append(layer)
             continue
         try:
-            inner, unit_problems = _expand_one(layer, networks, chain, origin)
+            inner, unit_problems = _expand_one(layer, networks, chain, origin, memo)
         except (TypeError, AttributeError, ValueError) as exc:  # a hand-edited file's malformed layers
             inner, unit_problems = None, [f"could not expand this unit ({type(exc).__name__}: {exc}); check the "
                                           "fields of its network's layers"]
@@ -198,7 +211,7 @@ def expand_units(network: Network, networks: Optional[Mapping[str, Network]],
         return network, origin, [(layer.name, "a Unit needs the project's networks to be checked or built "
                                                "(internal: pass networks=)") for layer in network.layers
                                  if layer.type == "Unit"]
-    expanded, problems = _expand(network, networks, [name] if name else [], origin)
+    expanded, problems = _expand(network, networks, [name] if name else [], origin, {})
     return expanded, origin, problems
 
 

@@ -348,3 +348,21 @@ def test_expanded_project_leaves_no_unit_or_argument_to_write(tmp_path):
     out = expanded_project(project)
     assert [x.type for x in out.network.layers] == ["Input", "Affine", "Tanh", "Affine", "Input", "SoftmaxCrossEntropy"]
     assert out.networks == {} and project.network.layer("hidden").type == "Unit"  # the project itself is kept
+
+
+def test_deep_or_exploding_units_are_refused_quickly():
+    import time
+
+    deep = {f"N{i}": Network([L("x", "Input", params={"shape": [2]}), L("u", "Unit", ["x"], {"network": f"N{i + 1}"})])
+            for i in range(200)}
+    deep["N200"] = Network([L("x", "Input", params={"shape": [2]}), L("t", "Tanh", ["x"])])
+    # each network runs the next one twice: 2^20 layers if expanded
+    doubling = {f"D{i}": Network([L("x", "Input", params={"shape": [2]}), L("a", "Unit", ["x"], {"network": f"D{i + 1}"}),
+                                  L("b", "Unit", ["a"], {"network": f"D{i + 1}"})]) for i in range(20)}
+    doubling["D20"] = Network([L("x", "Input", params={"shape": [2]}), L("t", "Tanh", ["x"])])
+    for nets, words in ((deep, "nest more than 32 deep"), (doubling, "more than 50,000")):
+        main = Network([L("x", "Input", params={"shape": [2]}), L("top", "Unit", ["x"], {"network": next(iter(nets))})])
+        start = time.monotonic()
+        info = infer_network(main, {"Main": main, **nets}, "Main")
+        assert time.monotonic() - start < 10
+        assert any(n == "top" and words in m for n, m in info.errors), info.errors[:2]
