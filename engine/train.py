@@ -86,9 +86,15 @@ class Trainer:
                                                      self.comm.local_rank)
         self.log.info("device: %s; rank %d of %d (local rank %d); communicator %s", self.device.description,
                       self.rank, self.comm.size, self.comm.local_rank, self.comm.name)
-        # rank 0 reports a dataset cache build (its own, or another rank's it waits for) as run records
+        # Each host's first rank loads (and, when needed, builds the shared cache) before the host's other
+        # ranks, which then only open it: rank 0 always sees and records a build of this run as run records
+        # (another rank's build could end before rank 0 looked, and go unreported). One all-reduce orders them.
+        if self.comm.local_rank != 0:
+            self.comm.any(False)
         self.train_set, self.valid_set = load_datasets(
             self.project, cache_progress_records(self.metrics.write) if self.metrics else None)
+        if self.comm.local_rank == 0:
+            self.comm.any(False)
         self.plan = make_plan(self.project, workers=self.comm.size, dataset_size=self.train_set.size,
                               device=self.device.backend)
         np.random.seed(cfg.seed)
