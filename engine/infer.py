@@ -151,6 +151,7 @@ def _images_source(paths: List[str], shapes: Dict[str, Tuple[int, ...]], normali
 def _csv_source(csv_path: str, shapes: Dict[str, Tuple[int, ...]], label_variable: Optional[str],
                 normalize: bool, resize: Optional[str]) -> _Source:
     from nnconsole.engine.dataset_decode import _image_files, _load_numbers
+    from nnconsole.engine.dataset_matrix import load_matrices, looks_like_matrix
 
     table = _read_table(csv_path)
     if not table.rows:
@@ -190,6 +191,8 @@ def _csv_source(csv_path: str, shapes: Dict[str, Tuple[int, ...]], label_variabl
                     except InferenceError as exc:
                         raise InferenceError(f"{table.shown} line {line}, column {name}: {exc}") from None
                 arrays[name] = np.stack(samples)
+            elif var.plain and looks_like_matrix(part.rows[0][var.columns[0]]):  # NNC's sequences, as training reads them
+                arrays[name] = load_matrices(part, var, base, shape)
             else:
                 arrays[name] = _load_numbers(part, var, shape)
         return arrays

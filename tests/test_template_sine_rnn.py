@@ -3,6 +3,7 @@ dataset in NNC's matrix format, copied with `nnconsole new` and trained from ano
 the error its README states, under 1 and 2 workers with equal results; its data regenerates identically."""
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -59,9 +60,17 @@ def test_template_trains_below_its_stated_error(tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     trained = _cli(["train", "../copy/project.yaml", "-o", "../runs", "--quiet"], elsewhere)
-    errors = _validation_errors(Path(run_dir_from(trained.stdout)))
+    run_dir = Path(run_dir_from(trained.stdout))
+    errors = _validation_errors(run_dir)
     assert len(errors) == 30 and errors[-1] < MAX_FINAL_ERROR, errors
     assert errors[-1] < errors[0]
+    # infer reads the matrix cells as training does: its outputs give the best epoch's validation error
+    _cli(["infer", str(run_dir), "../copy/data/validation.csv", "-q"], elsewhere)
+    [results] = (run_dir / "inference").glob("validation*.csv")
+    with open(results, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    mse = sum((float(r["label"]) - float(r["output"])) ** 2 for r in rows) / len(rows)
+    assert len(rows) == 100 and mse == pytest.approx(min(errors), rel=1e-3)
 
 
 def _short_copy(tmp_path: Path, name: str, batch: int, workers: int) -> str:
