@@ -110,11 +110,28 @@ def render(results: List[Estimate]) -> str:
     return "\n".join(lines)
 
 
+_BIT_UNITS = {"g": 1e9 / 8, "m": 1e6 / 8, "k": 1e3 / 8, "": 1 / 8}
+_BYTE_UNITS = {"g": 1e9, "m": 1e6, "k": 1e3, "": 1}
+
+
 def parse_rate(text: str) -> float:
-    """Bytes per second from '1gbit', '100mbit', '250MB' (per second), or a plain number of bytes/s."""
-    t = text.strip().lower().rstrip("/s").replace("ps", "")
-    units = {"gbit": 1e9 / 8, "mbit": 1e6 / 8, "kbit": 1e3 / 8, "gb": 1e9, "mb": 1e6, "kb": 1e3}
-    for unit, factor in units.items():
-        if t.endswith(unit):
-            return float(t[: -len(unit)]) * factor
-    return float(t)
+    """Bytes per second from a link speed as people write it: '1gbit', '100mbit', '100Mbps', '1Gbit/s' (bits),
+    '250MB/s', '250MBps', '250mb' (bytes), or a plain number of bytes/s. 'Mbps' is bits, 'MBps' bytes."""
+    t = text.strip()
+    if t.endswith("/s"):
+        t = t[:-2]
+    if t.lower().endswith("bps"):  # b = bits, B = bytes
+        bits = t[-3] == "b"
+        t = t[:-3]
+    elif t.lower().endswith("bit"):
+        bits, t = True, t[:-3]
+    elif t.lower().endswith("b"):
+        bits, t = False, t[:-1]
+    else:
+        return float(t)
+    prefix = t[-1:].lower() if t[-1:].isalpha() else ""
+    number = t[: len(t) - len(prefix)]
+    units = _BIT_UNITS if bits else _BYTE_UNITS
+    if prefix not in units:
+        raise ValueError(f"could not convert string to float: {text!r}")
+    return float(number) * units[prefix]

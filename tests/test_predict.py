@@ -37,5 +37,8 @@ def test_iterations_follow_the_logical_batch():
 
 def test_rates():
     assert parse_rate("1gbit") == 125e6 and parse_rate("100mbit") == 12.5e6 and parse_rate("250MB/s") == 250e6
+    # as link speeds are usually written: Mbps/Gbit/s are bits, MBps bytes (was: '100Mbps' refused)
+    assert parse_rate("100Mbps") == parse_rate("100Mbit/s") == 12.5e6 and parse_rate("10Gbps") == 1.25e9
+    assert parse_rate("250MBps") == 250e6 and parse_rate("1e6") == 1e6 and parse_rate("800kbit") == 1e5
     with pytest.raises(ValueError):
         parse_rate("fast")
