@@ -7,8 +7,12 @@ import sys
 from typing import List, Optional
 
 
+MAIN_THREAD_GC = "nnconsole-main-thread-gc"
+
+
 def create_application(argv: Optional[List[str]] = None):
     """The one QApplication, named so settings and autosaves land in nnconsole's folders."""
+    from PySide6.QtCore import QObject
     from PySide6.QtWidgets import QApplication
 
     from nnconsole.app.settings import APPLICATION, ORGANIZATION
@@ -20,6 +24,9 @@ def create_application(argv: Optional[List[str]] = None):
     app.setApplicationName(APPLICATION)
     app.setApplicationDisplayName("nnconsole")
     app.setStyle("Fusion")
+    if app.findChild(QObject, MAIN_THREAD_GC) is None:  # worker threads must never collect Qt wrappers
+        from nnconsole.app.main_thread_gc import install
+        install(app).setObjectName(MAIN_THREAD_GC)
     return app
 
 

@@ -25,6 +25,16 @@ DIALOGS = ("ask_save_changes", "ask_open_project", "ask_save_path", "ask_directo
 
 
 @pytest.fixture(autouse=True)
+def main_thread_gc(qapp):
+    """Garbage collection on the GUI thread only, as the app does (nnconsole.app.main_thread_gc): a worker
+    thread's collection of an earlier test's Qt wrappers deadlocked a CI run."""
+    from nnconsole.app.main_thread_gc import suspended
+
+    with suspended(qapp):
+        yield
+
+
+@pytest.fixture(autouse=True)
 def isolated_app(qapp):
     """A fresh organization name per test, so QSettings() and the app data folder start empty."""
     old = qapp.organizationName(), qapp.applicationName()
