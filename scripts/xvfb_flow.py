@@ -183,7 +183,9 @@ class Flow:
         rect = templates.visualItemRect(templates.item(row))
         self.click_at(templates.viewport(), rect.center(), double=True)  # xdotool: a real double-click
         self.wait(lambda: self.window.document.path, 60, "the new project to open")
-        self.window.document.set_setting("config.max_epoch", 8)  # a short run that Stop still interrupts (about 2 s an epoch)
+        # Long enough that Stop (after the first epoch) always finds it running: an epoch of digits on 2 workers
+        # takes 0.25 s on an idle 2-core machine (8 epochs ended before Stop in a clean CI run), 2 s under load
+        self.window.document.set_setting("config.max_epoch", 60)
         self.window.files.save()
         self.shot("03_edit")
         return self.window.document.path
