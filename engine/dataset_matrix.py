@@ -20,6 +20,7 @@ from typing import List, Optional, Tuple
 import numpy as np
 
 from nnconsole.engine.dataset_csv import _err, _Table, _Var
+from nnconsole.engine.dataset_decode import _inside  # the one inside-the-project-folder rule for data files
 
 MATRIX_EXTENSION = ".csv"
 MAX_MATRIX_BYTES = 64 * 1024 * 1024  # one sample's matrix; larger is certainly not a sequence sample
@@ -28,14 +29,6 @@ MAX_MATRIX_BYTES = 64 * 1024 * 1024  # one sample's matrix; larger is certainly 
 def looks_like_matrix(cell: str) -> bool:
     """Whether a dataset cell names a per-sample matrix file."""
     return os.path.splitext(cell.strip())[1].lower() == MATRIX_EXTENSION
-
-
-def _inside(path: Path, root: str) -> bool:
-    full = os.path.normpath(os.path.abspath(os.fspath(path)))
-    try:
-        return os.path.commonpath([root, full]) == root
-    except ValueError:
-        return False
 
 
 def _matrix_path(table: _Table, var: _Var, line: int, cell: str, base: Path, root: Optional[str]) -> Path:
