@@ -164,6 +164,8 @@ class MultiGPU:
     mpiexec_args: List[str] = default_of("multi_gpu.mpiexec_args")
     bucket_mb: float = default_of("multi_gpu.bucket_mb")
     allreduce_precision: str = default_of("multi_gpu.allreduce_precision")
+    allreduce_overlap: bool = default_of("multi_gpu.allreduce_overlap")
+    link: str = default_of("multi_gpu.link")
 
 
 MAIN_NETWORK = "Main"  # NNC's name of the training network (project.network)
