@@ -190,7 +190,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     for name, (network, extra) in others.items():
         print(f"\noptimizer {name} (network {network}):")
         print(format_plan_table(extra))
-    if args.hosts or args.link or args.compute_ms is not None or args.latency_ms is not None:  # predictor (issue 20)
+    if args.hosts or args.link or args.compute_ms is not None or args.latency_ms is not None or \
+            project.multi_gpu.link.strip():  # the predictor (issue 20); a project naming its link asks for it
         from nnconsole.engine.predict_inputs import prediction_report
 
         print("\n" + prediction_report(project, args.hosts or project.multi_gpu.hosts, counts,
@@ -287,7 +288,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hosts", type=_host_list, metavar="H1:S,H2:S", help="predict the time per epoch of each "
                    "layout of these hosts (host:slots), e.g. a:2,b:2")
     p.add_argument("--link", metavar="BW[,LATENCY]", help="the network between hosts for the prediction, e.g. "
-                   "1gbit,100us (as 'doctor --hosts' measures it; default: assumed gigabit Ethernet)")
+                   "1gbit,100us (as 'doctor --hosts' measures it; default: the project's multi_gpu.link, else gigabit "
+                   "Ethernet is assumed)")
     p.add_argument("--latency-ms", type=float, metavar="MS", help="the network's latency per message (instead of "
                    "--link's second part)")
     p.add_argument("--compute-ms", type=float, metavar="MS", help="one worker's compute per iteration at the "

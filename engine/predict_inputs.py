@@ -9,7 +9,8 @@ module finds what they need for a project:
   is ``time_per_iter x (1 - allreduce_share)`` at the run's per-worker batch from ``plan.json``), scaled to the
   per-worker batch of each layout's plan;
 - the iterations per epoch of each N: the N-worker plan (``engine.plan``);
-- the links: ``--link BANDWIDTH[,LATENCY]`` (as ``doctor --hosts`` measures them) or an assumed default, said.
+- the links: ``--link BANDWIDTH[,LATENCY]`` (as ``doctor --hosts`` measures them), else the project's
+  ``multi_gpu.link`` (the CONFIG tab's "Link between hosts"), else an assumed gigabit Ethernet; which, is said.
 No nnabla, no Qt.
 """
 from __future__ import annotations
@@ -26,6 +27,8 @@ from nnconsole.engine.predict import LOCAL_BANDWIDTH, LOCAL_LATENCY, Estimate, L
 FLOAT32_BYTES = 4
 DEFAULT_NETWORK = "1gbit,100us"  # plain gigabit Ethernet, assumed when nothing was given (and said)
 LINK_FORM = "BANDWIDTH[,LATENCY], e.g. 1gbit,100us or 100mbit,2ms or 10GB/s,5us"
+LINK_SETTING = "multi_gpu.link"
+LINK_FIX = "or leave it empty to assume gigabit Ethernet; 'nnconsole doctor --hosts' measures a real link"
 _LATENCY_UNITS = (("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9), ("s", 1.0))
 MAX_LAYOUT_WORKERS = 1024
 
@@ -42,7 +45,7 @@ def parse_link(text: str, latency_ms: Optional[float] = None) -> Link:
     except ValueError:
         raise PredictionError(f"'{text}' is not a link; expected {LINK_FORM}") from None
     if not bandwidth > 0 or bandwidth == float("inf"):
-        raise PredictionError(f"'{text}': a link's bandwidth must be above zero ({LINK_FORM})")
+        raise PredictionError(f"'{text}': a link's bandwidth must be above zero and finite ({LINK_FORM})")
     latency = 0.0
     if latency_text.strip():
         t = latency_text.strip().lower()
@@ -52,13 +55,56 @@ def parse_link(text: str, latency_ms: Optional[float] = None) -> Link:
         except ValueError:
             latency = float("nan")
         if not latency >= 0 or latency == float("inf"):
-            raise PredictionError(f"'{latency_text.strip()}' is not a latency (a number with s, ms, us or ns); "
-                                  f"expected {LINK_FORM}")
+            raise PredictionError(f"'{latency_text.strip()}' in '{text}' is not a latency (a number with s, ms, us "
+                                  f"or ns); expected {LINK_FORM}")
     if latency_ms is not None:
         if not latency_ms >= 0:
             raise PredictionError(f"--latency-ms must be zero or more, got {latency_ms}")
         latency = latency_ms / 1e3
     return Link(bandwidth, latency)
+
+
+def link_setting_problem(text: str) -> Optional[str]:
+    """Why ``multi_gpu.link``'s value cannot be read (None: it can, or it is empty and gigabit Ethernet is assumed).
+    One message for ``nnconsole validate``, the GUI's check before Run and the prediction."""
+    if not str(text or "").strip():
+        return None
+    try:
+        parse_link(text)
+    except PredictionError as exc:
+        return str(exc)
+    return None
+
+
+@dataclass(frozen=True)
+class ChosenLink:
+    """The link between hosts to predict with, the header's line saying what it is and where it came from, and
+    (for the assumed one) an assumption line saying so and where to set a real one."""
+
+    network: Link
+    said: str
+    hint: str = ""
+
+
+def chosen_link(project, link: Optional[str] = None, latency_ms: Optional[float] = None) -> ChosenLink:
+    """``--link`` (and ``--latency-ms``) first, else the project's ``multi_gpu.link``, else gigabit Ethernet."""
+    own = str(getattr(getattr(project, "multi_gpu", None), "link", "") or "").strip()
+    if link is not None:
+        network = parse_link(link, latency_ms)
+        return ChosenLink(network, f"link between hosts: {describe_link(network)} (--link" +
+                          (f", instead of {LINK_SETTING} '{own}')" if own else ")"))
+    if own:
+        problem = link_setting_problem(own)
+        if problem:
+            raise PredictionError(f"{LINK_SETTING}: {problem} ({LINK_FIX})")
+        network = parse_link(own, latency_ms)
+        return ChosenLink(network, f"link from the project ({LINK_SETTING}): {describe_link(network)}" +
+                          (" (latency from --latency-ms)" if latency_ms is not None else ""))
+    network = parse_link(DEFAULT_NETWORK, latency_ms)
+    return ChosenLink(network, f"link between hosts: {describe_link(network)}",
+                      f"link between hosts assumed ({DEFAULT_NETWORK}): gigabit Ethernet; set the real one in "
+                      f"{LINK_SETTING} (CONFIG: Link between hosts) or plan --link, as 'nnconsole doctor --hosts' "
+                      "measures it")
 
 
 def describe_link(link: Link) -> str:
@@ -191,11 +237,12 @@ class ProjectPrediction:
     network: Link
     local: Link
     assumptions: List[str]
+    link_said: str = ""  # which link between hosts, and where it came from (ChosenLink.said)
 
     def header(self) -> str:
+        link = self.link_said or f"link between hosts: {describe_link(self.network)}"
         return "\n".join([f"gradients: {self.gradient_bytes / 1e6:.3g} MB per iteration (float32)",
-                          f"link between hosts: {describe_link(self.network)}; within a host: "
-                          f"{describe_link(self.local)}", *self.assumptions])
+                          f"{link}; within a host: {describe_link(self.local)}", *self.assumptions])
 
     def table(self) -> str:
         rows = [("layout", "iter/epoch", "compute ms", "all-reduce ms", "comm %", "s / epoch", "verdict")]
@@ -213,11 +260,9 @@ def predict_project(project, layouts: Sequence[Tuple[int, int]], plan_for_worker
 
     ``compute_ms``: one worker's compute per iteration at the project's own batch on one worker.
     """
-    assumptions = []
-    if link is None:
-        assumptions.append(f"link between hosts assumed ({DEFAULT_NETWORK}): give --link, measured by "
-                           "'nnconsole doctor --hosts'")
-    network = parse_link(link or DEFAULT_NETWORK, latency_ms)
+    chosen = chosen_link(project, link, latency_ms)
+    network = chosen.network
+    assumptions = [chosen.hint] if chosen.hint else []
     local = Link(LOCAL_BANDWIDTH, LOCAL_LATENCY)
     plans = {n: plan_for_workers(n) for n in sorted({h * w for h, w in layouts})}
     unknown = [n for n, p in plans.items() if p.iterations_per_epoch is None]
@@ -245,7 +290,7 @@ def predict_project(project, layouts: Sequence[Tuple[int, int]], plan_for_worker
         estimates.append(Estimate(hosts, per_host, iterations, compute, comm, iterations * (compute + comm)))
     for e in estimates:
         e.note = verdict(e, estimates, per_sample > 0)
-    return ProjectPrediction(estimates, nbytes, network, local, assumptions)
+    return ProjectPrediction(estimates, nbytes, network, local, assumptions, chosen.said)
 
 
 def prediction_report(project, hosts: Sequence[str], worker_counts: Sequence[int], plan_for_workers: Callable,

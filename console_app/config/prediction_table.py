@@ -1,9 +1,11 @@
 """The CONFIG plan panel's prediction: layout / predicted seconds per epoch / verdict (issue 20).
 
 Every figure comes from ``nnconsole.engine.predict_inputs.predict_project`` (what ``nnconsole plan --hosts``
-prints; the network is the assumed one, the CLI's --link sets it): the project's hosts (``multi_gpu.hosts``, host:slots) give the layouts, else the compared worker
-counts on one host; the compute time is measured by the project's latest run. A layout that more machines
-make slower is shown in the warning colour, and the assumptions (assumed links, unknown compute) below.
+prints): the project's hosts (``multi_gpu.hosts``, host:slots) give the layouts, else the compared worker counts
+on one host; the link between hosts is the project's ``multi_gpu.link`` (gigabit Ethernet when empty); the compute
+time is measured by the project's latest run. A layout that more machines make slower is shown in the warning
+colour, and the assumptions (where the link came from, unknown compute) below; a link or host entry that cannot be
+read is said there instead of a table (the message ``nnconsole validate`` gives).
 """
 from __future__ import annotations
 

@@ -95,6 +95,10 @@ def check_settings(project: Project) -> List[Problem]:
     from nnconsole.engine.hosts import HOST_FORMS, check_hosts  # mpiexec hands hosts to ssh: no option-shaped names
     problems += [Problem(f"multi_gpu.hosts[{i}]", why, fix=f"write {HOST_FORMS}")
                  for i, why in check_hosts(m.hosts)]
+    from nnconsole.engine.predict_inputs import LINK_FIX, LINK_SETTING, link_setting_problem  # read as plan --link
+    link_problem = link_setting_problem(m.link)
+    if link_problem:
+        problems.append(Problem(LINK_SETTING, link_problem, fix=LINK_FIX))
     return problems
 
 
