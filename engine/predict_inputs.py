@@ -3,7 +3,8 @@
 The formulas (ring all-reduce, the hierarchical cost across hosts) are :mod:`nnconsole.engine.predict`'s; this
 module finds what they need for a project:
 
-- the gradient size: the learned-parameter count of shape inference (``engine.shapes``) x 4 bytes (float32);
+- the gradient size: the learned-parameter count of shape inference (``engine.shapes``) x 4 bytes (float32), and
+  what the all-reduce sends: 4 bytes a gradient, or 2 with ``multi_gpu.allreduce_precision: half`` (float16);
 - the compute time of one worker per iteration: ``--compute-ms``, else measured by the project's latest run
   (its ``metrics.jsonl`` train records carry ``time_per_iter`` and ``allreduce_share``, so one worker's compute
   is ``time_per_iter x (1 - allreduce_share)`` at the run's per-worker batch from ``plan.json``), scaled to the
@@ -25,6 +26,9 @@ from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.predict import LOCAL_BANDWIDTH, LOCAL_LATENCY, Estimate, Link, allreduce_seconds, parse_rate
 
 FLOAT32_BYTES = 4
+# Bytes per gradient on the wire, by multi_gpu.allreduce_precision (half: engine/comm_half.py sends float16).
+WIRE_BYTES = {"float": FLOAT32_BYTES, "half": 2}
+WIRE_TYPES = {"float": "float32", "half": "float16"}
 DEFAULT_NETWORK = "1gbit,100us"  # plain gigabit Ethernet, assumed when nothing was given (and said)
 LINK_FORM = "BANDWIDTH[,LATENCY], e.g. 1gbit,100us or 100mbit,2ms or 10GB/s,5us"
 LINK_SETTING = "multi_gpu.link"
@@ -238,11 +242,16 @@ class ProjectPrediction:
     local: Link
     assumptions: List[str]
     link_said: str = ""  # which link between hosts, and where it came from (ChosenLink.said)
+    precision: str = "float"  # multi_gpu.allreduce_precision: what the all-reduce sends
+    wire_bytes: int = 0  # what it sends per iteration (gradient_bytes, or half of it as float16)
 
     def header(self) -> str:
         link = self.link_said or f"link between hosts: {describe_link(self.network)}"
-        return "\n".join([f"gradients: {self.gradient_bytes / 1e6:.3g} MB per iteration (float32)",
-                          f"{link}; within a host: {describe_link(self.local)}", *self.assumptions])
+        sent = WIRE_TYPES.get(self.precision, "float32")
+        size = f"gradients: {self.gradient_bytes / 1e6:.3g} MB per iteration, sent as {sent}"
+        if self.wire_bytes != self.gradient_bytes:
+            size += f": {self.wire_bytes / 1e6:.3g} MB (multi_gpu.allreduce_precision: {self.precision})"
+        return "\n".join([size, f"{link}; within a host: {describe_link(self.local)}", *self.assumptions])
 
     def table(self) -> str:
         rows = [("layout", "iter/epoch", "compute ms", "all-reduce ms", "comm %", "s / epoch", "verdict")]
@@ -281,16 +290,18 @@ def predict_project(project, layouts: Sequence[Tuple[int, int]], plan_for_worker
                            "compute time unknown (no run of this project yet): only the all-reduce is counted; "
                            "train once or give --compute-ms")
     nbytes = gradient_bytes(project)
+    precision = project.multi_gpu.allreduce_precision
+    sent = nbytes // FLOAT32_BYTES * WIRE_BYTES.get(precision, FLOAT32_BYTES)  # only the all-reduce changes
     estimates = []
     for hosts, per_host in layouts:
         plan = plans[hosts * per_host]
         compute = per_sample * plan.per_worker_batch
-        comm = allreduce_seconds(nbytes, hosts, per_host, network, local)
+        comm = allreduce_seconds(sent, hosts, per_host, network, local)
         iterations = plan.iterations_per_epoch
         estimates.append(Estimate(hosts, per_host, iterations, compute, comm, iterations * (compute + comm)))
     for e in estimates:
         e.note = verdict(e, estimates, per_sample > 0)
-    return ProjectPrediction(estimates, nbytes, network, local, assumptions, chosen.said)
+    return ProjectPrediction(estimates, nbytes, network, local, assumptions, chosen.said, precision, sent)
 
 
 def prediction_report(project, hosts: Sequence[str], worker_counts: Sequence[int], plan_for_workers: Callable,

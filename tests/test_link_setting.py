@@ -117,3 +117,29 @@ def test_the_link_survives_yaml_and_nntxt_and_sdcproj_export_leaves_it_out(tmp_p
     with open(sdcproj, encoding="utf-8", errors="replace") as f:
         written = f.read()
     assert "100mbit" not in written and not any("link" in n for n in getattr(result, "notes", []))
+
+
+def test_half_precision_all_reduce_sends_half_the_bytes_and_the_prediction_counts_them(tmp_path):
+    _, full, plan_for = _tabular(tmp_path / "float", "1mbit,1ms")
+    _, half, half_plan_for = _tabular(tmp_path / "half", "1mbit,1ms", precision="half")
+    sent32 = predict_project(full, layouts_for(["a:2", "b:2"]), plan_for, compute_ms=2)
+    sent16 = predict_project(half, layouts_for(["a:2", "b:2"]), half_plan_for, compute_ms=2)
+    assert "gradients: 0.000268 MB per iteration, sent as float32" in sent32.header()
+    assert "gradients: 0.000268 MB per iteration, sent as float16: 0.000134 MB" in sent16.header()
+    assert sent32.gradient_bytes == sent16.gradient_bytes == 268 and (sent32.wire_bytes, sent16.wire_bytes) == (268, 134)
+    by32 = {(e.hosts, e.workers_per_host): e for e in sent32.estimates}
+    by16 = {(e.hosts, e.workers_per_host): e for e in sent16.estimates}
+    # 2 hosts x 2: within a host 134 B / 5 GB/s + 2 x 5 us, between the hosts 134 B / 125 kB/s + 2 x 1 ms
+    assert by16[(2, 2)].allreduce_s == pytest.approx(134 / 5e9 + 1e-5 + 134 / 125e3 + 2e-3)
+    assert by32[(2, 2)].allreduce_s == pytest.approx(268 / 5e9 + 1e-5 + 268 / 125e3 + 2e-3)
+    for key, e in by16.items():  # the compute is the same; only the bandwidth term of the all-reduce halves
+        assert e.compute_s == by32[key].compute_s and e.iterations == by32[key].iterations
+    assert by32[(2, 1)].allreduce_s - by16[(2, 1)].allreduce_s == pytest.approx(134 / 125e3)
+
+
+def test_plan_prints_the_bytes_sent(tmp_path):
+    path, _, _ = _tabular(tmp_path, "1mbit,1ms", precision="half")
+    out = nnconsole(["plan", path, "--hosts", "a:2,b:2", "--compute-ms", "2"]).stdout
+    assert "sent as float16: 0.000134 MB" in out
+    row = next(line for line in out.splitlines() if line.startswith("2 hosts x 2"))
+    assert " 3.08 " in row  # 134 / 5e9 + 10 us + 134 / 125e3 + 2 ms = 3.08 ms (4.15 ms as float32)

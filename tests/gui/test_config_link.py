@@ -75,3 +75,20 @@ def test_the_check_before_run_lists_a_bad_link_and_points_at_its_field(digits_pr
     assert "'1parsec' in '1gbit,1parsec' is not a latency" in problems[0].message
     target = target_of(problems[0], [])
     assert (target.tab, target.field) == ("config", "multi_gpu.link")
+
+
+def test_half_precision_all_reduce_halves_the_predicted_bytes(qtbot, digits_project):
+    from PySide6.QtWidgets import QComboBox
+
+    page = open_tab_page(qtbot, create_page, digits_project)
+    prediction = page.plan_panel.prediction
+    _type(qtbot, page.findChild(QLineEdit, "field_multi_gpu.hosts"), "a:2,b:2")
+    qtbot.waitUntil(lambda: prediction.table.rowCount() == 4)
+    assert "gradients: 0.0548 MB per iteration, sent as float32" in prediction.assumptions.text()
+    before = {(p.hosts, p.workers_per_host): p.allreduce_s for p in prediction.predictions}
+    choice = page.findChild(QComboBox, "field_multi_gpu.allreduce_precision")
+    choice.setCurrentIndex(choice.findText("half"))
+    qtbot.waitUntil(lambda: "sent as float16: 0.0274 MB" in prediction.assumptions.text())
+    after = {(p.hosts, p.workers_per_host): p.allreduce_s for p in prediction.predictions}
+    # gigabit Ethernet assumed: 2 hosts x 1 sends 54,780 B in 2(2-1)/2 x size / 125 MB/s plus 2 x 100 us
+    assert before[(2, 1)] - after[(2, 1)] == pytest.approx(27_390 / 125e6, rel=1e-3)
