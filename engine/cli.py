@@ -9,7 +9,7 @@ from typing import Callable, List, Optional
 
 from nnconsole import __version__
 from nnconsole.engine.errors import NnconsoleError
-from nnconsole.engine.project.schema import DEVICES, LAUNCHERS, SCALING_POLICIES
+from nnconsole.engine.project.schema import DEVICES, LAUNCHERS, PRECISIONS, SCALING_POLICIES
 from nnconsole.engine.run_protocol import EXIT_CODE_MEANINGS, RUN_DIR_EVENT, ExitCode, announce
 
 
@@ -90,7 +90,8 @@ def cmd_train(args: argparse.Namespace) -> int:
                             hostfile=args.hostfile or "", launcher=args.launcher,
                             mpiexec_args=args.mpiexec_arg or [], resume_dir=_user_path(args.resume),
                             allow_outside_data=args.allow_outside_data, oversubscribe=args.oversubscribe,
-                            network=args.network or "")
+                            network=args.network or "", allreduce_precision=args.allreduce_precision,
+                            allreduce_overlap=args.allreduce_overlap)
     printer = ProgressPrinter(live=False if args.quiet else None)
     if args.quiet:
         printer = lambda record: None  # noqa: E731
@@ -99,6 +100,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         announce(args.events, RUN_DIR_EVENT, run_dir=run_dir, pid=os.getpid())  # for the GUI: no text parsing
         _say(f"run directory: {run_dir}")
         _print_plan_summary(plan)
+        _print_overrides(request)
 
     result = launch(request, report=printer, on_started=started, warn=lambda m: _say(f"warning: {m}", err=True))
     if hasattr(printer, "close"):
@@ -117,6 +119,15 @@ def _print_plan_summary(plan) -> None:
         _say(f"  note: {note}")
     for warning in plan.warnings:
         _say(f"  warning: {getattr(warning, 'message', warning)}")
+
+
+def _print_overrides(request) -> None:
+    """The project settings this run uses in place of the project's (``--allreduce-precision`` ...)."""
+    from nnconsole.engine.run_overrides import describe_overrides
+
+    given = describe_overrides(request.__dict__)
+    if given:
+        _say(f"this run: {given}")
 
 
 def _print_result(result) -> int:
@@ -235,6 +246,11 @@ def _add_train_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--network", type=_network, metavar="NET", help="with --hosts/--hostfile: the subnets or "
                    "interfaces joining the hosts (e.g. 10.0.0.0/24 or eth1); default $NNCONSOLE_MPI_NETWORK")
     p.add_argument("--launcher", choices=LAUNCHERS, help="default: srun inside Slurm")
+    p.add_argument("--allreduce-precision", choices=PRECISIONS, help="override multi_gpu.allreduce_precision for "
+                   "this run: half sends the CPU all-reduce's gradients as float16 (half the bytes on the wire)")
+    p.add_argument("--allreduce-overlap", action=argparse.BooleanOptionalAction, help="override "
+                   "multi_gpu.allreduce_overlap for this run: CPU runs across hosts all-reduce each bucket of gradients "
+                   "while backward goes on (--no-allreduce-overlap: after it)")
     p.add_argument("--mpiexec-arg", action="append", metavar="ARG", help="extra argument for mpiexec/srun "
                    "(repeatable), e.g. --mpiexec-arg=--mca --mpiexec-arg=pml --mpiexec-arg=ucx")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")

@@ -30,6 +30,7 @@ from nnconsole.engine.project.io import atomic_write, dumps_project, load_projec
 from nnconsole.engine.project.model import Project
 from nnconsole.engine.project.validate import dataset_path
 from nnconsole.engine.run_lock import one_writer_per_run
+from nnconsole.engine.run_overrides import apply_overrides
 from nnconsole.engine.runtime_paths import bundled_mpiexec, python_module_command
 from nnconsole.engine.run_protocol import STOP_FILE, ExitCode, warning_record
 from nnconsole.engine.worker_options import WorkerOptions
@@ -58,6 +59,9 @@ class LaunchRequest:
     allow_outside_data: bool = False  # the user allowed dataset paths outside the project's folder
     oversubscribe: bool = False  # the user allowed more workers than this machine's cores (command line only)
     network: str = ""  # hosts' network for Open MPI (subnets/interfaces); default $NNCONSOLE_MPI_NETWORK
+    allreduce_precision: Optional[str] = None  # override of multi_gpu.allreduce_precision (float | half)
+    allreduce_overlap: Optional[bool] = None  # override of multi_gpu.allreduce_overlap
+
 
 
 @dataclass
@@ -289,6 +293,7 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
     if request.resume_dir:
         resume_from = check_resumable(request.resume_dir, warn=warnings.append)
     project = _project_for(request)
+    overridden = apply_overrides(project, request.__dict__)  # --allreduce-precision ... (run_overrides)
     workers = request.workers or project.multi_gpu.workers
     device = request.device or project.config.device
     plan = plan_for(project, workers, device)  # impossible settings fail here, before anything is written
@@ -312,6 +317,8 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
         for message in warnings:
             warn(message)
         _write_options(run_dir, request, workers, resume=True)
+        if overridden:  # from here on the run uses the values given: its project.yaml says so
+            atomic_write(os.path.join(run_dir, runs.RESOLVED_FILE), dumps_project(project).encode())
         if os.path.exists(os.path.join(run_dir, STOP_FILE)):
             os.unlink(os.path.join(run_dir, STOP_FILE))
         for name in os.listdir(os.path.join(run_dir, "logs")) if os.path.isdir(os.path.join(run_dir, "logs")) else []:
