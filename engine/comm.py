@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 
 from nnconsole.engine.errors import RunFailedError
+from nnconsole.engine.test_seams import seam
 
 # From the bucket sweep of bench/allreduce.py (three runs, three gradient layouts): 2 MB was at or
 # within noise of the fastest size everywhere and ahead of 4 MB in 8 of the 9 comparisons.
@@ -70,7 +71,8 @@ class SingleComm:
     # True where ``backward(reduce=True)`` all-reduces the gradients itself (overlapped with backward)
     overlaps_backward = False
 
-    def backward(self, loss: Any, grad: float, params: Sequence[Any], reduce: bool = False) -> None:
+    def backward(self, loss: Any, grad: float, params: Sequence[Any], reduce: bool = False,
+                 average: bool = True) -> None:
         """Backward from ``loss``; the gradients are reduced later by ``all_reduce_gradients``."""
         loss.backward(grad, clear_buffer=True)
 
@@ -160,7 +162,9 @@ class MpiCpuComm(_MpiBase):
     communicator holds the buckets themselves. Every MPI message is at most ``bucket_mb``: Open MPI
     reduced 100 MB as one message 3-5x slower than as 2 MB pieces. Blocking ``Allreduce``: Open MPI's
     non-blocking collectives only progress inside MPI calls, so on one thread they overlapped nothing.
-    Figures: bench/allreduce.py.
+    With ``overlap`` (``multi_gpu.allreduce_overlap``) ``backward(reduce=True)`` hands each bucket to a
+    communication thread as soon as backward has finished it (:mod:`nnconsole.engine.comm_overlap`).
+    Figures: bench/allreduce.py, bench/comm_overlap.py.
 
     The communicator owns the gradient arrays of the parameters it reduces. It plans again when it
     is given other parameters or when another communicator has taken some of them over; code that
@@ -172,11 +176,21 @@ class MpiCpuComm(_MpiBase):
     # saves the separate averaging pass over every gradient (exact when N is a power of two).
     sums_prescaled_gradients = True
 
-    def __init__(self, mpi_comm: Any, bucket_mb: float = DEFAULT_BUCKET_MB, half: bool = False) -> None:
+    def __init__(self, mpi_comm: Any, bucket_mb: float = DEFAULT_BUCKET_MB, half: bool = False,
+                 overlap: bool = False) -> None:
         super().__init__(mpi_comm)
         from nnconsole.engine.comm_half import HalfPrecisionReducer
+        from nnconsole.engine.comm_overlap import OverlappedBackward
 
         self.half = HalfPrecisionReducer(mpi_comm, self._MPI) if half else None  # float16 messages (comm_half)
+        self.overlaps_backward = overlap
+        self.name = "mpi-cpu" + (", float16 messages" if half else "") + (", overlapped with backward" if overlap else "")
+        self._overlap: Optional[OverlappedBackward] = None
+        if overlap:  # the thread's collectives run on a communicator of their own
+            self._thread_mpi = mpi_comm.Dup()
+            self._thread_half = HalfPrecisionReducer(self._thread_mpi, self._MPI) if half else None
+            self._overlap = OverlappedBackward(self._bucket_views, self._reduce_bucket_in_thread)
+            self._thread_average = True
         from nnabla_ext.cpu import context
 
         speed_up_nnabla_accessors()
@@ -188,6 +202,7 @@ class MpiCpuComm(_MpiBase):
         self._views: List[List[np.ndarray]] = []  # per bucket: a numpy view of each message's floats
         self._token: Optional[object] = None
         self._planned: tuple = ()
+        self._bucket_index: List[int] = []  # per planned parameter: its bucket
         self._plans_seen = -1
 
     def _plan_buckets(self, params: Sequence[Any]) -> None:
@@ -206,6 +221,7 @@ class MpiCpuComm(_MpiBase):
             used += n
         token = object()
         self._buckets, self._gradients, self._views = [], [], []
+        self._bucket_index = [index for index, group in enumerate(groups) for _ in group]
         memory, f32 = self._memory, np.float32
         for group in groups:
             sizes = [max(1, int(np.prod(p.shape))) for p in group]
@@ -266,18 +282,51 @@ class MpiCpuComm(_MpiBase):
         start = time.perf_counter()
         if not self._owns(params):
             self._plan_buckets(params)
-        mpi, in_place, op = self.mpi, self._MPI.IN_PLACE, self._MPI.SUM
-        scale = np.float32(1.0 / self.size)
         if self.half is not None:
             self.half.reduce([v for index in range(len(self._buckets)) for v in self._bucket_views(index)], average)
-            self.allreduce_seconds += time.perf_counter() - start
-            return
-        for index in range(len(self._buckets)):
-            for view in self._bucket_views(index):
-                mpi.Allreduce(in_place, view, op=op)
-                if average:
-                    view *= scale
+        else:
+            for index in range(len(self._buckets)):
+                self._sum_views(self.mpi, self._bucket_views(index), average)
         self.allreduce_seconds += time.perf_counter() - start
+
+    def _sum_views(self, mpi: Any, views: Sequence[np.ndarray], average: bool) -> None:
+        in_place, op, scale = self._MPI.IN_PLACE, self._MPI.SUM, np.float32(1.0 / self.size)
+        for view in views:
+            mpi.Allreduce(in_place, view, op=op)
+            if average:
+                view *= scale
+
+    def _reduce_bucket_in_thread(self, index: int) -> None:
+        """The communication thread's reduction of bucket ``index`` (views prepared by the main thread)."""
+        views = self._views[index]
+        if self._thread_half is not None:
+            self._thread_half.reduce(views, self._thread_average)
+        else:
+            self._sum_views(self._thread_mpi, views, self._thread_average)
+
+    def backward(self, loss: Any, grad: float, params: Sequence[Any], reduce: bool = False,
+                 average: bool = True) -> None:
+        """Backward from ``loss``; with ``reduce`` and overlap on, the gradients come back reduced (the mean
+        over ranks, ``average=False``: the sum), each bucket sent as soon as backward has finished it.
+        ``allreduce_seconds`` counts only the wait after backward: the communication backward did not hide.
+        """
+        if not (reduce and self._overlap is not None):
+            return super().backward(loss, grad, params, reduce, average)
+        if not self._owns(params):
+            self._plan_buckets(params)
+        readiness = self._overlap.readiness(loss, self._token, self._planned, self._bucket_index, len(self._buckets))
+        self._thread_average = average
+        self.allreduce_seconds += self._overlap.run(loss, grad, readiness)
+
+
+def host_count(mpi_comm: Any) -> int:
+    """How many hosts (shared-memory nodes) the ranks of ``mpi_comm`` run on (collective)."""
+    from mpi4py import MPI
+
+    node = mpi_comm.Split_type(MPI.COMM_TYPE_SHARED, key=mpi_comm.Get_rank())
+    first = 1 if node.Get_rank() == 0 else 0
+    node.Free()
+    return int(mpi_comm.allreduce(first, op=MPI.SUM))
 
 
 def mpi_world() -> Optional[Any]:
@@ -306,19 +355,24 @@ def launched_by_mpi(environ: Optional[Dict[str, str]] = None) -> bool:
     return any(env.get(name) for name in MPI_LAUNCHER_VARIABLES)
 
 
-def create_communicator(bucket_mb: float = 0.0, require_mpi: bool = False, half_allreduce: bool = False) -> SingleComm:
+def create_communicator(bucket_mb: float = 0.0, require_mpi: bool = False, half_allreduce: bool = False,
+                        overlap: bool = False) -> SingleComm:
     """The communicator a worker starts with: MPI on CPU when several ranks run, else a single process.
 
     A single-worker run started without any MPI launcher does not initialise MPI at all. GPU runs
     switch to ``comm_gpu.NcclGpuComm`` once their parameters exist (``nnconsole.engine.worker.run_worker``).
-    ``half_allreduce``: the CPU all-reduce sends float16 (``multi_gpu.allreduce_precision: half``).
+    ``half_allreduce``: the CPU all-reduce sends float16 (``multi_gpu.allreduce_precision: half``);
+    ``overlap``: it runs on a thread during backward (``multi_gpu.allreduce_overlap``) when the ranks span
+    several hosts.
     """
     if not require_mpi and not launched_by_mpi():
         return SingleComm()
     world = mpi_world()
+    if world is not None and overlap and host_count(world) == 1 and not seam("overlap_on_one_host"):
+        overlap = False  # one host: the all-reduce is a memory copy by the cores that compute (bench/link_overlap.py)
     if world is None:
         if require_mpi:
             raise CommError("this worker was asked to train with several processes but MPI reports a single "
                             "process: mpiexec and mpi4py belong to different MPI installations")
         return SingleComm()
-    return MpiCpuComm(world, bucket_mb or DEFAULT_BUCKET_MB, half=half_allreduce)
+    return MpiCpuComm(world, bucket_mb or DEFAULT_BUCKET_MB, half=half_allreduce, overlap=overlap)

@@ -65,8 +65,10 @@ class NcclGpuComm(_MpiBase):
         """
         return self.nccl.all_reduce_callback([p.grad for p in params], self.pack_size, division=True)
 
-    def backward(self, loss: Any, grad: float, params: Sequence[Any], reduce: bool = False) -> None:
-        """Backward from ``loss``; with ``reduce`` the gradients come out averaged over ranks.
+    def backward(self, loss: Any, grad: float, params: Sequence[Any], reduce: bool = False,
+                 average: bool = True) -> None:
+        """Backward from ``loss``; with ``reduce`` the gradients come out averaged over ranks (NCCL's callback
+        always averages: the trainer never pre-scales on GPU, ``sums_prescaled_gradients`` is False).
 
         Times every backward with the device synchronised (the loop reads the loss right after, so
         this adds little waiting): the all-reduce's share is the extra time of an overlapped backward

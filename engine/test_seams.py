@@ -18,6 +18,7 @@ KNOWN_SEAMS = {
     "fail_rank": "the rank that fail_at_iteration applies to",
     "diverge_rank": "this rank perturbs one learned parameter before the end-of-run sync check",
     "report_backend": "'RANK=BACKEND': that rank reports BACKEND in the backend agreement (its device is unchanged)",
+    "overlap_on_one_host": "true: the CPU all-reduce overlaps backward on one host too (multi_gpu.allreduce_overlap)",
 }
 
 

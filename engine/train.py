@@ -266,12 +266,13 @@ class Trainer:
         accumulated = 0
         window = {"loss": 0.0, "error": 0.0, "n": 0, "t": time.perf_counter(), "comm": self.comm.allreduce_seconds}
         warned_comm = False
-        # GPU: the all-reduce runs inside backward, with a fresh nnabla callback per reducing backward.
+        # The all-reduce runs inside backward: on GPU with a fresh nnabla callback per reducing backward, on
+        # CPU (multi_gpu.allreduce_overlap) bucket by bucket on a communication thread.
         self.overlap = N > 1 and self.comm.overlaps_backward
         self.loss_scaler = _loss_scaler(self.device)
         # On CPU the 1/N of the gradient mean is applied by backward (with the 1/U of accumulation),
         # and the all-reduce only sums: one pass less over every gradient. Exact for N = 2, 4, 8...
-        self._prescaled = N > 1 and not self.overlap and getattr(self.comm, "sums_prescaled_gradients", False)
+        self._prescaled = N > 1 and getattr(self.comm, "sums_prescaled_gradients", False)
         grad_scale = 1.0 / (U * N) if self._prescaled else 1.0 / U
         self.stop.install()
         fail_at = seam_int("fail_at_iteration")  # tests only (nnconsole.engine.test_seams)
@@ -290,7 +291,8 @@ class Trainer:
                 nn.forward_all(forward_outputs, clear_no_need_grad=True)
                 reduce_now = self.overlap and accumulated == U - 1
                 loss_scale = self.loss_scaler.scale if self.loss_scaler else 1.0
-                self.comm.backward(g.loss, grad_scale * loss_scale, self.trainable, reduce=reduce_now)
+                self.comm.backward(g.loss, grad_scale * loss_scale, self.trainable, reduce=reduce_now,
+                                   average=not self._prescaled)
                 loss_value = float(self.host.view(g.loss))
                 if not math.isfinite(loss_value):
                     raise TrainingError(

@@ -128,7 +128,7 @@ def step_optimizers(trainer: Any, runs: List[OptimizerRun], iteration: int, epoc
         U = run.update_interval
         reduce_now = trainer.overlap and run.accumulated == U - 1
         scale = 1.0 / (U * N) if trainer._prescaled else 1.0 / U
-        trainer.comm.backward(run.graph.loss, scale, run.trainable, reduce=reduce_now)
+        trainer.comm.backward(run.graph.loss, scale, run.trainable, reduce=reduce_now, average=not trainer._prescaled)
         loss = float(np.asarray(run.graph.loss.d))
         if not np.isfinite(loss):
             raise TrainingError(f"the loss of optimizer '{run.entry.name}' (network '{run.entry.network}') became "

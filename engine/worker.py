@@ -91,7 +91,8 @@ def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> str
     project = load_project(os.path.join(run_dir, RESOLVED_FILE), check_datasets=False)
     if comm is None:
         comm = create_communicator(bucket_mb=project.multi_gpu.bucket_mb, require_mpi=options.workers > 1,
-                                   half_allreduce=project.multi_gpu.allreduce_precision == "half")
+                                   half_allreduce=project.multi_gpu.allreduce_precision == "half",
+                                   overlap=project.multi_gpu.allreduce_overlap)
     if device_choice is None:
         device_choice = select_device(options.device or project.config.device, project.config.precision,
                                       comm.local_rank)

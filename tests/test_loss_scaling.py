@@ -178,7 +178,7 @@ def test_half_update_step_skips_an_overflowed_update(tmp_path):
             self.calls = 0
             self.snapshots: list = []
 
-        def backward(self, loss, grad, params, reduce=False):
+        def backward(self, loss, grad, params, reduce=False, average=True):
             self.calls += 1
             self.snapshots.append([np.array(p.d, copy=True) for p in params])
             super().backward(loss, grad, params, reduce)

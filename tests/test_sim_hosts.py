@@ -60,11 +60,15 @@ def test_two_hosts_train_over_tcp_and_match_one_host(tmp_path, sim_hosts):
     # Each rank is alone on its host: Open MPI saw two nodes (local rank 0 on both), so the gradients crossed TCP.
     assert "rank 1 of 2 (local rank 0)" in open(os.path.join(logs, "rank1.log")).read()
     assert "btl_tcp_if_include" in open(os.path.join(logs, "launcher.log")).read()
+    # multi_gpu.allreduce_overlap (default on) overlaps the all-reduce with backward across hosts only.
+    assert "communicator mpi-cpu, overlapped with backward" in open(os.path.join(logs, "rank0.log")).read()
 
     # Equivalence: 2 hosts x 1 worker == 1 host x 2 workers == 1 worker with the same logical batch (16),
     # with tests/test_multiworker.py's tolerance.
     hosts = final_params(run_dir)
-    two_local = final_params(local_train(tabular_project(str(tmp_path / "local2"), batch=8, workers=2, **kwargs)))
+    local_run = local_train(tabular_project(str(tmp_path / "local2"), batch=8, workers=2, **kwargs))
+    assert "overlapped" not in open(os.path.join(local_run, "logs", "rank0.log")).read()  # one host: plain
+    two_local = final_params(local_run)
     one = final_params(local_train(tabular_project(str(tmp_path / "one"), batch=16, workers=1, **kwargs)))
     assert max_relative_error(one, hosts) <= 1e-5
     assert max_relative_error(two_local, hosts) <= 1e-5

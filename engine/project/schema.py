@@ -167,9 +167,10 @@ SETTINGS: Tuple[Setting, ...] = (
     _S("multi_gpu.allreduce_precision", "choice", "float", "All-reduce precision", "half: the CPU all-reduce "
        "sends gradients as float16 (half the bytes; each message scaled so its sum cannot overflow).",
        choices=PRECISIONS, form="multi_gpu"),
-    _S("multi_gpu.allreduce_overlap", "bool", True, "Overlap all-reduce with backward", "CPU: each bucket of "
-       "gradients is all-reduced by a communication thread as soon as backward has finished it (the GPU "
-       "path always overlaps).", form="multi_gpu"),
+    _S("multi_gpu.allreduce_overlap", "bool", True, "Overlap all-reduce with backward", "CPU runs across "
+       "hosts: a communication thread all-reduces each bucket of gradients as soon as backward has finished "
+       "it. One-host runs never overlap (there the all-reduce is a memory copy by the cores that compute); "
+       "GPU runs always do.", form="multi_gpu"),
     _S("multi_gpu.link", "text", "", "Link between hosts", "For the predicted time per epoch: bandwidth[,latency] "
        "of the network between hosts, e.g. 1gbit,100us (nnconsole doctor --hosts measures it); empty: gigabit "
        "Ethernet is assumed.", form="multi_gpu"),
