@@ -4,7 +4,8 @@ The formulas (ring all-reduce, the hierarchical cost across hosts) are :mod:`nnc
 module finds what they need for a project:
 
 - the gradient size: the learned-parameter count of shape inference (``engine.shapes``) x 4 bytes (float32), and
-  what the all-reduce sends: 4 bytes a gradient, or 2 with ``multi_gpu.allreduce_precision: half`` (float16);
+  what the all-reduce sends: 4 bytes a gradient, or 2 with ``multi_gpu.allreduce_precision: half`` (float16,
+  after one small all-reduce of the messages' scale: its latency is counted too);
 - the compute time of one worker per iteration: ``--compute-ms``, else measured by the project's latest run
   (its ``metrics.jsonl`` train records carry ``time_per_iter`` and ``allreduce_share``, so one worker's compute
   is ``time_per_iter x (1 - allreduce_share)`` at the run's per-worker batch from ``plan.json``), scaled to the
@@ -250,7 +251,8 @@ class ProjectPrediction:
         sent = WIRE_TYPES.get(self.precision, "float32")
         size = f"gradients: {self.gradient_bytes / 1e6:.3g} MB per iteration, sent as {sent}"
         if self.wire_bytes != self.gradient_bytes:
-            size += f": {self.wire_bytes / 1e6:.3g} MB (multi_gpu.allreduce_precision: {self.precision})"
+            size += (f": {self.wire_bytes / 1e6:.3g} MB (multi_gpu.allreduce_precision: {self.precision}), after "
+                     "a small all-reduce of their scale")
         return "\n".join([size, f"{link}; within a host: {describe_link(self.local)}", *self.assumptions])
 
     def table(self) -> str:
@@ -297,6 +299,8 @@ def predict_project(project, layouts: Sequence[Tuple[int, int]], plan_for_worker
         plan = plans[hosts * per_host]
         compute = per_sample * plan.per_worker_batch
         comm = allreduce_seconds(sent, hosts, per_host, network, local)
+        if precision == "half":  # comm_half first all-reduces each message's largest |gradient|: one more latency
+            comm += allreduce_seconds(0, hosts, per_host, network, local)
         iterations = plan.iterations_per_epoch
         estimates.append(Estimate(hosts, per_host, iterations, compute, comm, iterations * (compute + comm)))
     for e in estimates:
