@@ -70,13 +70,24 @@ def test_the_run_records_the_values_used_and_the_users_file_keeps_its_own(tmp_pa
 
 @pytest.mark.mpi
 @pytest.mark.slow
-def test_two_workers_use_the_precision_given_on_the_command_line(tmp_path):
-    """The project says float; ``--allreduce-precision half`` on 2 workers ends within 1e-3 of the float run but
+def test_two_workers_use_the_values_given_on_the_command_line(tmp_path):
+    """The project says float, overlap off; ``--allreduce-precision half --allreduce-overlap`` on 2 workers (the
+    test seam lets one host overlap) reaches the workers' communicator and ends within 1e-3 of the float run but
     not bit-equal to it (the float16 path ran), as a project saying half does (tests/test_comm_half.py)."""
+    from nnconsole.engine.test_seams import seam_environment
+
     path = tabular_project(str(tmp_path / "p"), n=64, batch=8, epochs=4, lr=0.2, scaling="none", workers=2)
     project = load_project(path, check_datasets=False)
+    project.multi_gpu.allreduce_overlap = False
     assert project.multi_gpu.allreduce_precision == "float"
     save_project(project, path, backup=False)
-    full = final_params(run_dir_from(nnconsole(["train", path, "-q"]).stdout))
-    half = final_params(run_dir_from(nnconsole(["train", path, "-q", "--allreduce-precision", "half"]).stdout))
-    assert 0 < max_relative_error(full, half) <= 1e-3
+    env = seam_environment(overlap_on_one_host=True)
+    runs = {}
+    for name, extra in (("project", []), ("given", ["--allreduce-precision", "half", "--allreduce-overlap"])):
+        run = run_dir_from(nnconsole(["train", path, "-q", *extra], env=env).stdout)
+        with open(os.path.join(run, "logs", "rank0.log"), encoding="utf-8") as f:
+            communicator = next(line for line in f if "communicator" in line)
+        runs[name] = (communicator, final_params(run))
+    assert "float16 messages" not in runs["project"][0] and "overlapped" not in runs["project"][0]
+    assert "float16 messages, overlapped with backward" in runs["given"][0]
+    assert 0 < max_relative_error(runs["project"][1], runs["given"][1]) <= 1e-3
