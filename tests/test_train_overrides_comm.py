@@ -60,6 +60,16 @@ def test_the_run_records_the_values_used_and_the_users_file_keeps_its_own(tmp_pa
         assert f.read() == original
     assert "this run: multi_gpu.allreduce_precision half, multi_gpu.allreduce_overlap off" in out.stdout
 
+
+@pytest.mark.slow  # four trainings
+def test_replay_keeps_the_values_used_and_a_resume_may_change_them(tmp_path):
+    path = tabular_project(str(tmp_path / "p"), n=32, batch=8, epochs=1)
+    run = run_dir_from(nnconsole(["train", path, "-q", "--allreduce-precision", "half",
+                                  "--no-allreduce-overlap"]).stdout)
+    replayed = nnconsole(["replay", run, "-q"])  # trains again with the values the run used
+    copy = next(line.split(" into ", 1)[1].strip() for line in replayed.stdout.splitlines() if " into " in line)
+    assert _comm(os.path.join(copy, RESOLVED_FILE)) == ("half", False) and "metrics reproduced" in replayed.stdout
+
     # resumed with the other values: the run's project records them from then on
     resumed = nnconsole(["train", "--resume", run, "--epochs", "2", "-q", "--allreduce-precision", "float"])
     assert run_dir_from(resumed.stdout) == run
