@@ -164,7 +164,7 @@ class MpiCpuComm(_MpiBase):
     non-blocking collectives only progress inside MPI calls, so on one thread they overlapped nothing.
     With ``overlap`` (``multi_gpu.allreduce_overlap``) ``backward(reduce=True)`` hands each bucket to a
     communication thread as soon as backward has finished it (:mod:`nnconsole.engine.comm_overlap`).
-    Figures: bench/allreduce.py, bench/comm_overlap.py.
+    Figures: bench/allreduce.py, bench/link_overlap.py.
 
     The communicator owns the gradient arrays of the parameters it reduces. It plans again when it
     is given other parameters or when another communicator has taken some of them over; code that

@@ -6,7 +6,7 @@
 2. Accuracy: the digits template (20 epochs, batch 32, 2 workers) trained with ``multi_gpu.allreduce_precision``
    float and half from the same seed; the final validation accuracy of each (goal: within 0.3 points; one
    validation image of 360 is 0.28 points).
-Overlap of the all-reduce with backward by buckets is not measured here: it is not built (see bench/README.md).
+On throttled links between simulated hosts, with and without overlap: bench/link_overlap.py.
 """
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def main() -> int:
     print(table(["gradients MB", "float32 ms", "float16 ms", "float16 / float32"],
                 [[r["mb"], r["float32"] * 1e3, r["float16"] * 1e3, r["float16"] / r["float32"]] for r in rows],
                 "Engine all-reduce, 2 ranks on this host (median per call)"))
-    folder = scratch("comm_overlap")
+    folder = scratch("half_allreduce")
     project = digits_project(folder, epochs=5 if args.quick else 20)
     acc = {p: final_accuracy(project, p, os.path.join(folder, "runs")) for p in ("float", "half")}
     gap = abs(acc["float"]["accuracy"] - acc["half"]["accuracy"])
