@@ -8,13 +8,16 @@ import numpy as np
 import pytest
 import yaml
 
-from tests.helpers import load_h5, nnconsole, run_dir_from, tabular_project
+from nnconsole.engine.project.io import load_project
+from tests.helpers import load_h5, tabular_project, train_in_process
 
 
 def one_update(tmp_path, name: str, multipliers: dict, initial: Optional[dict] = None) -> dict:
     """Final parameters after exactly one SGD update with fc2's multipliers set as given.
 
     ``initial`` (name -> array), when given, is where training starts instead of the initializers.
+    The project is loaded from its file and trained by the run's own Trainer in this process (the CLI's
+    launcher and worker start-up, 3 s a run, are covered by the end-to-end tests).
     """
     path = tabular_project(str(tmp_path / name), n=8, batch=8, epochs=1, solver="Sgd", lr=0.5)
     data = yaml.safe_load(open(path))
@@ -28,7 +31,7 @@ def one_update(tmp_path, name: str, multipliers: dict, initial: Optional[dict] =
                            {k: nn.Variable.from_numpy_array(v, need_grad=True) for k, v in initial.items()})
         data["config"]["initial_parameters"] = "initial.h5"
     yaml.safe_dump(data, open(path, "w"), sort_keys=False)
-    run_dir = run_dir_from(nnconsole(["train", path, "-q"]).stdout)
+    run_dir, _ = train_in_process(load_project(path), str(tmp_path / name / "results"))
     return load_h5(os.path.join(run_dir, "parameters_final.h5"))
 
 
