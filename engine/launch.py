@@ -354,12 +354,19 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
             finally:
                 if probe is not None:
                     probe.close()
+            if code == ExitCode.STOPPED and stall is None and workers > 1:
+                log.write(STOPPED_NOTE.encode())
     finally:
         if shm:
             shutil.rmtree(shm, ignore_errors=True)
     if code == ExitCode.OK and stall is None and not _final_model_written(run_dir, started):
         code = ExitCode.FAILED  # mpiexec reports success after losing a host (Open MPI 5): the run did not end
     return _finish(run_dir, code, stall)
+
+
+# After a stop, mpiexec reports the workers' exit status 3 in a box that reads like a crash.
+STOPPED_NOTE = ("nnconsole: the workers stopped on request and saved a checkpoint; exit status 3 means stopped "
+                "(resumable), so a report of a non-zero status just above is that stop.\n")
 
 
 def _final_model_written(run_dir: str, since: float) -> bool:

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from nnconsole.engine import runs
+from nnconsole.engine import launch, runs
 from nnconsole.engine.run_protocol import record_problems
 from nnconsole.engine.test_seams import seam_environment
 from tests.helpers import (ROOT, final_params, live_processes, max_relative_error, nnconsole, run_dir_from,
@@ -123,6 +123,8 @@ def test_stop_then_resume_gives_the_uninterrupted_result(tmp_path, workers, resu
     assert status.status == "stopped" and status.resumable
     assert runs.list_checkpoints(run_dir)
     assert "--resume" in stdout
+    if workers > 1:  # mpiexec's report of exit status 3 is followed by what it means
+        assert launch.STOPPED_NOTE in open(os.path.join(run_dir, "logs", "launcher.log")).read()
 
     nnconsole(["train", "--resume", run_dir, "-q", "--gpus", str(resume_workers)])
     assert runs.read_status(run_dir).status == "finished"
