@@ -79,10 +79,23 @@ def test_digits_run_directory_metrics_and_nnp(tmp_path):
     nn.clear_parameters()
 
 
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory) -> str:
+    """One small CLI run that both replay tests replay, each from its own copy (replay writes beside it)."""
+    project = tabular_project(str(tmp_path_factory.mktemp("replay") / "p"), n=48, epochs=2)
+    return run_dir_from(nnconsole(["train", project, "-q"]).stdout)
+
+
+def copy_run(run_dir: str, tmp_path) -> str:
+    """A copy of ``run_dir`` alone in a results folder of its own (its project names absolute data paths)."""
+    dest = tmp_path / "results" / os.path.basename(run_dir)
+    shutil.copytree(run_dir, dest)
+    return str(dest)
+
+
 @pytest.mark.slow
-def test_replay_reproduces_the_metrics(tmp_path):
-    project = tabular_project(str(tmp_path / "p"), n=48, epochs=2)
-    first = run_dir_from(nnconsole(["train", project, "-q"]).stdout)
+def test_replay_reproduces_the_metrics(tmp_path, trained_run):
+    first = copy_run(trained_run, tmp_path)
     out = nnconsole(["replay", first, "-q"])
     assert "metrics reproduced" in out.stdout
     second = [d for d in runs.list_runs(os.path.dirname(first)) if d != first][0]
@@ -92,9 +105,8 @@ def test_replay_reproduces_the_metrics(tmp_path):
 
 
 @pytest.mark.slow
-def test_replay_reports_a_difference(tmp_path):
-    project = tabular_project(str(tmp_path / "p"), n=32, epochs=1)
-    first = run_dir_from(nnconsole(["train", project, "-q"]).stdout)
+def test_replay_reports_a_difference(tmp_path, trained_run):
+    first = copy_run(trained_run, tmp_path)
     lines = open(os.path.join(first, "metrics.jsonl")).read().splitlines()
     record = json.loads(lines[0])
     record["loss"] += 0.5
