@@ -28,6 +28,9 @@ DEFAULT_BUCKET_MB = 2.0
 # another plan was made (one integer comparison per call otherwise).
 _GRADIENT_OWNER: Dict[int, object] = {}
 _PLANS = [0]
+# Bucket plans a communicator keeps for other parameter lists (a GAN's generator and discriminator take
+# turns every iteration): switching back re-uses the buckets instead of copying every gradient again.
+MAX_KEPT_PLANS = 8
 
 
 def speed_up_nnabla_accessors() -> None:
@@ -166,9 +169,10 @@ class MpiCpuComm(_MpiBase):
     communication thread as soon as backward has finished it (:mod:`nnconsole.engine.comm_overlap`).
     Figures: bench/allreduce.py, bench/link_overlap.py.
 
-    The communicator owns the gradient arrays of the parameters it reduces. It plans again when it
-    is given other parameters or when another communicator has taken some of them over; code that
-    assigns a parameter's ``grad`` by hand is not noticed.
+    The communicator owns the gradient arrays of the parameters it reduces. It keeps the plans of up to
+    ``MAX_KEPT_PLANS`` parameter lists (one per optimizer) and plans again when it is given a new list or
+    when another communicator has taken some of them over; code that assigns a parameter's ``grad`` by hand
+    is not noticed.
     """
 
     name = "mpi-cpu"
@@ -204,11 +208,13 @@ class MpiCpuComm(_MpiBase):
         self._planned: tuple = ()
         self._bucket_index: List[int] = []  # per planned parameter: its bucket
         self._plans_seen = -1
+        self._kept: Dict[tuple, tuple] = {}  # ids of a parameter list -> its plan's fields (not the current one)
 
     def _plan_buckets(self, params: Sequence[Any]) -> None:
         """Pack the gradients into flat buckets and make every ``param.grad`` a view into its bucket."""
         import nnabla as nn
 
+        self._keep_current_plan()
         limit = self.bucket_bytes // 4
         groups: List[List[Any]] = []
         used = limit
@@ -248,7 +254,7 @@ class MpiCpuComm(_MpiBase):
     def _owns(self, params: Sequence[Any]) -> bool:
         """Whether the current plan covers exactly ``params`` and their gradients still view its buckets."""
         if self._token is None or tuple(params) != self._planned:  # identity first: ~0.5 us for 32
-            return False
+            return self._restore_plan(params)
         if self._plans_seen == _PLANS[0]:  # no other plan since ours
             return True
         token, owner = self._token, _GRADIENT_OWNER
@@ -256,6 +262,24 @@ class MpiCpuComm(_MpiBase):
             self._plans_seen = _PLANS[0]
             return True
         return False
+
+    def _keep_current_plan(self) -> None:
+        if self._token is not None:
+            self._kept[tuple(map(id, self._planned))] = (self._token, self._planned, self._buckets, self._gradients,
+                                                          self._views, self._bucket_index)
+            while len(self._kept) > MAX_KEPT_PLANS:
+                self._kept.pop(next(iter(self._kept)))  # the oldest
+
+    def _restore_plan(self, params: Sequence[Any]) -> bool:
+        """Make the kept plan of ``params`` current when its gradients still view its buckets."""
+        key = tuple(map(id, params))
+        kept = self._kept.pop(key, None)  # holds the parameters themselves, so their ids are still theirs
+        if kept is None or kept[1] != tuple(params) or not all(_GRADIENT_OWNER.get(id(p)) is kept[0] for p in params):
+            return False
+        self._keep_current_plan()
+        self._token, self._planned, self._buckets, self._gradients, self._views, self._bucket_index = kept
+        self._plans_seen = _PLANS[0]
+        return True
 
     def _bucket_views(self, index: int) -> List[np.ndarray]:
         """numpy views of bucket ``index``'s messages, ready to reduce.

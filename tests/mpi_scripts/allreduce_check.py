@@ -84,6 +84,23 @@ for p in net_params:
 comm.all_reduce_gradients(net_params, average=False)
 checks["takeover"] = all(bool(np.allclose(p.g, size * (size + 1) / 2)) for p in net_params)
 
+# 4. Two parameter lists taking turns (a GAN's two optimizers): each keeps its buckets, nothing is planned
+# again after the first round, and every sum is still right.
+import nnconsole.engine.comm as comm_module  # noqa: E402
+
+turns = MpiCpuComm(world, bucket_mb=bucket_mb)
+first, second = net_params[:2], net_params[2:]
+ok_turns, plans_after_first_round = True, None
+for round_ in range(3):
+    for group in (first, second):
+        for p in group:
+            p.g = np.full(p.shape, (rank + 1) * (round_ + 1), dtype=np.float32)
+        turns.all_reduce_gradients(group, average=False)
+        ok_turns &= all(bool(np.allclose(p.g, (round_ + 1) * size * (size + 1) / 2)) for p in group)
+    if round_ == 0:
+        plans_after_first_round = comm_module._PLANS[0]
+checks["turns"] = ok_turns and comm_module._PLANS[0] == plans_after_first_round
+
 # Parameters broadcast from rank 0.
 data = {"w": nn.Variable((4,))}
 data["w"].d = np.full(4, rank + 10, dtype=np.float32)
