@@ -154,3 +154,22 @@ def test_two_workers_end_identical_with_and_without_overlap(tmp_path):
     for precision in ("float", "half"):
         assert max_relative_error(finals[precision, False], finals[precision, True]) == 0.0
     assert max_relative_error(finals["float", True], finals["half", True]) > 0.0  # float16 really ran
+
+
+@pytest.mark.mpi
+def test_synchronized_batchnorm_all_reduces_beside_the_overlap_thread(tmp_path):
+    """Synchronized BatchNormalization all-reduces inside backward on the main thread while the communication
+    thread reduces buckets on its own communicator: 2 workers end identical with overlap on and off."""
+    from tests.test_bn_sync import bn_project
+
+    finals = {}
+    for overlap in (False, True):
+        path = bn_project(str(tmp_path / str(overlap)), sync=True, n=64, batch=8, epochs=2, lr=0.2, scaling="none",
+                          workers=2, hidden=32)
+        project = load_project(path, check_datasets=False)
+        project.multi_gpu.allreduce_overlap = overlap
+        project.multi_gpu.bucket_mb = 0.001
+        save_project(project, path, backup=False)
+        out = nnconsole(["train", path, "-q"], env=seam_environment(overlap_on_one_host=True))
+        finals[overlap] = final_params(run_dir_from(out.stdout))
+    assert max_relative_error(finals[False], finals[True]) == 0.0
