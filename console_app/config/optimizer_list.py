@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGroupBox, QHBoxLay
                                QTableWidgetItem, QVBoxLayout)
 
 from nnconsole.app.config.commands import set_setting
+from nnconsole.app.config.optimizer_form import learning_rate_on_switch, solver_params_for
 from nnconsole.engine.project.model import DATASET_SPLITS, MAIN_NETWORK, ExtraOptimizer
 from nnconsole.engine.project.schema import SOLVERS
 from nnconsole.engine.project.structure import FIRST_OPTIMIZER
@@ -122,8 +123,6 @@ class OptimizerList(QGroupBox):
     # ---- view -> document -------------------------------------------------------------------------
     @staticmethod
     def _set_solver(entry: ExtraOptimizer, solver: str) -> None:
-        from nnconsole.app.config.page import learning_rate_on_switch, solver_params_for
-
         o = entry.optimizer
         o.learning_rate, _ = learning_rate_on_switch(o.solver, solver, o.learning_rate)
         o.solver_params = solver_params_for(solver, o.solver_params)
