@@ -152,6 +152,15 @@ def train_in_process(project: Project, results: str) -> tuple:
     return run_dir, [r["loss"] for r in runs.iter_metrics(run_dir, "train")]
 
 
+def train_file_in_process(project_path: str) -> str:
+    """Train the project file ``project_path`` on one in-process worker into ``results_of(project_path)`` (where
+    the CLI puts it); returns the run directory. For the one-worker reference runs that multi-worker tests
+    compare against: the same Trainer as a CLI run's worker, without a CLI launch (about 2 s each)."""
+    from nnconsole.engine.project.io import load_project
+
+    return train_in_process(load_project(project_path), results_of(project_path))[0]
+
+
 def load_script(path: str, name: str = ""):
     """Import a script that is not in a package (scripts/, packaging/) by its path; ``name`` defaults to
     its file name (PyPI's ``packaging`` would shadow a plain import of packaging/)."""

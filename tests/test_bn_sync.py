@@ -13,7 +13,7 @@ from nnconsole.engine.project.io import load_project, save_project
 from nnconsole.engine.project.model import Layer
 from nnconsole.engine.run_protocol import record_problems
 from nnconsole.engine.test_seams import seam_environment
-from tests.helpers import final_params, nnconsole, run_dir_from, tabular_project
+from tests.helpers import final_params, nnconsole, run_dir_from, tabular_project, train_file_in_process
 
 
 def bn_project(folder: str, sync: bool = False, decay_rate: float = 0.9, **kwargs) -> str:
@@ -132,7 +132,7 @@ def test_running_statistics_are_identical_on_every_rank_and_validation_uses_them
 @pytest.mark.mpi
 def test_synchronized_batchnorm_two_workers_match_one_worker_with_the_same_logical_batch(tmp_path):
     kwargs = dict(n=64, epochs=3, lr=0.2, scaling="none")
-    reference = final_params(train(bn_project(str(tmp_path / "one"), sync=True, batch=16, **kwargs))[0])
+    reference = final_params(train_file_in_process(bn_project(str(tmp_path / "one"), sync=True, batch=16, **kwargs)))
     synced, _ = train(bn_project(str(tmp_path / "two"), sync=True, batch=8, workers=2, **kwargs))
     assert list(runs.iter_metrics(synced, "sync_check"))[0]["identical"] is True
     assert largest_difference(reference, final_params(synced)) <= 1e-5  # measured: 3e-7 to 7e-7

@@ -24,7 +24,7 @@ from nnconsole.engine.checkpoint import (CheckpointError, CheckpointState, NonFi
                                read_checkpoint, save_checkpoint)
 from nnconsole.engine.launch import check_resumable
 from tests.helpers import (ROOT, final_params, live_processes, load_h5, max_relative_error, nnconsole, results_of,
-                           run_dir_from, tabular_project, wait_until_gone, write_tabular_csv)
+                           run_dir_from, tabular_project, train_file_in_process, wait_until_gone, write_tabular_csv)
 
 # One worker x batch 16 and two workers x batch 8 make the same updates (keep-logical-batch), so
 # one uninterrupted single-worker run is the reference for every scenario.
@@ -39,7 +39,7 @@ ENV = dict(os.environ, PYTHONPATH=ROOT)
 def reference(tmp_path_factory) -> dict:
     """Final parameters of the uninterrupted single-worker run."""
     project = tabular_project(str(tmp_path_factory.mktemp("reference")), **SETTINGS)
-    return final_params(run_dir_from(nnconsole(["train", project, "-q"]).stdout))
+    return final_params(train_file_in_process(project))  # the worker's Trainer, in this process
 
 
 def new_project(tmp_path, name: str = "p", workers: int = 1) -> str:

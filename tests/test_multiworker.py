@@ -14,7 +14,7 @@ from nnconsole.engine import launch, runs
 from nnconsole.engine.run_protocol import record_problems
 from nnconsole.engine.test_seams import seam_environment
 from tests.helpers import (ROOT, final_params, live_processes, max_relative_error, nnconsole, run_dir_from,
-                           tabular_project)
+                           tabular_project, train_file_in_process)
 
 pytestmark = pytest.mark.mpi
 
@@ -28,7 +28,7 @@ def test_two_workers_match_one_worker_with_the_same_logical_batch(tmp_path):
     # order); with the mean all-reduce their parameters must agree after 24 SGD updates.
     one = tabular_project(str(tmp_path / "one"), n=64, batch=16, epochs=6, lr=0.2, scaling="none")
     two = tabular_project(str(tmp_path / "two"), n=64, batch=8, epochs=6, lr=0.2, scaling="none", workers=2)
-    reference = final_params(train(one))
+    reference = final_params(train_file_in_process(one))  # one worker: the worker's Trainer, in this process
     two_run = train(two)
     assert json.load(open(os.path.join(two_run, "plan.json")))["workers"] == 2
     assert max_relative_error(reference, final_params(two_run)) <= 1e-5
@@ -36,7 +36,7 @@ def test_two_workers_match_one_worker_with_the_same_logical_batch(tmp_path):
     # The check discriminates: summing instead of averaging doubles the step, which for SGD is the
     # same as doubling the learning rate; that run is far outside the tolerance.
     doubled = tabular_project(str(tmp_path / "doubled"), n=64, batch=16, epochs=6, lr=0.4, scaling="none")
-    assert max_relative_error(reference, final_params(train(doubled))) > 1e-3
+    assert max_relative_error(reference, final_params(train_file_in_process(doubled))) > 1e-3
 
 
 def test_parameters_identical_on_all_ranks_and_each_sample_once_per_epoch(tmp_path):
@@ -62,7 +62,7 @@ def test_validation_metrics_are_exact_across_workers(tmp_path):
     # Same logical batch needs batch 11 x 2 = 22 for one worker.
     text = open(one).read().replace("batch_size: 11", "batch_size: 22")
     open(one, "w").write(text)
-    v1 = list(runs.iter_metrics(train(one), "validation"))[-1]
+    v1 = list(runs.iter_metrics(train_file_in_process(one), "validation"))[-1]  # one worker, in-process
     v2 = list(runs.iter_metrics(train(two), "validation"))[-1]
     assert v1["count"] == v2["count"] == 33
     assert v2["loss"] == pytest.approx(v1["loss"], rel=1e-5)
@@ -111,7 +111,8 @@ def _wait_for_training(proc: subprocess.Popen, results: str, timeout: float = 60
 @pytest.mark.parametrize("workers,resume_workers", [(1, 1), (2, 2)])
 def test_stop_then_resume_gives_the_uninterrupted_result(tmp_path, workers, resume_workers):
     kwargs = dict(n=512, batch=8, epochs=10, solver="Momentum", lr=0.05, workers=workers, monitor=16)
-    reference = final_params(train(tabular_project(str(tmp_path / "ref"), **kwargs)))
+    ref = tabular_project(str(tmp_path / "ref"), **kwargs)
+    reference = final_params(train_file_in_process(ref) if workers == 1 else train(ref))  # 1: in-process
 
     project = tabular_project(str(tmp_path / "stop"), **kwargs)
     proc = _start_training(project)

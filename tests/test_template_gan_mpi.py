@@ -7,7 +7,7 @@ import pytest
 
 from nnconsole.engine.project.io import load_project, save_project
 from nnconsole.engine.templates import create_from_template
-from tests.helpers import final_params, max_relative_error, nnconsole, run_dir_from
+from tests.helpers import final_params, max_relative_error, nnconsole, run_dir_from, train_file_in_process
 
 pytestmark = pytest.mark.mpi
 
@@ -20,7 +20,7 @@ def _gan(folder: str, batch: int, workers: int) -> str:
 
 
 def test_gan_template_on_two_workers_matches_one_worker(tmp_path):
-    one = final_params(run_dir_from(nnconsole(["train", _gan(str(tmp_path / "one"), 32, 1), "-q"]).stdout))
+    one = final_params(train_file_in_process(_gan(str(tmp_path / "one"), 32, 1)))  # one worker, in-process
     two = final_params(run_dir_from(nnconsole(["train", _gan(str(tmp_path / "two"), 16, 2), "-q"]).stdout))
     assert sorted(one) == sorted(two) and len(one) == 8  # g1, g2, d1, d2: W and b, one set each
     assert max_relative_error(one, two) <= 1e-5

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nnconsole.engine.project.io import load_project, save_project
-from tests.helpers import final_params, max_relative_error, nnconsole, run_dir_from
+from tests.helpers import final_params, max_relative_error, nnconsole, run_dir_from, train_file_in_process
 from tests.test_units import unit_project
 
 pytestmark = pytest.mark.mpi
@@ -20,7 +20,7 @@ def _units(folder, batch: int, workers: int) -> str:
 
 
 def test_two_workers_match_one_worker_on_a_unit_project(tmp_path):
-    reference = final_params(run_dir_from(nnconsole(["train", _units(tmp_path / "one", 16, 1), "-q"]).stdout))
+    reference = final_params(train_file_in_process(_units(tmp_path / "one", 16, 1)))  # one worker, in-process
     result = final_params(run_dir_from(nnconsole(["train", _units(tmp_path / "two", 8, 2), "-q"]).stdout))
     assert sorted(result) == ["fc2/affine/W", "fc2/affine/b", "hidden/fc/affine/W", "hidden/fc/affine/b"]
     assert max_relative_error(reference, result) <= 1e-5
