@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGroupBox, QHB
                                QSpinBox, QWidget)
 
 from nnconsole.app.config.commands import get_path, set_path
-from nnconsole.engine.project.schema import Setting, form_settings
+from nnconsole.engine.project.schema import BY_PATH, Setting, form_settings
 
 INT_MAX = 2_147_483_647
 INVALID_STYLE = "QLineEdit { border: 1px solid #d62728; background: #fff0f0; }"
@@ -83,6 +83,17 @@ def parse_value(spec: FieldSpec, text: str) -> Any:
     return text
 
 
+def allowed_values(spec: FieldSpec) -> str:
+    """What an editor accepts, in words: the schema's own words for a schema setting ("> 0", ">= 1")."""
+    if spec.dotted in BY_PATH and BY_PATH[spec.dotted].allowed():
+        allowed = BY_PATH[spec.dotted].allowed()
+    else:
+        low = "> 0" if spec.positive else (f">= {spec.minimum:g}" if spec.minimum > -INT_MAX - 1 else "")
+        allowed = ", ".join(p for p in (low, f"<= {spec.maximum:,.0f}" if spec.maximum < INT_MAX else "") if p)
+    what = {"float": "a finite number", "int_list": "whole numbers separated by commas,"}.get(spec.kind, "")
+    return " ".join(p for p in (what, allowed) if p)
+
+
 def format_value(spec: FieldSpec, value: Any) -> str:
     if spec.kind == "float":
         return format_float(value)
@@ -92,11 +103,17 @@ def format_value(spec: FieldSpec, value: Any) -> str:
 
 
 class FieldEditor:
-    """One editor widget bound to one setting of a document."""
+    """One editor widget bound to one setting of a document.
 
-    def __init__(self, document: Any, spec: FieldSpec, parent: Optional[QWidget] = None) -> None:
+    Text that is not acceptable is shown red and not committed. On leaving the field it is replaced by the
+    document's value, unless ``keep_refused`` (a dialog with OK keeps it, to refuse OK naming the field).
+    """
+
+    def __init__(self, document: Any, spec: FieldSpec, parent: Optional[QWidget] = None,
+                 keep_refused: bool = False) -> None:
         self.document = document
         self.spec = spec
+        self.keep_refused = keep_refused
         self._committing = False
         self.widget = self._make(parent)
         self.widget.setObjectName(f"field_{spec.dotted}")
@@ -124,8 +141,22 @@ class FieldEditor:
             return w
         w = QLineEdit(parent)
         w.textEdited.connect(self._text_edited)
-        w.editingFinished.connect(self.sync)  # show the canonical text once the user leaves the field
+        w.editingFinished.connect(self._left)  # show the canonical text once the user leaves the field
         return w
+
+    def _left(self) -> None:
+        if not (self.keep_refused and self.problem()):
+            self.sync()
+
+    def problem(self) -> str:
+        """Why the text now in the editor is not taken ('' when it is, and for editors that are not text)."""
+        if not isinstance(self.widget, QLineEdit):
+            return ""
+        try:
+            parse_value(self.spec, self.widget.text())
+        except ValueError:
+            return f"{self.widget.text().strip()!r} is not accepted: use {allowed_values(self.spec)}"
+        return ""
 
     def _text_edited(self, text: str) -> None:
         try:
@@ -168,9 +199,11 @@ class FieldEditor:
 class SettingsGroup(QGroupBox):
     """A titled form of FieldEditors; ``sync(dotted)`` refreshes one editor or all of them."""
 
-    def __init__(self, document: Any, title: str, specs: List[FieldSpec], parent: Optional[QWidget] = None) -> None:
+    def __init__(self, document: Any, title: str, specs: List[FieldSpec], parent: Optional[QWidget] = None,
+                 keep_refused: bool = False) -> None:
         super().__init__(title, parent)
         self.document = document
+        self.keep_refused = keep_refused  # see FieldEditor
         self.form = QFormLayout(self)
         self.form.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
         self.form.setLabelAlignment(Qt.AlignRight | Qt.AlignVCenter)
@@ -180,7 +213,7 @@ class SettingsGroup(QGroupBox):
             self.add_field(spec)
 
     def add_field(self, spec: FieldSpec) -> FieldEditor:
-        editor = FieldEditor(self.document, spec, self)
+        editor = FieldEditor(self.document, spec, self, keep_refused=self.keep_refused)
         if spec.beside in self.editors:
             self._put_beside(self.editors[spec.beside], editor)
             self.editors[spec.dotted] = editor

@@ -64,11 +64,11 @@ class OptimizerForm(QObject):
 
     message = Signal(str)  # what a solver switch did to the learning rate
 
-    def __init__(self, document: Any, parent: Optional[QObject] = None) -> None:
+    def __init__(self, document: Any, parent: Optional[QObject] = None, keep_refused: bool = False) -> None:
         super().__init__(parent)
         self.document = document
-        self.optimizer_group = SettingsGroup(document, "Optimizer", OPTIMIZER_FIELDS)
-        self.solver_group = SettingsGroup(document, "Solver parameters", [])
+        self.optimizer_group = SettingsGroup(document, "Optimizer", OPTIMIZER_FIELDS, keep_refused=keep_refused)
+        self.solver_group = SettingsGroup(document, "Solver parameters", [], keep_refused=keep_refused)
         # The solver combo needs the macro (solver + its parameters), not a plain field edit.
         solver_combo = self.optimizer_group.editors["optimizer.solver"].widget
         solver_combo.currentTextChanged.disconnect()
@@ -91,6 +91,19 @@ class OptimizerForm(QObject):
         for group in self.groups:
             group.sync(dotted)
         self.update_states()
+
+    def refused(self) -> List[str]:
+        """"<label>: why" for each enabled field whose text is not taken (shown red); a disabled field (a schedule
+        type not chosen) shows the value it keeps instead."""
+        found: List[str] = []
+        for group in self.groups:
+            for dotted, editor in group.editors.items():
+                problem = editor.problem()
+                if problem and not editor.widget.isEnabled():
+                    editor.sync()
+                elif problem:
+                    found.append(f"{group.labels[dotted].text()}: {problem}")
+        return found
 
     def update_states(self) -> None:
         """Enable the schedule fields of the current schedule type; "Alpha" or "Learning rate"; the rate tooltip."""

@@ -16,8 +16,9 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGroupBox, QHBoxLay
                                QTableWidgetItem, QVBoxLayout)
 
 from nnconsole.app.config.commands import set_setting
+from nnconsole.app.config.optimizer_details import OptimizerDetailsDialog
 from nnconsole.app.config.optimizer_form import learning_rate_on_switch, solver_params_for
-from nnconsole.engine.project.model import DATASET_SPLITS, MAIN_NETWORK, ExtraOptimizer
+from nnconsole.engine.project.model import DATASET_SPLITS, MAIN_NETWORK, ExtraOptimizer, Optimizer
 from nnconsole.engine.project.schema import SOLVERS
 from nnconsole.engine.project.structure import FIRST_OPTIMIZER
 
@@ -65,9 +66,15 @@ class OptimizerList(QGroupBox):
         self.add_button.setObjectName("add_optimizer")
         self.remove_button = QPushButton("Remove")
         self.remove_button.setObjectName("remove_optimizer")
+        self.details_button = QPushButton("Details...")
+        self.details_button.setObjectName("optimizer_details_button")
+        self.details_button.setToolTip("Solver parameters, weight decay, schedule and warm-up of the selected "
+                                       "optimizer (or double-click its name)")
+        self.details_dialog: Optional[OptimizerDetailsDialog] = None
         buttons = QHBoxLayout()
         buttons.addWidget(self.add_button)
         buttons.addWidget(self.remove_button)
+        buttons.addWidget(self.details_button)
         buttons.addStretch(1)
         box = QVBoxLayout(self)
         box.addWidget(self.table)
@@ -75,6 +82,12 @@ class OptimizerList(QGroupBox):
         self._syncing = False
         self.add_button.clicked.connect(self.add_optimizer)
         self.remove_button.clicked.connect(lambda: self.remove_optimizer(self.table.currentRow()))
+        self.details_button.clicked.connect(lambda: self.open_details(self.table.currentRow()))
+        # A double-click on a name opens the details; a name is typed after F2 or a click on a selected cell.
+        self.table.setEditTriggers(QAbstractItemView.EditKeyPressed | QAbstractItemView.SelectedClicked
+                                   | QAbstractItemView.AnyKeyPressed)
+        self.table.cellDoubleClicked.connect(lambda row, column: column == NAME and self.open_details(row))
+        self.table.itemSelectionChanged.connect(self._selection_changed)
         self.table.itemChanged.connect(self._item_edited)
         self.sync()
 
@@ -98,6 +111,11 @@ class OptimizerList(QGroupBox):
             self.remove_button.setEnabled(bool(project.optimizers))
         finally:
             self._syncing = False
+        self._selection_changed()
+
+    def _selection_changed(self) -> None:
+        self.details_button.setEnabled(1 <= self.table.currentRow() <= len(self.document.project.optimizers)
+                                       and bool(self.table.selectedItems()))
 
     def _row(self, row: int, values: List[str], editable: bool = True) -> None:
         for column, value in enumerate(values):
@@ -173,6 +191,28 @@ class OptimizerList(QGroupBox):
         finally:
             self.message.disconnect(refused.append)
         return refused[-1] if refused else ""
+
+    def open_details(self, row: int) -> str:
+        """Open the details dialog of optimizer ``row`` (not the first); returns why not ('' when opened)."""
+        if not 1 <= row <= len(self.document.project.optimizers):
+            problem = "the first optimizer is the CONFIG tab's: edit its details in the forms above"
+            self.message.emit(problem)
+            return problem
+        name = self.document.project.optimizers[row - 1].name
+
+        def apply(optimizer: Optimizer) -> str:
+            def edit(entry: ExtraOptimizer) -> None:
+                if entry.name != name:
+                    raise ValueError(f"optimizer {name} is no longer in row {row}: open its details again")
+                entry.optimizer = optimizer
+            refused = self._change(row, edit)
+            if not refused:
+                self.message.emit(f"optimizer {name}: solver and schedule changed")
+            return refused
+
+        self.details_dialog = OptimizerDetailsDialog(self.document, row - 1, apply, self.window())
+        self.details_dialog.open()
+        return ""
 
     def add_optimizer(self) -> None:
         """A new optimizer with the CONFIG tab's settings, on the first other network (Main when there is none)."""
