@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from html import escape
 from types import SimpleNamespace
 from typing import Any, Callable, List, Optional
 
@@ -69,8 +70,9 @@ class OptimizerDetailsDialog(QDialog):
         self.draft = OptimizerDraft(entry.optimizer, self)
         self.form = OptimizerForm(self.draft, self, keep_refused=True)
         self.draft.settings_changed.connect(self.form.setting_changed)
-        what = QLabel(f"Optimizer <b>{entry.name}</b> trains network <b>{entry.network}</b> on the "
-                      f"{entry.dataset} dataset. Its name, network, dataset and range are edited in the list.")
+        what = QLabel(f"Optimizer <b>{escape(entry.name)}</b> trains network <b>{escape(entry.network)}</b> on the "
+                      f"{escape(entry.dataset)} dataset. Its name, network, dataset and range are edited in the list.")
+        what.setObjectName("optimizer_details_what")
         what.setWordWrap(True)
         self.note = QLabel()  # what a solver switch did to the learning rate
         self.note.setObjectName("optimizer_details_note")

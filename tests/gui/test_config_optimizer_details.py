@@ -232,3 +232,31 @@ def test_screenshot_of_an_adam_optimizer_with_a_step_schedule(qtbot, page, tmp_p
     if os.environ.get("NNCONSOLE_SCREENSHOTS"):  # a folder to look at the dialog in
         image.save(os.path.join(os.environ["NNCONSOLE_SCREENSHOTS"], "optimizer_details.png"))
     assert image.width() > 300 and image.height() > 300
+
+
+def test_the_gan_templates_generator_optimizer_shows_its_own_adam_and_keeps_the_rest(qtbot, tmp_path):
+    """A GAN (the gan_2d template): the generator's Adam beta1 0.5 is shown and edited; the other optimizer and the
+    generator's name, network and range stay as they were."""
+    import shutil
+
+    from nnconsole.app.config.optimizer_list import DATASET
+
+    template = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                            "project_templates", "gan_2d")
+    shutil.copytree(template, tmp_path / "gan", ignore=shutil.ignore_patterns("README.md"))
+    page = open_tab_page(qtbot, create_page, str(tmp_path / "gan" / "project.yaml"))
+    doc = page.document
+    (entry,) = doc.project.optimizers
+    before = copy.deepcopy(entry)
+    first = copy.deepcopy(doc.project.optimizer)
+    dialog = open_details(qtbot, page)
+    assert entry.name in dialog.windowTitle() and entry.network in dialog.findChild(QLabel, "optimizer_details_what").text()
+    beta1 = field(dialog, "optimizer.solver_params.beta1")
+    assert beta1.text() == "0.5" and field(dialog, "optimizer.learning_rate").text() == "0.005"
+    type_into(qtbot, beta1, "0.3")
+    press(dialog, QDialogButtonBox.Ok)
+    after = copy.deepcopy(doc.project.optimizers[0])
+    assert after.optimizer.solver_params["beta1"] == 0.3 and doc.project.optimizer == first
+    after.optimizer.solver_params["beta1"] = 0.5
+    assert after == before and len(doc.project.optimizers) == 1  # nothing else moved
+    assert page.optimizer_list.table.cellWidget(1, DATASET).currentText() == before.dataset
