@@ -14,7 +14,7 @@ from html import escape
 from types import SimpleNamespace
 from typing import Any, Callable, List, Optional
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
 
@@ -77,9 +77,11 @@ class OptimizerDetailsDialog(QDialog):
         self.note = QLabel()  # what a solver switch did to the learning rate
         self.note.setObjectName("optimizer_details_note")
         self.note.setWordWrap(True)
+        self.note.setTextFormat(Qt.PlainText)
         self.error = QLabel()
         self.error.setObjectName("optimizer_details_error")
         self.error.setWordWrap(True)
+        self.error.setTextFormat(Qt.PlainText)
         self.error.setStyleSheet(ERROR_STYLE)
         self.error.hide()
         self.buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)

@@ -166,6 +166,23 @@ def test_a_hostile_value_is_refused_naming_the_field_and_the_dialog_stays_open(q
     assert doc.project.optimizers[0].optimizer.solver_params["beta2"] == 0.99
 
 
+def test_a_value_the_settings_checks_refuse_is_refused_with_their_message(qtbot, page):
+    """An editor takes any number >= 0 for a solver parameter; the project's checks know a switch is 0 or 1."""
+    doc = page.document
+    before = copy.deepcopy(doc.project)
+    dialog = open_details(qtbot, page)
+    field(dialog, "optimizer.solver").setCurrentText("AdaBelief")
+    type_into(qtbot, field(dialog, "optimizer.solver_params.amsgrad"), "0.5")
+    press(dialog, QDialogButtonBox.Ok)
+    assert dialog.isVisible() and doc.project == before
+    message = dialog.error.text()
+    assert "amsgrad: AdaBelief's 'amsgrad' is a switch, got 0.5 (use 0 (off) or 1 (on))" in message, message
+    assert "optimizers[0].optimizer.solver_params.amsgrad" in message
+    type_into(qtbot, field(dialog, "optimizer.solver_params.amsgrad"), "1")
+    press(dialog, QDialogButtonBox.Ok)
+    assert not dialog.isVisible() and doc.project.optimizers[0].optimizer.solver_params["amsgrad"] == 1.0
+
+
 @pytest.mark.xfail(strict=True, reason="the settings schema gives solver parameters no range (beta1 < 1); "
                                        "reported: engine/project/schema.py would need it")
 def test_beta1_of_5_is_refused(qtbot, page):
