@@ -231,6 +231,10 @@ def test_double_clicking_a_name_opens_the_details_and_the_first_row_has_none(qtb
     qtbot.waitUntil(lambda: lst.details_dialog is not None and lst.details_dialog.isVisible())
     assert "Optimizer2" in lst.details_dialog.windowTitle()
     assert lst.table.state() != lst.table.State.EditingState  # the name is not opened for typing instead
+    lst.details_dialog.reject()
+    lst.table.setCurrentCell(1, NAME)
+    qtbot.keyClick(lst.table, Qt.Key_F2)  # a name is still typed in after F2
+    assert lst.table.state() == lst.table.State.EditingState
 
 
 def test_screenshot_of_an_adam_optimizer_with_a_step_schedule(qtbot, page, tmp_path):
