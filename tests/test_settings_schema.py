@@ -214,3 +214,23 @@ def test_the_command_line_offers_the_schemas_choices():
     assert options[("train", "device")] == options[("plan", "device")] == schema.DEVICES
     assert options[("train", "launcher")] == schema.LAUNCHERS
     assert options[("plan", "policy")] == schema.SCALING_POLICIES
+
+
+@pytest.mark.parametrize("solver,key,value,ok", [
+    ("Adam", "beta1", 5.0, False), ("Adam", "beta2", 1.0, False), ("Adam", "beta1", 0.0, True),
+    ("Momentum", "momentum", -0.1, False), ("RMSprop", "decay", 0.99, True), ("Adam", "eps", -1e-8, False),
+    ("Lars", "coefficient", 0.0, True)])
+def test_solver_parameters_with_a_meaning_have_its_range(solver, key, value, ok):
+    """A decay rate outside [0, 1) or a negative epsilon is refused naming the parameter, for the CONFIG tab's
+    optimizer and for every other optimizer."""
+    from nnconsole.engine.project.model import ExtraOptimizer, Optimizer, Project
+    from nnconsole.engine.project.structure import check_structure
+
+    project = Project()
+    project.optimizer = Optimizer(solver=solver, solver_params={key: value})
+    found = [p for p in check_settings(project) if p.path == f"optimizer.solver_params.{key}"]
+    assert bool(found) != ok, found
+    project = Project()
+    project.optimizers = [ExtraOptimizer(optimizer=Optimizer(solver=solver, solver_params={key: value}))]
+    found = [p for p in check_structure(project) if p.path == f"optimizers[0].optimizer.solver_params.{key}"]
+    assert bool(found) != ok, found

@@ -282,6 +282,11 @@ SOLVER_SPECS: Dict[str, SolverSpec] = {s.name: s for s in SOLVER_TABLE}
 SOLVERS: Tuple[str, ...] = tuple(SOLVER_SPECS)
 ALPHA_SOLVERS: Tuple[str, ...] = tuple(s.name for s in SOLVER_TABLE if s.learning_rate_name == "alpha")
 SOLVER_PARAMS: Dict[str, Dict[str, float]] = {s.name: dict(s.params) for s in SOLVER_TABLE}
+# Solver parameters whose meaning bounds them (the same name means the same thing in every solver): the
+# decay rates of running averages and momentum are fractions in [0, 1) (1 never forgets, above 1 diverges);
+# epsilons, the LARS coefficient and the AdaBound/AMSBound and Lamb bounds are not negative.
+UNIT_INTERVAL_SOLVER_PARAMS = ("beta1", "beta2", "decay", "momentum")
+NON_NEGATIVE_SOLVER_PARAMS = ("eps", "coefficient", "final_lr", "gamma", "gamma_l", "gamma_u")
 SETTINGS = tuple(dataclasses.replace(s, choices=SOLVERS) if s.path == "optimizer.solver" else s for s in SETTINGS)
 BY_PATH: Dict[str, Setting] = {s.path: s for s in SETTINGS}
 

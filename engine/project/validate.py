@@ -103,7 +103,7 @@ def check_settings(project: Project) -> List[Problem]:
 
 
 def _check_solver_params(project: Project) -> List[Problem]:
-    from .schema import SOLVER_PARAMS, SOLVER_SPECS
+    from .schema import NON_NEGATIVE_SOLVER_PARAMS, SOLVER_PARAMS, SOLVER_SPECS, UNIT_INTERVAL_SOLVER_PARAMS
 
     o = project.optimizer
     known = SOLVER_PARAMS.get(o.solver)
@@ -120,6 +120,12 @@ def _check_solver_params(project: Project) -> List[Problem]:
         elif known is not None and key in SOLVER_SPECS[o.solver].flags and float(value) not in (0.0, 1.0):
             problems.append(Problem(path, f"{o.solver}'s '{key}' is a switch, got {value!r}",
                                     fix="use 0 (off) or 1 (on)"))
+        elif key in UNIT_INTERVAL_SOLVER_PARAMS and not 0.0 <= float(value) < 1.0:
+            problems.append(Problem(path, f"{o.solver}'s '{key}' is a decay rate, got {value!r}",
+                                    fix=f"use a value in [0, 1), e.g. {SOLVER_PARAMS.get(o.solver, {}).get(key, 0.9)}"))
+        elif key in NON_NEGATIVE_SOLVER_PARAMS and float(value) < 0.0:
+            problems.append(Problem(path, f"{o.solver}'s '{key}' must not be negative, got {value!r}",
+                                    fix=f"use 0 or more, e.g. {SOLVER_PARAMS.get(o.solver, {}).get(key, 0)}"))
     return problems
 
 

@@ -183,13 +183,11 @@ def test_a_value_the_settings_checks_refuse_is_refused_with_their_message(qtbot,
     assert not dialog.isVisible() and doc.project.optimizers[0].optimizer.solver_params["amsgrad"] == 1.0
 
 
-@pytest.mark.xfail(strict=True, reason="the settings schema gives solver parameters no range (beta1 < 1); "
-                                       "reported: engine/project/schema.py would need it")
 def test_beta1_of_5_is_refused(qtbot, page):
     dialog = open_details(qtbot, page)
     type_into(qtbot, field(dialog, "optimizer.solver_params.beta1"), "5")
     press(dialog, QDialogButtonBox.Ok)
-    assert dialog.isVisible() and "beta1" in dialog.error.text()
+    assert dialog.isVisible() and "beta1" in dialog.error.text() and "[0, 1)" in dialog.error.text()
 
 
 def test_the_solver_parameters_follow_the_solver_and_the_schedule_fields_its_type(qtbot, page):
