@@ -1,8 +1,8 @@
 """The network graph scene: node and edge items kept in step with the model, and the mouse
 gestures that become edits (drag from an output pin to connect, finished moves).
 
-The scene never changes the model: it emits ``connection_requested`` and ``nodes_moved`` and the
-EDIT page turns them into undo commands through ``NetworkEditor``.
+The scene never changes the model: it emits ``connection_requested`` and ``items_moved`` and the
+EDIT page turns them into undo commands through ``NetworkEditor`` (and ``CommentEditor`` for the notes).
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from PySide6.QtGui import QPainterPath, QPen, QTransform
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsScene, QGraphicsSceneMouseEvent
 
 from nnconsole.app.edit import layout, style
+from nnconsole.app.edit.comment_item import CommentItem, CommentNotes
 from nnconsole.app.edit.edge_item import EdgeItem, curve
 from nnconsole.app.edit.node_item import NodeItem, PortItem
 from nnconsole.app.edit.repeat_frames import RepeatFrames
@@ -25,8 +26,9 @@ class NetworkScene(QGraphicsScene):
     """Nodes keyed by layer name, rebuilt from the model by ``sync``."""
 
     connection_requested = Signal(str, str, int)  # source, target, input pin (-1: the next free one)
-    nodes_moved = Signal(object)  # {layer name: (x, y)} after a drag ends
+    items_moved = Signal(object, object)  # {layer name: (x, y)}, {comment index: (x, y)} after a drag ends
     node_activated = Signal(str)  # a node was double-clicked
+    comment_activated = Signal(int)  # a note was double-clicked (its index in Network.comments)
 
     def __init__(self, parent: Optional[object] = None) -> None:
         super().__init__(parent)
@@ -34,9 +36,11 @@ class NetworkScene(QGraphicsScene):
         self._nodes: Dict[str, NodeItem] = {}
         self._edges: List[EdgeItem] = []
         self._press_positions: Dict[str, QPointF] = {}
+        self._press_notes: Dict[int, QPointF] = {}
         self._drag_source: Optional[NodeItem] = None
         self._drag_path: Optional[QGraphicsPathItem] = None
         self.repeat_frames = RepeatFrames()  # a frame behind each repeat block's layers
+        self.comment_notes = CommentNotes()  # the network's canvas notes (NNC's Comment)
 
     # ---- model -> items -------------------------------------------------------------------------
     def sync(self, network: Network, info: object) -> None:
@@ -70,9 +74,12 @@ class NetworkScene(QGraphicsScene):
                 node.setPos(x, y)
         self._rebuild_edges(layers)
         self.repeat_frames.sync(self, network, info)
+        self.comment_notes.sync(self, network.comments, positions)
         box = layout.bounding_box(positions)
-        if box is not None:
-            self.setSceneRect(QRectF(box[0] - 600, box[1] - 400, box[2] - box[0] + 1200, box[3] - box[1] + 800))
+        rect = QRectF(box[0], box[1], box[2] - box[0], box[3] - box[1]) if box is not None else QRectF()
+        rect = rect.united(self.comment_notes.rect())  # a note far off stays reachable
+        if not rect.isNull():
+            self.setSceneRect(rect.adjusted(-600, -400, 600, 400))
 
     def _remove_node(self, name: str) -> None:
         node = self._nodes.pop(name)
@@ -119,6 +126,13 @@ class NetworkScene(QGraphicsScene):
     def selected_edges(self) -> List[Tuple[str, int]]:
         return [item.key for item in self.selectedItems() if isinstance(item, EdgeItem)]
 
+    def selected_comments(self) -> List[int]:
+        """Indices (in Network.comments) of the selected notes."""
+        return sorted(item.index for item in self.selectedItems() if isinstance(item, CommentItem))
+
+    def comment_items(self) -> List[CommentItem]:
+        return list(self.comment_notes.items)
+
     def select_names(self, names: Sequence[str]) -> None:
         self.blockSignals(True)
         try:
@@ -154,6 +168,7 @@ class NetworkScene(QGraphicsScene):
                 return
         super().mousePressEvent(event)
         self._press_positions = {item.name: item.pos() for item in self.selectedItems() if isinstance(item, NodeItem)}
+        self._press_notes = {item.index: item.pos() for item in self.selectedItems() if isinstance(item, CommentItem)}
 
     def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802 - Qt override
         if self._drag_source is not None:
@@ -176,14 +191,24 @@ class NetworkScene(QGraphicsScene):
             if node is not None and node.pos() != before:
                 node.setPos(layout.snap(node.pos().x()), layout.snap(node.pos().y()))
                 moved[name] = (node.pos().x(), node.pos().y())
-        self._press_positions = {}
-        if moved:
-            self.nodes_moved.emit(moved)
+        notes = {}
+        for index, before in self._press_notes.items():
+            if index < len(self.comment_notes.items) and self.comment_notes.items[index].pos() != before:
+                item = self.comment_notes.items[index]
+                item.setPos(layout.snap(item.pos().x()), layout.snap(item.pos().y()))
+                notes[index] = (item.pos().x(), item.pos().y())
+        self._press_positions, self._press_notes = {}, {}
+        if moved or notes:
+            self.items_moved.emit(moved, notes)  # one undo step for the whole drag
 
     def mouseDoubleClickEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802 - Qt override
-        item = self._item_at(event.scenePos(), (NodeItem,))
+        item = self._item_at(event.scenePos(), (NodeItem, CommentItem))
         if isinstance(item, NodeItem):
             self.node_activated.emit(item.name)
+            event.accept()
+            return
+        if isinstance(item, CommentItem):
+            self.comment_activated.emit(item.index)
             event.accept()
             return
         super().mouseDoubleClickEvent(event)

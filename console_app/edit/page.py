@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QMenu, QSplitt
 from nnconsole.app.edit import layout
 from nnconsole.app.edit.canvas import NetworkScene
 from nnconsole.app.edit.clipboard import MIME_TYPE
+from nnconsole.app.edit.comment_edits import CanvasComments
 from nnconsole.app.edit.edge_item import EdgeItem
 from nnconsole.app.edit.editor import NetworkEditor
 from nnconsole.app.edit.issues import IssuesPanel, collect_issues
@@ -75,6 +76,7 @@ class EditPage(QWidget):
         self._make_actions()
         self._build_layout()
         self.minimap = Minimap(self.view)  # the whole network in the canvas's corner, when it does not fit
+        self.comments = CanvasComments(self)  # the canvas notes (NNC's Comment): add, edit, move, delete
         self._connect()
         self.refresh()
 
@@ -105,6 +107,7 @@ class EditPage(QWidget):
         a("find_layer", "&Find Layer Type", self.focus_palette_search, QKeySequence.Find,
           "Search the layer palette")
         a("auto_layout", "Auto &Layout", self.auto_layout, "Ctrl+L", "Arrange the network top to bottom")
+        a("add_comment", "Add Co&mment", self._add_comment_from_menu, tip="A note on the canvas (NNC's Comment)")
         a("zoom_in", "Zoom &In", self.view.zoom_in, [QKeySequence.ZoomIn, "Ctrl+="], "Zoom in (Ctrl+wheel)")
         a("zoom_out", "Zoom &Out", self.view.zoom_out, QKeySequence.ZoomOut, "Zoom out (Ctrl+wheel)")
         a("zoom_reset", "&Actual Size", self.view.zoom_reset, "Ctrl+0", "Zoom to 100%")
@@ -200,7 +203,7 @@ class EditPage(QWidget):
         self.view.zoom_changed.connect(lambda z: self.zoom_label.setText(f"{z * 100:.0f}%"))
         self.view.customContextMenuRequested.connect(self._context_menu)
         self.scene.connection_requested.connect(self._connection_requested)
-        self.scene.nodes_moved.connect(self._nodes_moved)
+        self.scene.items_moved.connect(self._items_moved)
         self.scene.selectionChanged.connect(self._selection_changed)
         self.scene.node_activated.connect(lambda _n: self.side_tabs.setCurrentIndex(PROPERTIES_TAB))
         self.scene.node_activated.connect(self.open_unit)
@@ -326,8 +329,13 @@ class EditPage(QWidget):
         self._context_pos = None
         self.add_layer(type_name, position)
 
+    def _add_comment_from_menu(self) -> None:
+        where = self._context_pos or self.view.mapToScene(self.view.viewport().rect().center())
+        self._context_pos = None
+        self.comments.add_at((where.x(), where.y()))
+
     def delete_selected(self) -> None:
-        self.editor.remove(self.scene.selected_names(), self.scene.selected_edges())
+        self.comments.delete_with(lambda: self.editor.remove(self.scene.selected_names(), self.scene.selected_edges()))
         self.flush()
 
     def copy_selected(self) -> bool:
@@ -385,8 +393,8 @@ class EditPage(QWidget):
         self.editor.connect_layers(source, target, None if pin < 0 else pin)
         self.flush()
 
-    def _nodes_moved(self, moves: Dict[str, tuple]) -> None:
-        self.editor.move(moves)
+    def _items_moved(self, moves: Dict[str, tuple], notes: Dict[int, tuple]) -> None:
+        self.comments.moved(moves, notes, self.editor.move)
         self.flush()
 
     def _panel_edited(self) -> None:
@@ -399,6 +407,7 @@ class EditPage(QWidget):
         self._context_pos = self.view.mapToScene(pos)
         menu = QMenu(self)
         menu.addMenu(self.add_menu)
+        menu.addAction(self.edit_actions["add_comment"])
         menu.addSeparator()
         for key in ("cut", "copy", "paste", "delete", "rename", None, "auto_layout", "fit"):
             menu.addSeparator() if key is None else menu.addAction(self.edit_actions[key])
