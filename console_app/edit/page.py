@@ -98,7 +98,7 @@ class EditPage(QWidget):
     def _make_actions(self) -> None:
         a = self._action
         a("delete", "&Delete", self.delete_selected, [QKeySequence.Delete, "Backspace"],
-          "Delete the selected layers and connections")
+          "Delete the selected layers, connections and comments")
         a("cut", "Cu&t", self.cut_selected, QKeySequence.Cut, "Cut the selected layers")
         a("copy", "&Copy", self.copy_selected, QKeySequence.Copy, "Copy the selected layers")
         a("paste", "&Paste", self.paste, QKeySequence.Paste, "Paste layers")

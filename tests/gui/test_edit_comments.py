@@ -260,3 +260,30 @@ def test_hostile_texts_and_positions(digits_page, tmp_path):
         page.view.grab().save(str(image))
         assert image.stat().st_size > 0
     QApplication.processEvents()
+
+
+def test_notes_of_another_network_are_saved_and_the_delete_key_removes_a_note(digits_page, tmp_path):
+    from nnconsole.engine.project.io import load_project
+
+    page = digits_page
+    assert page.network_tabs.add_network("Decoder") == ""
+    page._context_pos = QPointF(100, 200)
+    page.edit_actions["add_comment"].trigger()
+    edit = page.comments.dialog.findChild(QPlainTextEdit, "comment_text")
+    QTest.keyClicks(edit, "decoder note")
+    QTest.keyClick(edit, Qt.Key_Return)
+    page._context_pos = QPointF(100, 400)
+    page.edit_actions["add_comment"].trigger()
+    QTest.keyClick(page.comments.dialog.findChild(QPlainTextEdit, "comment_text"), Qt.Key_Escape)
+    assert [c.text for c in page.document.project.networks["Decoder"].comments] == ["decoder note", ""]
+    page.scene.clearSelection()
+    note(page, 1).setSelected(True)
+    page.view.setFocus()
+    QTest.keyClick(page.view, Qt.Key_Delete)  # the key, as a user presses it
+    assert [c.text for c in page.document.project.networks["Decoder"].comments] == ["decoder note"]
+    assert page.document.project.network.comments == []  # Main keeps its own (none)
+    path = str(tmp_path / "two.yaml")
+    page.document.save(path)
+    saved = load_project(path, validate=False)
+    assert saved.networks["Decoder"].comments == [Comment("decoder note", (100.0, 200.0))]
+    assert saved.network.comments == []
