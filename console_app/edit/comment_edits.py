@@ -192,6 +192,11 @@ class CanvasComments:
         dialog.open()
         return dialog
 
+    def keep_on_cut(self) -> None:
+        """Deselect the notes (the clipboard holds layers only, so a cut leaves the notes where they are)."""
+        for item in self.page.scene.comment_items():
+            item.setSelected(False)
+
     def delete_with(self, remove_layers: Callable[[], None]) -> None:
         """Delete the selected notes with what ``remove_layers`` deletes, as one undo step."""
         scene = self.page.scene

@@ -352,6 +352,7 @@ class EditPage(QWidget):
 
     def cut_selected(self) -> None:
         if self.copy_selected():
+            self.comments.keep_on_cut()  # notes are not copied: a cut must not delete them
             self.delete_selected()
 
     def paste(self) -> List[str]:

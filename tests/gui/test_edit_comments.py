@@ -287,3 +287,12 @@ def test_notes_of_another_network_are_saved_and_the_delete_key_removes_a_note(di
     saved = load_project(path, validate=False)
     assert saved.networks["Decoder"].comments == [Comment("decoder note", (100.0, 200.0))]
     assert saved.network.comments == []
+
+
+def test_cut_takes_the_layers_and_leaves_the_selected_notes(digits_page):
+    page = digits_page
+    with_comments(page, [Comment("stays", (400.0, 0.0))])
+    page.select_layers(["conv2"])
+    note(page, 0).setSelected(True)
+    page.edit_actions["cut"].trigger()  # the clipboard holds layers only: a note cut would be lost
+    assert "conv2" not in net(page).names() and [c.text for c in net(page).comments] == ["stays"]
