@@ -51,3 +51,20 @@ def test_a_project_without_comments_is_saved_as_before(tmp_path):
     path = tmp_path / "p.yaml"
     save_project(Project(network=Network([Layer("x", "Input", params={"shape": [2], "variable": "x"})])), str(path))
     assert "comments" not in path.read_text()
+
+
+def test_the_comments_of_every_network_round_trip_through_sdcproj(tmp_path):
+    """A GAN's Generator network keeps its own notes through an .sdcproj export and import (NNC stores each
+    network's Comment layers in that network's sections)."""
+    import os
+
+    from nnconsole.templates import template_path
+
+    project = load_project(os.path.join(template_path("gan_2d"), "project.yaml"))
+    project.network.comments = [Comment("discriminator", (10.0, 20.0))]
+    project.networks["Generator"].comments = [Comment("generator\nnote", (30.0, 40.0))]
+    out = tmp_path / "gan.sdcproj"
+    export_sdcproj(project, str(out))
+    back = import_file(str(out)).project
+    assert back.network.comments == [Comment("discriminator", (10.0, 20.0))]
+    assert back.networks["Generator"].comments == [Comment("generator\nnote", (30.0, 40.0))]

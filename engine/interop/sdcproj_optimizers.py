@@ -21,13 +21,13 @@ def read_extra_optimizers(reader: SdcReader, project: Project, count: int, main_
                           ipe: Optional[int], unsupported: List[str], notes: List[str]) -> None:
     """Fill ``project.optimizers`` and ``project.networks`` from ``[Optimizer_1]`` ... ``[Optimizer_<count-1>]``."""
     from .pipeline import ImportedGraph, graph_to_layers
-    from .sdcproj_network import network_nodes
+    from .sdcproj_network import network_comments, network_nodes
     from .sdcproj_settings import read_optimizer
 
     def convert(network: str) -> None:
         nodes, targets, times = network_nodes(reader, network, unsupported, notes)
         layers, _ = graph_to_layers(ImportedGraph(nodes, times, targets), unsupported, notes, reader.path)
-        project.networks[network] = Network(layers=layers)
+        project.networks[network] = Network(layers=layers, comments=network_comments(reader, network))
 
     first = reader.section("Optimizer_0", required=False)
     train_name = (first.get("Optimizer_DatasetName") or "").strip() if first else ""
@@ -77,7 +77,7 @@ def extra_network_sections(project: Project, unsupported: List[str]) -> List[str
 
     lines: List[str] = []
     for name, network in project.networks.items():
-        lines += network_sections(network.layers, unsupported, network=name)
+        lines += network_sections(network.layers, unsupported, network=name, comments=network.comments)
     return lines
 
 
