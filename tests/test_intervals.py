@@ -10,7 +10,7 @@ import os
 import pytest
 
 from nnconsole.engine.project.io import load_project, loads_project
-from tests.helpers import ROOT, nnconsole, run_dir_from, tabular_project
+from tests.helpers import ROOT, tabular_project, train_file_in_process
 
 DATA = os.path.join(ROOT, "tests", "data", "interop")
 
@@ -70,7 +70,7 @@ def test_training_validates_every_validation_interval_epochs_and_at_the_end(tmp_
     text = open(path).read()
     assert "validation_interval: 1" in text
     open(path, "w").write(text.replace("validation_interval: 1", "validation_interval: 2"))
-    run = run_dir_from(nnconsole(["train", path, "-q"], timeout=300).stdout)
+    run = train_file_in_process(path)  # the worker's Trainer, in this process (no CLI launch)
     records = [json.loads(line) for line in open(os.path.join(run, "metrics.jsonl")) if line.strip()]
     assert [r["epoch"] for r in records if r["type"] == "validation"] == [2, 4, 5]
     train = [r["iteration"] for r in records if r["type"] == "train"]

@@ -14,7 +14,8 @@ import pytest
 
 from nnconsole.engine import launch, runs
 from nnconsole.engine.launch_watch import diagnose_failure
-from tests.helpers import ROOT, live_processes, nnconsole, results_of, run_dir_from, tabular_project, wait_until_gone
+from tests.helpers import (ROOT, live_processes, nnconsole, results_of, run_dir_from, tabular_project, train_file_in_process,
+                           wait_until_gone)
 
 ENV = dict(os.environ, PYTHONPATH=ROOT)
 # Long enough to be interrupted at leisure; small enough to start in a second.
@@ -190,7 +191,7 @@ def test_a_killed_rank_after_resume_names_the_pid_it_had_then(tmp_path):
 @pytest.mark.slow
 def test_replay_without_a_snapshot_says_so(tmp_path):
     project = tabular_project(str(tmp_path / "p"), n=32, batch=8, epochs=1)
-    run_dir = run_dir_from(nnconsole(["train", project, "-q"]).stdout)
+    run_dir = train_file_in_process(project)  # a finished run, trained in this process (no CLI launch)
     os.unlink(os.path.join(run_dir, runs.SNAPSHOT_FILE))
     out = nnconsole(["replay", run_dir, "-q"], check=False)
     assert out.returncode == 2, out.stdout + out.stderr
