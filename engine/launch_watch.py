@@ -25,6 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from nnconsole.engine import runs
 from nnconsole.engine.run_protocol import STOP_FILE, ExitCode, read_error_records
+from nnconsole.engine.test_seams import seam_seconds
 
 STOP_GRACE_SECONDS = 120.0  # a stop request waits this long for the workers' checkpoint at an iteration end
 KILL_GRACE_SECONDS = 5.0  # after SIGTERM, the job's processes get this long before SIGKILL
@@ -52,7 +53,12 @@ class Stall:
     def describe(self) -> str:
         who = f"rank {self.rank} (pid {self.pid})" if self.rank is not None else f"mpiexec (pid {self.pid})"
         return (f"{who} was stopped (SIGSTOP) and the job was ended: a stopped rank holds every other rank "
-                f"in the next all-reduce (ranks stopped for {STALLED_RANK_SECONDS:g} s end the job)")
+                f"in the next all-reduce (ranks stopped for {stalled_rank_seconds():g} s end the job)")
+
+
+def stalled_rank_seconds() -> float:
+    """How long a stopped rank is tolerated: STALLED_RANK_SECONDS (a test may shorten it: test_seams)."""
+    return seam_seconds("stalled_rank_seconds", STALLED_RANK_SECONDS)
 
 
 # ---- processes of a run ---------------------------------------------------------------------------
@@ -196,6 +202,7 @@ def wait_for_job(child: subprocess.Popen, run_dir: str, watcher: Watcher,
         except ValueError:
             pass
     detector = StallDetector(run_dir, child.pid)
+    stalled_after = stalled_rank_seconds()
     stall: Optional[Stall] = None
     checked_after_stop = False
     try:
@@ -204,7 +211,7 @@ def wait_for_job(child: subprocess.Popen, run_dir: str, watcher: Watcher,
             now = time.monotonic()
             found = detector.check(now, force=bool(stop_asked) and not checked_after_stop)
             checked_after_stop = bool(stop_asked)
-            if found and (found.seconds >= STALLED_RANK_SECONDS or stop_asked):
+            if found and (found.seconds >= stalled_after or stop_asked):
                 stall = found
                 end_job(child, run_dir)
                 break
