@@ -17,7 +17,7 @@ import numpy as np
 from nnconsole.engine.errors import RunFailedError
 from nnconsole.engine.run_protocol import (SYNC_CHECK, TRAIN, VALIDATION, SyncCheckRecord, TrainRecord,
                                            ValidationRecord, warning_record)
-from nnconsole.engine.test_seams import seam_int
+from nnconsole.engine.test_seams import pause_until_stop, seam_int
 from nnconsole.engine import rank_sync, runs
 from nnconsole.engine.checkpoint import (CheckpointState, find_usable_checkpoint, load_checkpoint, load_parameters_checked,
                                save_checkpoint)
@@ -276,12 +276,15 @@ class Trainer:
         grad_scale = 1.0 / (U * N) if self._prescaled else 1.0 / U
         self.stop.install()
         fail_at = seam_int("fail_at_iteration")  # tests only (nnconsole.engine.test_seams)
+        pause_at = seam_int("pause_at_iteration")  # tests only: never again in a run resumed at or past it
         for epoch in range(self.start_epoch, cfg.max_epoch):
             order = epoch_order(self.train_set.size, cfg.seed, epoch, self.project.datasets.shuffle)
             batches = worker_batches(order, B, self.rank, N)
             first = self.samples_into_epoch // (B * N) if epoch == self.start_epoch else 0
             ahead = self._prefetch(g, batches[first:])
             for k in range(first, len(batches)):
+                if pause_at is not None and self.iteration == pause_at > start_iteration:
+                    pause_until_stop(self.stop.requested)
                 if fail_at is not None and self.iteration == fail_at and self.rank == (seam_int("fail_rank") or 0):
                     raise RuntimeError(f"deliberate failure at iteration {self.iteration} (test seam)")
                 self._feed_prepared(g, next(ahead))

@@ -6,7 +6,8 @@
 It starts Xvfb on a free display, then the real app (the same QApplication, error hook and
 MainWindow as ``nnconsole-gui``, on Qt's xcb platform) in a child process that goes through: the
 start page, a new project from the digits_cnn template (a real double-click by xdotool), Run with 2
-workers (the Run button clicked by xdotool), Stop, Resume with 2 workers, Evaluate, Infer on the
+workers (the Run button clicked by xdotool; the run waits for Stop in its second epoch, test seam
+pause_at_iteration), Stop, Resume with 2 workers, Evaluate, Infer on the
 validation CSV. After each screen it saves the whole X screen as a PNG in --out; flow.json lists
 the steps with ok / failed / skipped and why. Settings, autosaves and the project live in a
 temporary folder, never the user's. Exit status: 0 every step ok, 1 a step failed, 77 Xvfb,
@@ -183,9 +184,9 @@ class Flow:
         rect = templates.visualItemRect(templates.item(row))
         self.click_at(templates.viewport(), rect.center(), double=True)  # xdotool: a real double-click
         self.wait(lambda: self.window.document.path, 60, "the new project to open")
-        # Long enough that Stop (after the first epoch) always finds it running: an epoch of digits on 2 workers
-        # takes 0.25 s on an idle 2-core machine (8 epochs ended before Stop in a clean CI run), 2 s under load
-        self.window.document.set_setting("config.max_epoch", 60)
+        # Three short epochs: the run pauses in the second (pause_at_iteration, set in run_two_workers) until
+        # Stop, so Stop always finds it running however fast the machine; Resume then trains a little.
+        self.window.document.set_setting("config.max_epoch", 3)
         self.window.files.save()
         self.shot("03_edit")
         return self.window.document.path
@@ -195,7 +196,12 @@ class Flow:
         self.xdotool("windowfocus", "--sync", str(int(self.window.winId())))
         self.xdotool("key", "ctrl+4")  # View > TRAINING Tab, typed on the X keyboard
         self.wait(lambda: self.window.tabs.currentWidget() is page, 5, "ctrl+4 to show TRAINING")
+        from nnconsole.engine.test_seams import seam_environment
+
         page.workers.setValue(2)
+        # The workers wait a few iterations into the second epoch (after the first validation record the
+        # screenshot shows) until Stop comes; they inherit the variable from this process through the launcher.
+        os.environ.update(seam_environment(pause_at_iteration=self.iterations_per_epoch(2) + 5))
         self.click(page.run_button)
         self.wait(lambda: page.controller.is_running() and page.controller.run_dir, 120, "the run to start")
         self.run_dir = page.controller.run_dir
@@ -203,6 +209,16 @@ class Flow:
                   or not page.controller.is_running(), 300, "the first validation record")
         self.shot("04_training_2_workers")
         return self.run_dir
+
+    def iterations_per_epoch(self, workers: int) -> int:
+        """The open project's iterations in one epoch on ``workers`` workers (its training rows, its plan)."""
+        from nnconsole.engine.plan import make_plan
+
+        document = self.window.document
+        training = os.path.join(os.path.dirname(document.path), document.project.datasets.training)
+        with open(training, encoding="utf-8") as fh:
+            rows = sum(1 for line in fh if line.strip()) - 1  # the header
+        return make_plan(document.project, workers, dataset_size=rows).iterations_per_epoch
 
     def stop(self) -> str:
         from nnconsole.engine import runs

@@ -148,15 +148,16 @@ def test_a_stop_checkpoint_holds_averaged_statistics_so_resume_gives_the_uninter
     # the ranks at a stop and going on gives the uninterrupted run's values. A stop checkpoint with
     # rank 0's statistics alone would make every rank resume from those and end elsewhere (decay 0.999
     # keeps that difference from being forgotten by the end of the run).
-    from tests.test_multiworker import _start_training, _wait_for_training
+    from tests.test_multiworker import PAUSE_AT, _start_training, _wait_for_pause
 
-    kwargs = dict(n=512, batch=8, epochs=10, solver="Momentum", lr=0.05, workers=2, monitor=16, decay_rate=0.999)
+    # The run pauses at PAUSE_AT (test seam) until the stop comes: mid-epoch, 9 of its 16 updates still to go.
+    kwargs = dict(n=64, batch=8, epochs=4, solver="Momentum", lr=0.05, workers=2, monitor=2, decay_rate=0.999)
     reference = final_params(train(bn_project(str(tmp_path / "ref"), **kwargs))[0])
     proc = _start_training(bn_project(str(tmp_path / "stop"), **kwargs))
-    run_dir = _wait_for_training(proc, str(tmp_path / "stop" / "results" / "project"))
+    run_dir = _wait_for_pause(proc, str(tmp_path / "stop" / "results" / "project"))
     proc.send_signal(signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 3, (stdout, stderr)
+    assert proc.returncode == 3 and runs.read_status(run_dir).iteration == PAUSE_AT + 1, (stdout, stderr)
     nnconsole(["train", "--resume", run_dir, "-q", "--gpus", "2"])
     assert runs.read_status(run_dir).status == "finished"
     assert largest_difference(reference, final_params(run_dir)) <= 1e-5

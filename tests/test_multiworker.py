@@ -90,17 +90,24 @@ def _stray_workers(run_dir: str) -> list:
     return [p for p in live_processes(run_dir) if "nnconsole.engine.worker" in p[1]]
 
 
-def _start_training(project: str, *extra: str) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=ROOT)
+# Stop/resume runs pause at this iteration (test seam) until the stop comes, so a small run is enough for
+# the stop to arrive mid-run; it is mid-epoch for 1 worker (8 iterations an epoch of 64 samples) and 2 (4).
+PAUSE_AT = 6
+
+
+def _start_training(project: str, *extra: str, pause_at: int = PAUSE_AT) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=ROOT, **seam_environment(pause_at_iteration=pause_at))
     return subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli", "train", project, "-q", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
 
 
-def _wait_for_training(proc: subprocess.Popen, results: str, timeout: float = 60) -> str:
+def _wait_for_pause(proc: subprocess.Popen, results: str, pause_at: int = PAUSE_AT, timeout: float = 60) -> str:
+    """The run directory once its training records reach ``pause_at`` (log_interval must divide it): the
+    workers then wait there for the stop."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         found = runs.list_runs(results)
-        if found and list(runs.iter_metrics(found[-1], "train")):
+        if found and any(r["iteration"] >= pause_at for r in runs.iter_metrics(found[-1], "train")):
             return found[-1]
         if proc.poll() is not None:
             raise AssertionError(f"training ended early: {proc.communicate()}")
@@ -110,37 +117,40 @@ def _wait_for_training(proc: subprocess.Popen, results: str, timeout: float = 60
 
 @pytest.mark.parametrize("workers,resume_workers", [(1, 1), (2, 2)])
 def test_stop_then_resume_gives_the_uninterrupted_result(tmp_path, workers, resume_workers):
-    kwargs = dict(n=512, batch=8, epochs=10, solver="Momentum", lr=0.05, workers=workers, monitor=16)
+    kwargs = dict(n=64, batch=8, epochs=4, solver="Momentum", lr=0.05, workers=workers, monitor=2)
     ref = tabular_project(str(tmp_path / "ref"), **kwargs)
     reference = final_params(train_file_in_process(ref) if workers == 1 else train(ref))  # 1: in-process
 
     project = tabular_project(str(tmp_path / "stop"), **kwargs)
     proc = _start_training(project)
-    run_dir = _wait_for_training(proc, str(tmp_path / "stop" / "results" / "project"))
+    run_dir = _wait_for_pause(proc, str(tmp_path / "stop" / "results" / "project"))
     proc.send_signal(signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 3, (stdout, stderr)
     status = runs.read_status(run_dir)
     assert status.status == "stopped" and status.resumable
+    assert status.iteration == PAUSE_AT + 1  # mid-run and mid-epoch: the next update boundary after the pause
     assert runs.list_checkpoints(run_dir)
     assert "--resume" in stdout
     if workers > 1:  # mpiexec's report of exit status 3 is followed by what it means
         assert launch.STOPPED_NOTE in open(os.path.join(run_dir, "logs", "launcher.log")).read()
 
-    nnconsole(["train", "--resume", run_dir, "-q", "--gpus", str(resume_workers)])
+    # A resume that restarts exactly at the seam's iteration goes on at once (a pause would wait 60 s).
+    nnconsole(["train", "--resume", run_dir, "-q", "--gpus", str(resume_workers)], timeout=40,
+              env=seam_environment(pause_at_iteration=PAUSE_AT + 1))
     assert runs.read_status(run_dir).status == "finished"
     assert max_relative_error(reference, final_params(run_dir)) <= 1e-6
 
 
 def test_resume_with_another_worker_count_recomputes_the_plan(tmp_path):
-    project = tabular_project(str(tmp_path / "p"), n=512, batch=8, epochs=8, workers=1, monitor=16)
+    project = tabular_project(str(tmp_path / "p"), n=64, batch=8, epochs=3, workers=1, monitor=2)
     proc = _start_training(project)
-    run_dir = _wait_for_training(proc, str(tmp_path / "p" / "results" / "project"))
+    run_dir = _wait_for_pause(proc, str(tmp_path / "p" / "results" / "project"))
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=60)
-    assert proc.returncode == 3
+    assert proc.returncode == 3 and runs.read_status(run_dir).iteration == PAUSE_AT + 1
     nnconsole(["train", "--resume", run_dir, "-q", "--gpus", "2"])
     plan = json.load(open(os.path.join(run_dir, "plan.json")))
     assert plan["workers"] == 2 and plan["logical_batch"] == 16
     assert runs.read_status(run_dir).status == "finished"
-    assert [r["epoch"] for r in runs.iter_metrics(run_dir, "validation")][-1] == 8
+    assert [r["epoch"] for r in runs.iter_metrics(run_dir, "validation")][-1] == 3
