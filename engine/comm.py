@@ -108,9 +108,7 @@ class _MpiBase(SingleComm):
         self.mpi = mpi_comm
         self.rank = mpi_comm.Get_rank()
         self.size = mpi_comm.Get_size()
-        node = mpi_comm.Split_type(MPI.COMM_TYPE_SHARED, key=self.rank)
-        self.local_rank = node.Get_rank()
-        node.Free()
+        self.local_rank = local_rank_of(mpi_comm)
 
     def sum(self, values: Sequence[float]) -> np.ndarray:
         send = np.asarray(values, dtype=np.float64)
@@ -175,7 +173,6 @@ class MpiCpuComm(_MpiBase):
     is not noticed.
     """
 
-    name = "mpi-cpu"
     # The trainer may scale the loss gradient by 1/N in backward and ask for a plain sum, which
     # saves the separate averaging pass over every gradient (exact when N is a power of two).
     sums_prescaled_gradients = True
@@ -343,14 +340,21 @@ class MpiCpuComm(_MpiBase):
         self.allreduce_seconds += self._overlap.run(loss, grad, readiness)
 
 
-def host_count(mpi_comm: Any) -> int:
-    """How many hosts (shared-memory nodes) the ranks of ``mpi_comm`` run on (collective)."""
+def local_rank_of(mpi_comm: Any) -> int:
+    """This rank's index among the ranks of ``mpi_comm`` on its host (shared-memory node; collective)."""
     from mpi4py import MPI
 
     node = mpi_comm.Split_type(MPI.COMM_TYPE_SHARED, key=mpi_comm.Get_rank())
-    first = 1 if node.Get_rank() == 0 else 0
+    local = node.Get_rank()
     node.Free()
-    return int(mpi_comm.allreduce(first, op=MPI.SUM))
+    return local
+
+
+def host_count(mpi_comm: Any) -> int:
+    """How many hosts the ranks of ``mpi_comm`` run on (collective): one local rank 0 each."""
+    from mpi4py import MPI
+
+    return int(mpi_comm.allreduce(1 if local_rank_of(mpi_comm) == 0 else 0, op=MPI.SUM))
 
 
 def mpi_world() -> Optional[Any]:

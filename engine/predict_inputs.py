@@ -99,10 +99,10 @@ def chosen_link(project, link: Optional[str] = None, latency_ms: Optional[float]
         return ChosenLink(network, f"link between hosts: {describe_link(network)} (--link" +
                           (f", instead of {LINK_SETTING} '{own}')" if own else ")"))
     if own:
-        problem = link_setting_problem(own)
-        if problem:
-            raise PredictionError(f"{LINK_SETTING}: {problem} ({LINK_FIX})")
-        network = parse_link(own, latency_ms)
+        try:
+            network = parse_link(own, latency_ms)
+        except PredictionError as exc:
+            raise PredictionError(f"{LINK_SETTING}: {exc} ({LINK_FIX})") from None
         return ChosenLink(network, f"link from the project ({LINK_SETTING}): {describe_link(network)}" +
                           (" (latency from --latency-ms)" if latency_ms is not None else ""))
     network = parse_link(DEFAULT_NETWORK, latency_ms)
