@@ -14,7 +14,7 @@ Each repetition is timed between barriers and the slower rank counts. Ratio = ra
 repetitions ("minima"). On a shared 2-core machine a rank that loses its core for a few ms spoils a
 repetition (the other rank spins in MPI), so the minima are the figure judged against the goal
 (issue 7): >= 0.9. A second table sweeps
-the bucket size on two gradient layouts; DEFAULT_BUCKET_MB in engine/comm.py comes from it.
+the bucket size on two gradient layouts; DEFAULT_BUCKET_MB in engine/comm/cpu.py comes from it.
 
 Gradient layouts: ``layers`` = 8 layers of (W, b, gamma, beta), the three vectors 512 floats each and W
 the rest (so W is 120 kB at 1 MB, 1.3 MB at 10 MB); ``small`` = tensors of 10 kB each (a deep network
@@ -100,7 +100,7 @@ def worker(quick: bool) -> None:
     import numpy as np
     from mpi4py import MPI
 
-    from nnconsole.engine.comm import DEFAULT_BUCKET_MB, MpiCpuComm
+    from nnconsole.engine.comm.cpu import DEFAULT_BUCKET_MB, MpiCpuComm
 
     world = MPI.COMM_WORLD
     rank = world.Get_rank()

@@ -16,6 +16,7 @@ import sys
 import tempfile
 import traceback
 from typing import Any, Callable, Iterable, List, Optional, Sequence
+from nnconsole.engine.check.project_file import load_valid_project
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Which installation to measure: this venv's, or (for before/after figures) another checkout's, e.g.
@@ -133,10 +134,10 @@ def digits_project(folder: str, model: str = "digits_cnn", epochs: int = 10, bat
     parameters) or ``wide_cnn`` (conv 64 + conv 128 + affine 10, compute-bound: ~1.3 M
     multiply-adds per sample for 80 k parameters).
     """
-    from nnconsole.engine.project.io import load_project, save_project
+    from nnconsole.engine.project.io import save_project
     from nnconsole.engine.project.model import Layer, Network
 
-    project = load_project(os.path.join(DIGITS, "project.yaml"))
+    project = load_valid_project(os.path.join(DIGITS, "project.yaml"))
     if model == "wide_mlp":
         project.network = Network([
             Layer("x", "Input", params={"shape": [1, 8, 8], "variable": "x"}),
@@ -212,26 +213,26 @@ RESULT = "RESULT "
 def mpi_prefix(workers: int, plain: bool = False) -> List[str]:
     """The command that starts ``workers`` ranks on this host, up to the rank's own command line.
 
-    By default exactly the launcher's flags for a one-host CPU run (``nnconsole.engine.launch.worker_command``:
+    By default exactly the launcher's flags for a one-host CPU run (``nnconsole.engine.launch.launcher.worker_command``:
     btl self,sm; smsc ^cma; --bind-to none), i.e. what ``nnconsole train --gpus N`` runs; ``plain``: a
     bare ``mpiexec -n N --bind-to none``.
     """
-    from nnconsole.engine.launch import find_mpiexec, worker_command
+    from nnconsole.engine.launch.launcher import find_mpiexec, worker_command
 
     if plain:
         cmd = [find_mpiexec(), "-n", str(workers), "--bind-to", "none"]
         if workers > (os.cpu_count() or 1):
             cmd.append("--oversubscribe")
         return cmd
-    from nnconsole.engine.runtime_paths import python_module_command
+    from nnconsole.engine.helper_processes import python_module_command
 
-    tail = len(python_module_command("nnconsole.engine.worker")) + 1  # the worker's Python command and run dir
+    tail = len(python_module_command("nnconsole.engine.train.worker")) + 1  # the worker's Python command and run dir
     return worker_command("RUN", workers, oversubscribe=True)[:-tail]  # --workers N on the command line is consent
 
 
 def mpi_env() -> dict:
     """Environment for mpiexec: the launcher's (root allowed, unbuffered output) plus :func:`bench_env`."""
-    from nnconsole.engine.launch import mpi_environment
+    from nnconsole.engine.launch.launcher import mpi_environment
 
     return dict(mpi_environment(), **{k: v for k, v in bench_env().items() if k != "PYTHONUNBUFFERED"})
 

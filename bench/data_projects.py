@@ -9,6 +9,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Tuple
 
 from common import PYTHON, ROOT
+from nnconsole.engine.check.project_file import load_valid_project
 
 
 # ---- generated data -----------------------------------------------------------------------------------
@@ -51,14 +52,14 @@ def make_project(folder: str, shape: Tuple[int, int, int], model: str, epochs: i
                  workers: int = 1, training: str = "train.csv", suffix: str = "") -> str:
     """A project on ``folder``'s train.csv/validation.csv; ``model``: ``cifar_cnn`` (conv 32-64, affine 128-10),
     ``digits_cnn`` (the template's layers) or ``pool_linear`` (average pool to 8x8, affine 10: data-bound)."""
-    from nnconsole.engine.project.io import load_project, save_project
+    from nnconsole.engine.project.io import save_project
     from nnconsole.engine.project.model import Initializer, Layer, Network
 
     def glorot(conv: bool = False) -> dict:
         return {"W": Initializer("NormalConvolutionGlorot" if conv else "NormalAffineGlorot"),
                 "b": Initializer("Constant", value=0.0)}
 
-    project = load_project(os.path.join(ROOT, "project_templates", "digits_cnn", "project.yaml"))
+    project = load_valid_project(os.path.join(ROOT, "project_templates", "digits_cnn", "project.yaml"))
     x = Layer("x", "Input", params={"shape": list(shape), "variable": "x"})
     tail = [Layer("y", "Input", params={"shape": [1], "variable": "y"})]
     if model == "cifar_cnn":

@@ -51,7 +51,7 @@ def _timed(code: str, env: Optional[dict] = None) -> float:
 def build_ours(csv: str, cache: str, shape: Tuple[int, ...], workers: int) -> float:
     return _timed(f"""
         import time
-        from nnconsole.engine.data import load_dataset
+        from nnconsole.engine.data.loading import load_dataset
         t = time.perf_counter()
         load_dataset({csv!r}, {{"x": {tuple(shape)!r}, "y": (1,)}}, cache_dir={cache!r}, build_workers={workers})
         print(time.perf_counter() - t)
@@ -91,7 +91,7 @@ def _worker_pids() -> List[int]:
         if name.isdigit():
             try:
                 with open(f"/proc/{name}/cmdline", "rb") as fh:
-                    if b"nnconsole.engine.worker" in fh.read():
+                    if b"nnconsole.engine.train.worker" in fh.read():
                         pids.append(int(name))
             except OSError:
                 pass
@@ -101,7 +101,7 @@ def _worker_pids() -> List[int]:
 def train_cli(project: str, workers: int, out: str, env: dict, cgroup: Optional[str] = None,
               timeout: float = 3600) -> Tuple[int, Dict[int, Dict[str, int]], str, float]:
     """``nnconsole train`` (or ``cgroup``'s member); returns (exit status, per-worker peak memory, output tail, wall)."""
-    cmd = [PYTHON, "-m", "nnconsole.engine.cli", "train", project, "--gpus", str(workers), "-o", out, "-q"]
+    cmd = [PYTHON, "-m", "nnconsole.engine.cli.main", "train", project, "--gpus", str(workers), "-o", out, "-q"]
     if cgroup:
         cmd = ["sh", "-c", f'echo $$ > "{cgroup}/cgroup.procs" && exec "$@"', "sh"] + cmd
     peaks: Dict[int, Dict[str, int]] = {}
@@ -149,10 +149,10 @@ WAIT_SCRIPT = """
 import json, time
 import nnabla as nn
 from nnconsole.engine import prefetch, runs, train
-from nnconsole.engine.comm import SingleComm
-from nnconsole.engine.launch import LaunchRequest, prepare_run
+from nnconsole.engine.comm.cpu import SingleComm
+from nnconsole.engine.launch.launcher import LaunchRequest, prepare_run
 from nnconsole.engine.project.io import load_project
-from nnconsole.engine.worker_options import WorkerOptions
+from nnconsole.engine.rundir.launch_options import WorkerOptions
 if {depth} == 0:
     prefetch.TRAINING_DEPTH = 0
 depths = []

@@ -3,15 +3,15 @@
 Both run in this one process, one thread, alternating round by round, on the same data arrays, the same
 per-worker batch, the same solver (Adam) and the same number of iterations per epoch:
 
-- engine: ``nnconsole.engine.train.Trainer.run()`` on a real run directory (metrics.jsonl, logs, monitor records
+- engine: ``nnconsole.engine.train.trainer.Trainer.run()`` on a real run directory (metrics.jsonl, logs, monitor records
   every ``log_interval`` iterations). Timed from the end of one epoch's validation to the start of
   the next one's, so start-up, validation, checkpoints and the final export are excluded; epoch 1 is
   warm-up and is dropped.
 - hand: the loop a user would write with nnabla's parametric functions: feed, zero_grad, forward,
   backward, update. Epoch 1 dropped too.
 - hand+fix: the same hand loop with the one process-wide tweak the engine applies
-  (``nnconsole.engine.comm.speed_up_nnabla_accessors``: nnabla's ``.d``/``.g`` accessors stop retrying a failed
-  import), which isolates the loop's own overhead. nnconsole.engine.graph builds the same nnabla functions as the
+  (``nnconsole.engine.comm.cpu.speed_up_nnabla_accessors``: nnabla's ``.d``/``.g`` accessors stop retrying a failed
+  import), which isolates the loop's own overhead. nnconsole.engine.runtime.graph builds the same nnabla functions as the
   hand model (checked: the function lists match, but for the loss mean taken in two steps).
 
 The goal (issue 7) is engine / hand <= 1.05.
@@ -28,6 +28,7 @@ from common import (digits_project, machine, median, parse_quick, pin_threads, r
 pin_threads(1)
 
 import numpy as np  # noqa: E402
+from nnconsole.engine.check.project_file import load_valid_project
 
 GOAL = 1.05
 FIX_KEY = "nnabla.nnabla_ext"
@@ -55,7 +56,7 @@ class HandLoop:
         """(wall, CPU) seconds per iteration of one epoch."""
         B, loss, solver = self.B, self.loss, self.solver
         # A plain process pays nnabla's failed relative import on every .d access; the engine removes
-        # it (nnconsole.engine.comm.speed_up_nnabla_accessors). Run this loop in the state it asks for.
+        # it (nnconsole.engine.comm.cpu.speed_up_nnabla_accessors). Run this loop in the state it asks for.
         saved = sys.modules.pop(FIX_KEY, ABSENT)
         if self.accessor_fix:
             sys.modules[FIX_KEY] = None
@@ -116,13 +117,12 @@ def one_run(model: str, project_path: str, out_root: str, epochs: int, round_no:
     each hand loop runs, so every engine epoch has hand epochs measured right next to it."""
     import nnabla as nn
 
-    from nnconsole.engine.comm import SingleComm
-    from nnconsole.engine.launch import LaunchRequest, prepare_run
-    from nnconsole.engine.project.io import load_project
-    from nnconsole.engine.train import Trainer
-    from nnconsole.engine.worker_options import WorkerOptions
+    from nnconsole.engine.comm.cpu import SingleComm
+    from nnconsole.engine.launch.launcher import LaunchRequest, prepare_run
+    from nnconsole.engine.train.trainer import Trainer
+    from nnconsole.engine.rundir.launch_options import WorkerOptions
 
-    project = load_project(project_path)
+    project = load_valid_project(project_path)
     run_dir = prepare_run(project, LaunchRequest(project_path=project_path, output=out_root, epochs=epochs), 1)
     trainer = Trainer(run_dir, SingleComm(), WorkerOptions.read(run_dir))
     times = {"engine": [], "hand": [], "hand+fix": []}  # (wall, cpu) per epoch

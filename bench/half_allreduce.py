@@ -18,6 +18,7 @@ import time
 
 from common import (PYTHON, ROOT, bench_env, digits_project, median, mpi_env, mpi_prefix, parse_quick, parse_result,
                     pin_threads, print_result, run_main, scratch, table)
+from nnconsole.engine.check.project_file import load_valid_project
 
 pin_threads(1)
 GOAL_POINTS = 0.3
@@ -27,7 +28,7 @@ def allreduce_worker(quick: bool) -> None:
     from mpi4py import MPI
 
     from allreduce import interleaved, layout, make_params
-    from nnconsole.engine.comm import MpiCpuComm
+    from nnconsole.engine.comm.cpu import MpiCpuComm
 
     world = MPI.COMM_WORLD
     rows = []
@@ -54,15 +55,15 @@ def allreduce_times(quick: bool) -> list:
 
 def final_accuracy(project: str, precision: str, out: str) -> dict:
     """Train the project on 2 workers with the given all-reduce precision; the last validation record."""
-    from nnconsole.engine import runs
-    from nnconsole.engine.project.io import load_project, save_project
+    from nnconsole.engine.rundir import store as runs
+    from nnconsole.engine.project.io import save_project
 
-    p = load_project(project)
+    p = load_valid_project(project)
     p.multi_gpu.allreduce_precision = precision
     path = project.replace(".yaml", f"_{precision}.yaml")
     save_project(p, path, backup=False)
     start = time.perf_counter()
-    proc = subprocess.run([PYTHON, "-m", "nnconsole.engine.cli", "train", path, "--gpus", "2", "-o", out, "-q"],
+    proc = subprocess.run([PYTHON, "-m", "nnconsole.engine.cli.main", "train", path, "--gpus", "2", "-o", out, "-q"],
                           capture_output=True, text=True, env=bench_env(), cwd=os.path.dirname(path), timeout=1800)
     run_dir = next((line.split(": ", 1)[1].strip() for line in proc.stdout.splitlines()
                     if line.startswith("run directory: ")), None)

@@ -8,7 +8,7 @@ in the same processes: compute only (no all-reduce), float32 after backward (the
 float32 overlapped, float16 after backward, float16 overlapped. Each step is forward + backward + all-reduce,
 timed between barriers, the slower rank counting; medians. Links: 1 host x 2 ranks (shared memory) and two
 simulated hosts (tests/netns_hosts.py, root) whose veths tc limits to 1 Gbit/s and 100 Mbit/s; each link is
-first measured by ``nnconsole doctor --hosts`` and the predictor (engine/predict.py) gives the float32 and
+first measured by ``nnconsole doctor --hosts`` and the predictor (engine/plan/timing.py) gives the float32 and
 float16 times from that link and the compute-only step (the predictor does not model overlap).
 """
 from __future__ import annotations
@@ -61,7 +61,7 @@ def worker(reps: int) -> None:
     from mpi4py import MPI
 
     from allreduce import interleaved
-    from nnconsole.engine.comm import MpiCpuComm
+    from nnconsole.engine.comm.cpu import MpiCpuComm
 
     world = MPI.COMM_WORLD
     comms = {"compute only": None, "float32": MpiCpuComm(world), "float32 overlapped": MpiCpuComm(world, overlap=True),
@@ -84,7 +84,7 @@ def run_job(prefix: list, env: dict, reps: int, wrap=lambda argv: argv) -> dict:
 
 
 def rows_for(label: str, result: dict, link=None) -> list:
-    from nnconsole.engine.predict import ring_allreduce_seconds
+    from nnconsole.engine.plan.timing import ring_allreduce_seconds
 
     t = result["median"]
     base, compute = t["float32"], t["compute only"]
@@ -102,9 +102,9 @@ def main() -> int:
     from slow_links import measure_link
 
     from common import test_support
-    from nnconsole.engine.launch import worker_command
-    from nnconsole.engine.predict import Link
-    from nnconsole.engine.runtime_paths import python_module_command
+    from nnconsole.engine.launch.launcher import worker_command
+    from nnconsole.engine.plan.timing import Link
+    from nnconsole.engine.helper_processes import python_module_command
 
     quick = "--quick" in sys.argv
     rows = rows_for("1 host x 2 (shared memory)", run_job(mpi_prefix(2), mpi_env(), 10 if quick else 30))
@@ -116,7 +116,7 @@ def main() -> int:
         sim = harness.make_hosts(tempfile.mkdtemp(prefix="link-overlap-"), 2)
         try:
             env = dict(mpi_env(), NNCONSOLE_MPI_NETWORK=sim.subnet, **sim.environment())
-            tail = len(python_module_command("nnconsole.engine.worker")) + 1
+            tail = len(python_module_command("nnconsole.engine.train.worker")) + 1
             prefix = worker_command("RUN", 2, hosts=sim.host_list().split(","), network=sim.subnet)[:-tail]
             for rate, reps in (("1gbit", 6 if quick else 16), ("100mbit", 3 if quick else 8)):
                 sim.throttle(rate)

@@ -28,6 +28,7 @@ import time
 
 from common import (PYTHON, ROOT, bench_env, digits_project, machine, median, mpi_env, mpi_prefix,  # noqa: E402
                     parse_quick, parse_result, pin_threads, print_result, run_main, scratch, table)
+from nnconsole.engine.check.project_file import load_valid_project
 
 pin_threads(1)
 
@@ -47,10 +48,10 @@ def train(project: str, workers: int, out: str) -> dict:
 
 def train_together(project: str, worker_counts: list, out: str) -> list:
     """CLI runs started at the same moment (one per entry of ``worker_counts``); each run's records."""
-    from nnconsole.engine import runs
+    from nnconsole.engine.rundir import store as runs
 
     start = time.perf_counter()
-    procs = [subprocess.Popen([PYTHON, "-m", "nnconsole.engine.cli", "train", project, "--gpus", str(n), "-o", out,
+    procs = [subprocess.Popen([PYTHON, "-m", "nnconsole.engine.cli.main", "train", project, "--gpus", str(n), "-o", out,
                                "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=bench_env(),
                               cwd=os.path.dirname(project)) for n in worker_counts]
     results = []
@@ -84,7 +85,7 @@ def allreduce_worker(shapes: list, quick: bool) -> None:
     from mpi4py import MPI
 
     from allreduce import interleaved, make_params
-    from nnconsole.engine.comm import MpiCpuComm
+    from nnconsole.engine.comm.cpu import MpiCpuComm
 
     world = MPI.COMM_WORLD
     params = make_params([tuple(s) for s in shapes])
@@ -97,10 +98,9 @@ def allreduce_worker(shapes: list, quick: bool) -> None:
 def gradient_shapes(project_path: str) -> list:
     import nnabla as nn
 
-    from nnconsole.engine.graph import build_graph
-    from nnconsole.engine.project.io import load_project
+    from nnconsole.engine.runtime.graph import build_graph
 
-    project = load_project(project_path)
+    project = load_valid_project(project_path)
     nn.clear_parameters()
     build_graph(project.network, BATCH, "train")
     shapes = [list(v.shape) for v in nn.get_parameters(grad_only=True).values()]

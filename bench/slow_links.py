@@ -6,7 +6,7 @@ limited with tc's token bucket (tbf) on both veth ends. For each link (unlimited
 step), then the same project trains on 2 hosts x 1 worker; 1 worker and 1 host x 2 workers are measured
 once on this machine. Predicted time per iteration = one rank's compute measured in the 1 host x 2 run (time per iteration
 without its all-reduce share: two ranks share the 2 cores there as on the simulated hosts) + the ring all-reduce
-(engine/predict.py) of the project's float32 gradients on the measured link. Goal: within 25 % on the
+(engine/plan/timing.py) of the project's float32 gradients on the measured link. Goal: within 25 % on the
 throttled links (unlimited, the "link" is a memory copy by the same 2 shared cores that compute).
 The project: an MLP 4-1024-1024-3 (about 1.06 M parameters, 4.2 MB of gradients), batch 16 per worker.
 """
@@ -18,6 +18,7 @@ import statistics
 import subprocess
 
 from common import PYTHON, ROOT, pin_threads, run_main, table, test_support  # noqa: E402
+from nnconsole.engine.check.project_file import load_valid_project
 
 pin_threads(1)
 
@@ -26,12 +27,12 @@ GOAL = 0.25
 
 
 def make_project(folder: str) -> str:
-    from nnconsole.engine.project.io import load_project, save_project
+    from nnconsole.engine.project.io import save_project
     from nnconsole.engine.project.model import Initializer, Layer
     tabular_project = test_support("helpers").tabular_project
 
     path = tabular_project(folder, n=512, batch=16, epochs=2, hidden=1024, monitor=2, scaling="none")
-    project = load_project(path)
+    project = load_valid_project(path)
     glorot = {"W": Initializer("NormalAffineGlorot"), "b": Initializer("Constant", value=0.0)}
     layers = project.network.layers
     at = next(i for i, layer in enumerate(layers) if layer.name == "fc2")
@@ -43,15 +44,14 @@ def make_project(folder: str) -> str:
 
 
 def gradient_bytes(path: str) -> int:
-    from nnconsole.engine.project.io import load_project
-    from nnconsole.engine.shapes import infer_network
+    from nnconsole.engine.network.shapes import infer_network
 
-    return 4 * infer_network(load_project(path).network).total_params
+    return 4 * infer_network(load_valid_project(path).network).total_params
 
 
 def seconds_per_iteration(run_dir: str) -> tuple:
     """(median seconds per iteration, median of its compute part: without the all-reduce share), first record out."""
-    from nnconsole.engine import runs
+    from nnconsole.engine.rundir import store as runs
 
     records = list(runs.iter_metrics(run_dir, "train"))[1:]
     return (statistics.median(r["time_per_iter"] for r in records),
@@ -61,7 +61,7 @@ def seconds_per_iteration(run_dir: str) -> tuple:
 def train(argv_prefix: list, project: str, env: dict, *extra: str) -> str:
     run_dir_from = test_support("helpers").run_dir_from
 
-    out = subprocess.run(argv_prefix + [PYTHON, "-m", "nnconsole.engine.cli", "train", project, "-q", *extra],
+    out = subprocess.run(argv_prefix + [PYTHON, "-m", "nnconsole.engine.cli.main", "train", project, "-q", *extra],
                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     if out.returncode != 0:
         raise RuntimeError(out.stdout + out.stderr)
@@ -69,7 +69,7 @@ def train(argv_prefix: list, project: str, env: dict, *extra: str) -> str:
 
 
 def measure_link(sim, env: dict) -> tuple:
-    argv = [PYTHON, "-m", "nnconsole.engine.cli", "doctor", "--gpus", "2", "--hosts", sim.host_list()]
+    argv = [PYTHON, "-m", "nnconsole.engine.cli.main", "doctor", "--gpus", "2", "--hosts", sim.host_list()]
     out = subprocess.run(sim.command(sim.hosts[0], argv), capture_output=True, text=True, env=env, timeout=300)
     found = re.search(r"bus bandwidth ([\d.e+-]+) GB/s, latency (\d+) us per step", out.stdout)
     if not found:
@@ -80,7 +80,7 @@ def measure_link(sim, env: dict) -> tuple:
 def main() -> int:
     import tempfile
 
-    from nnconsole.engine.predict import Link, ring_allreduce_seconds
+    from nnconsole.engine.plan.timing import Link, ring_allreduce_seconds
     hosts_harness = test_support("netns_hosts")
     make_hosts, namespaces_unavailable, remove = (hosts_harness.make_hosts, hosts_harness.namespaces_unavailable,
                                                   hosts_harness.remove)

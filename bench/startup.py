@@ -57,7 +57,7 @@ def _log_time(line: str) -> float:
 
 def train_startup(project: str, workers: int, out: str) -> dict:
     """Milestones (seconds after spawning the CLI) of one run."""
-    cmd = [PYTHON, "-m", "nnconsole.engine.cli", "train", project, "--gpus", str(workers), "-o", out, "-q",
+    cmd = [PYTHON, "-m", "nnconsole.engine.cli.main", "train", project, "--gpus", str(workers), "-o", out, "-q",
            "--epochs", "1"]
     t0 = time.time()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=bench_env(),

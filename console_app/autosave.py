@@ -77,7 +77,7 @@ def read_autosave(side: str, project_path: Optional[str]) -> Project:
     the copy may hold work in progress)."""
     with open(side, "r", encoding="utf-8") as fh:
         text = fh.read()
-    project = loads_project(text, file=project_path or side, validate=False)
+    project = loads_project(text, file=project_path or side)
     project.path = os.path.abspath(project_path) if project_path else None
     return project
 

@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Callable, Mapping, Optional
 
-from nnconsole.engine.run_protocol import ExitCode
+from nnconsole.engine.errors import ExitCode
 
 EXIT_NO_DISPLAY = ExitCode.BAD_INPUT  # no screen to open the window on: say so, like any refused input
 # Qt platforms that draw without an X11 or Wayland server.
@@ -46,6 +46,6 @@ def cmd_gui(args: argparse.Namespace) -> int:
 
 
 def register(add: Callable[..., argparse.ArgumentParser]) -> None:
-    """Add ``gui`` to the engine's CLI (called by nnconsole.engine.cli's extension hook)."""
+    """Add ``gui`` to the engine's CLI (called by nnconsole.engine.cli.main's extension hook)."""
     p = add("gui", cmd_gui, "Open the desktop console (EDIT, DATASET, CONFIG, TRAINING and EVALUATION tabs).")
     p.add_argument("project", nargs="?", help="project YAML file to open")

@@ -14,8 +14,9 @@ from PySide6.QtGui import QUndoStack
 
 from nnconsole.app import file_versions
 from nnconsole.app.file_versions import DiskState
-from nnconsole.engine.project.io import load_project, save_project
+from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import MAIN_NETWORK, Layer, Network, Project
+from nnconsole.engine.check.project_file import load_valid_project
 
 
 class ProjectDocument(QObject):
@@ -55,7 +56,7 @@ class ProjectDocument(QObject):
     def load(self, path: str, check_datasets: bool = False) -> None:
         """Replace the document with the project at ``path`` (raises ProjectError)."""
         state = file_versions.disk_state(path)  # before reading: a change during the read is then noticed
-        self.project = load_project(path, check_datasets=check_datasets)
+        self.project = load_valid_project(path, check_datasets=check_datasets)
         self.active_network = MAIN_NETWORK
         self.disk_state = state
         self._reset_history(modified=False)

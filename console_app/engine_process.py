@@ -13,13 +13,13 @@ from typing import List, Optional
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
 
-from nnconsole.engine import runs
-from nnconsole.engine.run_protocol import ExitCode
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.errors import ExitCode
 
 
 def engine_program() -> tuple:
     """(program, leading arguments) that run the CLI here: ``python -m nnconsole``, or the frozen app."""
-    from nnconsole.engine.runtime_paths import cli_command
+    from nnconsole.engine.helper_processes import cli_command
 
     argv = cli_command()
     return argv[0], argv[1:]
@@ -43,7 +43,7 @@ def is_engine_launcher(pid: Optional[int]) -> bool:
         return False
     except OSError:
         return True
-    engine = any(a == "nnconsole.engine.cli" or os.path.basename(a).startswith("nnconsole") for a in argv)
+    engine = any(a == "nnconsole.engine.cli.main" or os.path.basename(a).startswith("nnconsole") for a in argv)
     return engine and any(a in ("train", "replay") for a in argv)
 
 

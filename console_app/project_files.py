@@ -16,6 +16,7 @@ from nnconsole.app import settings as app_settings
 from nnconsole.engine.project.errors import ProjectError, UnsupportedVersionError
 from nnconsole.engine.project.io import load_project
 from nnconsole.engine.project.model import Project
+from nnconsole.engine.check.project_file import load_valid_project
 
 
 class ProjectFiles(QObject):
@@ -67,7 +68,7 @@ class ProjectFiles(QObject):
         if not choice:
             return False
         name, destination = choice
-        from nnconsole.engine.templates import create_from_template
+        from nnconsole.engine.project.templates import create_from_template
 
         try:
             path = create_from_template(name, destination)
@@ -88,12 +89,12 @@ class ProjectFiles(QObject):
         ``last_problems`` counts the errors such a project has."""
         self.last_problems = 0
         try:
-            return load_project(path, check_datasets=False)
+            return load_valid_project(path, check_datasets=False)
         except UnsupportedVersionError:
             raise
         except ProjectError as strict:
             try:
-                project = load_project(path, validate=False)
+                project = load_project(path)
             except ProjectError:
                 raise strict from None
             self.last_problems = len([p for p in strict.problems if p.severity == "error"])

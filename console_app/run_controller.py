@@ -2,8 +2,8 @@
 
 ``RunController`` owns one training (or replay) process: it starts ``nnconsole train PROJECT --gpus N
 --quiet --events FILE``, learns the run directory from the CLI's ``run_dir`` event in FILE
-(``nnconsole.engine.run_protocol``: JSON, never the human text), tails ``metrics.jsonl`` with
-``nnconsole.engine.runs.read_metrics`` on a QTimer, and reports the end from ``status.json``. Stop sends SIGTERM,
+(``nnconsole.engine.rundir.protocol``: JSON, never the human text), tails ``metrics.jsonl`` with
+``nnconsole.engine.rundir.store.read_metrics`` on a QTimer, and reports the end from ``status.json``. Stop sends SIGTERM,
 which the launcher turns into a graceful stop with a checkpoint. A run started elsewhere (the CLI, or
 a previous GUI) can be attached to: it is tailed until its process is gone.
 
@@ -27,8 +27,9 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from nnconsole.app import engine_process
 from nnconsole.app.engine_process import OutputTail, is_engine_launcher, output_folder, remove_empty
-from nnconsole.engine import runs
-from nnconsole.engine.run_protocol import RUN_DIR_EVENT, STOP_FILE, ExitCode, read_events
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.rundir.protocol import RUN_DIR_EVENT, STOP_FILE, read_events
+from nnconsole.engine.errors import ExitCode
 
 POLL_MS = 66  # ~15 Hz: how often metrics.jsonl is read while a run goes
 ALIVE_CHECK_TICKS = 15  # attached runs: check the process every ~1 s

@@ -2,7 +2,7 @@
 runs, shown on first start and whenever no project is open (View > Start Page).
 
 It holds no file logic of its own: opening and creating go through the window's ``ProjectFiles``
-(the same code as File > Open / New), runs are read with ``nnconsole.engine.runs``.
+(the same code as File > Open / New), runs are read with ``nnconsole.engine.rundir.store``.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QListWidget, QLis
                                QVBoxLayout, QWidget)
 
 from nnconsole.app import settings as app_settings
-from nnconsole.engine import runs
+from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.project.model import Project
 from nnconsole.templates import list_templates
 

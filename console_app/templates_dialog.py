@@ -1,7 +1,7 @@
 """The "new project" chooser: the bundled templates with their descriptions, and the new folder.
 
 It only chooses; ``ProjectFiles.new_from_template`` creates the folder with
-``nnconsole.engine.templates.create_from_template`` (the same code as ``nnconsole new``).
+``nnconsole.engine.project.templates.create_from_template`` (the same code as ``nnconsole new``).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 A frozen app has no ``python -m``, so one executable does all three jobs, chosen by its arguments:
 
 - no arguments, ``gui [ARGS]``, or a project file (the desktop entry's ``%f``) -> the desktop app
-- ``--run-module MODULE [ARGS]``         -> ``python -m MODULE ARGS`` (workers: ``nnconsole.engine.worker``)
+- ``--run-module MODULE [ARGS]``         -> ``python -m MODULE ARGS`` (workers: ``nnconsole.engine.train.worker``)
 - ``-m MODULE [ARGS]``                   -> the same, so code that runs ``sys.executable -m ...`` works
 - anything else                          -> the ``nnconsole`` CLI (``train``, ``new``, ``templates``...)
 """
@@ -16,7 +16,7 @@ from typing import List, Optional
 
 RUN_MODULE_FLAGS = ("--run-module", "-m")
 PROJECT_SUFFIXES = (".yaml", ".yml")
-CLI_MODULES = ("nnconsole", "nnconsole.engine.cli")
+CLI_MODULES = ("nnconsole", "nnconsole.engine.cli.main")
 
 
 def drop_working_folder_from_path() -> None:
@@ -35,7 +35,7 @@ def drop_working_folder_from_path() -> None:
 
 def _configure() -> None:
     """Frozen app: make Open MPI and mpi4py use the bundled prefix before anything imports them."""
-    from nnconsole.engine.runtime_paths import configure_frozen_environment
+    from nnconsole.engine.helper_processes import configure_frozen_environment
 
     configure_frozen_environment()
 
@@ -84,7 +84,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def run_cli(args: List[str]) -> int:
-    from nnconsole.engine.cli import main as cli_main
+    from nnconsole.engine.cli.main import main as cli_main
 
     return int(cli_main(args) or 0)
 

@@ -3,7 +3,7 @@
 # folder with a minimal environment (no venv on PATH, no PYTHONPATH):
 #   templates (4 listed), new (digits_cnn with its 1,797 PNGs), info, train --epochs 1 (one process),
 #   train --epochs 1 --gpus 2 (the bundled mpiexec starting two copies of the app as workers with
-#   --run-module nnconsole.engine.worker), doctor --gpus 2 (bundled libmpi and mpiexec, all-reduce), the desktop
+#   --run-module nnconsole.engine.train.worker), doctor --gpus 2 (bundled libmpi and mpiexec, all-reduce), the desktop
 #   app opening a project (under Xvfb when xvfb-run and xwininfo exist, else Qt offscreen).
 # When the dev venv has nnconsole (.venv/bin/nnconsole), both trainings are repeated there and the final
 # validation lines must be identical: the frozen app trains exactly like the pip install.
@@ -59,7 +59,7 @@ timed "train --epochs 1 --gpus 2 (mpiexec, 2 workers)" run train "$tmp/x/project
 grep -E "^(plan|finished):" train2.log
 grep -q "^finished:" train2.log || { cat train2.log; fail "2-worker train did not finish"; }
 run2="$(sed -n 's/^results: //p' train2.log)"
-head -1 "$run2/logs/launcher.log" | grep -q "_internal/openmpi/bin/mpiexec -n 2 .*--run-module nnconsole.engine.worker" ||
+head -1 "$run2/logs/launcher.log" | grep -q "_internal/openmpi/bin/mpiexec -n 2 .*--run-module nnconsole.engine.train.worker" ||
     fail "2-worker run was not started by the bundled mpiexec with --run-module: $(head -1 "$run2/logs/launcher.log")"
 
 timed "doctor --gpus 2" run doctor --gpus 2 > doctor.txt 2>&1 || { cat doctor.txt; fail "doctor"; }

@@ -33,8 +33,9 @@ NO_GPU_EXIT = 2
 
 def preconditions(gpus: int, nccl_tests: str) -> dict:
     """Everything checkable without running on a GPU; ``ready`` says whether the GPU steps can run."""
-    from nnconsole.engine import doctor_gpu, gpu_libs
-    from nnconsole.engine.device import cuda_diagnosis, gpu_count
+    from nnconsole.engine.doctor import gpu_checks as doctor_gpu
+    from nnconsole.engine.backend import gpu_libs
+    from nnconsole.engine.backend.device import cuda_diagnosis, gpu_count
 
     found = {"python": sys.version.split()[0], "python_ok": sys.version_info[:2] == (3, 10)}
     try:
@@ -91,7 +92,7 @@ def _project(work: str, template: str, name: str, batch: int, precision: str, de
 
 def train(project: str, workers: int, epochs: int, device: str) -> str:
     """Run ``nnconsole train``; returns the run directory."""
-    cmd = [sys.executable, "-m", "nnconsole.engine.cli", "train", project, "--gpus", str(workers), "--device", device,
+    cmd = [sys.executable, "-m", "nnconsole.engine.cli.main", "train", project, "--gpus", str(workers), "--device", device,
            "--epochs", str(epochs), "--quiet"] + (["--oversubscribe"] if device == "cpu" else [])
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, cwd=ROOT,
                          env=dict(os.environ))
@@ -135,9 +136,9 @@ def allreduce_sweep_worker() -> None:
     """Under mpiexec: nnabla's NCCL all_reduce (in place, one array) from 256 KB to 256 MB, busbw per size."""
     from mpi4py import MPI
 
-    from nnconsole.engine.comm import create_communicator
-    from nnconsole.engine.comm_gpu import NcclGpuComm, bus_bandwidth_gbs, device_synchronizer, time_nccl_all_reduce
-    from nnconsole.engine.device import select_device
+    from nnconsole.engine.comm.cpu import create_communicator
+    from nnconsole.engine.comm.nccl import NcclGpuComm, bus_bandwidth_gbs, device_synchronizer, time_nccl_all_reduce
+    from nnconsole.engine.backend.device import select_device
 
     world = MPI.COMM_WORLD
     n = world.Get_size()
@@ -156,7 +157,7 @@ def allreduce_sweep_worker() -> None:
 
 def nccl_tests_busbw(perf: str, gpus: int) -> dict:
     """nccl-tests' all_reduce_perf (one GPU per process), its in-place busbw column per size."""
-    from nnconsole.engine.launch import mpi_environment
+    from nnconsole.engine.launch.launcher import mpi_environment
 
     out = _run([shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or "mpiexec", "-n", str(gpus), perf,
                 "-b", "256K", "-e", "256M", "-f", "2", "-g", "1"], env=mpi_environment())
@@ -222,7 +223,7 @@ def main(argv=None) -> int:
 def _measure(report: dict, args, out: str, device: str) -> None:
     n, b, work = args.gpus, args.batch, os.path.join(out, "work")
     if device == "cuda":
-        report["doctor"] = _run([sys.executable, "-m", "nnconsole.engine.cli", "doctor", "--gpus", str(n)])
+        report["doctor"] = _run([sys.executable, "-m", "nnconsole.engine.cli.main", "doctor", "--gpus", str(n)])
     one_big = train(_project(work, args.template, "one_gpu_batch_NB", n * b, "float", device), 1, args.epochs, device)
     n_small = train(_project(work, args.template, "n_gpus_batch_B", b, "float", device), n, args.epochs, device)
     one_small = train(_project(work, args.template, "one_gpu_batch_B", b, "float", device), 1, args.epochs, device)
@@ -234,7 +235,7 @@ def _measure(report: dict, args, out: str, device: str) -> None:
         "scaling_efficiency": (multi["samples_per_s"] or 0) / (n * single["samples_per_s"])
         if single["samples_per_s"] else None, "allreduce_share": multi["allreduce_share"]}
     if device == "cuda":
-        from nnconsole.engine.launch import mpi_environment
+        from nnconsole.engine.launch.launcher import mpi_environment
 
         sweep = _run([shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or "mpiexec", "-n", str(n),
                       sys.executable, os.path.abspath(__file__), "--allreduce-sweep"], env=mpi_environment())

@@ -4,7 +4,7 @@
 Downloads (``pip download --no-deps``) the ``cuda`` extra's wheels exactly as pinned in pyproject.toml,
 reads every shared object's NEEDED entries, and follows them from the extension's own objects through
 NVIDIA's libraries. Names the extension (and cuDNN's dispatcher) dlopen at run time are found in their
-strings. The result, engine/resources/cuda_wheel_needs.json, is what ``nnconsole.engine.gpu_libs`` preloads and what
+strings. The result, engine/resources/cuda_wheel_needs.json, is what ``nnconsole.engine.backend.gpu_libs`` preloads and what
 tests/test_gpu_libs.py checks the extra against. Rerun it whenever a pin in the extra changes:
 
     .venv/bin/python scripts/inspect_cuda_wheel.py [--wheels DIR] [--out FILE]
@@ -34,7 +34,7 @@ SCAN_FOR_DLOPEN = ("libnnabla_cuda", "init.cpython", "nvtx.cpython", "libcudnn.s
 OUTSIDE_THE_EXTRA = {
     "libcuda.so.1": "the NVIDIA driver",
     "libnnabla.so": "the nnabla wheel",
-    "libmpi.so": "Open MPI (nnconsole.engine.gpu_libs gives nnabla the libmpi that mpi4py loaded)",
+    "libmpi.so": "Open MPI (nnconsole.engine.backend.gpu_libs gives nnabla the libmpi that mpi4py loaded)",
     "libnccl.so": "unversioned fallback name; nnabla tries libnccl.so.2 first",
     "libnvToolsExt.so": "NVTX profiling markers, optional (nnabla_ext.cuda.nvtx only)",
     "libnvrtc.so": "cuDNN runtime-fusion engines, optional (not used by nnabla)",

@@ -21,7 +21,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
 def train(project: str, *args: str) -> str:
-    out = subprocess.run([sys.executable, "-m", "nnconsole.engine.cli", "train", project, "-q", *args], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "nnconsole.engine.cli.main", "train", project, "-q", *args], capture_output=True,
                          text=True, check=True, cwd=ROOT)
     return next(line.split(": ", 1)[1] for line in out.stdout.splitlines() if line.startswith("run directory: "))
 
@@ -32,8 +32,8 @@ def main() -> int:
     parser.add_argument("--output", default=os.path.join(ROOT, "docs", "figures", "one_vs_two_workers.png"))
     args = parser.parse_args()
 
-    from nnconsole.engine import runs
-    from nnconsole.engine.templates import create_from_template
+    from nnconsole.engine.rundir import store as runs
+    from nnconsole.engine.project.templates import create_from_template
 
     work = tempfile.mkdtemp(prefix="nnconsole-guide-")
     try:

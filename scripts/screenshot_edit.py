@@ -33,7 +33,7 @@ def main(argv: list | None = None) -> int:
     app.setOrganizationName("nnconsole-screenshots")
     from nnconsole.app.main_window import MainWindow
     from nnconsole.app.settings import Settings
-    from nnconsole.engine.templates import create_from_template
+    from nnconsole.engine.project.templates import create_from_template
 
     os.makedirs(args.out, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:

@@ -50,8 +50,8 @@ def main() -> int:
     app = QApplication.instance() or QApplication(sys.argv)
     from nnconsole.app.config.commands import set_setting
     from nnconsole.app.document import ProjectDocument
-    from nnconsole.engine import runs
-    from nnconsole.engine.templates import create_from_template
+    from nnconsole.engine.rundir import store as runs
+    from nnconsole.engine.project.templates import create_from_template
 
     work = tempfile.mkdtemp(prefix="nnconsole-shots-")
     project_dir = os.path.join(work, "digits")

@@ -212,7 +212,7 @@ class Flow:
 
     def iterations_per_epoch(self, workers: int) -> int:
         """The open project's iterations in one epoch on ``workers`` workers (its training rows, its plan)."""
-        from nnconsole.engine.plan import make_plan
+        from nnconsole.engine.plan.worker_plan import make_plan
 
         document = self.window.document
         training = os.path.join(os.path.dirname(document.path), document.project.datasets.training)
@@ -221,7 +221,7 @@ class Flow:
         return make_plan(document.project, workers, dataset_size=rows).iterations_per_epoch
 
     def stop(self) -> str:
-        from nnconsole.engine import runs
+        from nnconsole.engine.rundir import store as runs
 
         page = self.window.pages["training"]
         if not page.controller.is_running():
@@ -236,7 +236,7 @@ class Flow:
         return f"stopped at epoch {status.epoch}, checkpoint {bool(runs.latest_checkpoint(self.run_dir))}"
 
     def resume(self) -> str:
-        from nnconsole.engine import runs
+        from nnconsole.engine.rundir import store as runs
 
         page = self.window.pages["training"]
         if not page.resume_run(self.run_dir, workers=2):

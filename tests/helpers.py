@@ -11,6 +11,7 @@ import numpy as np
 
 from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import Datasets, Initializer, Layer, Network, Optimizer, Project, TrainingConfig
+from nnconsole.engine.check.project_file import load_valid_project
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -60,7 +61,7 @@ def nnconsole(args: List[str], timeout: float = 300, check: bool = True,
     """Run the real CLI in a subprocess (as the user and the GUI do)."""
     full_env = dict(os.environ, **(env or {}))
     full_env["PYTHONPATH"] = ROOT + os.pathsep + full_env.get("PYTHONPATH", "")
-    result = subprocess.run([sys.executable, "-m", "nnconsole.engine.cli", *args], capture_output=True, text=True,
+    result = subprocess.run([sys.executable, "-m", "nnconsole.engine.cli.main", *args], capture_output=True, text=True,
                             timeout=timeout, env=full_env, cwd=ROOT)
     if check and result.returncode != 0:
         raise AssertionError(f"nnconsole {' '.join(args)} exited {result.returncode}\n"
@@ -135,11 +136,11 @@ def train_in_process(project: Project, results: str) -> tuple:
     returns (run_dir, the training losses in order). Asserts the run finished."""
     import nnabla as nn
 
-    from nnconsole.engine import runs
-    from nnconsole.engine.comm import SingleComm
-    from nnconsole.engine.launch import LaunchRequest, prepare_run
-    from nnconsole.engine.train import Trainer
-    from nnconsole.engine.worker_options import WorkerOptions
+    from nnconsole.engine.rundir import store as runs
+    from nnconsole.engine.comm.cpu import SingleComm
+    from nnconsole.engine.launch.launcher import LaunchRequest, prepare_run
+    from nnconsole.engine.train.trainer import Trainer
+    from nnconsole.engine.rundir.launch_options import WorkerOptions
 
     run_dir = prepare_run(project, LaunchRequest(output=results), workers=1)
     trainer = Trainer(run_dir, SingleComm(), WorkerOptions())
@@ -156,9 +157,8 @@ def train_file_in_process(project_path: str) -> str:
     """Train the project file ``project_path`` on one in-process worker into ``results_of(project_path)`` (where
     the CLI puts it); returns the run directory. For the one-worker reference runs that multi-worker tests
     compare against: the same Trainer as a CLI run's worker, without a CLI launch (about 2 s each)."""
-    from nnconsole.engine.project.io import load_project
 
-    return train_in_process(load_project(project_path), results_of(project_path))[0]
+    return train_in_process(load_valid_project(project_path), results_of(project_path))[0]
 
 
 def load_script(path: str, name: str = ""):

@@ -13,7 +13,7 @@ def single_layer_network(type_: str, params: Dict[str, Any], in_shapes: Sequence
     layer gets a SquaredError on its first input).
 
     Names are prefixed with ``prefix`` so several such chains can share one network."""
-    from nnconsole.engine.shapes import infer_network
+    from nnconsole.engine.network.shapes import infer_network
 
     layers = [Layer(f"{prefix}in{i}", "Input", params={"shape": list(s), "variable": f"{prefix}in{i}"})
               for i, s in enumerate(in_shapes)]

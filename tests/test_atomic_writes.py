@@ -12,8 +12,9 @@ import stat
 import pytest
 
 from nnconsole.engine.atomic import atomic_write, write_via
-from nnconsole.engine.project.io import load_project, save_project
+from nnconsole.engine.project.io import save_project
 from tests.helpers import nnconsole, run_dir_from, tabular_project
+from nnconsole.engine.check.project_file import load_valid_project
 
 
 @contextlib.contextmanager
@@ -95,19 +96,19 @@ def test_a_gui_save_keeps_a_0644_project_file_0644_and_its_backup_too(tmp_path):
     with umask(0o022):
         path = tabular_project(str(tmp_path / "p"), epochs=1)
     os.chmod(path, 0o644)
-    project = load_project(path)
+    project = load_valid_project(path)
     project.config.max_epoch = 2
     with umask(0o077):  # e.g. a desktop session with a private umask: the file's own mode wins
         save_project(project, path)
     assert mode_of(path) == 0o644
     assert mode_of(path + ".bak") == 0o644
-    assert load_project(path).config.max_epoch == 2
+    assert load_valid_project(path).config.max_epoch == 2
 
 
 def test_a_group_shared_project_keeps_its_group_mode(tmp_path):
     path = tabular_project(str(tmp_path / "p"), epochs=1)
     os.chmod(path, 0o640)
-    save_project(load_project(path), path)
+    save_project(load_valid_project(path), path)
     assert mode_of(path) == 0o640
 
 

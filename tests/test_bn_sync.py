@@ -8,18 +8,20 @@ import signal
 import numpy as np
 import pytest
 
-from nnconsole.engine import runs
-from nnconsole.engine.project.io import load_project, save_project
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import Layer
-from nnconsole.engine.run_protocol import record_problems
+from nnconsole.engine.rundir.protocol import record_problems
 from nnconsole.engine.test_seams import seam_environment
 from tests.helpers import final_params, nnconsole, run_dir_from, tabular_project, train_file_in_process
+from nnconsole.engine.check.project_file import load_valid_project
+from nnconsole.engine.rundir.protocol import RESOLVED_FILE
 
 
 def bn_project(folder: str, sync: bool = False, decay_rate: float = 0.9, **kwargs) -> str:
     """The tabular MLP with a BatchNormalization layer between fc1 and its activation."""
     path = tabular_project(folder, **kwargs)
-    project = load_project(path)
+    project = load_valid_project(path)
     layers = project.network.layers
     index = next(i for i, layer in enumerate(layers) if layer.name == "act1")
     params = {"sync_across_workers": True} if sync else {}
@@ -39,10 +41,10 @@ def validation_loss_of(run_dir: str, params_file: str) -> float:
     """Mean validation loss of ``params_file`` over the whole validation set, in this process."""
     import nnabla as nn
 
-    from nnconsole.engine.graph import build_graph
-    from nnconsole.engine.data import load_dataset_split
+    from nnconsole.engine.runtime.graph import build_graph
+    from nnconsole.engine.data.loading import load_dataset_split
 
-    project = load_project(os.path.join(run_dir, runs.RESOLVED_FILE), check_datasets=False)
+    project = load_valid_project(os.path.join(run_dir, RESOLVED_FILE), check_datasets=False)
     dataset = load_dataset_split(project, "validation")
     nn.clear_parameters()
     graph = build_graph(project.network, dataset.size, "validation")
@@ -62,7 +64,7 @@ def _bn_pair(x_value: np.ndarray, axes, reduce_sum, seed: int = 0):
     import nnabla.functions as F
     import nnabla.parametric_functions as PF
 
-    from nnconsole.engine.sync_batchnorm import sync_batch_normalization
+    from nnconsole.engine.layers.sync_batchnorm import sync_batch_normalization
 
     results = []
     for which in ("nnabla", "sync"):
@@ -169,12 +171,12 @@ def _gpu_path_run(tmp_path, name: str, mode: str, sync: bool) -> tuple:
     import subprocess
     import sys
 
-    from nnconsole.engine import launch
-    from nnconsole.engine.launch import LaunchRequest, prepare_run
+    from nnconsole.engine.launch import launcher as launch
+    from nnconsole.engine.launch.launcher import LaunchRequest, prepare_run
     from tests.helpers import ROOT
 
     path = bn_project(str(tmp_path / name), sync=sync, n=64, batch=8, epochs=2, lr=0.1, workers=2, scaling="none")
-    project = load_project(path)
+    project = load_valid_project(path)
     run_dir = prepare_run(project, LaunchRequest(project_path=path, output=str(tmp_path / name / "out")), 2)
     script = os.path.join(ROOT, "tests", "mpi_scripts", "gpu_path_check.py")
     out = subprocess.run([launch.find_mpiexec(), "-n", "2", "--oversubscribe", sys.executable, script, run_dir, mode,
@@ -223,7 +225,7 @@ def test_ranks_that_end_with_different_parameters_fail_the_run(tmp_path):
 
 # ---- the plan offers and explains synchronized BatchNormalization ----------------------------------
 def test_plan_offers_synchronized_batchnorm_for_small_per_worker_batches():
-    from nnconsole.engine.plan import make_plan
+    from nnconsole.engine.plan.worker_plan import make_plan
     from tests.test_plan import make_project
 
     def plan(sync: bool, workers: int, batch: int = 32):
@@ -246,7 +248,7 @@ def test_plan_offers_synchronized_batchnorm_for_small_per_worker_batches():
 def test_batchnorm_over_several_axes_updates_its_running_statistics():
     import nnabla as nn
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
     from nnconsole.engine.project.model import Network
 
     network = Network([

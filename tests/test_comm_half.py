@@ -8,10 +8,11 @@ import sys
 
 import pytest
 
-from nnconsole.engine import launch
-from nnconsole.engine.comm_half import FLOAT16_MAX, safe_scale
-from nnconsole.engine.project.io import load_project, save_project
+from nnconsole.engine.launch import launcher as launch
+from nnconsole.engine.comm.half import FLOAT16_MAX, safe_scale
+from nnconsole.engine.project.io import save_project
 from tests.helpers import ROOT, final_params, max_relative_error, nnconsole, run_dir_from, tabular_project
+from nnconsole.engine.check.project_file import load_valid_project
 
 
 def test_the_scale_keeps_the_sum_of_every_rank_in_float16():
@@ -47,7 +48,7 @@ def test_two_workers_train_with_the_setting_as_with_float32(tmp_path):
     runs = {}
     for precision in ("float", "half"):
         path = tabular_project(str(tmp_path / precision), n=64, batch=8, epochs=4, lr=0.2, scaling="none", workers=2)
-        project = load_project(path, check_datasets=False)
+        project = load_valid_project(path, check_datasets=False)
         project.multi_gpu.allreduce_precision = precision
         save_project(project, path, backup=False)
         runs[precision] = final_params(run_dir_from(nnconsole(["train", path, "-q"]).stdout))

@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from nnconsole.engine import launch
-from nnconsole.engine.comm import DEFAULT_BUCKET_MB
-from nnconsole.engine.launch import LaunchError, worker_command
+from nnconsole.engine.launch import launcher as launch
+from nnconsole.engine.comm.cpu import DEFAULT_BUCKET_MB
+from nnconsole.engine.launch.launcher import LaunchError, worker_command
 from tests.helpers import ROOT, nnconsole
 
 
@@ -30,7 +30,7 @@ def test_bucketed_allreduce_averages_gradients(bucket_mb):
 
 def test_single_worker_runs_without_mpiexec():
     cmd = worker_command("/tmp/run", 1)
-    assert cmd[0] == sys.executable and cmd[-2:] == ["nnconsole.engine.worker", "/tmp/run"]
+    assert cmd[0] == sys.executable and cmd[-2:] == ["nnconsole.engine.train.worker", "/tmp/run"]
     assert "-m" not in cmd  # -m would import from the working folder (tests/test_security_launch.py)
 
 
@@ -77,7 +77,7 @@ def test_doctor_passes_on_this_machine_with_a_real_allreduce():
 
 
 def test_doctor_explains_an_unreachable_host():
-    from nnconsole.engine.doctor import _hosts
+    from nnconsole.engine.doctor.checks import _hosts
 
     # 127.0.0.2 is this machine's loopback range with no ssh server: the connection is refused.
     [check] = _hosts(["127.0.0.2"])
@@ -86,7 +86,7 @@ def test_doctor_explains_an_unreachable_host():
 
 @pytest.mark.slow
 def test_doctor_skips_the_smoke_test_when_a_host_fails():
-    from nnconsole.engine.doctor import run_doctor
+    from nnconsole.engine.doctor.checks import run_doctor
 
     lines = []
     assert run_doctor(workers=2, hosts=["127.0.0.2"], out=lines.append) == 1
@@ -95,7 +95,7 @@ def test_doctor_skips_the_smoke_test_when_a_host_fails():
 
 
 def test_gpu_request_without_cuda_fails_loudly():
-    from nnconsole.engine.device import DeviceError, cuda_diagnosis, select_device
+    from nnconsole.engine.backend.device import DeviceError, cuda_diagnosis, select_device
 
     if cuda_diagnosis() is None:
         pytest.skip("this machine has a usable GPU")

@@ -11,11 +11,12 @@ import threading
 import numpy as np
 import pytest
 
-from nnconsole.engine import launch
-from nnconsole.engine.comm_overlap import BucketReadiness, OverlappedBackward
-from nnconsole.engine.project.io import load_project, save_project
+from nnconsole.engine.launch import launcher as launch
+from nnconsole.engine.comm.overlap import BucketReadiness, OverlappedBackward
+from nnconsole.engine.project.io import save_project
 from nnconsole.engine.test_seams import seam_environment
 from tests.helpers import ROOT, final_params, max_relative_error, nnconsole, run_dir_from
+from nnconsole.engine.check.project_file import load_valid_project
 
 
 @pytest.fixture
@@ -159,7 +160,7 @@ def test_synchronized_batchnorm_all_reduces_beside_the_overlap_thread(tmp_path):
     for overlap in (False, True):
         path = bn_project(str(tmp_path / str(overlap)), sync=True, n=64, batch=8, epochs=2, lr=0.2, scaling="none",
                           workers=2, hidden=32)
-        project = load_project(path, check_datasets=False)
+        project = load_valid_project(path, check_datasets=False)
         project.multi_gpu.allreduce_overlap = overlap
         project.multi_gpu.bucket_mb = 0.001
         save_project(project, path, backup=False)

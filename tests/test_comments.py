@@ -3,11 +3,12 @@ the graph."""
 from __future__ import annotations
 
 from nnconsole.engine.interop import export_nntxt, import_file
-from nnconsole.engine.interop.sdcproj_export import export_sdcproj
+from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 from nnconsole.engine.project.io import load_project, save_project
 from nnconsole.engine.project.model import Comment, Datasets, Layer, Network, Project
-from nnconsole.engine.shapes import infer_network
+from nnconsole.engine.network.shapes import infer_network
 from tests.test_interop_sdcproj import sdcproj_text
+from nnconsole.engine.check.project_file import load_valid_project
 
 NOTE = "Two lines:\nthe first Affine learns the features"
 
@@ -44,7 +45,7 @@ def test_comments_round_trip_through_sdcproj_nntxt_and_project_yaml(tmp_path):
     assert import_file(str(nntxt)).project.network.comments == [Comment(NOTE, (40.0, 0.0)), Comment("no position")]
     path = tmp_path / "p.yaml"
     save_project(project, str(path))
-    assert load_project(str(path), validate=False).network.comments == project.network.comments
+    assert load_project(str(path)).network.comments == project.network.comments
 
 
 def test_a_project_without_comments_is_saved_as_before(tmp_path):
@@ -60,7 +61,7 @@ def test_the_comments_of_every_network_round_trip_through_sdcproj(tmp_path):
 
     from nnconsole.templates import template_path
 
-    project = load_project(os.path.join(template_path("gan_2d"), "project.yaml"))
+    project = load_valid_project(os.path.join(template_path("gan_2d"), "project.yaml"))
     project.network.comments = [Comment("discriminator", (10.0, 20.0))]
     project.networks["Generator"].comments = [Comment("generator\nnote", (30.0, 40.0))]
     out = tmp_path / "gan.sdcproj"

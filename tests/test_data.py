@@ -1,4 +1,4 @@
-"""nnconsole.engine.data: NNC CSV parsing, error messages with line numbers, the decode cache, batch order."""
+"""nnconsole.engine.data.loading: NNC CSV parsing, error messages with line numbers, the decode cache, batch order."""
 from __future__ import annotations
 
 import os
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from nnconsole.engine import dataset_decode
-from nnconsole.engine.data import (DatasetError, class_histogram, epoch_order, load_dataset, peek_csv,
-                         validation_batches, worker_batches)
+from nnconsole.engine.data import decode as dataset_decode
+from nnconsole.engine.data.loading import (DatasetError, class_histogram, epoch_order, load_dataset, peek_csv,
+                                           validation_batches, worker_batches)
 
 
 # ------------------------------------------------------------------------------------------ helpers

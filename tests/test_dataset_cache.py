@@ -14,9 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nnconsole.engine import dataset_build, dataset_decode
-from nnconsole.engine.data import Dataset, DatasetError, load_dataset
+from nnconsole.engine.data import cache_build as dataset_build, decode as dataset_decode
+from nnconsole.engine.data.loading import Dataset, DatasetError, load_dataset
 from tests.test_data import cache_entries, grey, image_csv, no_decoding, write_png
+from nnconsole.engine.check.project_file import load_valid_project
 
 ROOT = Path(__file__).resolve().parents[1]
 DIGITS = ROOT / "project_templates" / "digits_cnn"
@@ -64,13 +65,12 @@ def test_training_gives_the_same_parameters_as_the_float32_path(tmp_path, monkey
 
     import nnabla as nn
 
-    from nnconsole.engine import train
-    from nnconsole.engine.project.io import load_project
+    from nnconsole.engine.train import trainer as train
     from tests.helpers import final_params, train_in_process
 
     project_dir = tmp_path / "digits"
     shutil.copytree(DIGITS, project_dir)
-    project = load_project(str(project_dir / "project.yaml"))
+    project = load_valid_project(str(project_dir / "project.yaml"))
     project.config.max_epoch = 1
     run_new, losses_new = train_in_process(project, str(tmp_path / "new"))
     real = train.load_datasets
@@ -81,7 +81,7 @@ def test_training_gives_the_same_parameters_as_the_float32_path(tmp_path, monkey
                              {}, d.normalize, d.kinds, d.sources) for d in sets)
 
     monkeypatch.setattr(train, "load_datasets", float32_datasets)
-    project = load_project(str(project_dir / "project.yaml"))
+    project = load_valid_project(str(project_dir / "project.yaml"))
     project.config.max_epoch = 1
     run_old, losses_old = train_in_process(project, str(tmp_path / "old"))
     nn.clear_parameters()
@@ -176,7 +176,7 @@ SCRIPT = textwrap.dedent("""
     import os, sys, time
     sys.path.insert(0, {root!r})
     from nnconsole.engine import dataset_build, dataset_decode
-    from nnconsole.engine.data import load_dataset
+    from nnconsole.engine.data.loading import load_dataset
     dataset_build.CHUNK = 4
     real = dataset_decode._decode_image
     def slow(path, mode):
@@ -247,7 +247,7 @@ def test_a_killed_build_resumes_and_finishes_correctly(tmp_path):
 
 
 def test_decode_processes_that_die_leave_their_chunks_to_the_build(tmp_path, monkeypatch, caplog):
-    from nnconsole.engine import runtime_paths
+    from nnconsole.engine import helper_processes as runtime_paths
 
     csv_path = many_images(tmp_path, 100)
     monkeypatch.setattr(dataset_build, "POOL_MIN_IMAGES", 1)
@@ -260,7 +260,7 @@ def test_decode_processes_that_die_leave_their_chunks_to_the_build(tmp_path, mon
 
 
 def test_colour_batches_read_with_announced_pages_equal_the_whole_arrays(tmp_path, monkeypatch):
-    from nnconsole.engine import data
+    from nnconsole.engine.data import loading as data
 
     folder = tmp_path / "rgb"
     rows = ["x:image,y:label"]
@@ -295,7 +295,7 @@ def test_a_process_waiting_for_another_ones_build_relays_its_progress_to_the_end
 
 
 def test_a_build_removes_the_float32_npz_the_previous_cache_format_left(tmp_path):
-    from nnconsole.engine.dataset_cache import _cache_prefix
+    from nnconsole.engine.data.cache import _cache_prefix
 
     csv_path = image_csv(tmp_path, n=3)
     folder = csv_path.parent / ".nnconsole-cache"

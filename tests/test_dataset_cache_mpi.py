@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from nnconsole.engine import runs
-from nnconsole.engine.project.io import load_project, save_project
-from nnconsole.engine.run_protocol import record_problems
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.project.io import save_project
+from nnconsole.engine.rundir.protocol import record_problems
 from tests.helpers import nnconsole, run_dir_from
+from nnconsole.engine.check.project_file import load_valid_project
 
 pytestmark = pytest.mark.mpi
 
@@ -20,7 +21,7 @@ DIGITS = Path(__file__).resolve().parents[1] / "project_templates" / "digits_cnn
 def test_two_workers_build_the_cache_once_and_train_on_it(tmp_path):
     shutil.copytree(DIGITS, tmp_path / "digits")
     path = tmp_path / "digits" / "project.yaml"
-    project = load_project(str(path))
+    project = load_valid_project(str(path))
     project.config.max_epoch = 1
     project.multi_gpu.workers = 2
     save_project(project, str(path), backup=False)

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from nnconsole.engine.dataset_create import STAGING_MARKER, STAGING_PREFIX, CreateOptions, create_dataset
-from nnconsole.engine.image_shaping import fit, set_channels
+from nnconsole.engine.data.create.writer import STAGING_MARKER, STAGING_PREFIX, CreateOptions, create_dataset
+from nnconsole.engine.data.create.shaping import fit, set_channels
 
 NNABLA_CLI = os.path.join(os.path.dirname(sys.executable), "nnabla_cli")
 SIZES = [(40, 30), (30, 40), (16, 16), (17, 50), (50, 17), (33, 21)]  # (w, h): wider, taller, equal, odd
@@ -53,7 +53,7 @@ def create(args: list, cwd: Path, check: bool = True) -> subprocess.CompletedPro
 @pytest.fixture
 def here(capfd, monkeypatch):
     """``create`` in this process (the same ``main``, without an interpreter start-up) for the quick cases."""
-    from nnconsole.engine.cli import main
+    from nnconsole.engine.cli.main import main
 
     def run(args: list, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
         monkeypatch.chdir(cwd)
@@ -120,7 +120,7 @@ def test_shuffled_split_has_nnabla_rows_and_is_repeatable(tmp_path):
 def test_created_dataset_loads_and_trains_one_epoch(tmp_path):
     import yaml
 
-    from nnconsole.engine.data import load_dataset
+    from nnconsole.engine.data.loading import load_dataset
 
     make_source(tmp_path / "src", classes=("red", "green", "blue"))
     project_dir = tmp_path / "proj"
@@ -210,7 +210,7 @@ def test_hostile_names_links_and_collisions(tmp_path, here):
     got = rows(tmp_path / "out" / "train.csv")[1:]
     assert got == [["./a, b \"c\"/x y.png", "0"], ["./日本/a.png", "1"], ["./日本/a_2.png", "1"]]
     assert pixels(tmp_path / "out" / "日本" / "a.png").max() != pixels(tmp_path / "out" / "日本" / "a_2.png").max()
-    from nnconsole.engine.data import load_dataset
+    from nnconsole.engine.data.loading import load_dataset
     assert load_dataset(tmp_path / "out" / "train.csv", cache=False).size == 3
     allowed = here(["-i", "src", "-o", "out2", "-w", "4", "-g", "4", "--allow-outside"], tmp_path)
     assert "outside" not in allowed.stderr and len(rows(tmp_path / "out2" / "train.csv")) == 6
@@ -223,7 +223,7 @@ def test_hostile_names_links_and_collisions(tmp_path, here):
     Image.fromarray(np.full((6, 6, 3), 9, np.uint8)).save(src / "two\nlines" / "p.png")
     made = here(["-i", "src", "-o", "out3", "-w", "4", "-g", "4", "-s", "false"], tmp_path)
     assert made.stderr.count("not UTF-8") == 2, made.stderr
-    from nnconsole.engine.labels import read_class_names
+    from nnconsole.engine.data.labels import read_class_names
     assert read_class_names(str(tmp_path / "out3" / "labels.txt")) == ["a, b \"c\"", "two lines", "日本"]
     assert rows(tmp_path / "out3" / "train.csv")[2] == ["./two\nlines/p.png", "1"]
     assert load_dataset(tmp_path / "out3" / "train.csv", cache=False).size == 4
@@ -280,7 +280,7 @@ def test_shaping_arithmetic_matches_nnabla_formulas():
     """Trimming a 40x30 image to 12x10 crops the centre 36x30;
     padding a 30x40 to 12x10 adds 9 + 9 black columns; grey from colour truncates 0.299R+0.587G+0.114B."""
     im = np.arange(30 * 40 * 3, dtype=np.uint64).reshape(30, 40, 3).astype(np.uint8)
-    from nnconsole.engine import image_shaping
+    from nnconsole.engine.data.create import shaping as image_shaping
 
     seen = []
     original = image_shaping._resize
@@ -356,7 +356,7 @@ def test_only_abandoned_staging_folders_are_removed(tmp_path, here):
 def test_pixel_formats_nnabla_refuses_are_read(tmp_path):
     """RGBA and transparent-palette images (nnabla: 'The image must be RGB or monochrome') lose their alpha;
     16-bit grey is scaled to 8 bits (nnabla's uint8 cast wraps it around)."""
-    from nnconsole.engine.image_shaping import read_image
+    from nnconsole.engine.data.create.shaping import read_image
 
     rgba = np.zeros((4, 5, 4), np.uint8)
     rgba[..., 0], rgba[..., 3] = 200, 7
@@ -387,8 +387,8 @@ def test_force_never_writes_through_a_link_in_the_output_folder(tmp_path, here):
 
 STOP_REPEATEDLY = """
 import sys, tempfile
-from nnconsole.engine.dataset_create import CreateOptions, create_dataset
-from nnconsole.engine.dataset_sources import DatasetCreateError
+from nnconsole.engine.data.create.writer import CreateOptions, create_dataset
+from nnconsole.engine.data.create.sources import DatasetCreateError
 for k in range(25):
     try:
         create_dataset(CreateOptions(sys.argv[1], tempfile.mkdtemp() + "/out", 16, 16, workers=2, on_error="stop"))
@@ -416,7 +416,7 @@ def test_stopping_at_a_bad_image_never_hangs(tmp_path):
 def test_a_worker_that_dies_fails_only_the_images_it_had_left(monkeypatch):
     """A converting process killed mid-way (out of memory, say): its remaining images fail with a reason, the
     other worker's all convert, and the call returns."""
-    from nnconsole.engine import image_convert
+    from nnconsole.engine.data.create import convert as image_convert
 
     def fake(task):
         if task[0] == "4":  # worker 0 takes 0, 2, 4, 6, 8: it dies at 4

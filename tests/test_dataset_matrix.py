@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nnconsole.engine.data import check_dataset, load_dataset
-from nnconsole.engine.dataset_csv import DatasetError
+from nnconsole.engine.data.loading import check_dataset, load_dataset
+from nnconsole.engine.data.csv_reader import DatasetError
 
 
 def write_sequences(folder, matrices, labels=None, name="train.csv"):

@@ -7,20 +7,20 @@ from pathlib import Path
 
 import pytest
 
-from nnconsole.engine import runs
-from nnconsole.engine.progress import ProgressPrinter
-from nnconsole.engine.run_protocol import record_problems
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.launch.progress import ProgressPrinter
+from nnconsole.engine.rundir.protocol import record_problems
+from nnconsole.engine.check.project_file import load_valid_project
 
 DIGITS = Path(__file__).resolve().parents[1] / "project_templates" / "digits_cnn"
 
 
 @pytest.mark.slow
 def test_a_run_records_its_dataset_cache_build(tmp_path):
-    from nnconsole.engine.project.io import load_project
     from tests.helpers import train_in_process
 
     shutil.copytree(DIGITS, tmp_path / "digits")
-    project = load_project(str(tmp_path / "digits" / "project.yaml"))
+    project = load_valid_project(str(tmp_path / "digits" / "project.yaml"))
     project.config.max_epoch = 1
     run_dir, _ = train_in_process(project, str(tmp_path / "results"))
     records = list(runs.iter_metrics(run_dir, "dataset_cache"))

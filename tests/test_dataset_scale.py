@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
+from nnconsole.engine.check.project_file import load_valid_project
 
 ROOT = Path(__file__).resolve().parents[1]
 LIMIT = 256 * 2**20  # bytes of private memory; a training worker needs about 130 MB of its own
@@ -42,10 +43,10 @@ def big_dataset(folder: Path, cache_bytes: int) -> Path:
 
 
 def project_file(folder: Path) -> Path:
-    from nnconsole.engine.project.io import load_project, save_project
+    from nnconsole.engine.project.io import save_project
     from nnconsole.engine.project.model import Initializer, Layer, Network
 
-    project = load_project(str(ROOT / "project_templates" / "digits_cnn" / "project.yaml"))
+    project = load_valid_project(str(ROOT / "project_templates" / "digits_cnn" / "project.yaml"))
     project.network = Network([
         Layer("x", "Input", params={"shape": [3, SIDE, SIDE], "variable": "x"}),
         Layer("pool", "AveragePooling", ["x"], {"kernel": [32, 32], "stride": [32, 32]}),
@@ -95,7 +96,7 @@ def test_a_cache_twice_the_memory_limit_trains_to_the_end(tmp_path):
     control = limited(f"""
         import sys
         sys.path.insert(0, {str(ROOT)!r})
-        from nnconsole.engine.data import load_dataset
+        from nnconsole.engine.data.loading import load_dataset
         try:
             load_dataset({str(csv_path)!r}, {{"x": (3, {SIDE}, {SIDE}), "y": (1,)}}).arrays["x"]
         except MemoryError:

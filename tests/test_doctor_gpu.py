@@ -22,7 +22,7 @@ def broken_extension(tmp_path, monkeypatch):
     monkeypatch.delitem(sys.modules, "nnabla_ext.cuda", raising=False)
     monkeypatch.setenv("OMPI_HOME", "")  # recorded, so the libmpi check's OMPI_HOME is undone after the test
     monkeypatch.delenv("OMPI_HOME")
-    from nnconsole.engine import doctor
+    from nnconsole.engine.doctor import checks as doctor
 
     # The MPI all-reduce smoke test is covered by test_comm_launch; here it would only cost time.
     monkeypatch.setattr(doctor, "_smoke", lambda workers, hosts: doctor.Check("all-reduce smoke test", "ok", "stub"))
@@ -30,7 +30,7 @@ def broken_extension(tmp_path, monkeypatch):
 
 
 def _doctor(workers: int = 1):
-    from nnconsole.engine.doctor import run_doctor
+    from nnconsole.engine.doctor.checks import run_doctor
 
     lines = []
     code = run_doctor(workers=workers, hosts=[], out=lines.append)
@@ -46,7 +46,7 @@ def test_installed_extension_that_does_not_load_fails(broken_extension):
 
 def test_missing_library_is_named_with_its_package(broken_extension, monkeypatch):
     """With a driver present, the failing library and the package that provides it are named."""
-    from nnconsole.engine import gpu_libs
+    from nnconsole.engine.backend import gpu_libs
 
     root = broken_extension / "site" / "nvidia"
     needs = gpu_libs.wheel_needs()
@@ -59,7 +59,7 @@ def test_missing_library_is_named_with_its_package(broken_extension, monkeypatch
 
     monkeypatch.setattr(ctypes, "CDLL", lambda path, mode=0: object())  # every present library "loads"
     monkeypatch.setattr(gpu_libs, "driver_problem", lambda: None)
-    from nnconsole.engine import doctor_gpu
+    from nnconsole.engine.doctor import gpu_checks as doctor_gpu
 
     monkeypatch.setattr(doctor_gpu, "driver_version", lambda: 12040)
     gpu_libs.preload_wheel_libraries.cache_clear()
@@ -76,7 +76,7 @@ def test_missing_library_is_named_with_its_package(broken_extension, monkeypatch
 
 
 def test_no_driver_is_said_plainly(broken_extension, monkeypatch):
-    from nnconsole.engine import gpu_libs
+    from nnconsole.engine.backend import gpu_libs
 
     monkeypatch.setattr(gpu_libs, "DRIVER_LIBRARY", "libcuda-not-here.so.1")
     code, lines = _doctor()
@@ -87,7 +87,8 @@ def test_no_driver_is_said_plainly(broken_extension, monkeypatch):
 
 def test_without_the_extension_the_gpu_checks_stay_quiet(monkeypatch):
     """No extension installed: CPU only, a SKIP, and no GPU failure (the machine is simply not a GPU one)."""
-    from nnconsole.engine import doctor, gpu_libs
+    from nnconsole.engine.doctor import checks as doctor
+    from nnconsole.engine.backend import gpu_libs
 
     monkeypatch.setattr(gpu_libs, "extension_installed", lambda: False)
     monkeypatch.setattr(doctor, "_smoke", lambda workers, hosts: doctor.Check("all-reduce smoke test", "ok", "stub"))
@@ -107,7 +108,7 @@ def test_nccl_smoke_worker_checks_all_reduce_and_callback_backward(broken):
     import os
     import subprocess
 
-    from nnconsole.engine import launch
+    from nnconsole.engine.launch import launcher as launch
     from tests.helpers import ROOT
 
     cmd = [launch.find_mpiexec(), "-n", "2", "--oversubscribe", "--mca", "btl", "self,sm", sys.executable,

@@ -1,4 +1,4 @@
-"""nnconsole.engine.evaluate and ``nnconsole evaluate``: metrics against hand computations, files, errors (no Qt)."""
+"""nnconsole.engine.evaluate.evaluation and ``nnconsole evaluate``: metrics against hand computations, files, errors (no Qt)."""
 from __future__ import annotations
 
 import csv
@@ -9,13 +9,16 @@ import os
 import numpy as np
 import pytest
 
-from nnconsole.engine import runs
-from nnconsole.engine.cli import main as cli_main
-from nnconsole.engine.data import DatasetError
-from nnconsole.engine.evaluate import (EvaluationError, classification_metrics, confusion_matrix, evaluate_run,
-                             evaluation_dir, read_evaluation, regression_metrics, summary_text, write_evaluation)
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.cli.main import main as cli_main
+from nnconsole.engine.data.loading import DatasetError
+from nnconsole.engine.evaluate.evaluation import (EvaluationError, classification_metrics, evaluate_run,
+                                                  regression_metrics)
+from nnconsole.engine.metrics.results import (confusion_matrix, evaluation_dir, read_evaluation, summary_text,
+                                              write_evaluation)
 from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import Datasets, Layer, Network, Project, TrainingConfig
+from nnconsole.engine.rundir.protocol import RESOLVED_FILE
 
 
 # ---------------------------------------------------------------------------------------------- pure metrics
@@ -89,7 +92,7 @@ def _tiny_run(tmp_path, loss="SoftmaxCrossEntropy", targets=LABELS, out=3, with_
     """A run directory as the engine leaves it: project.yaml with absolute dataset paths and parameters."""
     import nnabla as nn
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     data = tmp_path / "data"
     data.mkdir()
@@ -104,7 +107,7 @@ def _tiny_run(tmp_path, loss="SoftmaxCrossEntropy", targets=LABELS, out=3, with_
                                         cache=False))
     run_dir = tmp_path / "results" / "tiny" / "20260101_000000"
     run_dir.mkdir(parents=True)
-    save_project(project, str(run_dir / runs.RESOLVED_FILE), backup=False)
+    save_project(project, str(run_dir / RESOLVED_FILE), backup=False)
     nn.clear_parameters()
     build_graph(project.network, 4, "runtime")
     params = nn.get_parameters()
@@ -171,7 +174,7 @@ def test_missing_parameters_and_bad_labels_are_reported_with_a_fix(tmp_path):
     other = tmp_path / "other"
     other.mkdir()
     bad = _tiny_run(other, targets=np.array([0, 1, 2, 5, 0, 1]))
-    # Found where the data loads (nnconsole.engine.labels), located by CSV line and column (tests/test_labels.py).
+    # Found where the data loads (nnconsole.engine.data.labels), located by CSV line and column (tests/test_labels.py).
     with pytest.raises(DatasetError, match=r"valid.csv line 5, column y: class label '5' is outside the network's "
                                            r"classes: class labels are whole numbers from 0 to 2"):
         evaluate_run(bad, "best")

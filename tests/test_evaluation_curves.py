@@ -9,10 +9,11 @@ import os
 import numpy as np
 import pytest
 
-from nnconsole.engine.cli import main as cli_main
-from nnconsole.engine.evaluate import evaluate_run, evaluation_dir, write_evaluation
-from nnconsole.engine.evaluation_curves import (area, average_precision, curve_metrics, likelihood_graph, pr_curve,
-                                                roc_auc, roc_curve, top_n_accuracy)
+from nnconsole.engine.cli.main import main as cli_main
+from nnconsole.engine.evaluate.evaluation import evaluate_run
+from nnconsole.engine.metrics.results import evaluation_dir, write_evaluation
+from nnconsole.engine.metrics.curves import (area, average_precision, curve_metrics, likelihood_graph, pr_curve,
+                                             roc_auc, roc_curve, top_n_accuracy)
 
 # scikit-learn's documentation example: roc_auc_score 0.75, average_precision_score 0.8333...
 SCORES = [0.1, 0.4, 0.35, 0.8]

@@ -10,6 +10,7 @@ import pytest
 
 from nnconsole.engine.project.model import Datasets, Executor, Layer, Network, Project
 from tests.helpers import write_tabular_csv
+from nnconsole.engine.check.project_file import load_valid_project
 
 
 def _project(folder: str) -> Project:
@@ -28,9 +29,9 @@ def _project(folder: str) -> Project:
 def _outputs(project: Project, folder: str) -> np.ndarray:
     import nnabla as nn
 
-    from nnconsole.engine.data import load_dataset
-    from nnconsole.engine.evaluate import _run_network
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.data.loading import load_dataset
+    from nnconsole.engine.evaluate.evaluation import _run_network
+    from nnconsole.engine.runtime.graph import build_graph
 
     nn.clear_parameters()
     nn.seed(0)
@@ -58,7 +59,7 @@ def test_monte_carlo_passes_average_towards_the_expected_output(tmp_path):
 
 
 def test_combine_passes_as_nnabla_cli_forward():
-    from nnconsole.engine.evaluate import combine_passes
+    from nnconsole.engine.evaluate.evaluation import combine_passes
 
     passes = [np.array([[1.0], [2.0]]), np.array([[3.0], [2.0]])]
     assert np.array_equal(combine_passes(passes, "mean"), [[2.0], [2.0]])
@@ -72,7 +73,7 @@ def test_combine_passes_as_nnabla_cli_forward():
     (lambda e: setattr(e, "repeat_evaluation_type", "median"), "executors[0].repeat_evaluation_type"),
 ])
 def test_bad_executors_are_located(tmp_path, change, where):
-    from nnconsole.engine.project.structure import check_structure
+    from nnconsole.engine.check.structure import check_structure
 
     project = _project(str(tmp_path))
     project.executors = [Executor()]
@@ -82,12 +83,12 @@ def test_bad_executors_are_located(tmp_path, change, where):
 
 def test_executors_round_trip_through_the_file_and_nntxt(tmp_path):
     from nnconsole.engine.interop import export_nntxt, import_file
-    from nnconsole.engine.project.io import load_project, save_project
+    from nnconsole.engine.project.io import save_project
 
     project = _project(str(tmp_path))
     project.executors = [Executor(name="MC", num_evaluations=30, repeat_evaluation_type="std")]
     save_project(project, backup=False)
-    assert load_project(project.path).executors == project.executors
+    assert load_valid_project(project.path).executors == project.executors
     out = str(tmp_path / "mc.nntxt")
     export_nntxt(project, out)
     text = open(out).read()

@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from nnconsole.engine.data import DatasetError, check_dataset, load_dataset, peek_csv
+from nnconsole.engine.data.loading import DatasetError, check_dataset, load_dataset, peek_csv
 from nnconsole.engine.project.errors import ProjectError
-from nnconsole.engine.project.io import load_project
 from tests.helpers import ROOT, nnconsole
+from nnconsole.engine.check.project_file import load_valid_project
 
 FUZZ = settings(max_examples=200, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -169,7 +169,7 @@ def test_a_bad_dataset_reaches_the_user_through_validate_and_train(tmp_path):
     lines[7] = "images/does-not-exist.png,3"
     csv.write_text("\n".join(lines) + "\n")
     with pytest.raises(ProjectError) as info:
-        load_project(str(project / "project.yaml"))
+        load_valid_project(str(project / "project.yaml"))
     [problem] = info.value.problems
     assert problem.path == "datasets.training" and problem.line is not None
     assert f"{csv} line 8, column x: image file 'images/does-not-exist.png' not found" in problem.message
@@ -193,11 +193,11 @@ def test_image_cells_of_a_project_dataset_stay_inside_the_project_folder(tmp_pat
     lines[4] = "../../private.png,0"
     csv.write_text("\n".join(lines) + "\n")
     with pytest.raises(ProjectError) as info:
-        load_project(str(project / "project.yaml"))
+        load_valid_project(str(project / "project.yaml"))
     [problem] = info.value.problems
     assert problem.path == "datasets.validation"
     assert f"{csv} line 5, column x: image path '../../private.png' points outside the project's folder" \
         in problem.message and "--allow-outside-data" in problem.message
-    assert load_project(str(project / "project.yaml"), allow_outside_data=True)
+    assert load_valid_project(str(project / "project.yaml"), allow_outside_data=True)
     # On its own (no project), a CSV may use images anywhere relative to it.
     assert check_dataset(str(csv)).row_count == len(lines) - 1

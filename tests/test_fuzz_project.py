@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nnconsole.engine.project.errors import ProjectError
-from nnconsole.engine.project.io import load_project, loads_project
-from nnconsole.engine.project.validate import check_datasets, check_mpiexec_args
+from nnconsole.engine.check.validate import check_datasets, check_mpiexec_args
 from tests.helpers import ROOT, nnconsole
+from nnconsole.engine.check.project_file import load_valid_project, loads_valid_project
 
 TEMPLATE = os.path.join(ROOT, "project_templates", "iris_mlp")
 FUZZ = settings(max_examples=120, deadline=None, derandomize=True,
@@ -39,7 +39,7 @@ def iris(tmp_path_factory) -> str:
 def expect_located_error(text: str, file: str) -> ProjectError:
     """Load ``text`` as if it were ``file``; it must fail with located problems only."""
     with pytest.raises(ProjectError) as info:
-        loads_project(text, file=file)
+        loads_valid_project(text, file=file)
     assert_located(info.value, file)
     return info.value
 
@@ -59,7 +59,7 @@ def load_or_located_error(text: str, file: str) -> bool:
     Returns whether it was refused, so that callers can bound how often garbage gets through.
     """
     try:
-        loads_project(text, file=file)
+        loads_valid_project(text, file=file)
     except ProjectError as exc:
         assert_located(exc, file)
         return True
@@ -93,7 +93,7 @@ def test_random_bytes_in_a_file_give_a_located_project_error(iris, tmp_path):
     def attempt(data: bytes) -> bool:
         path.write_bytes(data)
         try:
-            load_project(str(path))
+            load_valid_project(str(path))
         except ProjectError as exc:
             assert_located(exc, str(path))
             return True
@@ -246,11 +246,11 @@ def test_alias_cycles_bombs_deep_nesting_and_duplicate_keys_fail_fast(iris):
 def test_a_file_that_is_not_a_regular_file_is_refused(tmp_path):
     for path in (str(tmp_path), "/dev/zero"):
         with pytest.raises(ProjectError, match="not a regular file"):
-            load_project(path)
+            load_valid_project(path)
     fifo = tmp_path / "pipe.yaml"
     os.mkfifo(fifo)  # opening it would block forever
     with pytest.raises(ProjectError, match="not a regular file"):
-        load_project(str(fifo))
+        load_valid_project(str(fifo))
 
 
 # ---- dataset paths stay inside the project's folder -----------------------------------------------------
@@ -270,32 +270,32 @@ def test_dataset_paths_outside_the_project_folder_need_the_users_permission(iris
         with open(target, "w") as fh:
             fh.write(text)
         with pytest.raises(ProjectError) as info:
-            load_project(target)
+            load_valid_project(target)
         [problem] = [p for p in info.value.problems if p.path == "datasets.training"]
         assert "outside the project's folder" in problem.message and "--allow-outside-data" in problem.fix
         assert problem.line == text.splitlines().index(f"  training: {written}") + 1
         assert problem.file == target
         # The user's explicit permission loads it (the file exists there).
-        assert load_project(target, allow_outside_data=True).datasets.training == written
+        assert load_valid_project(target, allow_outside_data=True).datasets.training == written
 
 
 def test_paths_inside_the_folder_and_symlinked_data_folders_are_fine(iris, tmp_path):
     folder = os.path.dirname(iris)
-    assert load_project(iris).datasets.training == "data/train.csv"
+    assert load_valid_project(iris).datasets.training == "data/train.csv"
     text = _with_training(iris, "data/../data/./train.csv")
-    assert loads_project(text, file=iris).datasets.training == "data/../data/./train.csv"
+    assert loads_valid_project(text, file=iris).datasets.training == "data/../data/./train.csv"
     # A data folder linked into the project by its user counts as inside (a YAML file cannot make links).
     big = tmp_path / "bigdisk"
     shutil.copytree(os.path.join(folder, "data"), big)
     os.symlink(big, os.path.join(folder, "linked"))
     try:
-        assert loads_project(_with_training(iris, "linked/train.csv"), file=iris)
+        assert loads_valid_project(_with_training(iris, "linked/train.csv"), file=iris)
     finally:
         os.unlink(os.path.join(folder, "linked"))
 
 
 def test_the_gui_check_reports_the_same_rule(iris):
-    project = load_project(iris)
+    project = load_valid_project(iris)
     project.datasets.validation = "../../outside.csv"
     problems = check_datasets(project)
     assert [p.path for p in problems] == ["datasets.validation"]
@@ -331,7 +331,7 @@ def test_harmless_launcher_arguments_are_kept(iris, args):
     assert check_mpiexec_args(args) == []
     text = open(iris).read().replace("  workers: 1", "  workers: 1\n  mpiexec_args: " + yaml.safe_dump(
         args, default_flow_style=True).strip())
-    assert loads_project(text, file=iris).multi_gpu.mpiexec_args == args
+    assert loads_valid_project(text, file=iris).multi_gpu.mpiexec_args == args
 
 
 # ---- through the CLI ------------------------------------------------------------------------------------

@@ -8,9 +8,10 @@ import os
 
 import numpy as np
 
-from nnconsole.engine.project.io import load_project, save_project
+from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import Datasets, Layer, Network, Project, TrainingConfig
 from tests.helpers import train_in_process
+from nnconsole.engine.check.project_file import load_valid_project
 
 
 def gan_layers() -> list:
@@ -48,7 +49,7 @@ def test_gan_project_validates_trains_and_writes_a_model_that_uses_z(tmp_path):
     import nnabla as nn
     from nnabla.utils.nnp_graph import NnpLoader
 
-    project = load_project(gan_project(str(tmp_path / "gan")))  # validate passes
+    project = load_valid_project(gan_project(str(tmp_path / "gan")))  # validate passes
     run_dir, losses = train_in_process(project, str(tmp_path / "results"))
     assert losses and all(np.isfinite(losses))
     nnp = os.path.join(run_dir, "model_final.nnp")

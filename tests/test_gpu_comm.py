@@ -16,18 +16,19 @@ import time
 
 import pytest
 
-from nnconsole.engine import launch, runs
-from nnconsole.engine.launch import LaunchRequest, prepare_run
-from nnconsole.engine.project.io import load_project
+from nnconsole.engine.launch import launcher as launch
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.launch.launcher import LaunchRequest, prepare_run
 from nnconsole.engine.test_seams import seam_environment
 from tests.helpers import ROOT, final_params, max_relative_error, nnconsole, tabular_project
+from nnconsole.engine.check.project_file import load_valid_project
 
 SCRIPT = os.path.join(ROOT, "tests", "mpi_scripts", "gpu_path_check.py")
 DELAY = 0.08  # seconds of unhidden NCCL time per reduction in the fake (well above a loaded iteration)
 
 
 def test_pack_size_leaves_nnabla_buffers_for_float_and_half():
-    from nnconsole.engine.comm_gpu import NCCL_PACK_ELEMENTS, NNABLA_CUDA_PACK_POOL_BYTES, nccl_pack_buffers
+    from nnconsole.engine.comm.nccl import NCCL_PACK_ELEMENTS, NNABLA_CUDA_PACK_POOL_BYTES, nccl_pack_buffers
 
     assert NNABLA_CUDA_PACK_POOL_BYTES == 40 * 1024 * 1024
     assert NCCL_PACK_ELEMENTS == 2 << 20 == 2097152  # nnabla's own cli/train.py value
@@ -38,7 +39,7 @@ def test_pack_size_leaves_nnabla_buffers_for_float_and_half():
     # The old 64 MB pack (16,777,216 floats) leaves nnabla no buffer at all: refused, not a crash.
     assert nccl_pack_buffers(64 * 1024 * 1024 // 4, 4) == 0
     with pytest.raises(ValueError, match="40 MiB"):
-        from nnconsole.engine.comm_gpu import checked_pack_elements
+        from nnconsole.engine.comm.nccl import checked_pack_elements
         checked_pack_elements(64 * 1024 * 1024 // 4, 4)
     assert nccl_pack_buffers(10485760, 4) == 1 and nccl_pack_buffers(10485761, 4) == 0
 
@@ -46,7 +47,7 @@ def test_pack_size_leaves_nnabla_buffers_for_float_and_half():
 def _run(tmp_path, name, mode, precision="float", delay=0.0, inject=None, update_interval=2, epochs=2):
     path = tabular_project(str(tmp_path / name), n=128, batch=4, epochs=epochs, lr=0.05, workers=2,
                            scaling="none", monitor=2)
-    project = load_project(path)
+    project = load_valid_project(path)
     project.optimizer.update_interval = update_interval
     run_dir = prepare_run(project, LaunchRequest(project_path=path, output=str(tmp_path / name / "out")), 2)
     cmd = [launch.find_mpiexec(), "-n", "2", "--oversubscribe", sys.executable, SCRIPT, run_dir, mode, precision,
@@ -137,8 +138,8 @@ def test_ranks_that_choose_different_backends_all_fail_at_once_naming_each(tmp_p
 
 
 def test_backend_agreement_is_silent_when_all_agree_and_for_one_process():
-    from nnconsole.engine.backend_agreement import agree_on_backend, mismatch_message
-    from nnconsole.engine.comm import SingleComm
+    from nnconsole.engine.backend.agreement import agree_on_backend, mismatch_message
+    from nnconsole.engine.comm.cpu import SingleComm
 
     agree_on_backend(SingleComm(), None, "auto")  # one process: nothing to agree on, no MPI
     text = mismatch_message([{"rank": 0, "host": "a", "backend": "cuda", "reason": "CUDA GPU 0 (float)"},
@@ -150,7 +151,7 @@ def test_backend_agreement_is_silent_when_all_agree_and_for_one_process():
 def test_without_accumulation_the_first_reducing_backward_is_a_timed_probe(tmp_path):
     # update_interval 1: no plain backward to compare with, so the first all-reducing backward runs
     # unoverlapped (plain backward, then nnabla's all_reduce, each timed); the rest use callbacks.
-    from nnconsole.engine.comm_gpu import COMM_PROBE_INTERVAL
+    from nnconsole.engine.comm.nccl import COMM_PROBE_INTERVAL
 
     run_dir, ranks = _run(tmp_path, "u1", "gpu", delay=DELAY, update_interval=1, epochs=1)
     updates = [r for r in runs.iter_metrics(run_dir, "train")][-1]["iteration"]

@@ -14,7 +14,7 @@ import types
 
 import pytest
 
-from nnconsole.engine import gpu_libs
+from nnconsole.engine.backend import gpu_libs
 from tests.helpers import ROOT, load_script
 
 
@@ -67,7 +67,7 @@ def _fake_wheels(tmp_path, monkeypatch):
 
 
 def test_preload_loads_exactly_the_needed_libraries_dependencies_first(tmp_path, monkeypatch):
-    from nnconsole.engine.device import preload_nvidia_libraries
+    from nnconsole.engine.backend.device import preload_nvidia_libraries
 
     loaded = _fake_wheels(tmp_path, monkeypatch)
     preload_nvidia_libraries.cache_clear()
@@ -104,7 +104,7 @@ def test_a_missing_wheel_library_is_named_with_its_package(tmp_path, monkeypatch
 @pytest.mark.mpi
 @pytest.mark.parametrize("order", ["mpi-first", "device-first"])
 def test_nnabla_libmpi_search_reaches_the_same_mpi_under_mpiexec(tmp_path, order):
-    from nnconsole.engine import launch
+    from nnconsole.engine.launch import launcher as launch
 
     env = dict(launch.mpi_environment(), PYTHONPATH=ROOT, TMPDIR=str(tmp_path))
     env.pop("OMPI_HOME", None)
@@ -152,7 +152,7 @@ def fake_gpus(monkeypatch):
     import nnabla
     import nnabla.ext_utils
 
-    from nnconsole.engine import device
+    from nnconsole.engine.backend import device
 
     count = [0]
     monkeypatch.setattr(device, "cuda_diagnosis", lambda: None)
@@ -171,7 +171,7 @@ def fake_gpus(monkeypatch):
     (["a", "a", "a", "a"], 8),         # fewer workers than GPUs
 ])
 def test_engine_gpu_is_nnabla_local_rank(fake_gpus, hosts, visible):
-    from nnconsole.engine.device import select_device
+    from nnconsole.engine.backend.device import select_device
 
     fake_gpus[0] = visible
     for rank in range(len(hosts)):
@@ -185,7 +185,7 @@ def test_engine_gpu_is_nnabla_local_rank(fake_gpus, hosts, visible):
     (["a", "a", "a", "a"], 2, [2, 3]),  # more workers than GPUs on a machine
 ])
 def test_a_worker_without_its_gpu_is_told_what_to_change(fake_gpus, monkeypatch, hosts, visible, failing):
-    from nnconsole.engine.device import DeviceError, select_device
+    from nnconsole.engine.backend.device import DeviceError, select_device
 
     fake_gpus[0] = visible
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
@@ -206,9 +206,9 @@ def test_nccl_communicator_on_another_gpu_than_the_engine_is_an_error(monkeypatc
     import nnabla.communicators
     from mpi4py import MPI
 
-    from nnconsole.engine.comm import CommError
-    from nnconsole.engine.comm_gpu import NcclGpuComm
-    from nnconsole.engine.device import DeviceError
+    from nnconsole.engine.backend.mpi import CommError
+    from nnconsole.engine.comm.nccl import NcclGpuComm
+    from nnconsole.engine.backend.device import DeviceError
 
     class FakeNccl:
         size, rank, local_rank = 1, 0, 1  # nnabla counted this process as the 2nd on its host
@@ -238,7 +238,7 @@ def test_nccl_communicator_on_another_gpu_than_the_engine_is_an_error(monkeypatc
 
 def test_nccl_and_nnabla_settings_reach_remote_ranks(monkeypatch):
     """Open MPI passes only what ``-x`` names to ranks on other hosts (NCCL_SOCKET_IFNAME, NCCL_DEBUG...)."""
-    from nnconsole.engine.launch import worker_command
+    from nnconsole.engine.launch.launcher import worker_command
 
     for name in list(os.environ):
         if name.startswith(("NCCL_", "NNABLA_")):
@@ -269,7 +269,7 @@ def test_no_writable_temporary_folder_leaves_nnabla_its_own_search(monkeypatch, 
 
 def test_a_slurm_batch_script_does_not_start_mpi(monkeypatch):
     """nnconsole train inside sbatch (SLURM_PROCID=0) checks the GPU in the launcher: no MPI there."""
-    from nnconsole.engine.comm import MPI_LAUNCHER_VARIABLES
+    from nnconsole.engine.backend.mpi import MPI_LAUNCHER_VARIABLES
 
     for name in MPI_LAUNCHER_VARIABLES:
         monkeypatch.delenv(name, raising=False)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from nnconsole.engine.gpu_libs import driver_problem
+from nnconsole.engine.backend.gpu_libs import driver_problem
 from tests.helpers import ROOT
 
 

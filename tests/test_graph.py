@@ -6,11 +6,11 @@ import pytest
 
 nn = pytest.importorskip("nnabla")
 
-from nnconsole.engine.graph import GraphError, build_graph, lr_multipliers  # noqa: E402
+from nnconsole.engine.runtime.graph import GraphError, build_graph, lr_multipliers  # noqa: E402
 from nnconsole.engine.layers import all_specs, get_spec  # noqa: E402
 from nnconsole.engine.layers.initializers import expected_std  # noqa: E402
 from nnconsole.engine.project.model import Initializer, Layer, Network  # noqa: E402
-from nnconsole.engine.shapes import infer_network  # noqa: E402
+from nnconsole.engine.network.shapes import infer_network  # noqa: E402
 
 B = 3
 

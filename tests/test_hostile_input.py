@@ -11,6 +11,7 @@ import pytest
 from nnconsole.engine.project.errors import ProjectError
 from nnconsole.engine.project.io import load_project
 from tests.helpers import ROOT, nnconsole
+from nnconsole.engine.check.project_file import load_valid_project
 
 TEMPLATE = os.path.join(ROOT, "project_templates", "iris_mlp")
 
@@ -53,7 +54,7 @@ def test_initial_parameters_outside_the_project_need_the_users_permission(iris, 
     nn.clear_parameters()
     text = _set(iris, "  seed: 0\n", "  seed: 0\n  initial_parameters: ../secret.h5\n")
     with pytest.raises(ProjectError) as info:
-        load_project(iris)
+        load_valid_project(iris)
     [problem] = [p for p in info.value.problems if p.path == "config.initial_parameters"]
     assert "outside the project's folder" in problem.message and "--allow-outside-data" in problem.fix
     assert problem.file == iris and problem.line == text.splitlines().index("  initial_parameters: ../secret.h5") + 1
@@ -63,7 +64,7 @@ def test_initial_parameters_outside_the_project_need_the_users_permission(iris, 
     # The same from another working directory, with the project given by a relative path.
     _cli_refuses(["validate", os.path.relpath(iris, ROOT)], "config.initial_parameters", str(secret))
     assert not os.path.exists(os.path.join(os.path.dirname(iris), "results"))
-    assert load_project(iris, allow_outside_data=True).config.initial_parameters == "../secret.h5"
+    assert load_valid_project(iris, allow_outside_data=True).config.initial_parameters == "../secret.h5"
 
 
 @pytest.mark.slow
@@ -105,7 +106,7 @@ def test_a_yaml_file_of_many_values_is_refused_quickly(tmp_path, values, style):
     else:
         body = "description:\n" + "  - 1\n" * values
     path.write_text("format_version: 2\nname: bomb\n" + body)
-    error = _refused_within_bounds(lambda: load_project(str(path)))
+    error = _refused_within_bounds(lambda: load_valid_project(str(path)))
     assert isinstance(error, ProjectError)
     [problem] = error.problems
     assert problem.file == str(path) and problem.line and "more than 50,000 values" in problem.message
@@ -115,7 +116,7 @@ def test_a_yaml_file_of_many_values_is_refused_quickly(tmp_path, values, style):
 def test_an_oversized_yaml_text_is_refused_before_parsing(tmp_path):
     path = tmp_path / "big.yaml"
     path.write_text("format_version: 2\nname: big\ndescription: '" + "x" * (17 << 20) + "'\n")
-    error = _refused_within_bounds(lambda: load_project(str(path)), megabytes=100)
+    error = _refused_within_bounds(lambda: load_valid_project(str(path)), megabytes=100)
     assert isinstance(error, ProjectError) and "larger than 16 MiB" in str(error)
 
 
@@ -143,7 +144,7 @@ def _zip_with_declared_size(path, name: str, payload: bytes, declared: int) -> N
 @pytest.mark.slow
 def test_an_nnp_zip_bomb_is_refused_quickly_with_bounded_memory(tmp_path, declared, words):
     from nnconsole.engine.interop import InteropError
-    from nnconsole.engine.interop.nntxt_import import read_proto
+    from nnconsole.engine.interop.nntxt.importer import read_proto
 
     bomb = tmp_path / "bomb.nnp"
     _zip_with_declared_size(bomb, "parameter.h5", bytes(200 << 20), declared)
@@ -160,7 +161,7 @@ def test_an_nnp_with_thousands_of_members_is_refused(tmp_path):
     import zipfile
 
     from nnconsole.engine.interop import InteropError
-    from nnconsole.engine.interop.nntxt_import import read_proto
+    from nnconsole.engine.interop.nntxt.importer import read_proto
 
     bomb = tmp_path / "many.nnp"
     with zipfile.ZipFile(bomb, "w") as zf:
@@ -200,9 +201,9 @@ def test_a_batch_size_beyond_memory_is_a_located_error(iris):
     text = _set(iris, "batch_size: 16", "batch_size: 1000000000")
     line = text.splitlines().index("  batch_size: 1000000000") + 1
     _cli_refuses(["validate", iris], f"{iris}:{line}: config.batch_size", "GiB", "smaller batch size")
-    from nnconsole.engine.project.validate import check_batch_memory
+    from nnconsole.engine.check.validate import check_batch_memory
 
-    project = load_project(iris, validate=False)
+    project = load_project(iris)
     # 1000 values per sample x 12 bytes: 1,000 samples need 12 MB; a 10 MB machine cannot hold them.
     assert check_batch_memory(project, 1000, memory=10 << 20)
     project.config.batch_size = 100
@@ -277,7 +278,7 @@ def test_damaged_run_files_are_named_with_their_field(finished_run, tmp_path, na
 def test_a_checkpoint_json_with_wrong_types_is_skipped_with_a_named_warning(finished_run, tmp_path):
     import json
 
-    from nnconsole.engine.checkpoint import CheckpointError, read_checkpoint
+    from nnconsole.engine.runtime.checkpoint import CheckpointError, read_checkpoint
 
     run = _copy_run(finished_run, tmp_path)
     newest = os.path.join(run, "checkpoints", "ckpt-00000016.json")
@@ -299,7 +300,7 @@ def test_a_checkpoint_json_with_wrong_types_is_skipped_with_a_named_warning(fini
 
 
 def test_parameter_differences_name_missing_extra_and_reshaped_parameters():
-    from nnconsole.engine.checkpoint import parameter_differences
+    from nnconsole.engine.network.parameter_files import parameter_differences
 
     network = {"a/W": (4, 3), "a/b": (3,), "c/W": (3, 2)}
     assert parameter_differences(dict(network), network) == []
@@ -344,17 +345,17 @@ def test_validate_checks_the_initial_parameters_file_itself(iris):
 def test_deeply_nested_yaml_is_refused_quickly_at_its_line(tmp_path, body, line):
     path = tmp_path / "deep.yaml"
     path.write_text("format_version: 3\n" + body)
-    error = _refused_within_bounds(lambda: load_project(str(path)))
+    error = _refused_within_bounds(lambda: load_valid_project(str(path)))
     assert isinstance(error, ProjectError)
     [problem] = error.problems
     assert problem.line == line and "nested too deeply (more than 64 levels)" in problem.message
 
 
 def test_the_gui_consent_lists_initial_parameters_outside_the_folder_too(iris, tmp_path):
-    from nnconsole.engine.project.validate import files_outside
+    from nnconsole.engine.project.paths import files_outside
 
     _set(iris, "  seed: 0\n", "  seed: 0\n  initial_parameters: ../secret.h5\n")
-    project = load_project(iris, validate=False)
+    project = load_project(iris)
     assert files_outside(project) == [str(tmp_path / "secret.h5")]
     project.datasets.training = "../shared/train.csv"
     assert files_outside(project) == [str(tmp_path / "secret.h5"), str(tmp_path / "shared" / "train.csv")]

@@ -29,7 +29,7 @@ def test_cli_import_then_info_accepts_a_loss_on_a_per_sample_scalar(tmp_path, de
     info = nnconsole(["info", project_path], check=False)
     assert info.returncode == 0, info.stdout + info.stderr  # was: layer 'y': shape must be ... got []
     assert "d_as_1" in info.stdout
-    net = load_project(project_path, validate=False).network
+    net = load_project(project_path).network
     assert net.layer("y").params["shape"] == [1]
     assert net.layer("loss0").inputs == ["d_as_1", "y"]
     assert net.layer("d_as_1").type == "Reshape" and net.layer("d_as_1").inputs == ["d"]
@@ -39,7 +39,7 @@ def test_losses_sharing_one_scalar_share_one_reshape_and_the_network_trains_a_st
     import nnabla as nn
     import nnabla.solvers as S
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
     from nnconsole.engine.interop import import_file
 
     result = import_file(_write(tmp_path, "BatchDet", "SquaredError", n_losses=2))

@@ -8,15 +8,16 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from nnconsole.engine import runs
-from nnconsole.engine.cli import main as cli_main
-from nnconsole.engine.dataset_csv import DatasetError
-from nnconsole.engine.evaluation_results import EvaluationError
-from nnconsole.engine.infer import InferenceError, infer
-from nnconsole.engine.infer_cli import parse_progress, progress_line
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.cli.main import main as cli_main
+from nnconsole.engine.data.csv_reader import DatasetError
+from nnconsole.engine.metrics.results import EvaluationError
+from nnconsole.engine.evaluate.inference import InferenceError, infer
+from nnconsole.engine.rundir.protocol import parse_progress, progress_line
 from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import Datasets, Layer, Network, Project, TrainingConfig
 from tests.helpers import nnconsole
+from nnconsole.engine.rundir.protocol import RESOLVED_FILE
 
 CLASSES = 3
 SHAPE = (3, 4, 5)  # colour, 4 high, 5 wide
@@ -31,7 +32,7 @@ def make_image_run(tmp_path, shape=SHAPE, with_best=True, names=None):
     """A run folder as the engine leaves it: an image classifier x -> Affine(3) -> SoftmaxCrossEntropy, random weights."""
     import nnabla as nn
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     tmp_path.mkdir(parents=True, exist_ok=True)
     data = tmp_path / "data"
@@ -48,7 +49,7 @@ def make_image_run(tmp_path, shape=SHAPE, with_best=True, names=None):
                                         cache=False))
     run_dir = tmp_path / "results" / "tiny" / "20260101_000000"
     run_dir.mkdir(parents=True)
-    save_project(project, str(run_dir / runs.RESOLVED_FILE), backup=False)
+    save_project(project, str(run_dir / RESOLVED_FILE), backup=False)
     save_project(project, str(tmp_path / "tiny.yaml"), backup=False)  # the project whose results root holds the run
     runs.write_status(str(run_dir), runs.RunStatus(status="finished"))
     rng = np.random.default_rng(7)
@@ -131,7 +132,7 @@ def test_a_dataset_csv_gives_the_same_numbers_as_its_images_and_keeps_labels(tmp
 def test_a_numeric_csv_without_labels_and_a_regression_network(tmp_path):
     import nnabla as nn
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     layers = [Layer("x", "Input", params={"shape": [2], "variable": "x"}),
               Layer("fc", "Affine", ["x"], {"out_shape": 1}),
@@ -140,7 +141,7 @@ def test_a_numeric_csv_without_labels_and_a_regression_network(tmp_path):
     project = Project(name="reg", network=Network(layers), datasets=Datasets(training="t.csv", validation="t.csv"))
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    save_project(project, str(run_dir / runs.RESOLVED_FILE), backup=False)
+    save_project(project, str(run_dir / RESOLVED_FILE), backup=False)
     nn.clear_parameters()
     build_graph(project.network, 1, "runtime")
     params = nn.get_parameters()
@@ -280,7 +281,7 @@ def test_infer_runs_as_a_real_subprocess(tmp_path):
 
 
 def test_class_names_lose_control_characters_and_fall_back_to_numbers(tmp_path):
-    from nnconsole.engine.labels import class_name, read_class_names
+    from nnconsole.engine.data.labels import class_name, read_class_names
 
     (tmp_path / "labels.txt").write_text("cat\x1b[31m\ndog,\"x\"\r\n\n\n")
     names = read_class_names(str(tmp_path / "labels.txt"))
@@ -306,7 +307,7 @@ def test_resize_modes_trim_or_pad_to_the_input_aspect_as_dataset_creation_does(t
 
 
 def test_bounded_memory_images_are_decoded_one_batch_at_a_time(tmp_path, monkeypatch):
-    import nnconsole.engine.infer as infer_module
+    import nnconsole.engine.evaluate.inference as infer_module
 
     run_dir, _, _ = make_image_run(tmp_path)
     paths, _ = write_images(tmp_path / "many", count=7)
@@ -334,7 +335,7 @@ def test_a_per_pixel_classifier_writes_its_outputs_not_meaningless_top_classes(t
     """Softmax over the channel axis of a (3, 4, 5) map: 60 values a sample are not 60 classes."""
     import nnabla as nn
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     layers = [Layer("x", "Input", params={"shape": [3, 4, 5], "variable": "x"}),
               Layer("conv", "Convolution", ["x"], {"outmaps": 3, "kernel": [1, 1]}),
@@ -343,7 +344,7 @@ def test_a_per_pixel_classifier_writes_its_outputs_not_meaningless_top_classes(t
     project = Project(name="seg", network=Network(layers), datasets=Datasets(training="t.csv", validation="t.csv"))
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    save_project(project, str(run_dir / runs.RESOLVED_FILE), backup=False)
+    save_project(project, str(run_dir / RESOLVED_FILE), backup=False)
     nn.clear_parameters()
     build_graph(project.network, 1, "runtime")
     nn.save_parameters(str(run_dir / "parameters_best.h5"))
@@ -381,7 +382,7 @@ def test_a_stopped_inference_leaves_no_file_behind(tmp_path):
     write_images(tmp_path / "many", count=300)
     out = tmp_path / "out" / "o.csv"
     env = dict(os.environ, PYTHONPATH=ROOT, PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli", "infer", run_dir, str(tmp_path / "many"),
+    proc = subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli.main", "infer", run_dir, str(tmp_path / "many"),
                              "-o", str(out), "--batch-size", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env, cwd=ROOT)
     first = proc.stdout.readline()
@@ -396,7 +397,7 @@ def test_infer_runs_the_executor_as_evaluate_does(tmp_path):
     """A project's executor (issue 17) decides the passes per batch: std of identical passes is 0 everywhere."""
     import nnabla as nn
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
     from nnconsole.engine.project.model import Executor
 
     layers = [Layer("x", "Input", params={"shape": [2], "variable": "x"}),
@@ -407,7 +408,7 @@ def test_infer_runs_the_executor_as_evaluate_does(tmp_path):
                       executors=[Executor(num_evaluations=3, repeat_evaluation_type="std")])
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    save_project(project, str(run_dir / runs.RESOLVED_FILE), backup=False)
+    save_project(project, str(run_dir / RESOLVED_FILE), backup=False)
     nn.clear_parameters()
     build_graph(project.network, 1, "runtime")
     nn.get_parameters()["fc/affine/b"].d = np.array([0.5], dtype=np.float32)

@@ -8,7 +8,7 @@ import pytest
 
 from nnconsole.engine.layers import defaults
 from nnconsole.engine.project.model import Layer, Network
-from nnconsole.engine.shapes import infer_network
+from nnconsole.engine.network.shapes import infer_network
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

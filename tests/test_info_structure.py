@@ -2,7 +2,7 @@
 and one table per network, headed by the optimizers that train it."""
 from __future__ import annotations
 
-from nnconsole.engine.cli import main
+from nnconsole.engine.cli.main import main
 from tests.helpers import tabular_project
 from tests.test_repeat_blocks import _write_project, resnet_like
 from tests.test_several_optimizers import gan_project

@@ -85,7 +85,7 @@ def test_he_forward_and_backward_differ_by_the_fan_they_use():
 def test_the_layers_pass_their_fans_so_the_weights_have_nnablas_std(kind):
     import nnabla as nn
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     net = Network([
         Layer("x", "Input", params={"shape": [3, 12, 12]}),
@@ -106,8 +106,8 @@ def test_the_layers_pass_their_fans_so_the_weights_have_nnablas_std(kind):
 def test_he_backward_survives_nntxt_export_and_nnablas_loader_draws_with_it(tmp_path):
     from nnabla.utils import load
 
-    from nnconsole.engine.interop.nntxt_export import export_nntxt
-    from nnconsole.engine.interop.nntxt_import import import_nntxt
+    from nnconsole.engine.interop.nntxt.exporter import export_nntxt
+    from nnconsole.engine.interop.nntxt.importer import import_nntxt
     from nnconsole.engine.project.model import Project
 
     net = Network([

@@ -17,6 +17,7 @@ import pytest
 from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import Datasets, Layer, Network, Project, TrainingConfig
 from tests.helpers import ROOT
+from nnconsole.engine.check.project_file import load_valid_project
 
 NNABLA_CLI = os.path.join(os.path.dirname(sys.executable), "nnabla_cli")
 DIGITS = os.path.join(ROOT, "project_templates", "digits_cnn", "data")
@@ -84,7 +85,7 @@ def fake_run(folder, layers, csv_path, seed=0) -> str:
     """A run directory as training leaves it (project.yaml + parameters_final.h5) with random weights."""
     import nnabla as nn
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     os.makedirs(folder, exist_ok=True)
     project = Project(name="coverage", network=Network(layers),
@@ -105,11 +106,10 @@ def engine_outputs(run_dir, csv_path):
     """The engine's runtime graph (build_runtime) on the run's parameters, for every CSV row."""
     import nnabla as nn
 
-    from nnconsole.engine.data import load_dataset
-    from nnconsole.engine.export import build_runtime
-    from nnconsole.engine.project.io import load_project
+    from nnconsole.engine.data.loading import load_dataset
+    from nnconsole.engine.runtime.nnp import build_runtime
 
-    project = load_project(os.path.join(run_dir, "project.yaml"), check_datasets=False)
+    project = load_valid_project(os.path.join(run_dir, "project.yaml"), check_datasets=False)
     ds = load_dataset(csv_path, expected_shapes={"x": (1, 8, 8), "y": (1,)})
     nn.clear_parameters()
     nn.load_parameters(os.path.join(run_dir, "parameters_final.h5"))
@@ -143,7 +143,7 @@ def test_nnp_and_nntxt_give_the_engine_outputs_under_nnabla(tmp_path, digits_csv
     x, expected = engine_outputs(run, digits_csv)
     assert expected.shape == (8, 3) and np.allclose(expected.sum(axis=1), 1.0, atol=1e-5)
 
-    nnp = export_run(run, "nnp").path  # the run has no .nnp yet: written by nnconsole.engine.export.export_nnp
+    nnp = export_run(run, "nnp").path  # the run has no .nnp yet: written by nnconsole.engine.runtime.nnp.export_nnp
     assert nnp.endswith("model_final.nnp") and os.path.isfile(nnp)
     loaded = []
     for i in range(len(x)):  # batch 1: the engine's .nnp pins the batch axis of Slice (see report)
@@ -222,7 +222,7 @@ def test_onnx_export_matches_the_engine_or_names_the_install(tmp_path, digits_cs
 
 
 def test_export_run_cli_and_errors(tmp_path, digits_csv, capsys):
-    from nnconsole.engine.cli import main
+    from nnconsole.engine.cli.main import main
 
     run = fake_run(tmp_path / "run", coverage_layers(onnx_friendly=True), digits_csv)
     assert main(["export", run, "--format", "nnp", "-o", str(tmp_path / "m.nnp")]) == 0
@@ -246,7 +246,7 @@ def test_onnx_missing_names_the_install_command(tmp_path, monkeypatch):
 
 def test_export_never_overwrites_an_existing_file_without_force(tmp_path, digits_csv, capsys):
     """Issue 13 item 7: an existing file (the .nntxt a project came from, an earlier export) is kept."""
-    from nnconsole.engine.cli import main
+    from nnconsole.engine.cli.main import main
 
     run = fake_run(tmp_path / "run", coverage_layers(onnx_friendly=True), digits_csv)
     for fmt, name in (("nnp", "m.nnp"), ("nntxt", "m.nntxt")):

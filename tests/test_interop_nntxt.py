@@ -11,11 +11,12 @@ import pytest
 from nnconsole import templates as project_templates
 from nnconsole.engine.interop import InteropError, import_file
 from nnconsole.engine.interop.common import canonical_params
-from nnconsole.engine.interop.nntxt_export import export_nntxt, project_to_proto
-from nnconsole.engine.interop.nntxt_import import import_nntxt
+from nnconsole.engine.interop.nntxt.exporter import export_nntxt, project_to_proto
+from nnconsole.engine.interop.nntxt.importer import import_nntxt
 from nnconsole.engine.layers import get_spec
-from nnconsole.engine.project.io import load_project, save_project
+from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import Initializer, Layer, Network, Project, Schedule
+from nnconsole.engine.check.project_file import load_valid_project
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "interop")
 SAMPLE = os.path.join(DATA, "nnc_tiny_repeat.nntxt")
@@ -43,8 +44,8 @@ def effective_params(layer: Layer) -> dict:
 
 def same_network(a: Network, b: Network) -> None:
     """Equal as the engine sees them: names, types, inputs, checked params, initializers, LR multipliers."""
-    from nnconsole.engine.layers.other import _slice_ranges
-    from nnconsole.engine.shapes import infer_network
+    from nnconsole.engine.layers.types.structural import _slice_ranges
+    from nnconsole.engine.network.shapes import infer_network
 
     assert [l.name for l in a.layers] == [l.name for l in b.layers]
     info_a, info_b = infer_network(a), infer_network(b)
@@ -63,7 +64,7 @@ def same_network(a: Network, b: Network) -> None:
 
 
 def absolute_datasets(project: Project) -> Project:
-    from nnconsole.engine.project.validate import dataset_path
+    from nnconsole.engine.project.paths import dataset_path
     copy = project.copy()
     for key in ("training", "validation"):
         setattr(copy.datasets, key, dataset_path(project, getattr(project.datasets, key)))
@@ -72,7 +73,7 @@ def absolute_datasets(project: Project) -> Project:
 
 @pytest.mark.parametrize("name", sorted(TEMPLATES))
 def test_template_round_trip_keeps_network_and_config(name, tmp_path):
-    project = load_project(str(TEMPLATES[name].project_file))
+    project = load_valid_project(str(TEMPLATES[name].project_file))
     out = tmp_path / f"{name}.nntxt"
     export_nntxt(project, str(out))
     back = import_nntxt(str(out)).project
@@ -89,7 +90,7 @@ def test_template_round_trip_keeps_network_and_config(name, tmp_path):
 @pytest.mark.parametrize("name", sorted(TEMPLATES))
 def test_template_round_trip_without_nnconsole_comment(name, tmp_path):
     """What a plain nnabla reader keeps: the network, the optimizer and the CONFIG nnabla has fields for."""
-    project = load_project(str(TEMPLATES[name].project_file))
+    project = load_valid_project(str(TEMPLATES[name].project_file))
     out = tmp_path / "plain.nntxt"
     export_nntxt(project, str(out), with_extras=False)
     assert "nnconsole" not in out.read_text()
@@ -104,7 +105,7 @@ def test_template_round_trip_without_nnconsole_comment(name, tmp_path):
 def test_export_is_read_by_nnabla_with_names_shapes_and_settings(tmp_path):
     from nnabla.utils import load
 
-    project = load_project(str(TEMPLATES["digits_cnn"].project_file))
+    project = load_valid_project(str(TEMPLATES["digits_cnn"].project_file))
     project.optimizer.solver, project.optimizer.learning_rate = "Momentum", 0.05
     project.optimizer.solver_params = {"momentum": 0.8}
     project.optimizer.schedule = Schedule(type="step", steps=[100, 200], gamma=0.5)
@@ -157,7 +158,7 @@ def test_nnc_written_sample_imports_with_repeat_block_kept():
     # the Windows training path is found by its file name next to the .nntxt; the relative one directly
     assert p.datasets.training == os.path.join(DATA, "tiny_train.csv")
     assert p.datasets.validation == os.path.join(DATA, "tiny_valid.csv")
-    from nnconsole.engine.shapes import infer_network
+    from nnconsole.engine.network.shapes import infer_network
     assert infer_network(p.network).ok
 
 
@@ -188,7 +189,7 @@ def _sample_nnp(tmp_path, values):
 def test_nnp_parameters_become_initial_weights(tmp_path):
     import nnabla as nn
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     nnp, values = _sample_nnp(tmp_path, np.random.RandomState(3))
     shutil.copy(os.path.join(DATA, "tiny_valid.csv"), tmp_path)
@@ -287,7 +288,7 @@ def test_export_refuses_a_broken_network():
 
 
 def test_flatten_and_constant_schedule_survive_through_the_comment(tmp_path):
-    project = load_project(str(TEMPLATES["digits_cnn"].project_file))
+    project = load_valid_project(str(TEMPLATES["digits_cnn"].project_file))
     net = project.network
     net.layers.insert(7, Layer("flat", "Flatten", ["pool2"], position=(40.0, 520.0)))
     net.layer("fc1").inputs = ["flat"]
@@ -305,8 +306,8 @@ def test_flatten_and_constant_schedule_survive_through_the_comment(tmp_path):
 
 
 def test_cli_import_then_export(tmp_path, capsys):
-    from nnconsole.engine.cli import main
-    from nnconsole.engine.repeat_blocks import unroll
+    from nnconsole.engine.cli.main import main
+    from nnconsole.engine.network.repeat_blocks import unroll
 
     folder = tmp_path / "proj"  # the data next to the project (nnconsole reads data inside its folder only)
     shutil.copytree(DATA, folder)
@@ -315,7 +316,7 @@ def test_cli_import_then_export(tmp_path, capsys):
     assert main(["import", sample, "-o", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "RepeatStart" in printed and str(out) in printed
-    project = load_project(str(out))  # validates, datasets included
+    project = load_valid_project(str(out))  # validates, datasets included
     assert project.network.layer("Affine_2").type == "Affine"  # the block is kept in the saved project
     assert project.network.layer("RepeatStart").params == {"times": 2}
     assert main(["import", sample, "-o", str(out)]) == 2  # refuses to overwrite
@@ -364,7 +365,7 @@ def every_layer_type_project() -> Project:
 @pytest.mark.slow
 @pytest.mark.parametrize("extras", [True, False])
 def test_every_layer_type_round_trips(tmp_path, extras):
-    from nnconsole.engine.shapes import infer_network
+    from nnconsole.engine.network.shapes import infer_network
 
     project = every_layer_type_project()
     assert infer_network(project.network).ok
@@ -437,8 +438,8 @@ def test_nested_repeats_expand_like_nnablas_own_expander(tmp_path):
     from nnabla.utils.converter.nnabla.expander import NnpExpander
 
     from nnconsole.engine.interop.netgraph import parameter_renames
-    from nnconsole.engine.interop.nntxt_import import proto_to_project
-    from nnconsole.engine.repeat_blocks import unroll
+    from nnconsole.engine.interop.nntxt.importer import proto_to_project
+    from nnconsole.engine.network.repeat_blocks import unroll
 
     proto = nnabla_pb2.NNablaProtoBuf()
     text_format.Merge(NESTED_NNTXT, proto)
@@ -470,19 +471,18 @@ def test_nested_repeats_expand_like_nnablas_own_expander(tmp_path):
 def test_imported_nnp_weights_are_the_starting_point_of_training(tmp_path):
     import nnabla as nn
 
-    from nnconsole.engine.cli import main
-    from nnconsole.engine.comm import SingleComm
-    from nnconsole.engine.launch import LaunchRequest, prepare_run
-    from nnconsole.engine.project.io import load_project
-    from nnconsole.engine.train import Trainer
-    from nnconsole.engine.worker_options import WorkerOptions
+    from nnconsole.engine.cli.main import main
+    from nnconsole.engine.comm.cpu import SingleComm
+    from nnconsole.engine.launch.launcher import LaunchRequest, prepare_run
+    from nnconsole.engine.train.trainer import Trainer
+    from nnconsole.engine.rundir.launch_options import WorkerOptions
 
     nnp, values = _sample_nnp(tmp_path, np.random.RandomState(5))
     for name in ("tiny_train.csv", "tiny_valid.csv"):
         shutil.copy(os.path.join(DATA, name), tmp_path)
     out = tmp_path / "imported.yaml"
     assert main(["import", str(nnp), "-o", str(out)]) == 0
-    project = load_project(str(out), check_datasets=False)
+    project = load_valid_project(str(out), check_datasets=False)
     assert project.config.initial_parameters == "imported_initial.h5"
     run_dir = prepare_run(project, LaunchRequest(output=str(tmp_path / "runs")), workers=1)
     trainer = Trainer(run_dir, SingleComm(), WorkerOptions())

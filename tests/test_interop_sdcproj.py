@@ -7,9 +7,10 @@ import os
 import pytest
 
 from nnconsole.engine.interop import InteropError, import_file
-from nnconsole.engine.project.io import load_project, save_project
+from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import Initializer
-from nnconsole.engine.shapes import infer_network
+from nnconsole.engine.network.shapes import infer_network
+from nnconsole.engine.check.project_file import load_valid_project
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "interop")
 SDCPROJ = os.path.join(DATA, "nnc_tiny_cnn.sdcproj")
@@ -50,8 +51,8 @@ def test_sdcproj_imports_layers_positions_initializers_and_lr_multipliers():
 
 
 def _train(project_path: str, out: str):
-    from nnconsole.engine import runs
-    from nnconsole.engine.launch import LaunchRequest, launch
+    from nnconsole.engine.rundir import store as runs
+    from nnconsole.engine.launch.launcher import LaunchRequest, launch
 
     result = launch(LaunchRequest(project_path=project_path, output=out, epochs=2, device="cpu"))
     assert result.status == "finished", result.message
@@ -76,7 +77,7 @@ def test_imported_nntxt_trains(tmp_path):
     result = import_file(str(tmp_path / os.path.basename(NNTXT)))
     path = str(tmp_path / "project.yaml")
     save_project(result.project, path)
-    project = load_project(path)  # validates the network, the settings and the datasets
+    project = load_valid_project(path)  # validates the network, the settings and the datasets
     assert project.network.layer("Input").params["variable"] == "x"
     _train(path, str(tmp_path / "results"))
 

@@ -19,12 +19,13 @@ import time
 import numpy as np
 import pytest
 
-from nnconsole.engine import runs
-from nnconsole.engine.checkpoint import (CheckpointError, CheckpointState, NonFiniteParametersError, find_usable_checkpoint,
-                               read_checkpoint, save_checkpoint)
-from nnconsole.engine.launch import check_resumable
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.runtime.checkpoint import (CheckpointError, CheckpointState, NonFiniteParametersError,
+                                                 find_usable_checkpoint, read_checkpoint, save_checkpoint)
+from nnconsole.engine.launch.launcher import check_resumable
 from tests.helpers import (ROOT, final_params, live_processes, load_h5, max_relative_error, nnconsole, results_of,
                            run_dir_from, tabular_project, train_file_in_process, wait_until_gone, write_tabular_csv)
+from nnconsole.engine.rundir.protocol import RESOLVED_FILE
 
 # One worker x batch 16 and two workers x batch 8 make the same updates (keep-logical-batch), so
 # one uninterrupted single-worker run is the reference for every scenario.
@@ -47,7 +48,7 @@ def new_project(tmp_path, name: str = "p", workers: int = 1) -> str:
 
 
 def start(project: str, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli", "train", project, "-q", *extra],
+    return subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli.main", "train", project, "-q", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, cwd=ROOT)
 
 
@@ -64,7 +65,7 @@ def wait_for_checkpoints(results: str, count: int, alive, timeout: float = 60) -
 
 
 def worker_pids(run_dir: str) -> list:
-    return [pid for pid, args in live_processes(run_dir) if "nnconsole.engine.worker" in args and "mpiexec" not in args
+    return [pid for pid, args in live_processes(run_dir) if "nnconsole.engine.train.worker" in args and "mpiexec" not in args
             and "prterun" not in args]
 
 
@@ -236,7 +237,7 @@ def test_killed_launcher_takes_mpiexec_and_both_ranks_along(tmp_path, reference)
 GUI = """
 import subprocess, sys, time
 # Like the GUI's RunController: 'nnconsole train PROJECT --gpus 1 --quiet' in a child with pipes.
-child = subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli", "train", sys.argv[1], "--gpus", "1", "--quiet"],
+child = subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli.main", "train", sys.argv[1], "--gpus", "1", "--quiet"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 print(child.pid, flush=True)
 child.stdout.readline()  # 'run directory: ...'
@@ -405,7 +406,7 @@ def test_damaged_checkpoints_are_skipped_and_reported(tmp_path):
             read_checkpoint(kept[1])
     os.unlink(kept[0][:-5] + ".solver0.h5")
     assert find_usable_checkpoint(run_dir, warn=warnings.append) is None
-    with open(os.path.join(run_dir, runs.RESOLVED_FILE), "w") as fh:
+    with open(os.path.join(run_dir, RESOLVED_FILE), "w") as fh:
         fh.write("format_version: 2\n")
     with pytest.raises(CheckpointError, match="every checkpoint is damaged"):
         check_resumable(run_dir)
@@ -419,7 +420,7 @@ def test_resume_is_refused_cleanly_when_impossible(tmp_path):
     assert out.returncode == 2 and "not a run directory" in out.stderr and "Traceback" not in out.stderr
     run_dir = tmp_path / "run"
     os.makedirs(run_dir / "checkpoints")
-    (run_dir / runs.RESOLVED_FILE).write_bytes(open(project, "rb").read())
+    (run_dir / RESOLVED_FILE).write_bytes(open(project, "rb").read())
     out = nnconsole(["train", "--resume", str(run_dir)], check=False)
     assert out.returncode == 2 and "before its first checkpoint" in out.stderr
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -431,7 +432,7 @@ def test_resume_is_refused_cleanly_when_impossible(tmp_path):
         sleeper.kill()
         sleeper.wait()
     # The launcher is gone but a worker of the run is still writing its last checkpoint.
-    orphan = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "nnconsole.engine.worker", str(run_dir)])
+    orphan = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "nnconsole.engine.train.worker", str(run_dir)])
     try:
         while not live_processes(str(run_dir)):  # until exec() has given it its command line
             time.sleep(0.01)
@@ -448,7 +449,7 @@ def diverging_project(folder) -> str:
     overflowing in epoch 2."""
     from nnconsole.engine.project.io import save_project
     from nnconsole.engine.project.model import (Datasets, Initializer, Layer, Network, Optimizer, Project,
-                                      TrainingConfig)
+                                                TrainingConfig)
 
     os.makedirs(folder, exist_ok=True)
     write_tabular_csv(os.path.join(folder, "train.csv"), n=256)

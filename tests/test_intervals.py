@@ -9,8 +9,9 @@ import os
 
 import pytest
 
-from nnconsole.engine.project.io import load_project, loads_project
+from nnconsole.engine.project.io import loads_project
 from tests.helpers import ROOT, tabular_project, train_file_in_process
+from nnconsole.engine.check.project_file import load_valid_project
 
 DATA = os.path.join(ROOT, "tests", "data", "interop")
 
@@ -23,7 +24,7 @@ def test_format_2_monitor_interval_becomes_log_interval_and_validation_every_epo
     text = text.replace("monitor_interval: 10", "monitor_interval: 7")
     path = tmp_path / "old.yaml"
     path.write_text(text)
-    project = load_project(str(path), check_datasets=False)
+    project = load_valid_project(str(path), check_datasets=False)
     assert (project.config.log_interval, project.config.validation_interval) == (7, 1)
     assert path.read_text() == text  # loading never rewrites the file
 
@@ -33,7 +34,7 @@ def test_the_old_key_in_a_current_file_names_both_new_fields():
 
     text = f"format_version: {FORMAT_VERSION}\nconfig:\n  monitor_interval: 5\n"
     try:
-        loads_project(text, validate=False)
+        loads_project(text)
     except ValueError as exc:
         assert "log_interval" in str(exc) and "validation_interval" in str(exc)
     else:
@@ -51,10 +52,10 @@ def test_nnc_monitor_interval_is_epochs_between_validations_on_import(tmp_path):
 
 def test_export_writes_validation_interval_as_nnablas_monitor_interval(tmp_path):
     from nnconsole.engine.interop import import_file
-    from nnconsole.engine.interop.nntxt_export import export_nntxt
-    from nnconsole.engine.interop.nntxt_import import read_proto
+    from nnconsole.engine.interop.nntxt.exporter import export_nntxt
+    from nnconsole.engine.interop.nntxt.importer import read_proto
 
-    project = load_project(tabular_project(str(tmp_path / "p")))
+    project = load_valid_project(tabular_project(str(tmp_path / "p")))
     project.config.validation_interval, project.config.log_interval = 3, 17
     out = str(tmp_path / "p" / "exported.nntxt")
     export_nntxt(project, out)

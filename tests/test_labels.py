@@ -12,13 +12,14 @@ import os
 
 import pytest
 
-from nnconsole.engine.data import DatasetError, check_dataset, load_dataset
-from nnconsole.engine.labels import class_label_variables
+from nnconsole.engine.data.loading import DatasetError, check_dataset, load_dataset
+from nnconsole.engine.data.labels import class_label_variables
 from nnconsole.engine.project.io import load_project
 from nnconsole.engine.project.model import Layer, Network
-from nnconsole.engine.project.validate import validate
-from nnconsole.engine.data import load_dataset_split
+from nnconsole.engine.check.validate import validate
+from nnconsole.engine.data.loading import load_dataset_split
 from tests.helpers import nnconsole, tabular_project
+from nnconsole.engine.check.project_file import load_valid_project
 
 HOSTILE = ["3", "-1", "2.5", "1e30", "1e8", "-0.5", "1e-9"]  # the helper's classifier has 3 classes
 
@@ -41,7 +42,7 @@ def project(tmp_path) -> str:
 
 
 def test_the_classifier_target_is_found_with_its_class_count(project):
-    net = load_project(project).network
+    net = load_valid_project(project).network
     assert class_label_variables(net) == {"y": 3}
     # The class axis is the loss's axis; a regression loss has no class labels.
     layers = [Layer("x", "Input", params={"shape": [4]}), Layer("fc", "Affine", ["x"], {"out_shape": [5, 7]}),
@@ -56,13 +57,13 @@ def test_the_classifier_target_is_found_with_its_class_count(project):
 def test_a_hostile_training_label_is_a_located_error(project, value):
     train_csv = os.path.join(os.path.dirname(project), "train.csv")
     line = plant(train_csv, value)
-    problems = [p for p in validate(load_project(project, validate=False)) if p.severity == "error"]
+    problems = [p for p in validate(load_project(project)) if p.severity == "error"]
     assert len(problems) == 1, problems
     text = str(problems[0].message)
     assert f"train.csv line {line}, column y" in text and f"'{value}'" in text and "0 to 2" in text, text
     # The workers' own loading (e.g. a CSV edited after the run started) says the same.
     with pytest.raises(DatasetError, match=f"line {line}, column y"):
-        load_dataset_split(load_project(project, check_datasets=False), "training")
+        load_dataset_split(load_valid_project(project, check_datasets=False), "training")
 
 
 def test_a_hostile_validation_label_is_a_located_error(project):

@@ -12,11 +12,13 @@ import time
 
 import pytest
 
-from nnconsole.engine import launch, runs
-from nnconsole.engine.launch_watch import Stall, diagnose_failure, stalled_rank_seconds
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.launch.watch import Stall, diagnose_failure, stalled_rank_seconds
 from nnconsole.engine.test_seams import SEAMS_VARIABLE, seam_environment
 from tests.helpers import (ROOT, live_processes, nnconsole, results_of, run_dir_from, tabular_project, train_file_in_process,
                            wait_until_gone)
+from nnconsole.engine.rundir.protocol import SNAPSHOT_FILE
+from nnconsole.engine.launch.watch import STALLED_RANK_SECONDS
 
 ENV = dict(os.environ, PYTHONPATH=ROOT)
 # Long enough to be interrupted at leisure; small enough to start in a second.
@@ -29,7 +31,7 @@ STALL = 2
 
 
 def start(args, cwd: str = ROOT, env: dict = ENV) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli", "train", *args], stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli.main", "train", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
 
 
@@ -41,7 +43,7 @@ def ranks_of(run_dir: str) -> list:
     """PIDs of the run's worker processes by rank (Open MPI's rank variable; a lone worker is rank 0)."""
     found = {}
     for pid, args in live_processes(run_dir):
-        if "nnconsole.engine.worker" not in args or "mpiexec" in args or "prterun" in args:
+        if "nnconsole.engine.train.worker" not in args or "mpiexec" in args or "prterun" in args:
             continue
         try:
             with open(f"/proc/{pid}/environ", "rb") as fh:
@@ -101,7 +103,7 @@ def test_a_stopped_rank_ends_the_job_within_the_documented_bound(tmp_path):
 def test_the_stopped_rank_bound_is_the_documented_five_seconds(monkeypatch):
     """The tests above shorten the bound through the seam; without it the product waits the documented 5 s."""
     monkeypatch.delenv(SEAMS_VARIABLE, raising=False)
-    assert launch.STALLED_RANK_SECONDS == 5 and stalled_rank_seconds() == 5
+    assert STALLED_RANK_SECONDS == 5 and stalled_rank_seconds() == 5
     with open(os.path.join(ROOT, "docs", "multi-gpu.md"), encoding="utf-8") as fh:
         assert "a rank stopped for 5 s ends the job" in " ".join(fh.read().split())
     assert "ranks stopped for 5 s end the job" in Stall(1, 42, 6.0).describe()
@@ -123,7 +125,7 @@ def test_ctrl_c_ends_a_job_with_a_stopped_rank_at_once(tmp_path):
     asked = time.monotonic()
     proc.send_signal(signal.SIGINT)
     stderr = finish(proc, ranks[0], timeout=30)
-    assert time.monotonic() - asked < launch.STALLED_RANK_SECONDS, time.monotonic() - asked
+    assert time.monotonic() - asked < STALLED_RANK_SECONDS, time.monotonic() - asked
     assert f"rank 0 (pid {ranks[0]}) was stopped (SIGSTOP)" in stderr, stderr
     wait_until_gone(run_dir, timeout=15)
 
@@ -149,7 +151,7 @@ def test_relative_output_and_resume_from_another_working_folder(tmp_path):
     tabular_project(str(tmp_path / "proj"), n=32, batch=8, epochs=1)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    out = subprocess.run([sys.executable, "-m", "nnconsole.engine.cli", "train", "../proj/project.yaml", "-o", "results2",
+    out = subprocess.run([sys.executable, "-m", "nnconsole.engine.cli.main", "train", "../proj/project.yaml", "-o", "results2",
                           "-q"], cwd=str(elsewhere), capture_output=True, text=True, env=ENV, timeout=240)
     assert out.returncode == 0, out.stdout + out.stderr
     run_dir = run_dir_from(out.stdout)
@@ -160,7 +162,7 @@ def test_relative_output_and_resume_from_another_working_folder(tmp_path):
                if os.path.isdir(os.path.join(run_dir, n)))
     # The README's form: --resume with the run folder relative to where the user stands.
     relative = os.path.relpath(run_dir, str(elsewhere))
-    out = subprocess.run([sys.executable, "-m", "nnconsole.engine.cli", "train", "--resume", relative, "--epochs", "2", "-q"],
+    out = subprocess.run([sys.executable, "-m", "nnconsole.engine.cli.main", "train", "--resume", relative, "--epochs", "2", "-q"],
                          cwd=str(elsewhere), capture_output=True, text=True, env=ENV, timeout=240)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "Traceback" not in out.stderr
@@ -218,7 +220,7 @@ def test_a_killed_rank_after_resume_names_the_pid_it_had_then(tmp_path):
 def test_replay_without_a_snapshot_says_so(tmp_path):
     project = tabular_project(str(tmp_path / "p"), n=32, batch=8, epochs=1)
     run_dir = train_file_in_process(project)  # a finished run, trained in this process (no CLI launch)
-    os.unlink(os.path.join(run_dir, runs.SNAPSHOT_FILE))
+    os.unlink(os.path.join(run_dir, SNAPSHOT_FILE))
     out = nnconsole(["replay", run_dir, "-q"], check=False)
     assert out.returncode == 2, out.stdout + out.stderr
     said = out.stdout + out.stderr
@@ -226,7 +228,7 @@ def test_replay_without_a_snapshot_says_so(tmp_path):
 
 
 def test_a_fifo_dataset_is_not_a_regular_file(tmp_path):
-    from nnconsole.engine.data import DatasetError, peek_csv
+    from nnconsole.engine.data.loading import DatasetError, peek_csv
 
     project = tabular_project(str(tmp_path / "p"), n=32, batch=8, epochs=1)
     fifo = tmp_path / "p" / "fifo.csv"

@@ -113,9 +113,9 @@ def test_a_registration_alone_makes_a_type_importable_and_exportable(tmp_path):
     """A type registered after the interop modules were imported is read and written like the rest:
     no table outside the registration knows layer types."""
     from nnconsole.engine.interop import mapping
-    from nnconsole.engine.interop.sdcproj_network import layer_params
+    from nnconsole.engine.interop.sdcproj.network import layer_params
     from nnconsole.engine.layers import registry
-    from nnconsole.engine.layers.activation import _simple
+    from nnconsole.engine.layers.types.activation import _simple
 
     assert mapping.registry_type("Erf") is None  # an nnabla function outside NNC's palette
     _simple("Erf", "erf", "The error function (registered by a test).")
@@ -152,7 +152,7 @@ def test_gelu_is_one_registration(tmp_path):
     cover its shapes, its nnabla graph and its .nntxt round trip)."""
     import numpy as np
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
     from nnconsole.engine.interop import import_file
     from nnconsole.engine.layers import groups
     from nnconsole.engine.project.model import Layer, Network
@@ -283,7 +283,7 @@ def test_exported_nntxt_builds_in_nnabla_with_the_inferred_shape(tmp_path, spec,
 
     from nnconsole.engine.interop import export_nntxt
     from nnconsole.engine.project.model import Datasets, Layer, Network, Project
-    from nnconsole.engine.shapes import infer_network
+    from nnconsole.engine.network.shapes import infer_network
     from tests.layer_cases import single_layer_network
 
     layers = single_layer_network(spec.type, params, shapes)

@@ -163,7 +163,7 @@ def test_new_types_all_have_a_value_case():
 
 def test_each_type_computes_nncs_function():
     """All cases in one network (one build, one forward): each output equals the numpy reference."""
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     layers = []
     for t, (params, shapes, _kind, _ref) in CASES.items():
@@ -194,7 +194,7 @@ def test_each_type_computes_nncs_function():
     ("Exp", {}, [(3, 4)], 0, 0), ("Greater", {}, [(3, 4), (3, 4)], 0, 0), ("Sum", {}, [(3, 4)], 0, 0),
 ])
 def test_parameter_and_multiply_add_counts_follow_nnc(type_, params, shapes, n_params, macs):
-    from nnconsole.engine.shapes import infer_network
+    from nnconsole.engine.network.shapes import infer_network
 
     info = infer_network(Network(single_layer_network(type_, params, shapes)))
     assert info.errors == []
@@ -214,7 +214,7 @@ def test_parameter_and_multiply_add_counts_follow_nnc(type_, params, shapes, n_p
     ("PReLU", {"base_axis": 2}, [(3, 4)], "BaseAxis"),
 ])
 def test_shape_errors_say_what_to_fix(type_, params, shapes, message):
-    from nnconsole.engine.shapes import infer_network
+    from nnconsole.engine.network.shapes import infer_network
 
     layers = [Layer(f"in{i}", "Input", params={"shape": list(s)}) for i, s in enumerate(shapes)]
     layers.append(Layer("L", type_, [f"in{i}" for i in range(len(shapes))], params))
@@ -249,7 +249,7 @@ def test_one_training_iteration_of_every_type():
     import nnabla as nn
     import nnabla.solvers as S
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     layers = []
     for t, (params, shapes, domain, _ref) in CASES.items():
@@ -291,7 +291,7 @@ def test_logical_outputs_are_constants_for_backward():
         y = F.greater_scalar(x, 0.0)
         y.forward()
         y.backward()
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     for t in NO_GRADIENT:
         assert get_spec(t).group == "Logical"

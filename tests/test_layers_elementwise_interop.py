@@ -12,6 +12,7 @@ from nnconsole.engine.project.model import Layer, Network
 from tests import nnc_reference
 from tests.layer_cases import single_layer_network
 from tests.test_layers_elementwise import CASES, S
+from nnconsole.engine.check.project_file import load_valid_project
 
 # -- .sdcproj: NNC's Value property and side pins (R, x) --------------------------------------------------
 def test_sdcproj_values_and_side_pins_import(tmp_path):
@@ -60,11 +61,11 @@ def test_sdcproj_values_and_side_pins_import(tmp_path):
 def test_the_trainer_trains_and_evaluates_a_project_with_new_types(tmp_path):
     """The real CLI: `train` runs epochs of an MLP with PReLU, a Logical mask, Mul2 and scalar arithmetic
     (forward through the comparison at validation, backward around it), and `info` counts PReLU's slopes."""
-    from nnconsole.engine.project.io import load_project, save_project
+    from nnconsole.engine.project.io import save_project
     from tests.helpers import nnconsole, run_dir_from, tabular_project
 
     path = tabular_project(str(tmp_path), n=32, batch=8, epochs=2)
-    project = load_project(path)
+    project = load_valid_project(path)
     net = project.network
     fc2 = net.layer("fc2")
     net.layers.remove(net.layer("act1"))

@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nnconsole.engine.graph import build_graph
+from nnconsole.engine.runtime.graph import build_graph
 from nnconsole.engine.interop import import_file
-from nnconsole.engine.interop.sdcproj_export import export_sdcproj
+from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 from nnconsole.engine.project.model import Datasets, Layer, Network, Project
-from nnconsole.engine.shapes import infer_network
+from nnconsole.engine.network.shapes import infer_network
 from tests.layer_cases import single_layer_network
 from tests.test_interop_sdcproj import sdcproj_text
 

@@ -10,7 +10,7 @@ import pytest
 from nnconsole.engine.layers import ShapeError, all_specs, defaults, get_spec, groups, resolve_params
 from nnconsole.engine.layers.registry import GROUPS, ParamSpec
 from nnconsole.engine.project.model import Initializer, Layer, Network
-from nnconsole.engine.shapes import derive_network, infer_network, runtime_layer_names, topological_order
+from nnconsole.engine.network.shapes import derive_network, infer_network, runtime_layer_names, topological_order
 
 
 def L(name, type_, inputs=(), **params):
@@ -305,7 +305,7 @@ def test_infer_handles_a_50_layer_chain_and_repeats_itself():
 
 
 def test_shapes_does_not_import_nnabla():
-    code = "import sys, nnconsole.engine.shapes, nnconsole.engine.layers; sys.exit(1 if 'nnabla' in sys.modules else 0)"
+    code = "import sys, nnconsole.engine.network.shapes, nnconsole.engine.layers; sys.exit(1 if 'nnabla' in sys.modules else 0)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnconsole.engine.graph import build_graph
+from nnconsole.engine.runtime.graph import build_graph
 from nnconsole.engine.interop import export_nntxt, import_file
 from nnconsole.engine.project.model import Datasets, Layer, Network, Project
 from tests.test_interop_sdcproj import sdcproj_text
@@ -106,7 +106,7 @@ def test_constant_feeds_its_value_and_imports_from_nnc(tmp_path):
     assert result.unsupported == [] and result.project.network.layer("c").type == "Constant"
     x = np.arange(4, dtype=np.float32).reshape(4, 1)
     assert np.allclose(_forward(result.project.network, "validation", {"x": x}, "a"), x + 2.5)
-    from nnconsole.engine.shapes import infer_network
+    from nnconsole.engine.network.shapes import infer_network
 
     net = result.project.network
     net.layer("c").params["value"] = "abc"
@@ -170,7 +170,7 @@ def test_top_n_error_is_the_error_curve_and_not_part_of_the_loss():
         built = _run(_classifier([Layer("top2", "TopNError", ["fc", "y"], {"n": 2})]), mode, feed)
         assert np.allclose(built.sample_error.d, want) and abs(float(built.loss.d) - plain_loss) < 1e-5
         assert built.loss_layers == ["loss"] and built.task == "classification"
-    from nnconsole.engine.shapes import derive_network
+    from nnconsole.engine.network.shapes import derive_network
 
     runtime = derive_network(_classifier([Layer("top2", "TopNError", ["fc", "y"], {"n": 2})]), "runtime")
     assert [layer.name for layer in runtime.layers] == ["x", "fc"]

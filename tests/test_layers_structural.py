@@ -19,6 +19,7 @@ from nnconsole.engine.layers import get_spec
 from nnconsole.engine.project.model import Datasets, Layer, Network, Project
 from tests import nnc_reference
 from tests.layer_cases import single_layer_network
+from nnconsole.engine.check.project_file import load_valid_project
 
 CATEGORIES = ("Basic", "Pooling", "Normalization", "Quantize", "Spectral", "Others")
 
@@ -64,7 +65,7 @@ def _project(layers):
 def test_examples_round_trip_through_nntxt(tmp_path, spec):
     """Each example exported to .nntxt and imported again is the same layer with the same parameters."""
     from nnconsole.engine.interop import import_file
-    from nnconsole.engine.interop.nntxt_export import export_nntxt
+    from nnconsole.engine.interop.nntxt.exporter import export_nntxt
     from tests.test_interop_nntxt import same_network
 
     layers = []
@@ -77,7 +78,7 @@ def test_examples_round_trip_through_nntxt(tmp_path, spec):
     assert [u for u in back.unsupported if "layer" in u and "iter_per_epoch" not in u] == []
     same_network(project.network, back.project.network)
     if spec.export_as:  # written as an equivalent nnabla function (Broadcast as a Tile), restored from the
-        from nnconsole.engine.shapes import infer_network  # extras comment; a file without it has the Tile
+        from nnconsole.engine.network.shapes import infer_network  # extras comment; a file without it has the Tile
         export_nntxt(project, path, with_extras=False)
         plain = import_file(path).project.network
         ours, theirs = infer_network(project.network), infer_network(plain)
@@ -116,7 +117,7 @@ def test_sdcproj_import_reads_nncs_properties(tmp_path, type_, size, props, expe
     """A .sdcproj layer with NNC's non-default properties imports with them (computed ones understood), and
     the network is one `info` accepts."""
     from nnconsole.engine.interop import import_file
-    from nnconsole.engine.shapes import infer_network
+    from nnconsole.engine.network.shapes import infer_network
     from tests.test_interop_sdcproj import sdcproj_text
 
     path = tmp_path / "one.sdcproj"
@@ -149,7 +150,7 @@ def test_sdcproj_import_reports_what_it_cannot_use(tmp_path):
 def _forward(type_, params, *arrays):
     import nnabla as nn
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     layers = single_layer_network(type_, params, [a.shape[1:] for a in arrays])
     nn.clear_parameters()
@@ -215,7 +216,7 @@ def test_every_type_trains_one_iteration_through_nnabla():
     import nnabla as nn
     import nnabla.solvers as S
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     layers = []
     for spec in _specs():
@@ -249,7 +250,7 @@ def test_parameter_and_multiply_add_counts_follow_nncs_conventions():
     """CostParameter: learned weights only (binary layers: W and b, not the binarised copy Wb or the scale
     alpha; SpectralNorm's u is not learned); CostMultiplyAdd: convolutions count output x kernel x input
     channels per group (depthwise: one channel), binary layers none (NNC counts their sign flips as adds)."""
-    from nnconsole.engine.shapes import infer_network
+    from nnconsole.engine.network.shapes import infer_network
 
     def counts(type_, params, shape):
         info = infer_network(Network(single_layer_network(type_, params, [shape])))
@@ -295,7 +296,7 @@ network { name: "Main" batch_size: 4
 def test_cli_imports_an_nnc_mobilenet_style_project_that_info_accepts(tmp_path, capsys):
     """`nnconsole import` of a .sdcproj built from this issue's types (NNC's properties as NNC writes
     them), then `nnconsole info`: accepted, with NNC's parameter count."""
-    from nnconsole.engine.cli import main
+    from nnconsole.engine.cli.main import main
     from tests.test_interop_sdcproj import sdcproj_text
 
     same = {"BorderMode": "same", "Padding": "*ConvolutionPaddingSize"}
@@ -328,12 +329,12 @@ def test_a_binary_network_trains_through_the_real_trainer(tmp_path):
     data: nnconsole's Trainer (validation, checkpoints, running statistics) runs it with a finite, falling loss."""
     import math
 
-    from nnconsole.engine.project.io import load_project, save_project
+    from nnconsole.engine.project.io import save_project
     from nnconsole.engine.project.model import Layer
     from tests.helpers import tabular_project, train_in_process
 
     path = tabular_project(str(tmp_path / "p"), n=64, batch=8, epochs=4, solver="Adam", lr=0.01)
-    project = load_project(path)
+    project = load_valid_project(path)
     project.network = Network([
         Layer("x", "Input", params={"shape": [4]}),
         Layer("bc", "BinaryConnectAffine", ["x"], {"out_shape": [32]}),
@@ -343,11 +344,11 @@ def test_a_binary_network_trains_through_the_real_trainer(tmp_path):
         Layer("y", "Input", params={"shape": [1]}),
         Layer("loss", "SoftmaxCrossEntropy", ["bw", "y"])])
     save_project(project, path, backup=False)  # a run trains the project file's bytes
-    project = load_project(path)
+    project = load_valid_project(path)
     run_dir, losses = train_in_process(project, str(tmp_path / "runs"))
     assert losses and all(math.isfinite(v) for v in losses)
     assert losses[-1] < losses[0], losses
-    from nnconsole.engine.run_protocol import SNAPSHOT_FILE
+    from nnconsole.engine.rundir.protocol import SNAPSHOT_FILE
     with open(os.path.join(run_dir, SNAPSHOT_FILE), encoding="utf-8") as f:  # the network the run trained
         assert "BinaryWeightAffine" in f.read()
 
@@ -364,7 +365,7 @@ def test_settings_nnabla_cannot_build_are_refused_before_the_build(type_, params
     """A setting nnabla's function would fail on deep inside its setup is a message naming the layer
     (in the EDIT tab, `info` and `train`), not a build-time crash."""
     from nnconsole.engine.layers import resolve_params
-    from nnconsole.engine.shapes import infer_network
+    from nnconsole.engine.network.shapes import infer_network
 
     layers = [Layer("x", "Input", params={"shape": list(shape)}), Layer("L", type_, ["x"], dict(params))]
     try:

@@ -10,10 +10,11 @@ import math
 
 import pytest
 
-from nnconsole.engine.plan import PlanError, format_plan_table, make_plan
+from nnconsole.engine.plan.worker_plan import PlanError, make_plan
+from nnconsole.engine.plan.explain import format_plan_table
 from nnconsole.engine.project import model
-from nnconsole.engine.project.validate import check_settings
-from nnconsole.engine.schedule import learning_rate
+from nnconsole.engine.check.validate import check_settings
+from nnconsole.engine.plan.schedule import learning_rate
 from tests.test_plan import make_project
 
 
@@ -115,7 +116,7 @@ def test_an_existing_project_without_units_still_counts_iterations(tmp_path):
     assert "lr_update_interval_unit: iterations" in text and "warmup_unit: iterations" in text
     path.write_text(text.replace("  lr_update_interval_unit: iterations\n", "").replace("  warmup_unit: iterations\n",
                                                                                        ""))
-    old = load_project(str(path), validate=False)
+    old = load_project(str(path))
     assert (old.optimizer.lr_update_interval_unit, old.optimizer.warmup_unit) == ("iterations", "iterations")
 
 
@@ -124,7 +125,7 @@ def test_units_round_trip_through_project_yaml(tmp_path):
 
     path = tmp_path / "p.yaml"
     save_project(_project(3, "epochs", 2, "epochs"), str(path))
-    back = load_project(str(path), validate=False).optimizer
+    back = load_project(str(path)).optimizer
     assert (back.lr_update_interval, back.lr_update_interval_unit, back.warmup_iterations, back.warmup_unit) == \
         (3, "epochs", 2, "epochs")
 
@@ -137,7 +138,7 @@ def test_a_hostile_unit_in_a_file_is_a_message_naming_the_line(tmp_path):
     save_project(_project(3), str(path))
     path.write_text(path.read_text().replace("lr_update_interval_unit: iterations", "lr_update_interval_unit: [1]"))
     with pytest.raises(ProjectError) as err:
-        load_project(str(path), validate=False)
+        load_project(str(path))
     assert "optimizer.lr_update_interval_unit" in str(err.value) and "p.yaml" in str(err.value)
 
 
@@ -155,7 +156,7 @@ def _sdcproj(tmp_path, unit: str) -> str:
 @pytest.mark.parametrize("unit,name", [("0", "epochs"), ("1", "iterations")])
 def test_sdcproj_units_round_trip_unconverted(tmp_path, unit, name):
     from nnconsole.engine.interop import import_file
-    from nnconsole.engine.interop.sdcproj_export import export_sdcproj
+    from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 
     result = import_file(_sdcproj(tmp_path, unit))
     opt = result.project.optimizer
@@ -173,7 +174,7 @@ def test_sdcproj_units_round_trip_unconverted(tmp_path, unit, name):
 
 def test_nntxt_export_converts_epochs_to_iterations_says_so_and_the_import_restores_them(tmp_path):
     from nnconsole.engine.interop import export_nntxt, import_file
-    from nnconsole.engine.interop.nntxt_read import read_proto
+    from nnconsole.engine.interop.nntxt.reader import read_proto
 
     project = import_file(_sdcproj(tmp_path, "0")).project  # 48 rows, batch 8: 6 iterations per epoch
     out = tmp_path / "p.nntxt"
@@ -222,7 +223,7 @@ def test_nntxt_export_without_the_training_csv_reports_the_lossy_length(tmp_path
 
 
 def test_the_single_worker_schedule_of_an_optimizer_counts_its_epochs():
-    from nnconsole.engine.schedule import from_optimizer
+    from nnconsole.engine.plan.schedule import from_optimizer
 
     opt = _project(3, "epochs", 2, "epochs").optimizer
     p = from_optimizer(opt, 320, iterations_per_epoch=32)

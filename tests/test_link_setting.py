@@ -10,22 +10,23 @@ import os
 
 import pytest
 
-from nnconsole.engine.predict_inputs import PredictionError, layouts_for, predict_project
+from nnconsole.engine.plan.timing_inputs import PredictionError, layouts_for, predict_project
 from nnconsole.engine.project.io import load_project, save_project
-from nnconsole.engine.project.validate import validate
+from nnconsole.engine.check.validate import validate
 from tests.helpers import nnconsole, tabular_project
+from nnconsole.engine.check.project_file import load_valid_project
 
 
 def _tabular(tmp_path, link: str = "", precision: str = "float"):
     """64 samples, batch 8, a 4-8-3 MLP: 67 parameters, 268 bytes of float32 gradients; saved with ``link``."""
-    from nnconsole.engine.plan import make_plan
+    from nnconsole.engine.plan.worker_plan import make_plan
 
     path = tabular_project(str(tmp_path / "p"), n=64, batch=8)
-    project = load_project(path, check_datasets=False)
+    project = load_valid_project(path, check_datasets=False)
     project.multi_gpu.link = link
     project.multi_gpu.allreduce_precision = precision
     save_project(project, path, backup=False)
-    project = load_project(path, validate=False)  # as the GUI holds it: a bad link is the checks' to report
+    project = load_project(path)  # as the GUI holds it: a bad link is the checks' to report
     return path, project, (lambda n: make_plan(project, workers=n, dataset_size=64))
 
 
@@ -102,8 +103,8 @@ def test_plan_uses_the_projects_link_and_link_overrides_it(tmp_path):
 
 def test_the_link_survives_yaml_and_nntxt_and_sdcproj_export_leaves_it_out(tmp_path):
     from nnconsole.engine.interop import export_nntxt
-    from nnconsole.engine.interop.nntxt_import import import_nntxt
-    from nnconsole.engine.interop.sdcproj_export import export_sdcproj
+    from nnconsole.engine.interop.nntxt.importer import import_nntxt
+    from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 
     path, project, _ = _tabular(tmp_path, "100mbit,1ms")
     assert project.multi_gpu.link == "100mbit,1ms"
@@ -130,7 +131,7 @@ def test_half_precision_all_reduce_sends_half_the_bytes_and_the_prediction_count
     by32 = {(e.hosts, e.workers_per_host): e for e in sent32.estimates}
     by16 = {(e.hosts, e.workers_per_host): e for e in sent16.estimates}
     # 2 hosts x 2: within a host 134 B / 5 GB/s + 2 x 5 us, between the hosts 134 B / 125 kB/s + 2 x 1 ms; and
-    # before it the scales' all-reduce (engine/comm_half.py: one small message, 2 x 5 us + 2 x 1 ms)
+    # before it the scales' all-reduce (engine/comm/half.py: one small message, 2 x 5 us + 2 x 1 ms)
     assert by16[(2, 2)].allreduce_s == pytest.approx(134 / 5e9 + 1e-5 + 134 / 125e3 + 2e-3 + (1e-5 + 2e-3))
     assert by32[(2, 2)].allreduce_s == pytest.approx(268 / 5e9 + 1e-5 + 268 / 125e3 + 2e-3)
     for key, e in by16.items():  # the compute is the same; only the all-reduce changes

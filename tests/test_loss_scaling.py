@@ -15,11 +15,13 @@ import sys
 import numpy as np
 import pytest
 
-from nnconsole.engine import launch, runs
-from nnconsole.engine.launch import LaunchRequest, prepare_run
-from nnconsole.engine.loss_scaling import GROWTH_INTERVAL, INITIAL_LOSS_SCALE, MAX_CONSECUTIVE_OVERFLOWS, DynamicLossScaler
-from nnconsole.engine.project.io import load_project
+from nnconsole.engine.launch import launcher as launch
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.launch.launcher import LaunchRequest, prepare_run
+from nnconsole.engine.train.loss_scaling import (GROWTH_INTERVAL, INITIAL_LOSS_SCALE, MAX_CONSECUTIVE_OVERFLOWS,
+                                                 DynamicLossScaler)
 from tests.helpers import ROOT, final_params, max_relative_error, tabular_project
+from nnconsole.engine.check.project_file import load_valid_project
 
 
 def _net(seed: int = 0):
@@ -105,7 +107,7 @@ def test_scale_grows_after_the_interval_of_good_updates_and_an_overflow_resets_t
 
 
 def test_gradients_that_never_become_finite_stop_the_run_with_a_reason():
-    from nnconsole.engine.train import TrainingError
+    from nnconsole.engine.errors import TrainingError
 
     params, loss, solver = _net()
     scaler = DynamicLossScaler()
@@ -142,21 +144,21 @@ def test_an_overflow_on_another_rank_skips_here_too():
 def _prepared_run(tmp_path, name, workers=1, epochs=2):
     path = tabular_project(str(tmp_path / name), n=64, batch=8, epochs=epochs, lr=0.1, workers=workers,
                            scaling="none", solver="Adam")
-    project = load_project(path)
+    project = load_valid_project(path)
     return prepare_run(project, LaunchRequest(project_path=path, output=str(tmp_path / name / "out")), workers)
 
 
 def _cpu_choice(type_config: str):
     from nnabla.ext_utils import get_extension_context
 
-    from nnconsole.engine.device import DeviceChoice
+    from nnconsole.engine.backend.device import DeviceChoice
 
     ctx = get_extension_context("cpu", type_config="float")
     return DeviceChoice("cpu", 0, type_config, ctx, f"test: CPU computing float, update step of {type_config}")
 
 
 def test_half_update_step_trains_exactly_like_float(tmp_path):
-    from nnconsole.engine.worker import run_worker
+    from nnconsole.engine.train.worker import run_worker
 
     float_run = _prepared_run(tmp_path, "float")
     half_run = _prepared_run(tmp_path, "half")
@@ -167,8 +169,8 @@ def test_half_update_step_trains_exactly_like_float(tmp_path):
 
 
 def test_half_update_step_skips_an_overflowed_update(tmp_path):
-    from nnconsole.engine.comm import SingleComm
-    from nnconsole.engine.worker import run_worker
+    from nnconsole.engine.comm.cpu import SingleComm
+    from nnconsole.engine.train.worker import run_worker
 
     class InjectingComm(SingleComm):
         """Makes the gradients of the 3rd backward non-finite; snapshots parameters around it."""

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import yaml
 
-from nnconsole.engine.project.io import load_project
 from tests.helpers import load_h5, tabular_project, train_in_process
+from nnconsole.engine.check.project_file import load_valid_project
 
 
 def one_update(tmp_path, name: str, multipliers: dict, initial: Optional[dict] = None) -> dict:
@@ -31,7 +31,7 @@ def one_update(tmp_path, name: str, multipliers: dict, initial: Optional[dict] =
                            {k: nn.Variable.from_numpy_array(v, need_grad=True) for k, v in initial.items()})
         data["config"]["initial_parameters"] = "initial.h5"
     yaml.safe_dump(data, open(path, "w"), sort_keys=False)
-    run_dir, _ = train_in_process(load_project(path), str(tmp_path / name / "results"))
+    run_dir, _ = train_in_process(load_valid_project(path), str(tmp_path / name / "results"))
     return load_h5(os.path.join(run_dir, "parameters_final.h5"))
 
 

@@ -10,8 +10,9 @@ import time
 
 import pytest
 
-from nnconsole.engine import launch, runs
-from nnconsole.engine.run_protocol import record_problems
+from nnconsole.engine.launch import launcher as launch
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.rundir.protocol import record_problems
 from nnconsole.engine.test_seams import seam_environment
 from tests.helpers import (ROOT, final_params, live_processes, max_relative_error, nnconsole, run_dir_from,
                            tabular_project, train_file_in_process)
@@ -87,7 +88,7 @@ def test_a_failing_worker_ends_the_job_quickly_and_is_named(tmp_path):
 
 
 def _stray_workers(run_dir: str) -> list:
-    return [p for p in live_processes(run_dir) if "nnconsole.engine.worker" in p[1]]
+    return [p for p in live_processes(run_dir) if "nnconsole.engine.train.worker" in p[1]]
 
 
 # Stop/resume runs pause at this iteration (test seam) until the stop comes, so a small run is enough for
@@ -97,7 +98,7 @@ PAUSE_AT = 6
 
 def _start_training(project: str, *extra: str, pause_at: int = PAUSE_AT) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=ROOT, **seam_environment(pause_at_iteration=pause_at))
-    return subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli", "train", project, "-q", *extra],
+    return subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli.main", "train", project, "-q", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
 
 

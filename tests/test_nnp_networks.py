@@ -6,16 +6,17 @@ import os
 
 import numpy as np
 
-from nnconsole.engine.project.io import load_project, save_project
-from nnconsole.engine.templates import create_from_template
+from nnconsole.engine.project.io import save_project
+from nnconsole.engine.project.templates import create_from_template
 from tests.helpers import train_in_process
+from nnconsole.engine.check.project_file import load_valid_project
 
 
 def _engine_generator(project, parameters: str, z: np.ndarray) -> np.ndarray:
     """The Generator network's g2 by the engine on the trained parameters."""
     import nnabla as nn
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     nn.clear_parameters()
     nn.load_parameters(parameters)
@@ -38,10 +39,10 @@ def _nnp_network(nnp: str, name: str, batch: int):
 
 def test_the_gan_nnp_has_the_generator_and_nnabla_runs_it_as_the_engine_does(tmp_path):
     path = create_from_template("gan_2d", str(tmp_path / "gan"))
-    project = load_project(path)
+    project = load_valid_project(path)
     project.config.max_epoch = 2
     save_project(project, backup=False)
-    run_dir, _ = train_in_process(load_project(path), str(tmp_path / "gan" / "results"))
+    run_dir, _ = train_in_process(load_valid_project(path), str(tmp_path / "gan" / "results"))
     nnp = os.path.join(run_dir, "model_final.nnp")
     loader, net = _nnp_network(nnp, "Generator", 7)
     assert loader.get_network_names() == ["runtime", "Generator"]
@@ -70,7 +71,7 @@ def test_the_gan_nnp_has_the_generator_and_nnabla_runs_it_as_the_engine_does(tmp
 def test_a_one_network_project_writes_the_runtime_network_alone(tmp_path):
     from tests.helpers import tabular_project
 
-    run_dir, _ = train_in_process(load_project(tabular_project(str(tmp_path))), str(tmp_path / "r"))
+    run_dir, _ = train_in_process(load_valid_project(tabular_project(str(tmp_path))), str(tmp_path / "r"))
     loader, _ = _nnp_network(os.path.join(run_dir, "model_final.nnp"), "runtime", 2)
     assert loader.get_network_names() == ["runtime"]
 
@@ -84,11 +85,11 @@ def test_the_projects_executors_are_in_the_nnp_with_their_evaluations(tmp_path):
     from tests.test_several_optimizers import gan_project
 
     path = gan_project(str(tmp_path), epochs=1)
-    project = load_project(path)
+    project = load_valid_project(path)
     project.executors = [Executor(name="MC", network="Generator", num_evaluations=4),
                          Executor(name="Last", num_evaluations=2, repeat_evaluation_type="last")]
     save_project(project, backup=False)
-    run_dir, _ = train_in_process(load_project(path), str(tmp_path / "r"))
+    run_dir, _ = train_in_process(load_valid_project(path), str(tmp_path / "r"))
     info = load([os.path.join(run_dir, "model_final.nnp")], prepare_data_iterator=False, batch_size=1)
     assert sorted(info.executors) == ["Generator", "Last", "MC", "runtime"]
     mc, last = info.executors["MC"], info.executors["Last"]

@@ -8,10 +8,10 @@ import os
 import numpy as np
 import pytest
 
-from nnconsole.engine.project.io import load_project
-from nnconsole.engine.run_protocol import OPTIMIZER_LOSS, TRAIN, record_problems
+from nnconsole.engine.rundir.protocol import OPTIMIZER_LOSS, TRAIN, record_problems
 from tests.helpers import train_in_process
 from tests.test_several_optimizers import gan_project
+from nnconsole.engine.check.project_file import load_valid_project
 
 
 def _records(run_dir: str) -> list:
@@ -20,7 +20,7 @@ def _records(run_dir: str) -> list:
 
 
 def test_each_extra_optimizer_writes_its_loss_beside_the_train_record(tmp_path):
-    run_dir, losses = train_in_process(load_project(gan_project(str(tmp_path), epochs=2)), str(tmp_path / "r"))
+    run_dir, losses = train_in_process(load_valid_project(gan_project(str(tmp_path), epochs=2)), str(tmp_path / "r"))
     records = _records(run_dir)
     assert all(not record_problems(r) for r in records), [record_problems(r) for r in records]
     train = [r for r in records if r["type"] == TRAIN]
@@ -37,7 +37,7 @@ def test_each_extra_optimizer_writes_its_loss_beside_the_train_record(tmp_path):
 
 def test_an_optimizer_outside_its_range_writes_no_loss(tmp_path):
     """Only the windows in which the optimizer ran get a record (its end iteration bounds them)."""
-    run_dir, _ = train_in_process(load_project(gan_project(str(tmp_path), epochs=2, end_iteration=3)),
+    run_dir, _ = train_in_process(load_valid_project(gan_project(str(tmp_path), epochs=2, end_iteration=3)),
                                   str(tmp_path / "r"))
     records = _records(run_dir)
     extra = [r for r in records if r["type"] == OPTIMIZER_LOSS]
@@ -61,7 +61,7 @@ def test_two_workers_write_the_one_worker_runs_optimizer_losses(tmp_path):
 
 def test_replay_compares_every_optimizers_losses(tmp_path):
     """A replay whose generator's loss differs is reported, naming the optimizer (it checked the first one's only)."""
-    from nnconsole.engine.replay import metric_differences
+    from nnconsole.engine.launch.replay import metric_differences
 
     base = [{"type": TRAIN, "iteration": 4, "loss": 1.0, "error": 0.5},
             {"type": OPTIMIZER_LOSS, "optimizer": "Optimizer_G", "network": "Generator", "iteration": 4,

@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from nnconsole.engine import runtime_paths
+from nnconsole.engine import helper_processes as runtime_paths
 from tests.helpers import ROOT, load_script
 
 PACKAGING = os.path.join(ROOT, "packaging")
@@ -128,10 +128,10 @@ def test_app_entry_dispatches_cli_modules_and_project_files(monkeypatch, capsys,
     app = load_script(os.path.join(PACKAGING, "nnconsole_app.py"), "nnconsole_app_under_test")
     assert app.main(["templates"]) == 0
     assert "digits_cnn" in capsys.readouterr().out
-    monkeypatch.delitem(sys.modules, "nnconsole.engine.worker", raising=False)  # as in a fresh worker process
-    assert app.main(["--run-module", "nnconsole.engine.worker"]) == 2  # the worker's own usage error, via runpy
-    assert "usage: python -m nnconsole.engine.worker RUN_DIR" in capsys.readouterr().err
-    assert app.main(["-m", "nnconsole.engine.cli", "templates"]) == 0  # what the GUI's QProcess runs
+    monkeypatch.delitem(sys.modules, "nnconsole.engine.train.worker", raising=False)  # as in a fresh worker process
+    assert app.main(["--run-module", "nnconsole.engine.train.worker"]) == 2  # the worker's own usage error, via runpy
+    assert "usage: python -m nnconsole.engine.train.worker RUN_DIR" in capsys.readouterr().err
+    assert app.main(["-m", "nnconsole.engine.cli.main", "templates"]) == 0  # what the GUI's QProcess runs
     assert "iris_mlp" in capsys.readouterr().out
     assert app.main(["--run-module"]) == 2
     opened = []
@@ -159,8 +159,8 @@ def test_frozen_environment_points_open_mpi_and_mpi4py_at_the_bundle(monkeypatch
     assert env["OPAL_PREFIX"] == env["PMIX_PREFIX"] == str(prefix)
     assert env["MPI4PY_LIBMPI"] == str(prefix / "lib" / runtime_paths.LIBMPI_SONAME)
     assert runtime_paths.bundled_mpiexec() == str(mpiexec)
-    assert runtime_paths.python_module_command("nnconsole.engine.worker") == [sys.executable, "--run-module",
-                                                                     "nnconsole.engine.worker"]
+    assert runtime_paths.python_module_command("nnconsole.engine.train.worker") == [sys.executable, "--run-module",
+                                                                     "nnconsole.engine.train.worker"]
     assert runtime_paths.cli_command() == [sys.executable]
 
 
@@ -195,7 +195,8 @@ def test_every_source_package_is_listed_under_the_one_nnconsole_namespace():
     found = set()
     for folder, package in folders.items():
         for here, dirs, files in os.walk(os.path.join(ROOT, folder)):
-            dirs[:] = [d for d in dirs if not d.startswith((".", "__")) and d not in ("data", "results")]
+            dirs[:] = [d for d in dirs if not d.startswith((".", "__"))
+                       and not (folder == "project_templates" and d in ("data", "results"))]
             if "__init__.py" in files:
                 rel = os.path.relpath(here, os.path.join(ROOT, folder))
                 found.add(package if rel == "." else package + "." + rel.replace(os.sep, "."))

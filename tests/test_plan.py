@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nnconsole.engine.plan import Plan, PlanError, PlanWarning, exact_interval, format_plan_table, make_plan
+from nnconsole.engine.plan.worker_plan import Plan, PlanError, PlanWarning, exact_interval, make_plan
+from nnconsole.engine.plan.explain import format_plan_table
 from nnconsole.engine.project import model
-from nnconsole.engine.schedule import ScheduleParams, learning_rate
+from nnconsole.engine.plan.schedule import ScheduleParams, learning_rate
 
 
 def make_project(batch: int = 256, lr: float = 0.1, solver: str = "Momentum", bn: bool = False,

@@ -1,10 +1,10 @@
-"""The epoch-time predictor (engine/predict.py): ring all-reduce cost and 'more machines are slower'."""
+"""The epoch-time predictor (engine/plan/timing.py): ring all-reduce cost and 'more machines are slower'."""
 from __future__ import annotations
 
 import pytest
 
-from nnconsole.engine.predict import Link, allreduce_seconds, compare, estimate, parse_rate, render, \
-    ring_allreduce_seconds
+from nnconsole.engine.plan.timing import (Link, allreduce_seconds, compare, estimate, parse_rate, render,
+                                          ring_allreduce_seconds)
 
 
 def test_ring_cost_is_two_n_minus_one_over_n_of_the_size_plus_latency_steps():

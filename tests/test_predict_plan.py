@@ -9,10 +9,10 @@ import os
 
 import pytest
 
-from nnconsole.engine.predict_inputs import (PredictionError, layouts_for, measured_compute, parse_link,
-                                             predict_project)
-from nnconsole.engine.project.io import load_project
+from nnconsole.engine.plan.timing_inputs import (PredictionError, layouts_for, measured_compute, parse_link,
+                                                 predict_project)
 from tests.helpers import nnconsole, tabular_project
+from nnconsole.engine.check.project_file import load_valid_project
 
 
 @pytest.mark.parametrize("text,latency_ms,bandwidth,latency", [
@@ -40,9 +40,9 @@ def test_layouts_of_two_hosts_with_two_slots_are_the_seeds_example():
 
 def _tabular(tmp_path):
     """64 samples, batch 8, a 4-8-3 MLP: 67 parameters, 268 bytes of float32 gradients."""
-    from nnconsole.engine.plan import make_plan
+    from nnconsole.engine.plan.worker_plan import make_plan
 
-    project = load_project(tabular_project(str(tmp_path / "p"), n=64, batch=8), check_datasets=False)
+    project = load_valid_project(tabular_project(str(tmp_path / "p"), n=64, batch=8), check_datasets=False)
     return project, (lambda n: make_plan(project, workers=n, dataset_size=64))
 
 
@@ -63,7 +63,7 @@ def test_the_verdict_flips_with_the_network(tmp_path):
 
 
 def test_unknown_compute_or_dataset_size_is_said_not_judged(tmp_path):
-    from nnconsole.engine.plan import make_plan
+    from nnconsole.engine.plan.worker_plan import make_plan
 
     project, plan_for = _tabular(tmp_path)
     result = predict_project(project, layouts_for(["a:2", "b:2"]), plan_for)

@@ -1,4 +1,4 @@
-"""Batches prepared ahead (engine/prefetch.py, issue 18): order, bound, errors surfacing, stopping, same results."""
+"""Batches prepared ahead (engine/train/prefetch.py, issue 18): order, bound, errors surfacing, stopping, same results."""
 from __future__ import annotations
 
 import shutil
@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from nnconsole.engine import prefetch
-from nnconsole.engine.prefetch import Prefetcher
+from nnconsole.engine.train import prefetch
+from nnconsole.engine.train.prefetch import Prefetcher
+from nnconsole.engine.check.project_file import load_valid_project
 
 DIGITS = Path(__file__).resolve().parents[1] / "project_templates" / "digits_cnn"
 
@@ -76,7 +77,6 @@ def test_close_stops_a_producer_waiting_on_a_full_queue():
 def test_training_with_prefetch_gives_the_same_parameters_as_without(tmp_path, monkeypatch):
     import nnabla as nn
 
-    from nnconsole.engine.project.io import load_project
     from tests.helpers import final_params, train_in_process
 
     shutil.copytree(DIGITS, tmp_path / "digits")
@@ -84,7 +84,7 @@ def test_training_with_prefetch_gives_the_same_parameters_as_without(tmp_path, m
     for depth in (0, 3):
         monkeypatch.setattr(prefetch, "TRAINING_DEPTH", depth)
         monkeypatch.setattr(prefetch, "MIN_PREFETCH_BYTES", 0)  # the digits' batches are small: prefetch anyway
-        project = load_project(str(tmp_path / "digits" / "project.yaml"))
+        project = load_valid_project(str(tmp_path / "digits" / "project.yaml"))
         project.config.max_epoch = 2
         run_dir, losses = train_in_process(project, str(tmp_path / f"results{depth}"))
         results[depth] = (losses, final_params(run_dir))

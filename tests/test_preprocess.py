@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nnconsole.engine.graph import build_graph
+from nnconsole.engine.runtime.graph import build_graph
 from nnconsole.engine.interop import export_nntxt, import_file
 from nnconsole.engine.project.model import Datasets, Layer, Network, Project
 from tests.test_interop_sdcproj import sdcproj_text
@@ -19,7 +19,7 @@ RANDOM = [("ImageAugmentation", {"flip_lr": True, "brightness": 0.3, "noise": 0.
 
 def _net(type_, params, shape=(3, 8, 8)):
     layer = Layer("aug", type_, ["x"], dict(params))
-    from nnconsole.engine.shapes import infer_network
+    from nnconsole.engine.network.shapes import infer_network
 
     out = infer_network(Network([Layer("x", "Input", params={"shape": list(shape)}), layer])).layers["aug"].out_shape
     return Network([Layer("x", "Input", params={"shape": list(shape)}), layer,

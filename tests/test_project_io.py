@@ -7,8 +7,9 @@ import shutil
 import pytest
 
 from nnconsole.engine.project.errors import ProjectError, UnsupportedVersionError
-from nnconsole.engine.project.io import dumps_project, load_project, loads_project, save_project
+from nnconsole.engine.project.io import dumps_project, save_project
 from nnconsole.engine.project.model import FORMAT_VERSION
+from nnconsole.engine.check.project_file import load_valid_project, loads_valid_project
 
 FORMATS = os.path.join(os.path.dirname(__file__), "data", "formats")
 
@@ -24,21 +25,21 @@ def problems_of(text: str, tmp_path, name: str = "p.yaml", **kw):
     path = tmp_path / name
     path.write_text(text)
     with pytest.raises(ProjectError) as info:
-        load_project(str(path), **kw)
+        load_valid_project(str(path), **kw)
     return info.value
 
 
 def test_current_format_sample_loads_and_round_trips(formats):
-    project = load_project(str(formats / "project_v2.yaml"))
+    project = load_valid_project(str(formats / "project_v2.yaml"))
     assert project.name == "tiny-v2"
     assert project.network.layer("fc1").lr_multipliers == {"W": 1.0, "b": 2.0}
     assert project.network.layer("fc1").position == (0, 80)
-    again = loads_project(dumps_project(project), file=str(formats / "again.yaml"))
+    again = loads_valid_project(dumps_project(project), file=str(formats / "again.yaml"))
     assert again == project
 
 
 def test_v1_sample_migrates_to_current_format(formats):
-    project = load_project(str(formats / "project_v1.yaml"))
+    project = load_valid_project(str(formats / "project_v1.yaml"))
     assert project.format_version == FORMAT_VERSION
     assert project.network.layer("loss").inputs == ["fc1", "y"]
     assert project.optimizer.solver == "Sgd"
@@ -47,14 +48,14 @@ def test_v1_sample_migrates_to_current_format(formats):
     assert project.optimizer.lr_update_interval == 10
     assert project.multi_gpu.workers == 2
     # The migrated project has the same meaning as the v2 sample (names aside).
-    v2 = load_project(str(formats / "project_v2.yaml"))
+    v2 = load_valid_project(str(formats / "project_v2.yaml"))
     assert [(l.name, l.type, l.inputs) for l in project.network.layers] == \
         [(l.name, l.type, l.inputs) for l in v2.network.layers]
 
 
 def test_loading_does_not_rewrite_an_old_file(formats):
     before = (formats / "project_v1.yaml").read_bytes()
-    load_project(str(formats / "project_v1.yaml"))
+    load_valid_project(str(formats / "project_v1.yaml"))
     assert (formats / "project_v1.yaml").read_bytes() == before
 
 
@@ -133,12 +134,12 @@ def test_csv_header_must_provide_the_input_variables(formats):
 
 def test_save_is_atomic_and_keeps_a_backup(formats, monkeypatch):
     path = formats / "project_v2.yaml"
-    project = load_project(str(path))
+    project = load_valid_project(str(path))
     original = path.read_bytes()
     project.name = "renamed"
     save_project(project)
     assert (formats / "project_v2.yaml.bak").read_bytes() == original
-    assert load_project(str(path)).name == "renamed"
+    assert load_valid_project(str(path)).name == "renamed"
 
     # A failure in the middle of writing leaves the saved file as it was and no temp file behind.
     saved = path.read_bytes()

@@ -9,7 +9,7 @@ import pytest
 
 from nnconsole.engine.project.model import Layer as L
 from nnconsole.engine.project.model import Network
-from nnconsole.engine.shapes import infer_network
+from nnconsole.engine.network.shapes import infer_network
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ELMAN_NNTXT = os.path.join(HERE, "data", "recurrent", "elman.nntxt")  # written as NNC writes a recurrent network
@@ -49,7 +49,7 @@ def test_unrolled_graph_equals_nnablas_own_expansion_of_the_same_nntxt():
     import nnabla as nn
     from nnabla.utils.load import load
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     rng = np.random.RandomState(0)
     x = rng.randn(2, 5, 3).astype(np.float32)
@@ -88,7 +88,7 @@ def test_unrolled_graph_equals_nnablas_own_expansion_of_the_same_nntxt():
 def test_delay_reads_its_initial_input_or_generator_at_the_first_step():
     import nnabla as nn
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     nn.clear_parameters()
     try:
@@ -166,7 +166,7 @@ def test_two_blocks_in_a_row_and_a_time_axis_other_than_the_first():
         [(3,), (2,), (2, 6), (2,), (2,), (6, 2)]
     import nnabla as nn
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     nn.clear_parameters()
     try:
@@ -207,7 +207,7 @@ def test_nncs_lstm_unit_computes_an_lstm_and_costs_what_nnc_says():
     h = o*tanh(C)) against the same equations in numpy; NNC's CostParameter and CostMultiplyAdd formulas."""
     import nnabla as nn
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     info = infer_network(lstm_network())
     li = info.layers["lstm"]

@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 
 from nnconsole.engine.interop import export_nntxt, import_file
-from nnconsole.engine.project.io import load_project, save_project
+from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import Datasets
-from nnconsole.engine.shapes import infer_network
+from nnconsole.engine.network.shapes import infer_network
 from tests.helpers import nnconsole, train_in_process
 from tests.test_interop_sdcproj import sdcproj_text
 from tests.test_recurrent import ELMAN_NNTXT
+from nnconsole.engine.check.project_file import load_valid_project
 
 ROOT = Path(__file__).resolve().parent.parent
 NNABLA_CLI = os.path.join(os.path.dirname(sys.executable), "nnabla_cli")
@@ -69,7 +70,7 @@ def test_nnc_sdcproj_with_a_recurrent_block_imports_and_trains(tmp_path):
     saved = str(tmp_path / "project.yaml")
     save_project(project, saved, backup=False)
     assert "OK" in nnconsole(["validate", saved]).stdout
-    run_dir, losses = train_in_process(load_project(saved), str(tmp_path / "runs"))
+    run_dir, losses = train_in_process(load_valid_project(saved), str(tmp_path / "runs"))
     assert len(losses) >= 3 and np.isfinite(losses).all() and losses[-1] < losses[0]
 
 
@@ -89,7 +90,7 @@ def test_exported_blocks_keep_nnablas_form_and_a_generated_initial_value(tmp_pat
     from nnabla.utils import nnabla_pb2
     from google.protobuf import text_format
 
-    project = load_project(str(ROOT / "project_templates" / "sine_rnn" / "project.yaml"))
+    project = load_valid_project(str(ROOT / "project_templates" / "sine_rnn" / "project.yaml"))
     project.network.layer("h_prev").params["initial_multiplier"] = 0.5
     out = tmp_path / "sine.nntxt"
     assert export_nntxt(project, str(out)).unsupported == []
@@ -112,7 +113,7 @@ def test_exported_blocks_keep_nnablas_form_and_a_generated_initial_value(tmp_pat
 
 @pytest.mark.slow
 def test_exported_recurrent_template_trains_under_nnabla_cli(tmp_path):
-    project = load_project(str(ROOT / "project_templates" / "sine_rnn" / "project.yaml"))
+    project = load_valid_project(str(ROOT / "project_templates" / "sine_rnn" / "project.yaml"))
     project.config.max_epoch = 2
     out = tmp_path / "sine.nntxt"
     export_nntxt(project, str(out))

@@ -9,8 +9,9 @@ import sys
 import pytest
 
 from nnconsole.engine.project.model import Layer, Network
-from nnconsole.engine.repeat_blocks import block_totals, find_blocks, unroll
-from nnconsole.engine.shapes import infer_network
+from nnconsole.engine.network.repeat_blocks import block_totals, find_blocks, unroll
+from nnconsole.engine.network.shapes import infer_network
+from nnconsole.engine.check.project_file import load_valid_project
 
 L = Layer
 NNABLA_CLI = os.path.join(os.path.dirname(sys.executable), "nnabla_cli")
@@ -70,7 +71,7 @@ def test_malformed_blocks_are_named_errors(change, layer, message):
 
 
 def test_unrolled_network_has_nnablas_parameter_names():
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     import nnabla as nn
 
@@ -152,29 +153,27 @@ def _write_project(tmp_path, network, rows=32):
 
 
 def test_a_saved_project_keeps_its_blocks_and_an_expanded_one_stays_valid(tmp_path):
-    from nnconsole.engine.project.io import load_project
 
     path = _write_project(tmp_path, resnet_like())
-    loaded = load_project(path)
+    loaded = load_valid_project(path)
     assert [layer.type for layer in loaded.network.layers].count("RepeatStart") == 3
     assert loaded.network.layer("outer").params == {"times": 2}
     expanded = _write_project(tmp_path / "old", unroll(resnet_like()))  # what older versions saved on import
-    assert infer_network(load_project(expanded).network).total_params == infer_network(loaded.network).total_params
+    assert infer_network(load_valid_project(expanded).network).total_params == infer_network(loaded.network).total_params
 
 
 @pytest.mark.slow
 def test_exported_nntxt_of_a_project_with_blocks_trains_under_nnabla_cli(tmp_path):
     from nnconsole.engine.interop import export_nntxt
-    from nnconsole.engine.project.io import load_project
 
     net = resnet_like()
     net.layers[0].params["shape"] = [32]  # nnabla_cli reads numeric CSV columns as a vector
     net.layers[1] = L("stem", "Affine", ["x"], {"out_shape": [4, 4, 4]})
-    project = load_project(_write_project(tmp_path, net))
+    project = load_valid_project(_write_project(tmp_path, net))
     out = tmp_path / "blocks.nntxt"
     result = export_nntxt(project, str(out))
     assert not any("written unrolled" in n for n in result.notes)
-    text = out.read_text()  # nnabla's repeat form (engine/interop/repeat_interop.py), as NNC writes blocks
+    text = out.read_text()  # nnabla's repeat form (engine/interop/nntxt/repeat.py), as NNC writes blocks
     assert 'name: "c2{outer}{inner}/conv/W"' in text and 'name: "c1{res}/conv/W"' in text and "[1]" not in text
     assert text.count("repeat_info {") == 9  # three blocks in Main, MainValidation and MainRuntime
     (tmp_path / "train").mkdir()
@@ -189,7 +188,7 @@ def test_exported_nntxt_of_a_project_with_blocks_trains_under_nnabla_cli(tmp_pat
     nn.load_parameters(str(tmp_path / "train" / "results.nnp"))
     trained = {name: tuple(v.shape) for name, v in nn.get_parameters(grad_only=False).items()}
     nn.clear_parameters()
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     engine = {name: tuple(v.shape) for name, v in build_graph(project.network, 2, "train").parameters.items()}
     nn.clear_parameters()
@@ -205,7 +204,7 @@ def test_exported_nntxt_of_a_project_with_blocks_trains_under_nnabla_cli(tmp_pat
 def _blocks_mlp(path: str) -> str:
     """The tabular project of tests/helpers with a ResNet-like network: a residual block x2, then a block x2
     holding a nested block x2 (Affine layers, so the numeric CSV feeds it)."""
-    from nnconsole.engine.project.io import load_project, save_project
+    from nnconsole.engine.project.io import save_project
     from nnconsole.engine.project.model import Initializer
 
     glorot = {"W": Initializer("NormalAffineGlorot"), "b": Initializer("Constant", value=0.0)}
@@ -213,7 +212,7 @@ def _blocks_mlp(path: str) -> str:
     def fc(name, src, out=8):
         return L(name, "Affine", [src], {"out_shape": [out]}, initializers=dict(glorot))
 
-    project = load_project(path, check_datasets=False)
+    project = load_valid_project(path, check_datasets=False)
     project.network = Network([
         L("x", "Input", params={"shape": [4]}), fc("fc0", "x"),
         L("A", "RepeatStart", ["fc0"], {"times": 2}), fc("fa", "A"), L("ta", "Tanh", ["fa"]),
@@ -245,11 +244,10 @@ def test_parameters_of_a_project_with_blocks_are_accepted_as_its_initial_paramet
     """Was refused: the check compared the file's 'c1[0]/W' with the folded network's 'c1/W'."""
     import nnabla as nn
 
-    from nnconsole.engine.graph import build_graph
-    from nnconsole.engine.project.io import load_project
-    from nnconsole.engine.project.validate import check_initial_parameters
+    from nnconsole.engine.runtime.graph import build_graph
+    from nnconsole.engine.check.validate import check_initial_parameters
 
-    project = load_project(_write_project(tmp_path, resnet_like()))
+    project = load_valid_project(_write_project(tmp_path, resnet_like()))
     nn.clear_parameters()
     try:
         built = build_graph(project.network, 2, "train")

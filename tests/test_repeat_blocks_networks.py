@@ -9,9 +9,10 @@ import sys
 import pytest
 
 from nnconsole.engine.interop import export_nntxt, import_file
-from nnconsole.engine.project.io import load_project, save_project
+from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import Layer
 from tests.test_several_optimizers import gan_project
+from nnconsole.engine.check.project_file import load_valid_project
 
 NNABLA_CLI = os.path.join(os.path.dirname(sys.executable), "nnabla_cli")
 
@@ -19,7 +20,7 @@ NNABLA_CLI = os.path.join(os.path.dirname(sys.executable), "nnabla_cli")
 def _generator_with_a_block(folder: str) -> str:
     """The GAN of test_several_optimizers with z -> [Affine 2 -> Tanh] x2 before the generator's Affine."""
     path = gan_project(folder, epochs=1)
-    project = load_project(path)
+    project = load_valid_project(path)
     gen = project.networks["Generator"]
     block = [Layer("rep", "RepeatStart", ["z"], {"times": 2}), Layer("h", "Affine", ["rep"], {"out_shape": [2]}),
              Layer("h_act", "Tanh", ["h"]), Layer("rep end", "RepeatEnd", ["h_act"])]
@@ -31,7 +32,7 @@ def _generator_with_a_block(folder: str) -> str:
 
 @pytest.mark.slow
 def test_a_block_in_another_network_is_written_as_a_block_and_trains_under_nnabla_cli(tmp_path):
-    project = load_project(_generator_with_a_block(str(tmp_path)))
+    project = load_valid_project(_generator_with_a_block(str(tmp_path)))
     out = str(tmp_path / "gan.nntxt")
     export_nntxt(project, out)
     text = open(out).read()

@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from nnconsole.engine import runs
+from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.test_seams import seam_environment
 from tests.helpers import ROOT, live_processes, nnconsole, run_dir_from, tabular_project, wait_until_gone
 
@@ -47,7 +47,7 @@ def failed_run(failed_once, tmp_path) -> str:
 
 
 def resume_cmd(run_dir: str) -> list:
-    return [sys.executable, "-m", "nnconsole.engine.cli", "train", "--resume", run_dir, "-q"]
+    return [sys.executable, "-m", "nnconsole.engine.cli.main", "train", "--resume", run_dir, "-q"]
 
 
 def metrics_bytes(run_dir: str) -> bytes:
@@ -70,7 +70,7 @@ def assert_one_clean_history(run_dir: str, epochs: int = EPOCHS) -> None:
 # ---- one writer ---------------------------------------------------------------------------------------
 HOLDER = """
 import sys, time
-from nnconsole.engine.run_lock import RunLock
+from nnconsole.engine.rundir.lock import RunLock
 RunLock(sys.argv[1]).acquire()
 print("held", flush=True)
 time.sleep(120)
@@ -141,7 +141,7 @@ def test_a_suspended_launcher_keeps_the_run_and_a_killed_one_frees_it(failed_run
 @pytest.mark.slow
 def test_kill_9_then_resume_leaves_one_validation_record_per_epoch(tmp_path):
     project = tabular_project(str(tmp_path / "p"), **SETTINGS)
-    proc = subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli", "train", project, "-q"], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli.main", "train", project, "-q"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=ENV, cwd=ROOT)
     results = os.path.join(os.path.dirname(project), "results", "project")
     deadline = time.monotonic() + 120
@@ -157,7 +157,7 @@ def test_kill_9_then_resume_leaves_one_validation_record_per_epoch(tmp_path):
             if any(r.get("iteration", 0) > newest for r in runs.iter_metrics(run_dir, "train")):
                 break
         time.sleep(0.005)
-    worker = [pid for pid, args in live_processes(run_dir) if "nnconsole.engine.worker" in args]
+    worker = [pid for pid, args in live_processes(run_dir) if "nnconsole.engine.train.worker" in args]
     for pid in worker:
         os.kill(pid, signal.SIGKILL)
     proc.communicate(timeout=60)
@@ -239,7 +239,7 @@ time.sleep(120)
 
 def test_the_refusal_names_the_live_holder_not_the_previous_one_in_the_lock_file(tmp_path):
     """The lock file outlives its holders: read at the wrong moment it names a dead launcher."""
-    from nnconsole.engine.run_lock import RunBusyError, RunLock
+    from nnconsole.engine.rundir.lock import RunBusyError, RunLock
     run_dir = str(tmp_path)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     (tmp_path / "writer.lock").write_text(f"pid {dead.stdout.strip()}\n")

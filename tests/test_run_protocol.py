@@ -1,4 +1,4 @@
-"""The run-directory protocol (nnconsole.engine.run_protocol): exit codes, errors as data, one writer per
+"""The run-directory protocol (nnconsole.engine.rundir.protocol): exit codes, errors as data, one writer per
 status field, typed metrics records, the machine-readable run directory announcement, the test seam."""
 from __future__ import annotations
 
@@ -9,29 +9,31 @@ import sys
 
 import pytest
 
-from nnconsole.engine import runs
+from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.errors import NnconsoleError, RunFailedError
-from nnconsole.engine.launch_watch import diagnose_failure
-from nnconsole.engine.run_protocol import (LAUNCHER, RUN_DIR_EVENT, STATUS_FIELD_OWNERS, WORKER, ExitCode, error_file,
-                                           read_error_records, read_events, record_problems)
+from nnconsole.engine.launch.watch import diagnose_failure
+from nnconsole.engine.rundir.protocol import (LAUNCHER, RUN_DIR_EVENT, STATUS_FIELD_OWNERS, WORKER, error_file,
+                                              read_error_records, read_events, record_problems)
+from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.test_seams import SEAMS_VARIABLE, seam, seam_environment
 from tests.helpers import ROOT, nnconsole, run_dir_from, tabular_project
 
 
 # ---- one error base class with an exit code ---------------------------------------------------------------
 def _engine_error_classes():
-    from nnconsole.engine.checkpoint import CheckpointError, NonFiniteParametersError, ParameterFileError
-    from nnconsole.engine.comm import CommError
-    from nnconsole.engine.data import DatasetError
-    from nnconsole.engine.device import DeviceError
-    from nnconsole.engine.evaluate import EvaluationError
+    from nnconsole.engine.runtime.checkpoint import CheckpointError, NonFiniteParametersError
+    from nnconsole.engine.network.parameter_files import ParameterFileError
+    from nnconsole.engine.backend.mpi import CommError
+    from nnconsole.engine.data.loading import DatasetError
+    from nnconsole.engine.backend.device import DeviceError
+    from nnconsole.engine.evaluate.evaluation import EvaluationError
     from nnconsole.engine.interop import InteropError
-    from nnconsole.engine.launch import LaunchError
-    from nnconsole.engine.plan import PlanError
+    from nnconsole.engine.launch.launcher import LaunchError
+    from nnconsole.engine.plan.worker_plan import PlanError
     from nnconsole.engine.project.errors import ProjectError
-    from nnconsole.engine.run_json import RunFileError
-    from nnconsole.engine.run_lock import RunBusyError
-    from nnconsole.engine.train import TrainingError
+    from nnconsole.engine.rundir.typed_json import RunFileError
+    from nnconsole.engine.rundir.lock import RunBusyError
+    from nnconsole.engine.errors import TrainingError
 
     return {ProjectError: 2, DatasetError: 2, PlanError: 2, LaunchError: 2, RunBusyError: 2, RunFileError: 2,
             InteropError: 2, EvaluationError: 2, ParameterFileError: 2, CheckpointError: 1, CommError: 1,
@@ -45,7 +47,7 @@ def test_every_engine_error_derives_from_the_base_class_with_its_exit_code():
 
 
 def test_the_cli_maps_any_engine_error_to_its_exit_code_without_a_traceback(monkeypatch, capsys):
-    from nnconsole.engine import cli
+    from nnconsole.engine.cli import main as cli
 
     class BrandNewError(RunFailedError):
         """An error type no list in the CLI knows by name."""
@@ -93,9 +95,9 @@ def test_a_hostile_error_record_cannot_turn_a_failure_into_success(tmp_path):
 
 
 def test_a_failing_worker_writes_its_flags_from_the_exception_class(tmp_path):
-    from nnconsole.engine.checkpoint import NonFiniteParametersError
-    from nnconsole.engine.data import DatasetError
-    from nnconsole.engine.worker import _report_failure
+    from nnconsole.engine.runtime.checkpoint import NonFiniteParametersError
+    from nnconsole.engine.data.loading import DatasetError
+    from nnconsole.engine.train.worker import _report_failure
 
     for rank, exc, flags in ((0, DatasetError("bad csv"), (True, 2, False)),
                              (1, RuntimeError("bug"), (False, 1, False)),

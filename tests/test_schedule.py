@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nnconsole.engine.project import model
-from nnconsole.engine.schedule import ScheduleParams, from_optimizer, learning_rate
+from nnconsole.engine.plan.schedule import ScheduleParams, from_optimizer, learning_rate
 
 
 def test_constant_is_base_lr_everywhere():

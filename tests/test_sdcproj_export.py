@@ -16,17 +16,17 @@ import pytest
 
 from nnconsole.engine.interop import export_nntxt, import_file
 from nnconsole.engine.interop.common import canonical_params
-from nnconsole.engine.interop.sdcproj_export import export_sdcproj
+from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 from nnconsole.engine.layers import all_specs, find_spec
-from nnconsole.engine.project.io import load_project
 from nnconsole.engine.project.model import Datasets, Layer, Network, Project, TrainingConfig
 from tests.layer_cases import single_layer_network
+from nnconsole.engine.check.project_file import load_valid_project
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BATCH = 40  # layer types per network: few nnabla loads, each network still small
 # nnabla 1.39 runs these functions on CUDA only ("FFT forward not implemented in CPU yet"): without a GPU the
 # file is built by nnabla's loader and the one training iteration runs through nnconsole's graph of the
-# imported project (its DFT as matrix products, see engine/layers/spectral.py).
+# imported project (its DFT as matrix products, see engine/layers/types/spectral.py).
 CUDA_ONLY = ("FFT", "IFFT")
 
 
@@ -108,7 +108,7 @@ def _train_one_iteration(nntxt: str, project: Project, on_nnabla: bool) -> None:
     import nnabla.solvers as S
     from nnabla.utils.load import load
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     nn.clear_parameters()
     try:
@@ -182,7 +182,7 @@ def test_all_registered_types_are_covered():
 @pytest.mark.parametrize("template", sorted(glob.glob(os.path.join(ROOT, "project_templates", "*", "project.yaml"))),
                          ids=lambda p: os.path.basename(os.path.dirname(p)))
 def test_templates_come_back_from_sdcproj_as_themselves(tmp_path, template):
-    project = load_project(template, check_datasets=False)
+    project = load_valid_project(template, check_datasets=False)
     out = os.path.join(os.path.dirname(template), f".{tmp_path.name}.sdcproj")  # next to the data, as NNC keeps it
     try:
         result = export_sdcproj(project, out)
@@ -314,7 +314,7 @@ def test_a_registrations_to_sdcproj_hook_writes_what_its_property_table_cannot(t
 
 def test_a_second_operand_is_linked_to_nncs_side_pin(tmp_path):
     """NNC links Div2's divisor to its R pin (index 1); Add2 takes both operands on its one input pin."""
-    from nnconsole.engine.interop.sdcproj_read import parse_ini
+    from nnconsole.engine.interop.sdcproj.reader import parse_ini
 
     layers = [Layer("a", "Input", params={"shape": [4], "variable": "a"}),
               Layer("b", "Input", params={"shape": [4], "variable": "b"}),

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from nnconsole.engine.runtime_paths import cli_command, python_module_command
+from nnconsole.engine.helper_processes import cli_command, python_module_command
 from tests.helpers import ROOT, run_dir_from, tabular_project
 
 # A module that, when imported, leaves a marker naming itself, the process and where it was found.
@@ -142,7 +142,7 @@ def with_multi_gpu(project: str, **values) -> str:
 
 
 def cli(args, cwd: str = ROOT, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "nnconsole.engine.cli", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "nnconsole.engine.cli.main", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, env=dict(os.environ, PYTHONPATH=ROOT))
 
 
@@ -179,7 +179,7 @@ def test_option_shaped_hosts_on_the_command_line_are_refused(tmp_path):
 
 
 def test_host_names_and_addresses_are_accepted():
-    from nnconsole.engine.hosts import host_problem, hostfile_problems
+    from nnconsole.engine.plan.hosts import host_problem, hostfile_problems
 
     for good in ("node1", "node1:4", "gpu-01.cluster.example.org", "10.0.0.2:8", "fe80::1", "[fe80::1]:2",
                  "localhost"):
@@ -193,7 +193,7 @@ def test_host_names_and_addresses_are_accepted():
 
 # ---- item 4: more workers than cores only with the user's consent ----------------------------------------
 def test_oversubscription_needs_consent_on_the_command_line(monkeypatch):
-    from nnconsole.engine.launch import LaunchError, worker_command
+    from nnconsole.engine.launch.launcher import LaunchError, worker_command
 
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     with pytest.raises(LaunchError, match=r"4 workers.*2 cores.*--oversubscribe"):

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from nnconsole.engine.project.model import Layer, Network
-from nnconsole.engine.shapes import infer_network
+from nnconsole.engine.network.shapes import infer_network
+from nnconsole.engine.check.project_file import load_valid_project
 
 ROOT = Path(__file__).resolve().parent.parent
 NNABLA_CLI = os.path.join(os.path.dirname(sys.executable), "nnabla_cli")
@@ -30,7 +31,7 @@ def _forward(network: Network, x: np.ndarray):
     """The engine's runtime output for ``x`` and the parameters it created (name -> array)."""
     import nnabla as nn
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     nn.clear_parameters()
     built = build_graph(network, x.shape[0], "runtime", rng=np.random.RandomState(0))
@@ -111,11 +112,10 @@ def _sine_lstm_project(tmp_path: Path, type_: str = "LSTMSequence"):
     """The sine_rnn template's data with its Elman block replaced by one fused layer's last state."""
     import shutil
 
-    from nnconsole.engine.project.io import load_project
 
     folder = tmp_path / "sine"
     shutil.copytree(ROOT / "project_templates" / "sine_rnn", folder)
-    project = load_project(str(folder / "project.yaml"))
+    project = load_valid_project(str(folder / "project.yaml"))
     project.network = Network([
         Layer("x", "Input", params={"shape": [16, 1], "variable": "x"}),
         Layer("rnn", type_, ["x"], {"hidden_size": 8, "output": "last_state"}),
@@ -272,7 +272,7 @@ network { name: "Main" batch_size: 2
 def test_sdcproj_export_says_nnc_has_no_such_layer(tmp_path):
     """NNC cannot run nnabla's fused functions: the .sdcproj export says so once, pointing to .nntxt (not a line
     per parameter that NNC 'uses its default' for)."""
-    from nnconsole.engine.interop.sdcproj_export import export_sdcproj
+    from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 
     project = _sine_lstm_project(tmp_path)
     result = export_sdcproj(project, str(tmp_path / "sine.sdcproj"))

@@ -12,8 +12,9 @@ import pytest
 
 from nnconsole.engine.project import model, schema
 from nnconsole.engine.project.schema import SETTINGS, SOLVER_TABLE, value_at
-from nnconsole.engine.project.validate import check_settings
+from nnconsole.engine.check.validate import check_settings
 from tests.helpers import ROOT
+from nnconsole.engine.project.schema import SOLVERS
 
 SECTIONS = {"datasets": model.Datasets, "config": model.TrainingConfig, "optimizer": model.Optimizer,
             "optimizer.schedule": model.Schedule, "multi_gpu": model.MultiGPU}
@@ -77,10 +78,10 @@ def test_solver_table_matches_nnablas_solvers():
     """Every solver's parameter names and defaults are nnabla's own (read from its signatures)."""
     import nnabla.solvers as S
 
-    from nnconsole.engine.solvers import SOLVER_PARAMS, make_solver
+    from nnconsole.engine.runtime.solvers import SOLVER_PARAMS, make_solver
 
     assert SOLVER_PARAMS == {spec.name: dict(spec.params) for spec in SOLVER_TABLE}
-    assert model.SOLVERS == tuple(spec.name for spec in SOLVER_TABLE)
+    assert SOLVERS == tuple(spec.name for spec in SOLVER_TABLE)
     for spec in SOLVER_TABLE:
         signature = inspect.signature(getattr(S, spec.name))
         names = list(signature.parameters)
@@ -190,7 +191,7 @@ def test_a_new_setting_with_an_nnc_name_is_imported_and_exported_without_touchin
 
 
 def test_the_plan_refuses_what_validate_refuses_for_every_setting_it_computes_with():
-    from nnconsole.engine.plan import PLAN_SETTINGS, PlanError, make_plan
+    from nnconsole.engine.plan.worker_plan import PLAN_SETTINGS, PlanError, make_plan
 
     for path in PLAN_SETTINGS:
         setting = schema.setting(path)
@@ -206,7 +207,7 @@ def test_the_plan_refuses_what_validate_refuses_for_every_setting_it_computes_wi
 
 
 def test_the_command_line_offers_the_schemas_choices():
-    from nnconsole.engine.cli import build_parser
+    from nnconsole.engine.cli.main import build_parser
 
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command").choices
@@ -224,7 +225,7 @@ def test_solver_parameters_with_a_meaning_have_its_range(solver, key, value, ok)
     """A decay rate outside [0, 1) or a negative epsilon is refused naming the parameter, for the CONFIG tab's
     optimizer and for every other optimizer."""
     from nnconsole.engine.project.model import ExtraOptimizer, Optimizer, Project
-    from nnconsole.engine.project.structure import check_structure
+    from nnconsole.engine.check.structure import check_structure
 
     project = Project()
     project.optimizer = Optimizer(solver=solver, solver_params={key: value})

@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 
 from nnconsole.engine.project.errors import ProjectError
-from nnconsole.engine.project.io import dumps_project, load_project, loads_project, save_project
+from nnconsole.engine.project.io import dumps_project, save_project
 from nnconsole.engine.project.model import (Datasets, ExtraOptimizer, Layer, Network, Optimizer, Project,
                                             TrainingConfig)
 from tests.helpers import final_params, tabular_project, train_in_process
 from tests.test_gan_project import write_gan_data
+from nnconsole.engine.check.project_file import load_valid_project, loads_valid_project
 
 FROZEN = {"W": 0.0, "b": 0.0}
 
@@ -64,7 +65,7 @@ def test_networks_and_optimizers_round_trip_through_the_file(tmp_path):
     path = gan_project(str(tmp_path))
     text = open(path).read()
     assert "networks:\n  Generator:\n" in text and "- name: Optimizer_G\n  network: Generator\n" in text
-    project = load_project(path)
+    project = load_valid_project(path)
     assert list(project.networks) == ["Generator"] and project.optimizers[0].network == "Generator"
     assert dumps_project(project) == text
 
@@ -91,21 +92,21 @@ def test_a_one_network_file_is_written_as_before(tmp_path):
 ])
 def test_bad_optimizers_and_networks_are_located(tmp_path, change, where, words):
     path = gan_project(str(tmp_path))
-    project = load_project(path)
+    project = load_valid_project(path)
     change(project)
     with pytest.raises(ProjectError) as err:
-        loads_project(dumps_project(project), file=path)
+        loads_valid_project(dumps_project(project), file=path)
     problems = err.value.problems
     assert any(p.path.startswith(where) and words in p.message and p.line for p in problems), problems
 
 
 def _trainer(path: str, results: str):
-    from nnconsole.engine.comm import SingleComm
-    from nnconsole.engine.launch import LaunchRequest, prepare_run
-    from nnconsole.engine.train import Trainer
-    from nnconsole.engine.worker_options import WorkerOptions
+    from nnconsole.engine.comm.cpu import SingleComm
+    from nnconsole.engine.launch.launcher import LaunchRequest, prepare_run
+    from nnconsole.engine.train.trainer import Trainer
+    from nnconsole.engine.rundir.launch_options import WorkerOptions
 
-    run_dir = prepare_run(load_project(path), LaunchRequest(output=results), workers=1)
+    run_dir = prepare_run(load_valid_project(path), LaunchRequest(output=results), workers=1)
     trainer = Trainer(run_dir, SingleComm(), WorkerOptions())
     trainer.setup()
     return trainer
@@ -131,14 +132,14 @@ def test_each_optimizer_updates_the_learned_weights_of_its_own_network(tmp_path)
 @pytest.mark.slow
 def test_a_gan_with_two_optimizers_trains_both_networks_and_exports(tmp_path):
     path = gan_project(str(tmp_path / "on"))
-    run_dir, losses = train_in_process(load_project(path), str(tmp_path / "on" / "results"))
+    run_dir, losses = train_in_process(load_valid_project(path), str(tmp_path / "on" / "results"))
     assert losses and np.all(np.isfinite(losses))
     assert os.path.isfile(os.path.join(run_dir, "model_final.nnp"))
     trained = final_params(run_dir)
     assert sorted(trained) == ["disc/affine/W", "disc/affine/b", "generator/affine/W", "generator/affine/b"]
     # the same project whose generator optimizer never runs: the generator keeps its initial weights
     idle = gan_project(str(tmp_path / "off"), start_iteration=10**6)
-    idle_dir, _ = train_in_process(load_project(idle), str(tmp_path / "off" / "results"))
+    idle_dir, _ = train_in_process(load_valid_project(idle), str(tmp_path / "off" / "results"))
     untouched = final_params(idle_dir)
     assert not np.allclose(trained["generator/affine/W"], untouched["generator/affine/W"])
     # checkpoints keep both optimizers' solver states (the first's, then the generator's)
@@ -150,12 +151,12 @@ def test_a_gan_with_two_optimizers_trains_both_networks_and_exports(tmp_path):
 def test_an_idle_extra_optimizer_leaves_the_one_optimizer_run_bit_identical(tmp_path):
     """The first optimizer's path is unchanged by the hooks: an extra optimizer on Main that never starts."""
     plain = tabular_project(str(tmp_path / "plain"))
-    plain_dir, plain_losses = train_in_process(load_project(plain), str(tmp_path / "plain" / "results"))
+    plain_dir, plain_losses = train_in_process(load_valid_project(plain), str(tmp_path / "plain" / "results"))
     hooked = tabular_project(str(tmp_path / "hooked"))
-    project = load_project(hooked)
+    project = load_valid_project(hooked)
     project.optimizers = [ExtraOptimizer(name="Later", start_iteration=10**6)]
     save_project(project, backup=False)
-    hooked_dir, hooked_losses = train_in_process(load_project(hooked), str(tmp_path / "hooked" / "results"))
+    hooked_dir, hooked_losses = train_in_process(load_valid_project(hooked), str(tmp_path / "hooked" / "results"))
     assert plain_losses == hooked_losses
     a, b = final_params(plain_dir), final_params(hooked_dir)
     assert sorted(a) == sorted(b) and all(np.array_equal(a[k], b[k]) for k in a)
@@ -175,7 +176,7 @@ def test_plan_shows_one_table_per_optimizer(tmp_path):
 
 
 def test_ranges_are_divided_as_nnabla_divides_them():
-    from nnconsole.engine.train_optimizers import run_range
+    from nnconsole.engine.train.optimizers import run_range
 
     entry = ExtraOptimizer(start_iteration=5, end_iteration=8)
     assert run_range(entry, 1) == (5, 8) and run_range(entry, 2) == (3, 4) and run_range(entry, 4) == (2, 2)
@@ -185,7 +186,7 @@ def test_ranges_are_divided_as_nnabla_divides_them():
 def test_an_optimizer_on_the_validation_split_trains(tmp_path):
     """Its batches come from the validation set (here as large as the training set) in the run's seeded order."""
     path = gan_project(str(tmp_path), epochs=1, dataset="validation")
-    run_dir, losses = train_in_process(load_project(path), str(tmp_path / "results"))
+    run_dir, losses = train_in_process(load_valid_project(path), str(tmp_path / "results"))
     assert np.all(np.isfinite(losses)) and os.path.isfile(os.path.join(run_dir, "parameters_final.h5"))
 
 
@@ -195,11 +196,11 @@ def test_stop_and_resume_gives_the_uninterrupted_result_with_both_optimizers(tmp
     with the weights of the run that was never stopped."""
     import nnabla as nn
 
-    from nnconsole.engine.comm import SingleComm
-    from nnconsole.engine.train import Trainer
-    from nnconsole.engine.worker_options import WorkerOptions
+    from nnconsole.engine.comm.cpu import SingleComm
+    from nnconsole.engine.train.trainer import Trainer
+    from nnconsole.engine.rundir.launch_options import WorkerOptions
 
-    reference, _ = train_in_process(load_project(gan_project(str(tmp_path / "ref"))), str(tmp_path / "ref" / "r"))
+    reference, _ = train_in_process(load_valid_project(gan_project(str(tmp_path / "ref"))), str(tmp_path / "ref" / "r"))
     trainer = _trainer(gan_project(str(tmp_path / "stop")), str(tmp_path / "stop" / "r"))
     run_dir = trainer.run_dir
     open(os.path.join(run_dir, trainer.stop.path), "w").close()  # a STOP file: honoured at the first update

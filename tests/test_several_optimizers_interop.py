@@ -9,16 +9,16 @@ import sys
 import pytest
 
 from nnconsole.engine.interop import export_nntxt, import_file
-from nnconsole.engine.project.io import load_project
-from nnconsole.engine.shapes import infer_network
+from nnconsole.engine.network.shapes import infer_network
 from tests.test_several_optimizers import gan_project
+from nnconsole.engine.check.project_file import load_valid_project
 
 NNABLA_CLI = os.path.join(os.path.dirname(sys.executable), "nnabla_cli")
 
 
 def _weights(network) -> set:
     """The parameter names a network's layers use."""
-    from nnconsole.engine.shared_params import parameter_name
+    from nnconsole.engine.network.shared_params import parameter_name
 
     info = infer_network(network)
     return {parameter_name(layer, key) for layer in network.layers if layer.name in info.layers
@@ -26,7 +26,7 @@ def _weights(network) -> set:
 
 
 def test_export_writes_every_optimizer_and_import_keeps_them(tmp_path):
-    project = load_project(gan_project(str(tmp_path)))
+    project = load_valid_project(gan_project(str(tmp_path)))
     project.optimizers[0].start_iteration, project.optimizers[0].end_iteration = 3, 40
     project.optimizers[0].optimizer.update_interval = 2
     out = str(tmp_path / "gan.nntxt")
@@ -50,7 +50,7 @@ def test_export_writes_every_optimizer_and_import_keeps_them(tmp_path):
 
 @pytest.mark.slow
 def test_exported_gan_trains_under_nnabla_cli(tmp_path):
-    project = load_project(gan_project(str(tmp_path)))
+    project = load_valid_project(gan_project(str(tmp_path)))
     out = str(tmp_path / "gan.nntxt")
     export_nntxt(project, out)
     outdir = tmp_path / "train"
@@ -100,7 +100,7 @@ def test_sdcproj_with_two_networks_and_optimizers_imports_both(tmp_path):
     result = import_file(str(path))
     _check_gan_import(result)
     # and back: export writes both networks and optimizers, which import the same
-    from nnconsole.engine.interop.sdcproj_export import export_sdcproj
+    from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 
     again = tmp_path / "again.sdcproj"
     export_sdcproj(result.project, str(again))
@@ -142,7 +142,7 @@ def test_a_network_no_optimizer_trains_goes_through_nntxt_with_its_executor(tmp_
     """A network only an executor runs (not NNC's derived MainValidation/MainRuntime) is written and read back."""
     from nnconsole.engine.project.model import Executor
 
-    project = load_project(gan_project(str(tmp_path)))
+    project = load_valid_project(gan_project(str(tmp_path)))
     project.optimizers = []  # Generator is now trained by nobody, and run by an executor
     project.executors = [Executor(name="Sample", network="Generator", num_evaluations=3)]
     out = str(tmp_path / "gan.nntxt")
@@ -155,7 +155,7 @@ def test_a_network_no_optimizer_trains_goes_through_nntxt_with_its_executor(tmp_
     assert _meaning(back.project.networks["Generator"]) == _meaning(project.networks["Generator"])
     assert not [n for n in back.notes if "Generator" in n and "not imported" in n], back.notes
     # and through NNC's project file
-    from nnconsole.engine.interop.sdcproj_export import export_sdcproj
+    from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 
     sdc = str(tmp_path / "gan.sdcproj")
     export_sdcproj(project, sdc)

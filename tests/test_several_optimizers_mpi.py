@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from nnconsole.engine.project.io import load_project, save_project
+from nnconsole.engine.project.io import save_project
 from tests.helpers import final_params, max_relative_error, nnconsole, run_dir_from, train_file_in_process
 from tests.test_several_optimizers import gan_project
+from nnconsole.engine.check.project_file import load_valid_project
 
 pytestmark = pytest.mark.mpi
 
 
 def _gan(folder: str, batch: int, workers: int, end_iteration: int) -> str:
     path = gan_project(folder, epochs=4, end_iteration=end_iteration)
-    project = load_project(path)
+    project = load_valid_project(path)
     project.config.batch_size = batch
     project.multi_gpu.workers, project.multi_gpu.scaling = workers, "none"
     for opt in (project.optimizer, project.optimizers[0].optimizer):

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnconsole.engine.graph import build_graph
+from nnconsole.engine.runtime.graph import build_graph
 from nnconsole.engine.interop import export_nntxt, import_file
 from nnconsole.engine.project.model import Datasets, Layer, Network, Project
-from nnconsole.engine.shapes import infer_network
+from nnconsole.engine.network.shapes import infer_network
 from tests.test_interop_sdcproj import sdcproj_text
+from nnconsole.engine.check.project_file import load_valid_project
 
 
 def _two_discriminators(scope_b: str = "disc") -> Network:
@@ -70,21 +71,21 @@ def test_import_keeps_sharing_and_export_writes_one_parameter(tmp_path):
 
 
 def test_project_file_keeps_the_scope(tmp_path):
-    from nnconsole.engine.project.io import load_project, save_project
+    from nnconsole.engine.project.io import save_project
 
     project = Project(name="gan", network=_two_discriminators(),
                       datasets=Datasets(training="a.csv", validation="a.csv"))
     path = str(tmp_path / "gan.yaml")
     save_project(project, path)
     assert "parameter_scope: disc" in open(path).read()
-    assert load_project(path, check_datasets=False).network.layer("d_fake").parameter_scope == "disc"
+    assert load_valid_project(path, check_datasets=False).network.layer("d_fake").parameter_scope == "disc"
 
 
 # ------------------------------------------------------------------------------------ Parameter layers
 def test_parameter_layer_is_a_learned_tensor_and_working_memory_is_kept(tmp_path):
     import nnabla as nn
 
-    from nnconsole.engine.graph import lr_multipliers
+    from nnconsole.engine.runtime.graph import lr_multipliers
 
     net = Network([Layer("x", "Input", params={"shape": [3]}), Layer("p", "Parameter", [], {"shape": [3]}),
                    Layer("m", "WorkingMemory", [], {"shape": [3]}),
@@ -143,7 +144,7 @@ network { name: "Main" batch_size: 2
     net = result.project.network
     assert net.layer("fc").parameter_scope == "fc" and net.layer("rs").params == {"times": 3}, result.report()
     assert infer_network(net).total_params == 20 and not [u for u in result.unsupported if "shared" in u]
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     built = build_graph(net, 2, "train")  # three repetitions, one set of weights
     assert sorted(built.parameters) == ["fc/affine/W", "fc/affine/b"]

@@ -10,8 +10,8 @@ from typing import Optional
 
 import pytest
 
-from nnconsole.engine import runs
-from nnconsole.engine.host_watch import HostProbe, answers, host_names
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.launch.host_watch import HostProbe, answers, host_names
 from nnconsole.engine.test_seams import SEAMS_VARIABLE, seam_environment
 from tests import netns_hosts
 from tests.helpers import ROOT, tabular_project
@@ -26,7 +26,7 @@ HOST_LOST = 4
 
 def _start(sim, host, *args: str, seams: Optional[dict] = None) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=ROOT, **sim.environment(), **(seams or {}))
-    argv = [sys.executable, "-m", "nnconsole.engine.cli", "train", "-q", "--network", sim.subnet, *args]
+    argv = [sys.executable, "-m", "nnconsole.engine.cli.main", "train", "-q", "--network", sim.subnet, *args]
     return subprocess.Popen(sim.command(host, argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, cwd=ROOT)
 
@@ -79,7 +79,7 @@ def test_a_lost_host_ends_the_job_naming_it_and_resume_finishes_on_the_rest(tmp_
 
 
 def test_host_probe_names_the_silent_host(monkeypatch):
-    from nnconsole.engine import host_watch
+    from nnconsole.engine.launch import host_watch
 
     assert answers("127.0.0.1", 9)  # refused is an answer: the machine is there
     monkeypatch.setattr(host_watch, "PROBE_SECONDS", 0.1)
@@ -102,7 +102,7 @@ def test_host_probe_names_the_silent_host(monkeypatch):
 
 
 def test_the_host_lost_bound_is_fifteen_seconds_unless_a_test_shortens_it(monkeypatch):
-    from nnconsole.engine import host_watch
+    from nnconsole.engine.launch import host_watch
 
     monkeypatch.delenv(SEAMS_VARIABLE, raising=False)
     probe = HostProbe([])

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from nnconsole.engine.hosts import network_problem
-from nnconsole.engine.launch import LaunchError, worker_command
+from nnconsole.engine.plan.hosts import network_problem
+from nnconsole.engine.launch.launcher import LaunchError, worker_command
 from tests.helpers import ROOT, final_params, max_relative_error, run_dir_from, tabular_project
 from tests import netns_hosts
 from tests.netns_hosts import SimHosts
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.mpi
 def train_on_hosts(sim: SimHosts, project: str, *extra: str, timeout: float = 90) -> subprocess.CompletedProcess:
     """``nnconsole train`` started on the first simulated host, its ranks spread over all of them."""
     env = dict(os.environ, PYTHONPATH=ROOT, **sim.environment())
-    argv = [sys.executable, "-m", "nnconsole.engine.cli", "train", project, "-q", "--hosts", sim.host_list(),
+    argv = [sys.executable, "-m", "nnconsole.engine.cli.main", "train", project, "-q", "--hosts", sim.host_list(),
             "--network", sim.subnet, *extra]
     return subprocess.run(sim.command(sim.hosts[0], argv), capture_output=True, text=True, env=env, cwd=ROOT,
                           timeout=timeout)
@@ -29,7 +29,7 @@ def train_on_hosts(sim: SimHosts, project: str, *extra: str, timeout: float = 90
 
 def local_train(project: str) -> str:
     env = dict(os.environ, PYTHONPATH=ROOT)
-    out = subprocess.run([sys.executable, "-m", "nnconsole.engine.cli", "train", project, "-q"], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "nnconsole.engine.cli.main", "train", project, "-q"], capture_output=True,
                          text=True, env=env, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     return run_dir_from(out.stdout)

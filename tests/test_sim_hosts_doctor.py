@@ -18,7 +18,7 @@ pytestmark = pytest.mark.mpi
 
 def _doctor(sim) -> tuple:
     env = dict(os.environ, PYTHONPATH=ROOT, NNCONSOLE_MPI_NETWORK=sim.subnet, **sim.environment())
-    argv = [sys.executable, "-m", "nnconsole.engine.cli", "doctor", "--gpus", "2", "--hosts", sim.host_list()]
+    argv = [sys.executable, "-m", "nnconsole.engine.cli.main", "doctor", "--gpus", "2", "--hosts", sim.host_list()]
     out = subprocess.run(sim.command(sim.hosts[0], argv), capture_output=True, text=True, env=env, cwd=ROOT,
                          timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr

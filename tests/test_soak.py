@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from nnconsole.engine import runs
+from nnconsole.engine.rundir import store as runs
 from tests.helpers import live_processes, nnconsole, run_dir_from, tabular_project
 
 pytestmark = pytest.mark.soak

@@ -14,12 +14,14 @@ import numpy as np
 import pytest
 
 from nnconsole.engine.interop import import_file
-from nnconsole.engine.interop.nntxt_export import export_nntxt
-from nnconsole.engine.interop.nntxt_import import import_nntxt
-from nnconsole.engine.plan import exact_interval, make_plan
+from nnconsole.engine.interop.nntxt.exporter import export_nntxt
+from nnconsole.engine.interop.nntxt.importer import import_nntxt
+from nnconsole.engine.plan.worker_plan import exact_interval, make_plan
 from nnconsole.engine.project import model
 from nnconsole.engine.project.schema import SOLVER_SPECS, SOLVER_TABLE
-from nnconsole.engine.solvers import applies_weight_decay_itself, make_solver
+from nnconsole.engine.runtime.solvers import applies_weight_decay_itself, make_solver
+from nnconsole.engine.check.project_file import load_valid_project
+from nnconsole.engine.project.schema import SOLVERS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REFERENCE = os.path.join(HERE, "data", "nnc_reference", "solver_component.txt")
@@ -48,7 +50,7 @@ def nnc_solvers() -> Dict[str, List[Tuple[str, str, float]]]:
 # ------------------------------------------------------------------------------------------- the table
 def test_nncs_solver_list_is_the_fifteen_and_each_has_a_row():
     assert tuple(nnc_solvers()) == NNC_SOLVERS
-    assert set(NNC_SOLVERS) | {"Lamb", "Lion"} == set(model.SOLVERS)
+    assert set(NNC_SOLVERS) | {"Lamb", "Lion"} == set(SOLVERS)
     assert [s.name for s in SOLVER_TABLE if not s.nnc] == ["Lamb", "Lion"]
 
 
@@ -117,7 +119,7 @@ def test_three_updates_equal_nnablas_own_solver_called_directly(spec):
 
 
 def test_a_flag_that_is_not_0_or_1_is_refused_with_the_setting_named():
-    from nnconsole.engine.project.validate import check_settings
+    from nnconsole.engine.check.validate import check_settings
 
     opt = model.Optimizer(solver="AdaBelief", solver_params={"rectify": 0.5})
     with pytest.raises(ValueError, match="optimizer.solver_params.rectify"):
@@ -234,9 +236,8 @@ def test_sdcproj_solver_parameters_survive_import_nntxt_export_and_nnablas_loade
 
 @pytest.mark.parametrize("name", ["Lamb", "Lion"])
 def test_lamb_and_lion_round_trip_through_nntxt_with_a_note_that_nnc_lacks_them(name, tmp_path):
-    from nnconsole.engine.project.io import load_project
 
-    project = load_project(os.path.join(HERE, "..", "project_templates", "digits_cnn", "project.yaml"))
+    project = load_valid_project(os.path.join(HERE, "..", "project_templates", "digits_cnn", "project.yaml"))
     spec = SOLVER_SPECS[name]
     project.optimizer = model.Optimizer(solver=name, learning_rate=0.003, solver_params=chosen_values(spec))
     out = tmp_path / "x.nntxt"
@@ -311,12 +312,11 @@ def test_every_solver_trains_the_tabular_project_through_the_trainer(spec, tmp_p
     """Each solver (its switches on, weight decay set) runs the real trainer: finite, decreasing loss."""
     import math
 
-    from nnconsole.engine.project.io import load_project
     from tests.helpers import tabular_project, train_in_process
 
     path = tabular_project(str(tmp_path / "p"), n=64, batch=8, epochs=3, solver=spec.name,
                            lr=SOLVER_SPECS[spec.name].nnc_learning_rate * (10 if spec.name != "Adadelta" else 1))
-    project = load_project(path)
+    project = load_valid_project(path)
     project.optimizer.solver_params = {f: 1.0 for f in spec.flags if f != "fixed_decay"}
     project.optimizer.weight_decay = 1e-4
     _, losses = train_in_process(project, str(tmp_path / "runs"))

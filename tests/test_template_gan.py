@@ -8,9 +8,9 @@ import os
 import numpy as np
 import pytest
 
-from nnconsole.engine.project.io import load_project
-from nnconsole.engine.templates import create_from_template
+from nnconsole.engine.project.templates import create_from_template
 from tests.helpers import train_in_process
+from nnconsole.engine.check.project_file import load_valid_project
 
 REAL_MEAN = np.array([2.0, -1.0])
 
@@ -19,7 +19,7 @@ def generated_points(project, parameters: str = "") -> np.ndarray:
     """500 points of the Generator network's g2 layer on fixed noise (fresh weights without ``parameters``)."""
     import nnabla as nn
 
-    from nnconsole.engine.graph import build_graph
+    from nnconsole.engine.runtime.graph import build_graph
 
     nn.clear_parameters()
     if parameters:
@@ -37,7 +37,7 @@ def test_gan_template_trains_its_generator_towards_the_real_points_and_exports(t
     from nnconsole.engine.interop import export_nntxt
 
     path = create_from_template("gan_2d", str(tmp_path / "gan"))
-    project = load_project(path)  # validates: networks, optimizers, shared scopes, datasets
+    project = load_valid_project(path)  # validates: networks, optimizers, shared scopes, datasets
     assert list(project.networks) == ["Generator"] and [o.network for o in project.optimizers] == ["Generator"]
     before = np.linalg.norm(generated_points(project).mean(0) - REAL_MEAN)
     run_dir, losses = train_in_process(project, str(tmp_path / "gan" / "results"))

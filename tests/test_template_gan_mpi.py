@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from nnconsole.engine.project.io import load_project, save_project
-from nnconsole.engine.templates import create_from_template
+from nnconsole.engine.project.io import save_project
+from nnconsole.engine.project.templates import create_from_template
 from tests.helpers import final_params, max_relative_error, nnconsole, run_dir_from, train_file_in_process
+from nnconsole.engine.check.project_file import load_valid_project
 
 pytestmark = pytest.mark.mpi
 
 
 def _gan(folder: str, batch: int, workers: int) -> str:
-    project = load_project(create_from_template("gan_2d", folder))
+    project = load_valid_project(create_from_template("gan_2d", folder))
     project.config.max_epoch, project.config.batch_size, project.config.device = 2, batch, "cpu"
     project.multi_gpu.workers, project.multi_gpu.scaling = workers, "none"
     return save_project(project, backup=False)

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from nnconsole import templates as project_templates
-from nnconsole.engine.data import class_histogram, load_dataset
+from nnconsole.engine.data.loading import class_histogram, load_dataset
 from nnconsole.engine.project.model import FORMAT_VERSION
 from tests.helpers import load_script
 

@@ -9,16 +9,17 @@ import os
 
 import pytest
 
-from nnconsole.engine.cli import build_parser
-from nnconsole.engine.launch import LaunchRequest
+from nnconsole.engine.cli.main import build_parser
+from nnconsole.engine.launch.launcher import LaunchRequest
 from nnconsole.engine.project.io import load_project, save_project
-from nnconsole.engine.run_overrides import OverrideError, apply_overrides
-from nnconsole.engine.run_protocol import RESOLVED_FILE, SNAPSHOT_FILE
+from nnconsole.engine.launch.overrides import OverrideError, apply_overrides
+from nnconsole.engine.rundir.protocol import RESOLVED_FILE, SNAPSHOT_FILE
 from tests.helpers import final_params, max_relative_error, nnconsole, run_dir_from, tabular_project
+from nnconsole.engine.check.project_file import load_valid_project
 
 
 def _comm(path: str):
-    m = load_project(path, validate=False).multi_gpu
+    m = load_project(path).multi_gpu
     return m.allreduce_precision, m.allreduce_overlap
 
 
@@ -36,7 +37,7 @@ def test_the_options_parse_and_refuse_what_is_not_a_precision(capsys):
 
 
 def test_overrides_replace_only_what_was_given(tmp_path):
-    project = load_project(tabular_project(str(tmp_path / "p")), validate=False)
+    project = load_project(tabular_project(str(tmp_path / "p")))
     project.multi_gpu.allreduce_precision, project.multi_gpu.allreduce_overlap = "half", True
     assert not apply_overrides(project, LaunchRequest().__dict__)
     assert (project.multi_gpu.allreduce_precision, project.multi_gpu.allreduce_overlap) == ("half", True)
@@ -87,7 +88,7 @@ def test_two_workers_use_the_values_given_on_the_command_line(tmp_path):
     from nnconsole.engine.test_seams import seam_environment
 
     path = tabular_project(str(tmp_path / "p"), n=64, batch=8, epochs=4, lr=0.2, scaling="none", workers=2)
-    project = load_project(path, check_datasets=False)
+    project = load_valid_project(path, check_datasets=False)
     project.multi_gpu.allreduce_overlap = False
     assert project.multi_gpu.allreduce_precision == "float"
     save_project(project, path, backup=False)

@@ -8,8 +8,9 @@ import shutil
 import numpy as np
 import pytest
 
-from nnconsole.engine import runs
+from nnconsole.engine.rundir import store as runs
 from tests.helpers import ROOT, load_h5, nnconsole, run_dir_from, tabular_project
+from nnconsole.engine.check.project_file import load_valid_project
 
 TEMPLATES = os.path.join(ROOT, "project_templates")
 
@@ -53,11 +54,10 @@ def test_digits_run_directory_metrics_and_nnp(tmp_path):
     import nnabla as nn
     from nnabla.utils.nnp_graph import NnpLoader
 
-    from nnconsole.engine.data import load_dataset
-    from nnconsole.engine.export import build_runtime
-    from nnconsole.engine.project.io import load_project
+    from nnconsole.engine.data.loading import load_dataset
+    from nnconsole.engine.runtime.nnp import build_runtime
 
-    resolved = load_project(os.path.join(run_dir, "project.yaml"))
+    resolved = load_valid_project(os.path.join(run_dir, "project.yaml"))
     data = load_dataset(resolved.datasets.validation, expected_shapes={"x": (1, 8, 8), "y": (1,)})
     batch = data.arrays["x"][:16]
     nn.clear_parameters()
@@ -148,7 +148,7 @@ def test_validate_info_and_plan_commands(tmp_path):
 
 
 def test_every_subcommand_has_help(capsys):
-    from nnconsole.engine.cli import build_parser, main
+    from nnconsole.engine.cli.main import build_parser, main
 
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nnconsole.engine.graph import GraphError, build_graph
+from nnconsole.engine.runtime.graph import GraphError, build_graph
 from nnconsole.engine.project.model import Layer, Network
-from nnconsole.engine.shapes import infer_network
-from nnconsole.engine.unit_expand import UnitInnerLayer as U
+from nnconsole.engine.network.shapes import infer_network
+from nnconsole.engine.network.units import UnitInnerLayer as U
+from nnconsole.engine.check.project_file import load_valid_project
 
 L = Layer
 
@@ -144,11 +145,11 @@ def test_a_slash_is_still_refused_in_a_users_own_layer_name():
 
 def unit_project(folder) -> str:
     """The tabular MLP with its hidden layer as a Unit of a 'Hidden' network (Argument 'width')."""
-    from nnconsole.engine.project.io import load_project, save_project
+    from nnconsole.engine.project.io import save_project
     from tests.helpers import tabular_project
 
     path = tabular_project(str(folder), epochs=1)
-    project = load_project(path, check_datasets=False)
+    project = load_valid_project(path, check_datasets=False)
     project.networks["Hidden"] = Network([
         L("in", "Input", params={"shape": [4]}), L("width", "Argument", params={"value": "5", "type": "PInt"}),
         L("fc", "Affine", ["in"], {"out_shape": "width"}), L("act", "Tanh", ["fc"])])
@@ -161,13 +162,12 @@ def unit_project(folder) -> str:
 
 
 def test_a_unit_project_saves_validates_trains_and_exports_expanded(tmp_path):
-    from nnconsole.engine.interop.nntxt_export import project_to_proto
-    from nnconsole.engine.project.io import load_project
-    from nnconsole.engine.project.validate import validate
+    from nnconsole.engine.interop.nntxt.exporter import project_to_proto
+    from nnconsole.engine.check.validate import validate
     from tests.helpers import nnconsole, train_in_process
 
     path = unit_project(tmp_path / "p")
-    project = load_project(path)
+    project = load_valid_project(path)
     assert project.network.layer("hidden").type == "Unit" and "Hidden" in project.networks  # kept as a unit
     assert validate(project) == []
     out = nnconsole(["info", path]).stdout
@@ -175,8 +175,8 @@ def test_a_unit_project_saves_validates_trains_and_exports_expanded(tmp_path):
     assert rows["hidden/fc"][1:4] == ["Affine", "8", "40"] and rows["hidden"][1:3] == ["Unit", "8"]  # expanded
     run_dir, losses = train_in_process(project, str(tmp_path / "results"))
     assert losses and all(np.isfinite(losses))
-    assert load_project(path).network.layer("hidden").type == "Unit"  # the user's project keeps its unit
-    proto, _, _ = project_to_proto(load_project(path, check_datasets=False))
+    assert load_valid_project(path).network.layer("hidden").type == "Unit"  # the user's project keeps its unit
+    proto, _, _ = project_to_proto(load_valid_project(path, check_datasets=False))
     main = [n for n in proto.network if n.name == "Main"][0]
     assert "hidden/fc" in [f.name for f in main.function]
     assert {v.name for v in main.variable} >= {"hidden/fc/affine/W", "hidden/fc/affine/b"}
@@ -187,11 +187,10 @@ def test_sdcproj_export_and_import_keep_units_as_units(tmp_path):
     """NNC's file holds the Unit (Network and one property per argument), the unit's network with its Argument
     layer and the property written as the argument's name; importing it gives the same project layers."""
     from nnconsole.engine.interop import import_file
-    from nnconsole.engine.interop.sdcproj_export import export_sdcproj
-    from nnconsole.engine.project.io import load_project
-    from nnconsole.engine.project.validate import validate
+    from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
+    from nnconsole.engine.check.validate import validate
 
-    project = load_project(unit_project(tmp_path / "p"))
+    project = load_valid_project(unit_project(tmp_path / "p"))
     export_sdcproj(project, str(tmp_path / "p" / "u.sdcproj"))
     text = (tmp_path / "p" / "u.sdcproj").read_text()
     for line in ("Type=Unit", "Property_1_Name=Network", "Property_1_Value=Hidden", "Property_2_Name=width",
@@ -214,11 +213,10 @@ def test_runtime_of_a_unit_project_builds_for_evaluation_and_inference(tmp_path)
     """build_runtime (evaluate, infer, the .nnp a run writes) runs a project that still holds its units."""
     import nnabla as nn
 
-    from nnconsole.engine.export import build_runtime
-    from nnconsole.engine.project.io import load_project
+    from nnconsole.engine.runtime.nnp import build_runtime
 
     nn.clear_parameters()
-    runtime = build_runtime(load_project(unit_project(tmp_path / "p"), check_datasets=False), batch_size=2)
+    runtime = build_runtime(load_valid_project(unit_project(tmp_path / "p"), check_datasets=False), batch_size=2)
     assert tuple(runtime.output.shape) == (2, 3)
     assert set(nn.get_parameters()) >= {"hidden/fc/affine/W", "hidden/fc/affine/b"}
     nn.clear_parameters()
@@ -234,9 +232,8 @@ def test_exported_nntxt_of_a_unit_project_trains_under_nnabla_cli(tmp_path):
     import nnabla as nn
 
     from nnconsole.engine.interop import export_nntxt
-    from nnconsole.engine.project.io import load_project
 
-    project = load_project(unit_project(tmp_path / "p"))
+    project = load_valid_project(unit_project(tmp_path / "p"))
     out = tmp_path / "units.nntxt"
     export_nntxt(project, str(out))
     (tmp_path / "train").mkdir()
@@ -257,11 +254,10 @@ def test_parameters_of_a_unit_project_are_accepted_as_its_initial_parameters(tmp
     """The check compared the file's 'hidden/fc/affine/W' as 'hidden/W' with a network that had no such layer."""
     import nnabla as nn
 
-    from nnconsole.engine.project.io import load_project
     from nnconsole.engine.project.structure import all_networks
-    from nnconsole.engine.project.validate import check_initial_parameters
+    from nnconsole.engine.check.validate import check_initial_parameters
 
-    project = load_project(unit_project(tmp_path / "p"))
+    project = load_valid_project(unit_project(tmp_path / "p"))
     nn.clear_parameters()
     try:
         built = build_graph(project.network, 2, "train", networks=all_networks(project))
@@ -277,10 +273,9 @@ def test_parameters_of_a_unit_project_are_accepted_as_its_initial_parameters(tmp
 
 def test_gradient_bytes_count_the_units_weights(tmp_path):
     """The multi-host predictor all-reduces every learned weight, the units' included (4 bytes each)."""
-    from nnconsole.engine.predict_inputs import gradient_bytes
-    from nnconsole.engine.project.io import load_project
+    from nnconsole.engine.plan.timing_inputs import gradient_bytes
 
-    assert gradient_bytes(load_project(unit_project(tmp_path / "p"), check_datasets=False)) == (4 * 8 + 8 + 8 * 3 + 3) * 4
+    assert gradient_bytes(load_valid_project(unit_project(tmp_path / "p"), check_datasets=False)) == (4 * 8 + 8 + 8 * 3 + 3) * 4
 
 
 def _nnc_network(name: str, layers) -> list:
@@ -340,10 +335,9 @@ def test_a_network_with_arguments_builds_on_its_own_with_their_values():
 
 
 def test_expanded_project_leaves_no_unit_or_argument_to_write(tmp_path):
-    from nnconsole.engine.project.io import load_project
-    from nnconsole.engine.unit_expand import expanded_project
+    from nnconsole.engine.network.units import expanded_project
 
-    project = load_project(unit_project(tmp_path / "p"), check_datasets=False)
+    project = load_valid_project(unit_project(tmp_path / "p"), check_datasets=False)
     project.network.layers.append(L("spare", "Argument", params={"value": "3"}))
     out = expanded_project(project)
     assert [x.type for x in out.network.layers] == ["Input", "Affine", "Tanh", "Affine", "Input", "SoftmaxCrossEntropy"]

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from nnconsole.engine.project.io import load_project, save_project
+from nnconsole.engine.project.io import save_project
 from tests.helpers import final_params, max_relative_error, nnconsole, run_dir_from, train_file_in_process
 from tests.test_units import unit_project
+from nnconsole.engine.check.project_file import load_valid_project
 
 pytestmark = pytest.mark.mpi
 
 
 def _units(folder, batch: int, workers: int) -> str:
-    project = load_project(unit_project(folder))
+    project = load_valid_project(unit_project(folder))
     project.config.batch_size, project.config.max_epoch = batch, 2
     project.multi_gpu.workers, project.multi_gpu.scaling = workers, "none"
     project.optimizer.solver, project.optimizer.learning_rate = "Sgd", 0.5

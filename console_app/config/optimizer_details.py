@@ -100,7 +100,7 @@ class OptimizerDetailsDialog(QDialog):
 
     def problems(self) -> List[str]:
         """Why OK cannot apply the draft: fields whose text is not taken, then the settings checks' problems."""
-        from nnconsole.engine.project.validate import check_settings
+        from nnconsole.engine.check.validate import check_settings
 
         refused = self.form.refused()
         if refused:

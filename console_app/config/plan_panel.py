@@ -1,6 +1,6 @@
 """The live "multi-GPU plan" panel: what the engine will run for the project on N workers, and why.
 
-Every figure comes from ``nnconsole.engine.plan.make_plan`` (the same call the launcher makes): per-worker and
+Every figure comes from ``nnconsole.engine.plan.worker_plan.make_plan`` (the same call the launcher makes): per-worker and
 logical batch, iterations per epoch, effective learning rate, the exact LR update interval and
 multiplier, warm-up, the engine's notes and warnings. A table compares 1, 2, 4 and 8 workers (plus
 the project's own N) so the user sees what N changes. The dataset size comes from the training CSV.
@@ -17,9 +17,10 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHeaderView, QLabel
                                QTableWidgetItem, QTextBrowser, QVBoxLayout, QWidget)
 
 from nnconsole.app.config.prediction_table import PredictionTable
-from nnconsole.engine.plan import Plan, PlanError, make_plan
-from nnconsole.engine.plan_explain import lr_interval_cell, warmup_cell
-from nnconsole.engine.project.model import ALPHA_SOLVERS, Project
+from nnconsole.engine.plan.worker_plan import Plan, PlanError, make_plan
+from nnconsole.engine.plan.explain import lr_interval_cell, warmup_cell
+from nnconsole.engine.project.model import Project
+from nnconsole.engine.project.schema import ALPHA_SOLVERS
 
 COMPARED_WORKERS = (1, 2, 4, 8)
 CURRENT_BRUSH = QBrush(QColor("#e8f1fb"))
@@ -54,8 +55,8 @@ class DatasetSizeCache:
         self._cache: dict = {}
 
     def size(self, project: Project) -> Optional[int]:
-        from nnconsole.engine.data import peek_csv
-        from nnconsole.engine.project.validate import dataset_path
+        from nnconsole.engine.data.loading import peek_csv
+        from nnconsole.engine.project.paths import dataset_path
 
         rel = project.datasets.training
         if not rel:
@@ -84,7 +85,7 @@ class PlanPanel(QWidget):
         self.current: Optional[Plan] = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        title = QLabel("<b>Multi-GPU plan</b> &mdash; what the engine will run, from <code>nnconsole.engine.plan</code>", self)
+        title = QLabel("<b>Multi-GPU plan</b> &mdash; what the engine will run, from <code>nnconsole.engine.plan.worker_plan</code>", self)
         layout.addWidget(title)
         self._project: Optional[Project] = None
         self.optimizer_choice = QComboBox(self)  # whose plan is shown: one table per optimizer (issue 17)

@@ -1,6 +1,6 @@
 """The CONFIG plan panel's prediction: layout / predicted seconds per epoch / verdict (issue 20).
 
-Every figure comes from ``nnconsole.engine.predict_inputs.predict_project`` (what ``nnconsole plan --hosts``
+Every figure comes from ``nnconsole.engine.plan.timing_inputs.predict_project`` (what ``nnconsole plan --hosts``
 prints): the project's hosts (``multi_gpu.hosts``, host:slots) give the layouts, else the compared worker counts
 on one host; the link between hosts is the project's ``multi_gpu.link`` (gigabit Ethernet when empty); the compute
 time is measured by the project's latest run. A layout that more machines make slower is shown in the warning
@@ -17,8 +17,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSizePoli
                                QVBoxLayout, QWidget)
 
 from nnconsole.engine.errors import NnconsoleError
-from nnconsole.engine.predict import Estimate
-from nnconsole.engine.predict_inputs import describe_link, layout_label, layouts_for, predict_project
+from nnconsole.engine.plan.timing import Estimate
+from nnconsole.engine.plan.timing_inputs import describe_link, layout_label, layouts_for, predict_project
 from nnconsole.engine.project.model import Project
 
 HEADERS = ("Layout", "Predicted s / epoch", "Verdict")

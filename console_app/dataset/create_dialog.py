@@ -19,10 +19,10 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QWidget)
 
 from nnconsole.app.engine_process import engine_program
-from nnconsole.engine.dataset_create_cli import CREATED_EVENT, PROGRESS_EVENT
-from nnconsole.engine.image_shaping import MODES
-from nnconsole.engine.progress import format_duration
-from nnconsole.engine.run_protocol import ExitCode, read_events
+
+from nnconsole.engine.data.create.shaping import MODES
+from nnconsole.engine.rundir.protocol import DATASET_CREATED_EVENT, DATASET_PROGRESS_EVENT, format_duration, read_events
+from nnconsole.engine.errors import ExitCode
 
 MODE_TEXT = {"trimming": "Trimming (crop the centre)", "padding": "Padding (black borders)",
              "resize": "Resize (stretch)"}
@@ -263,13 +263,13 @@ class CreateDatasetDialog(QDialog):
     def _read_progress(self) -> None:
         events, self.events_offset = read_events(os.path.join(self.events_dir, "events"), self.events_offset)
         for event in events:
-            if event.get("event") == PROGRESS_EVENT:
+            if event.get("event") == DATASET_PROGRESS_EVENT:
                 done, total = int(event.get("done", 0)), max(int(event.get("total", 1)), 1)
                 self.progress.setRange(0, total)
                 self.progress.setValue(done)
                 self._show_status(f"Converted {done:,} of {total:,} images, elapsed "
                                   f"{format_duration(event.get('elapsed'))}, ETA {format_duration(event.get('eta'))}")
-            elif event.get("event") == CREATED_EVENT:
+            elif event.get("event") == DATASET_CREATED_EVENT:
                 files = [str(f) for f in event.get("files", [])] + ["", ""]
                 self.result_files = (files[0], files[1])
 

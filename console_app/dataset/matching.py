@@ -26,7 +26,7 @@ class ExpectedVariable:
 def expected_variables(project: Project) -> List[ExpectedVariable]:
     """Variables of the network's Input layers, in layer order, with shapes from shape inference."""
     from nnconsole.engine.layers import get_spec
-    from nnconsole.engine.shapes import infer_network
+    from nnconsole.engine.network.shapes import infer_network
 
     info = infer_network(project.network)
     layers = {layer.name: layer for layer in project.network.layers}

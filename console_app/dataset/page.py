@@ -1,10 +1,10 @@
 """The DATASET tab: training and validation CSV paths, their previews, and the network's variables matched.
 
 Paths are undoable edits of the document's Datasets fields. Opening a CSV shows its first rows at
-once (``nnconsole.engine.data.peek_csv``: no image decoded); the full check, ``nnconsole.engine.data.load_dataset`` with
+once (``nnconsole.engine.data.loading.peek_csv``: no image decoded); the full check, ``nnconsole.engine.data.loading.load_dataset`` with
 the shapes the network's Input layers expect, runs on a background thread and fills in the class
-histogram (``nnconsole.engine.data.class_histogram``) and the loaded shapes, or the engine's error with file,
-line and fix. Header problems come from ``nnconsole.engine.project.validate.check_datasets``, before any run.
+histogram (``nnconsole.engine.data.loading.class_histogram``) and the loaded shapes, or the engine's error with file,
+line and fix. Header problems come from ``nnconsole.engine.check.validate.check_datasets``, before any run.
 """
 from __future__ import annotations
 
@@ -24,10 +24,11 @@ from nnconsole.app.config.fields import FieldEditor, spec_for
 from nnconsole.app.dataset.background import BackgroundCall
 from nnconsole.app.dataset.matching import ExpectedVariable, expected_variables, shape_text, variable_status
 from nnconsole.app.dataset.preview import PREVIEW_ROWS, DatasetPreview
-from nnconsole.engine.data import DatasetError, class_histogram, load_dataset, peek_csv
-from nnconsole.engine.labels import class_label_variables
+from nnconsole.engine.data.loading import DatasetError, class_histogram, load_dataset, peek_csv
+from nnconsole.engine.data.labels import class_label_variables
 from nnconsole.engine.project.schema import form_settings
-from nnconsole.engine.project.validate import check_datasets, dataset_path
+from nnconsole.engine.check.validate import check_datasets
+from nnconsole.engine.project.paths import dataset_path
 
 SPLITS = ("training", "validation")
 OK_BRUSH = QBrush(QColor("#e6f4e6"))
@@ -231,7 +232,7 @@ class DatasetPage(QWidget):
         self._fill_variables()
 
     def _show_histogram(self, split: str, dataset: Any) -> None:
-        from nnconsole.engine.evaluation_results import EvaluationError, target_variable
+        from nnconsole.engine.metrics.results import EvaluationError, target_variable
         from nnconsole.engine.layers import get_spec
 
         preview = self.previews[split]

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QHeaderView, QLabel, QSplitter, QTableView, QVBoxL
 
 from nnconsole.app.dataset.thumbnails import thumbnail
 from nnconsole.app.widgets.plots import TRAIN_COLOR, make_plot_widget
-from nnconsole.engine.data import IMAGE_EXTENSIONS
+from nnconsole.engine.data.loading import IMAGE_EXTENSIONS
 
 PREVIEW_ROWS = 200
 MAX_COLUMNS = 40  # wide numeric CSVs (784 pixel columns) show their first columns only
@@ -110,7 +110,7 @@ class DatasetPreview(QWidget):
         self.show_histogram({}, "")
 
     def show_preview(self, preview: Any, kinds: Optional[Dict[str, str]] = None) -> None:
-        """Show a ``nnconsole.engine.data.CsvPreview`` (first rows; image cells as thumbnails)."""
+        """Show a ``nnconsole.engine.data.loading.CsvPreview`` (first rows; image cells as thumbnails)."""
         base = os.path.dirname(os.path.abspath(preview.path))
         self.model.set_preview(preview.columns, preview.rows, base)
         for c in range(self.model.columnCount()):
@@ -128,7 +128,7 @@ class DatasetPreview(QWidget):
         self.error.setVisible(bool(text))
 
     def show_histogram(self, counts: Dict[Any, int], variable: str) -> None:
-        """Bars of samples per class (``nnconsole.engine.data.class_histogram``)."""
+        """Bars of samples per class (``nnconsole.engine.data.loading.class_histogram``)."""
         self.histogram_counts = dict(counts)
         item = self.histogram.getPlotItem()
         item.clear()

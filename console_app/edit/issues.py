@@ -24,8 +24,8 @@ class Issue:
 
 def collect_issues(project: Project, info: Any) -> List[Issue]:
     """Errors and warnings for the EDIT tab: the network's, then the training settings'."""
-    from nnconsole.engine.project.structure import check_structure
-    from nnconsole.engine.project.validate import check_settings
+    from nnconsole.engine.check.structure import check_structure
+    from nnconsole.engine.check.validate import check_settings
 
     issues = [Issue(ERROR, name, message) for name, message in info.errors]
     issues += [Issue(WARNING, name, message) for name, message in info.warnings]

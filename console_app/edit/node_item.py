@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QGraphicsEllipseItem, QGraphicsItem, QGraphicsObj
 from nnconsole.app.edit import style
 from nnconsole.app.edit.layout import NODE_HEIGHT, NODE_WIDTH
 from nnconsole.app.edit.scopes import sharing_text
-from nnconsole.engine.shared_params import weight_scope_of
+from nnconsole.engine.network.shared_params import weight_scope_of
 
 PORT_RADIUS = 5.0
 

@@ -31,7 +31,7 @@ from nnconsole.app.edit.view import NetworkView
 from nnconsole.app import settings as app_settings
 from nnconsole.engine.layers import groups
 from nnconsole.engine.project.structure import all_networks
-from nnconsole.engine.shapes import NetworkInfo, infer_network
+from nnconsole.engine.network.shapes import NetworkInfo, infer_network
 
 PROPERTIES_TAB, STATISTICS_TAB, HELP_TAB = 0, 1, 2
 

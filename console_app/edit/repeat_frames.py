@@ -1,7 +1,7 @@
 """Repeat blocks on the EDIT canvas: a tinted frame behind the layers of each RepeatStart/RepeatEnd block,
 labelled with its count (``x3``), the parameters of all its repetitions and its output shape.
 
-The blocks come from the engine (``nnconsole.engine.repeat_blocks``: pairing through the graph, counts
+The blocks come from the engine (``nnconsole.engine.network.repeat_blocks``: pairing through the graph, counts
 already multiplied by shape inference); Times itself is edited in the RepeatStart's property form like
 any other parameter. The frames are rebuilt on every ``NetworkScene.sync`` and follow dragged nodes.
 """
@@ -39,7 +39,7 @@ class RepeatFrames:
 
     def sync(self, scene: QGraphicsScene, network: Any, info: Any) -> None:
         """Recreate the frames for ``network``'s blocks (none when it has no repeat layers)."""
-        from nnconsole.engine.repeat_blocks import block_totals, find_blocks, has_repeats
+        from nnconsole.engine.network.repeat_blocks import block_totals, find_blocks, has_repeats
 
         for item in list(self.frames.values()) + list(self.labels.values()):
             if item.scene() is scene:

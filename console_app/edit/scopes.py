@@ -1,6 +1,6 @@
 """Which layers share weights in the EDIT tab: layers whose parameter scopes (NNC's ParameterScope,
 default the layer's name) are the same read one set of weights. The rule itself lives in
-``nnconsole.engine.shared_params.weight_scope_of``; this module only groups layers by it.
+``nnconsole.engine.network.shared_params.weight_scope_of``; this module only groups layers by it.
 """
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Dict, List
 
 from nnconsole.engine.layers import get_spec
 from nnconsole.engine.project.model import Network
-from nnconsole.engine.shared_params import weight_scope_of
+from nnconsole.engine.network.shared_params import weight_scope_of
 
 
 def has_weights(type_name: str) -> bool:

@@ -1,7 +1,7 @@
 """The classifier curves of the EVALUATION tab: NNC's likelihood graph with top-N accuracy, and ROC / PR curves.
 
 Both are drawn from the per-sample probabilities in ``samples.csv`` (so an evaluation written by an
-older version shows them too); the arithmetic is :mod:`nnconsole.engine.evaluation_curves`.
+older version shows them too); the arithmetic is :mod:`nnconsole.engine.metrics.curves`.
 """
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from nnconsole.app.widgets.plots import color, make_plot_widget
-from nnconsole.engine.evaluation_curves import (TOP_N, average_precision, likelihood_graph, one_vs_rest, pr_curve,
-                                                roc_auc, roc_curve, top_n_accuracy)
+from nnconsole.engine.metrics.curves import (TOP_N, average_precision, likelihood_graph, one_vs_rest, pr_curve,
+                                             roc_auc, roc_curve, top_n_accuracy)
 
 MAX_CURVES = 10  # "every class" draws at most this many classes (the legend stays readable)
 

@@ -14,7 +14,7 @@ from typing import List, Optional
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFileDialog, QWidget
 
-from nnconsole.engine.evaluation_results import EVALUATION_DIR, METRICS_FILE
+from nnconsole.engine.metrics.results import EVALUATION_DIR, METRICS_FILE
 
 VALIDATION = "validation set"
 OTHER = "Other dataset CSV..."

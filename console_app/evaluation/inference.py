@@ -24,8 +24,8 @@ from nnconsole.app.engine_process import EngineCommand
 from nnconsole.app.evaluation.samples import SORT_ROLE, MAX_PROBABILITY_COLUMNS, _number
 from nnconsole.app.evaluation.zoom import show_large_image
 from nnconsole.engine.atomic import write_via
-from nnconsole.engine.infer_cli import parse_progress
-from nnconsole.engine.run_protocol import ExitCode
+from nnconsole.engine.rundir.protocol import parse_progress
+from nnconsole.engine.errors import ExitCode
 
 ERROR_STYLE = "QLabel { color: #a00000; background: #fff0f0; border: 1px solid #e0a0a0; padding: 4px; }"
 RESIZE_MODES = (("resize", "stretch"), ("trimming", "crop to fit"), ("padding", "pad to fit"))

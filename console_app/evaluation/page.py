@@ -25,9 +25,9 @@ from nnconsole.app.evaluation.zoom import show_large_image
 from nnconsole.app.dataset.preview import is_image_cell
 from nnconsole.app.engine_process import EngineCommand
 from nnconsole.app.training.history import collect_runs
-from nnconsole.engine import runs
-from nnconsole.engine.evaluation_results import METRICS_FILE, MODELS, evaluation_dir, read_evaluation
-from nnconsole.engine.run_protocol import ExitCode
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.metrics.results import METRICS_FILE, MODELS, evaluation_dir, read_evaluation
+from nnconsole.engine.errors import ExitCode
 
 ERROR_STYLE = "QLabel { color: #a00000; background: #fff0f0; border: 1px solid #e0a0a0; padding: 4px; }"
 

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QListWidg
                                QVBoxLayout, QWidget)
 
 from nnconsole.app.widgets.plots import make_plot_widget
-from nnconsole.engine.evaluation_results import samples_text
+from nnconsole.engine.metrics.results import samples_text
 
 
 def headline(metrics: Dict[str, Any]) -> str:

@@ -20,9 +20,10 @@ from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 from nnconsole.app.widgets.grid import SharedXGrid
 from nnconsole.app.widgets.plots import (LR_COLOR, TRAIN_COLOR, VALID_COLOR, GrowingSeries, color, fast_curve,
                                        style_plot_item)
-from nnconsole.engine import runs
+from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.project.structure import FIRST_OPTIMIZER
-from nnconsole.engine.run_protocol import OPTIMIZER_LOSS, TRAIN, VALIDATION
+from nnconsole.engine.rundir.protocol import OPTIMIZER_LOSS, TRAIN, VALIDATION
+from nnconsole.engine.rundir.protocol import PLAN_FILE
 
 SERIES = ("train_loss", "train_error", "valid_loss", "valid_error", "lr")
 Y_HEADROOM = 1.1  # the y axis ends 10% above the largest value shown
@@ -43,7 +44,7 @@ def run_label(run_dir: str) -> str:
 
     name = os.path.basename(run_dir.rstrip(os.sep))
     try:
-        with open(os.path.join(run_dir, runs.PLAN_FILE)) as fh:
+        with open(os.path.join(run_dir, PLAN_FILE)) as fh:
             plan = json.load(fh)
         return f"N={plan['workers']}, batch {plan['logical_batch']}, LR {plan['effective_lr']:g} ({name})"
     except (OSError, ValueError, KeyError, TypeError):

@@ -1,8 +1,8 @@
 """Run history: every run of the project from its results folder, newest first, with compare boxes.
 
-Rows come from ``nnconsole.engine.runs.list_runs`` and ``effective_status`` (a 'running' run whose process is
+Rows come from ``nnconsole.engine.rundir.store.list_runs`` and ``effective_status`` (a 'running' run whose process is
 gone reads as failed), so runs started from the CLI appear here too. A run's title and note are the GUI's
-own file in the run directory (``nnconsole.engine.run_note``); a right click asks for the run's menu
+own file in the run directory (``nnconsole.engine.rundir.notes``); a right click asks for the run's menu
 (``run_menu``), and failed or empty runs can be hidden.
 """
 from __future__ import annotations
@@ -18,8 +18,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QHeade
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from nnconsole.app.training.run_manage import is_failed_or_empty
-from nnconsole.engine import runs
-from nnconsole.engine.run_note import read_note
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.rundir.notes import read_note
 
 STATUS_COLORS = {"running": "#1f5fbf", "finished": "#1e6b1e", "stopped": "#9a5b00", "failed": "#b00000"}
 COLUMNS = ("Compare", "Date", "N", "Logical batch", "Best val. error", "Status", "Name")

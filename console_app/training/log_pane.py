@@ -16,8 +16,8 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QSyntaxHighlighter, QTextCharFormat
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
-from nnconsole.engine import runs
-from nnconsole.engine.run_protocol import LOG_FILE, LOGS_DIR
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.rundir.protocol import LOG_FILE, LOGS_DIR
 
 MAX_LINES = 5000  # lines kept in the pane
 BACKLOG_BYTES = 256 * 1024  # read at most this much of a file at a time

@@ -30,7 +30,7 @@ from nnconsole.app.training.project_runs import ProjectRuns, project_key, projec
 from nnconsole.app.training.run_events import RunEventsMixin
 from nnconsole.app.training.run_menu import RunMenuMixin
 from nnconsole.app.training.tradeoff import TradeoffPlot
-from nnconsole.engine import runs
+from nnconsole.engine.rundir import store as runs
 
 HISTORY_POLL_MS = 4000  # notice runs started from a terminal
 ERROR_STYLE = ("QPlainTextEdit { color: #7a0000; background: #fff4f4; border: 1px solid #e0a0a0; "
@@ -299,7 +299,7 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
 
     def outside_data(self) -> List[str]:
         """Files the project reads (datasets, initial parameters) outside its folder (the engine asks for consent)."""
-        from nnconsole.engine.project.validate import files_outside
+        from nnconsole.engine.project.paths import files_outside
 
         return files_outside(self.document.project)
 

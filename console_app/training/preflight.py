@@ -2,7 +2,7 @@
 sizes, files outside the project folder) run in this process before anything is launched, so a project
 with problems creates no run; the problems are listed with a way to go to each.
 
-The checks are ``nnconsole.engine.project.validate.validate`` on the saved file, the same the CLI runs
+The checks are ``nnconsole.engine.check.validate.validate`` on the saved file, the same the CLI runs
 (``nnconsole validate``, and ``train`` before it starts), in a background thread because reading every
 dataset row can take a while. ``target_of`` says which tab and which layer, dataset or field a
 problem's YAML path points to; ``go_to`` shows it in the main window.
@@ -26,10 +26,10 @@ ERROR_COLOR, WARNING_COLOR = "#b00000", "#9a5b00"
 def check_project(path: str, allow_outside_data: bool = False) -> List[Problem]:
     """Every problem of the project file at ``path`` as the engine sees it before training (errors first)."""
     from nnconsole.engine.project.io import load_project
-    from nnconsole.engine.project.validate import validate
+    from nnconsole.engine.check.validate import validate
 
     try:
-        project = load_project(path, validate=False, check_datasets=False)
+        project = load_project(path)
     except ProjectError as exc:
         return list(exc.problems)
     except OSError as exc:
@@ -51,9 +51,9 @@ def check_image_sizes(project: Any) -> List[Problem]:
 
     from PySide6.QtGui import QImageReader
 
-    from nnconsole.engine.dataset_csv import IMAGE_EXTENSIONS, peek_csv
-    from nnconsole.engine.project.validate import dataset_path
-    from nnconsole.engine.shapes import infer_network
+    from nnconsole.engine.data.csv_reader import IMAGE_EXTENSIONS, peek_csv
+    from nnconsole.engine.project.paths import dataset_path
+    from nnconsole.engine.network.shapes import infer_network
 
     expected = {name: tuple(shape)[-2:] for name, shape in infer_network(project.network).input_variables.items()
                 if len(shape) in (2, 3)}

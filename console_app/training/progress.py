@@ -9,10 +9,10 @@ from typing import Any, Dict, List, Optional
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
 
-from nnconsole.engine import runs
-from nnconsole.engine.progress import format_duration
-from nnconsole.engine.progress import COMM_WARN_SHARE  # the share above which the engine warns, too
-from nnconsole.engine.run_protocol import DATASET_CACHE, TRAIN
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.rundir.protocol import format_duration
+from nnconsole.engine.rundir.protocol import COMM_WARN_SHARE  # the share above which the engine warns, too
+from nnconsole.engine.rundir.protocol import DATASET_CACHE, TRAIN
 
 
 class RunProgress(QWidget):

@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QLabel
 
 from nnconsole.app.run_controller import RunController
-from nnconsole.engine.run_protocol import TRAIN
+from nnconsole.engine.rundir.protocol import TRAIN
 
 
 def project_key(path: Optional[str]) -> str:

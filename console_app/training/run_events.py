@@ -10,7 +10,7 @@ from typing import Any, Dict, List
 
 from nnconsole.app.run_controller import RunController
 from nnconsole.app.training.project_runs import project_key, project_name
-from nnconsole.engine import runs
+from nnconsole.engine.rundir import store as runs
 
 
 class RunEventsMixin:

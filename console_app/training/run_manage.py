@@ -1,7 +1,7 @@
 """What the run history's context menu does to run directories, without any dialog: delete (to a
 trash, never a run in use), which runs are failed or empty, and a new project from a run ("re-edit").
 
-A run is in use while a launcher holds its writer lock (``nnconsole.engine.run_lock``) or its status
+A run is in use while a launcher holds its writer lock (``nnconsole.engine.rundir.lock``) or its status
 says running with a live process; deleting holds the lock itself while it moves the folder, so a
 resume started at that moment is refused instead of writing into a folder that is going away.
 """
@@ -12,10 +12,11 @@ import shutil
 import time
 from typing import Callable, List, Optional
 
-from nnconsole.engine import runs
+from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.project.io import load_project, save_project
 from nnconsole.engine.project.schema import SETTINGS, set_value_at, value_at
-from nnconsole.engine.run_lock import RunBusyError, RunLock
+from nnconsole.engine.rundir.lock import RunBusyError, RunLock
+from nnconsole.engine.rundir.protocol import RESOLVED_FILE
 
 RUN_TRASH = ".trash"  # in the results root, where the desktop has no trash to move a run to
 TRAINED_WEIGHTS = ("parameters_best.h5", "parameters_final.h5")
@@ -131,9 +132,9 @@ def reedit_project(run_dir: str, destination: str) -> str:
     destination = os.path.abspath(destination)
     if os.path.exists(destination):
         raise FileExistsError(f"{destination} exists already; choose another name")
-    project = load_project(os.path.join(run_dir, runs.RESOLVED_FILE), validate=False, check_datasets=False)
+    project = load_project(os.path.join(run_dir, RESOLVED_FILE))
     folder = os.path.dirname(destination)
-    old_folder = os.path.dirname(os.path.join(run_dir, runs.RESOLVED_FILE))
+    old_folder = os.path.dirname(os.path.join(run_dir, RESOLVED_FILE))
 
     def moved(path: str) -> str:
         if not path:

@@ -16,8 +16,9 @@ from PySide6.QtWidgets import QMenu
 
 from nnconsole.app.engine_process import EngineCommand
 from nnconsole.app.training import dialogs, run_manage
-from nnconsole.engine import runs
-from nnconsole.engine.run_note import read_note, write_note
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.rundir.notes import read_note, write_note
+from nnconsole.engine.rundir.protocol import RESOLVED_FILE
 
 RESUMABLE = ("stopped", "failed")
 
@@ -51,7 +52,7 @@ class RunMenuMixin:
         add("resume", "Resume...", self.resume_run, can_resume,
             f"nnconsole train --resume {run_dir} (stopped or failed runs with a checkpoint)")
         add("reedit", "Re-edit in EDIT (trained weights as initial parameters)...", self.reedit_run,
-            os.path.isfile(os.path.join(run_dir, runs.RESOLVED_FILE)))
+            os.path.isfile(os.path.join(run_dir, RESOLVED_FILE)))
         add("export", "Export NNP / ONNX / nntxt...", self.export_run, finals and self._export_command is None,
             "nnconsole export RUN --format nnp|onnx|nntxt")
         add("evaluate", "Open in EVALUATION", self.evaluate_run, finals)

@@ -2,7 +2,7 @@
 
 As in NNC, the runs no other run beats on both cost and error (the Pareto front) are marked and
 joined. The cost is ``status.json``'s ``total_macs`` when the engine wrote it, else
-``nnconsole.engine.shapes.infer_network`` on the run's own ``project.yaml`` (cached per run).
+``nnconsole.engine.network.shapes.infer_network`` on the run's own ``project.yaml`` (cached per run).
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from nnconsole.app.widgets.plots import make_plot_widget
+from nnconsole.engine.rundir.protocol import RESOLVED_FILE
 
 _costs: Dict[str, Optional[int]] = {}
 
@@ -35,12 +36,11 @@ def run_cost(run_dir: str, total_macs: Optional[int] = None) -> Optional[int]:
         return int(total_macs)
     key = os.path.abspath(run_dir)
     if key not in _costs:
-        from nnconsole.engine import runs
         from nnconsole.engine.project.io import load_project
-        from nnconsole.engine.shapes import infer_network
+        from nnconsole.engine.network.shapes import infer_network
 
         try:
-            project = load_project(os.path.join(key, runs.RESOLVED_FILE), validate=False)
+            project = load_project(os.path.join(key, RESOLVED_FILE))
             _costs[key] = int(infer_network(project.network).total_macs)
         except Exception:  # noqa: BLE001 - a damaged run just has no point on the graph
             _costs[key] = None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from .report import ExportResult, ImportResult, InteropError
+from nnconsole.engine.interop.report import ExportResult, ImportResult, InteropError
 
 NNTXT_EXTENSIONS = (".nntxt", ".prototxt", ".protobuf", ".pb", ".nnp")
 SDCPROJ_EXTENSIONS = (".sdcproj",)
@@ -33,10 +33,10 @@ def import_file(path: str, workdir: Optional[str] = None) -> ImportResult:
     """
     ext = os.path.splitext(path)[1].lower()
     if ext in SDCPROJ_EXTENSIONS:
-        from .sdcproj import import_sdcproj
+        from nnconsole.engine.interop.sdcproj.importer import import_sdcproj
         return import_sdcproj(path)
     if ext in NNTXT_EXTENSIONS:
-        from .nntxt_import import import_nntxt
+        from nnconsole.engine.interop.nntxt.importer import import_nntxt
         return import_nntxt(path, workdir=workdir)
     raise InteropError(f"{path}: cannot import '{ext or 'a file without extension'}' files; nnconsole imports "
                        f"{', '.join(IMPORT_EXTENSIONS)}")
@@ -44,14 +44,14 @@ def import_file(path: str, workdir: Optional[str] = None) -> ImportResult:
 
 def export_nntxt(project, path: str, with_extras: bool = True) -> ExportResult:
     """Write ``project`` as an ``.nntxt`` for ``nnabla_cli train -c PATH -o OUTDIR``."""
-    from .nntxt_export import export_nntxt as _export
+    from nnconsole.engine.interop.nntxt.exporter import export_nntxt as _export
     return _export(project, path, with_extras=with_extras)
 
 
 def export_run(run_dir: str, fmt: str, output: Optional[str] = None, which: str = "final",
                opset: Optional[int] = None, force: bool = False) -> ExportResult:
     """Export a run's trained model as 'nnp', 'nntxt' or 'onnx' (see run_export.export_run)."""
-    from .run_export import export_run as _export
+    from nnconsole.engine.interop.run_export import export_run as _export
     return _export(run_dir, fmt, output, which=which, opset=opset, force=force)
 
 
@@ -70,7 +70,7 @@ def import_to_project(path: str, out: str, backup: bool = False) -> "tuple":
 
     from nnconsole.engine.project.io import save_project
 
-    from .common import relocate_datasets
+    from nnconsole.engine.interop.common import relocate_datasets
 
     out = os.path.abspath(out)
     folder = os.path.dirname(out)

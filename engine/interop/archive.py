@@ -12,7 +12,7 @@ import os
 import zipfile
 from typing import Dict, Iterable
 
-from .report import InteropError
+from nnconsole.engine.interop.report import InteropError
 
 MAX_MEMBERS = 256  # an .nnp holds a handful (nntxt, h5, version.txt)
 MAX_MEMBER_BYTES = 1 << 30  # 1 GiB: the parameters of a very large network

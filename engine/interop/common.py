@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from nnconsole.engine.layers.nnc_values import as_bool, as_float, as_int  # noqa: F401  (re-exported)
 from nnconsole.engine.project.model import Layer, Network, Project
 
-from .netgraph import Node, unique_name
+from nnconsole.engine.interop.netgraph import Node, unique_name
 
 
 def resolve_dataset(uri: str, base_dir: str, notes: List[str], what: str) -> str:
@@ -36,12 +36,12 @@ def resolve_dataset(uri: str, base_dir: str, notes: List[str], what: str) -> str
 
 
 def peek_dataset(path: str) -> Optional[Any]:
-    """The header and row count (``nnconsole.engine.data.CsvPreview``, no rows) of a dataset CSV, or None when it
+    """The header and row count (``nnconsole.engine.data.loading.CsvPreview``, no rows) of a dataset CSV, or None when it
     cannot be read."""
     if not path or not os.path.isfile(path):
         return None
     try:
-        from nnconsole.engine.data import peek_csv
+        from nnconsole.engine.data.loading import peek_csv
         return peek_csv(path, 0)
     except Exception:  # any unreadable file only means "unknown"
         return None
@@ -78,7 +78,7 @@ def relocate_datasets(project: Project, project_path: str) -> None:
 
 
 def label_target_shape(loss_type: str, pred_shape: Sequence[int], axis: int) -> Tuple[int, ...]:
-    """The target shape a loss layer expects for a prediction shape (see nnconsole.engine.layers.loss)."""
+    """The target shape a loss layer expects for a prediction shape (see nnconsole.engine.layers.types.loss)."""
     from nnconsole.engine.layers import find_spec
 
     pred = tuple(int(s) for s in pred_shape)
@@ -98,10 +98,10 @@ def add_loss_targets(nodes: List[Node], targets: Dict[str, str], unsupported: Li
     rest of the network; losses sharing a variable share one Input.
     """
     from nnconsole.engine.layers import find_spec
-    from nnconsole.engine.shapes import infer_network
+    from nnconsole.engine.network.shapes import infer_network
 
-    from .mapping import registry_type
-    from .netgraph import to_layers
+    from nnconsole.engine.interop.mapping import registry_type
+    from nnconsole.engine.interop.netgraph import to_layers
 
     if not targets:
         return nodes

@@ -12,15 +12,13 @@ from __future__ import annotations
 from typing import Dict, Optional, Tuple
 
 from nnconsole.engine.layers import LayerSpec, all_specs, find_spec
-from nnconsole.engine.layers.activation import SELU_ALPHA, SELU_SCALE  # noqa: F401  (re-exported)
+from nnconsole.engine.layers.types.activation import SELU_ALPHA, SELU_SCALE  # noqa: F401  (re-exported)
 from nnconsole.engine.project.model import INITIALIZERS
 
-from .solver_table import (LR_FIELD, SCHEDULER_TYPES, SOLVER_PARAM_FIELDS, SOLVER_PARAMETER_ALIASES,  # noqa: F401
-                           SOLVER_TYPES, unsupported_solver_message)
 
 # ---------------------------------------------------------------------------------------- layers
 # No-op types an importer may drop (their consumers read the layer's input instead). None today: NNC's
-# Identity is a registered layer (engine/layers/others_more.py), kept where the user put it.
+# Identity is a registered layer (engine/layers/types/identity_broadcast_nms.py), kept where the user put it.
 PASS_THROUGH: Tuple[str, ...] = ()
 
 # Loop-control types the importers expand into copies of the layers between them.

@@ -5,7 +5,7 @@ Both the ``.nntxt`` and the ``.sdcproj`` importers produce a list of ``Node``: o
 (function), inputs by node name in pin order, parameters already in the registry's snake_case
 spelling, weights with the name they had in the source file (so a ``.nnp``'s parameters can be
 renamed to the project's). ``keep_repeat_blocks`` checks RepeatStart/RepeatEnd blocks and keeps them as
-layers (the engine unrolls them, ``nnconsole.engine.repeat_blocks``); ``parameter_renames`` maps a repeated
+layers (the engine unrolls them, ``nnconsole.engine.network.repeat_blocks``); ``parameter_renames`` maps a repeated
 layer's weights as nnabla names them once expanded (``Conv{RepeatStart}/conv/W`` is ``Conv[0]/conv/W``,
 ``Conv[1]/...``) to the project's parameter names, which are the same.
 """
@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from nnconsole.engine.project.model import Initializer, Layer
 
-from .mapping import non_trainable, registry_type
+from nnconsole.engine.interop.mapping import non_trainable, registry_type
 
 LAYOUT_STEP = 80.0  # vertical distance between layers laid out automatically (same as the templates)
 
@@ -72,7 +72,7 @@ def keep_repeat_blocks(nodes: List[Node], times: Dict[str, int], marked_weights:
     ``conv{RepeatStart}/conv/W``) a repeated layer whose weights lack a block's mark reads one set of
     weights in every repetition: it keeps its source scope as ``parameter_scope``. Raises ValueError naming
     ``where`` and the layer when a block is malformed."""
-    from nnconsole.engine.repeat_blocks import enclosing_blocks, find_blocks
+    from nnconsole.engine.network.repeat_blocks import enclosing_blocks, find_blocks
 
     for n in nodes:
         if n.type == "RepeatStart":
@@ -111,7 +111,7 @@ def repeated_names(nodes: Sequence[Node]) -> Dict[str, List[Tuple[Dict[str, int]
     (outermost block first); nodes outside blocks are left out."""
     import itertools
 
-    from nnconsole.engine.repeat_blocks import enclosing_blocks, find_blocks
+    from nnconsole.engine.network.repeat_blocks import enclosing_blocks, find_blocks
 
     if not any(n.type in ("RepeatStart", "RepeatEnd") for n in nodes):
         return {}

@@ -16,11 +16,11 @@ from typing import Dict, List, Mapping, Optional, Tuple
 
 from nnconsole.engine.project.model import Layer, Network
 
-from . import mapping
-from .common import add_loss_targets
-from .netgraph import (Node, keep_repeat_blocks, parameter_renames, remove_pass_through, share_scopes, to_layers,
-                       unique_name)
-from .report import InteropError
+from nnconsole.engine.interop import mapping
+from nnconsole.engine.interop.common import add_loss_targets
+from nnconsole.engine.interop.netgraph import (Node, keep_repeat_blocks, parameter_renames, remove_pass_through,
+                                               share_scopes, to_layers, unique_name)
+from nnconsole.engine.interop.report import InteropError
 
 
 @dataclass
@@ -59,7 +59,7 @@ def reshape_scalar_predictions(nodes: List[Node], targets: Dict[str, str], notes
     through a Reshape to [1], so their target Input gets shape [1]: a dataset variable is at least one value
     per sample, and an Input of shape [] is not a valid project layer (NNC broadcasts the two)."""
     from nnconsole.engine.project.model import Network
-    from nnconsole.engine.shapes import infer_network
+    from nnconsole.engine.network.shapes import infer_network
 
     losses = [n for n in nodes if n.name in targets and n.inputs]
     if not losses:

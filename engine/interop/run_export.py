@@ -5,7 +5,8 @@ import os
 import shutil
 from typing import List, Optional
 
-from .report import ExportResult, InteropError
+from nnconsole.engine.interop.report import ExportResult, InteropError
+from nnconsole.engine.rundir.protocol import RESOLVED_FILE
 
 FORMATS = ("nnp", "nntxt", "onnx")
 
@@ -27,13 +28,12 @@ def _copy(source: str, target: str) -> None:
 
 
 def _run_files(run_dir: str, which: str):
-    from nnconsole.engine import runs
 
     if not os.path.isdir(run_dir):
         raise InteropError(f"{run_dir}: not a directory; give a run directory (results/<project>/<date>)")
-    project_file = os.path.join(run_dir, runs.RESOLVED_FILE)
+    project_file = os.path.join(run_dir, RESOLVED_FILE)
     if not os.path.isfile(project_file):
-        raise InteropError(f"{run_dir}: not a run directory (no {runs.RESOLVED_FILE}); give the folder "
+        raise InteropError(f"{run_dir}: not a run directory (no {RESOLVED_FILE}); give the folder "
                            "'nnconsole train' printed as 'run directory'")
     params = os.path.join(run_dir, f"parameters_{which}.h5")
     nnp = os.path.join(run_dir, f"model_{which}.nnp")
@@ -47,10 +47,10 @@ def _run_files(run_dir: str, which: str):
 def _ensure_nnp(project_file: str, params: str, nnp: str) -> str:
     if os.path.isfile(nnp):
         return nnp
-    from nnconsole.engine.export import export_nnp
+    from nnconsole.engine.runtime.nnp import export_nnp
     from nnconsole.engine.project.io import load_project
 
-    project = load_project(project_file, validate=False, check_datasets=False)
+    project = load_project(project_file)
     return export_nnp(project, params, nnp)
 
 
@@ -83,15 +83,15 @@ def export_run(run_dir: str, fmt: str, output: Optional[str] = None, which: str 
             "training network, losses, optimizer, datasets and CONFIG: the .nnp holds the runtime network and its "
             "parameters (use --format nntxt for the training setup)"])
     if fmt == "onnx":
-        from .onnx_export import DEFAULT_OPSET, export_onnx
+        from nnconsole.engine.interop.onnx_export import DEFAULT_OPSET, export_onnx
 
         source = _ensure_nnp(project_file, params, nnp)
         return export_onnx(source, output, opset=opset or DEFAULT_OPSET)
     from nnconsole.engine.project.io import load_project
 
-    from .nntxt_export import export_nntxt
+    from nnconsole.engine.interop.nntxt.exporter import export_nntxt
 
-    project = load_project(project_file, validate=False, check_datasets=False)
+    project = load_project(project_file)
     result = export_nntxt(project, output)
     if os.path.isfile(params):
         target = os.path.splitext(output)[0] + ".h5"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Mapping, Tuple
 
-from nnconsole.engine.project.model import SOLVERS
+from nnconsole.engine.project.schema import SOLVERS
 from nnconsole.engine.project.schema import SOLVER_SPECS, SOLVER_TABLE
 
 # nnabla's Solver.type -> nnconsole solver; each solver's *_param message and its learning-rate field.

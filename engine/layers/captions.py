@@ -51,7 +51,7 @@ def generic(params: Mapping[str, Any], defaults: Mapping[str, Any], always: bool
 
 def caption(type_name: str, params: Mapping[str, Any]) -> str:
     """The caption of a layer of ``type_name`` with ``params``; '' for an unknown type."""
-    from .registry import UnknownLayerType, get_spec
+    from nnconsole.engine.layers.registry import UnknownLayerType, get_spec
 
     try:
         spec = get_spec(type_name)

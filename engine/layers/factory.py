@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, List, Mapping, Sequence
 
-from .registry import LayerSpec, ParamSpec, Shape, ShapeError, fmt_shape, register
+from nnconsole.engine.layers.registry import LayerSpec, ParamSpec, Shape, ShapeError, fmt_shape, register
 
 
 def same_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:

@@ -21,8 +21,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from nnconsole.engine.project.model import Initializer
 
-from .groups import GROUPS
-from .params import PARAM_KINDS, ParamSpec  # noqa: F401  (re-exported: layer modules import them from here)
+from nnconsole.engine.layers.groups import GROUPS
+from nnconsole.engine.layers.params import PARAM_KINDS, ParamSpec  # noqa: F401  (re-exported: layer modules import them from here)
 
 Shape = Tuple[int, ...]
 
@@ -87,7 +87,7 @@ class LayerSpec:
     gamma, mean, var); names listed in ``non_trainable`` (BatchNormalization's running mean/var)
     are stored but not learned, and are not counted in n_params.
     ``build(ctx, inputs, layer)`` runs under ``nn.parameter_scope(layer.name)`` and returns the
-    output nn.Variable (with the batch axis); see nnconsole.engine.graph.BuildContext for ``ctx``.
+    output nn.Variable (with the batch axis); see nnconsole.engine.runtime.graph.BuildContext for ``ctx``.
     """
 
     type: str
@@ -161,7 +161,7 @@ class LayerSpec:
     # file round trips); none given: the defaults on (3, 4) inputs, see ``example_cases``.
     examples: Tuple[Tuple[Dict[str, Any], Tuple[Shape, ...]], ...] = ()
     # Loop control (RecurrentInput/Output, Delay) and recurrent units (NNC's LSTM): blocks the network unrolls
-    # before it is checked or built (nnconsole.engine.recurrent_unroll), so single-layer test cases skip them.
+    # before it is checked or built (nnconsole.engine.network.recurrent_unroll), so single-layer test cases skip them.
     loop_control: bool = False
 
     def example_cases(self) -> List[Tuple[Dict[str, Any], Tuple[Shape, ...]]]:

@@ -10,8 +10,8 @@ import difflib
 import typing
 from typing import Any, Dict, List, Tuple
 
-from .errors import Problem
-from .model import Layer, Network, Project
+from nnconsole.engine.project.errors import Problem
+from nnconsole.engine.project.model import Layer, Network, Project
 
 PathKey = Tuple[Any, ...]
 # Keys of older formats that a file of the current format may still carry by habit.
@@ -56,7 +56,7 @@ def _from_value(value: Any) -> Any:
 
 
 def _convert(tp: Any, value: Any, path: PathKey, problems: List[Problem]) -> Any:
-    from .yamlpos import format_path
+    from nnconsole.engine.project.yamlpos import format_path
 
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
@@ -124,7 +124,7 @@ def _constructible(tp: Any) -> bool:
 
 
 def _to_dataclass(tp: Any, data: Dict[str, Any], path: PathKey, problems: List[Problem]) -> Any:
-    from .yamlpos import format_path
+    from nnconsole.engine.project.yamlpos import format_path
 
     hints = typing.get_type_hints(tp)
     fields = {f.name: f for f in dataclasses.fields(tp) if f.name != "path"}

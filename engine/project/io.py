@@ -4,18 +4,18 @@ from __future__ import annotations
 import os
 import re
 import stat
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, NamedTuple, Optional
 
 import yaml
 import yaml.reader
 
 from nnconsole.engine.atomic import BACKUP_SUFFIX, atomic_write  # noqa: F401 - the one atomic writer, re-exported
 
-from .codec import project_from_dict, project_to_dict
-from .errors import Problem, ProjectError, UnsupportedVersionError
-from .migrations import MIGRATIONS, migrate
-from .model import FORMAT_VERSION, Project
-from .yamlpos import MAX_YAML_CHARS, format_path, parse_with_lines
+from nnconsole.engine.project.codec import project_from_dict, project_to_dict
+from nnconsole.engine.project.errors import Problem, ProjectError, UnsupportedVersionError
+from nnconsole.engine.project.migrations import MIGRATIONS, migrate
+from nnconsole.engine.project.model import FORMAT_VERSION, Project
+from nnconsole.engine.project.yamlpos import MAX_YAML_CHARS, format_path, parse_with_lines
 
 MAX_PROJECT_BYTES = MAX_YAML_CHARS  # a large network is well under 1 MiB of YAML
 
@@ -50,13 +50,18 @@ def _deep_line(text: str, limit: int = 64) -> int:
     return 1
 
 
-def loads_project(text: str, file: Optional[str] = None, validate: bool = True,
-                  check_datasets: bool = True, allow_outside_data: bool = False) -> Project:
-    """Parse project YAML text. ``file`` is used for messages and to resolve dataset paths.
+class ParsedProject(NamedTuple):
+    """A project file parsed and typed, before any semantic check: the project, the type problems found, and
+    the line of every YAML key (so later checks can point at the file line too)."""
 
-    With ``check_datasets`` the dataset CSVs are read and checked (every row, every image file's
-    presence) and must lie inside the project's folder unless ``allow_outside_data``.
-    """
+    project: Project
+    problems: List[Problem]
+    lines: Dict[Any, int]
+
+
+def parse_project(text: str, file: Optional[str] = None) -> ParsedProject:
+    """Parse project YAML text into the dataclasses, collecting type problems (not raised); ``file`` is used
+    for messages and to resolve dataset paths. Structural failures (not YAML, a newer format) raise."""
     try:
         data, lines = parse_with_lines(text)
     except RecursionError:
@@ -97,21 +102,28 @@ def loads_project(text: str, file: Optional[str] = None, validate: bool = True,
     problems: List[Problem] = []
     project = project_from_dict(data, problems)
     project.path = os.path.abspath(file) if file else None
-    if validate and not problems:
-        from .validate import validate as semantic_validate
-        problems += semantic_validate(project, datasets=check_datasets, allow_outside_data=allow_outside_data)
-    errors = [p for p in problems if p.severity == "error"]
-    if errors:
+    return ParsedProject(project, problems, lines)
+
+
+def raise_for_errors(problems: List[Problem], file: Optional[str], lines: Dict[Any, int]) -> None:
+    """Raise ProjectError with every problem located (file and line) when any of them is an error."""
+    if any(p.severity == "error" for p in problems):
         raise ProjectError(_locate(problems, file, lines))
-    return project
 
 
-def load_project(path: str, validate: bool = True, check_datasets: bool = True,
-                 allow_outside_data: bool = False) -> Project:
-    """Load and validate a project file; raises ProjectError naming file, YAML path and line.
+def loads_project(text: str, file: Optional[str] = None) -> Project:
+    """Parse project YAML text; raises ProjectError naming file, YAML path and line for a type problem.
 
-    The file is only read, never written. See ``loads_project`` for the dataset options.
+    Loading never judges the project (ranges, names, shapes, datasets): that is ``nnconsole.engine.check``.
     """
+    parsed = parse_project(text, file)
+    raise_for_errors(parsed.problems, file, parsed.lines)
+    return parsed.project
+
+
+def read_project_text(path: str) -> str:
+    """The text of a project file, refusing what is not one (missing, not a regular file, too large, not
+    UTF-8) with a ProjectError that names the file and the fix. The file is only read, never written."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):  # a folder, FIFO or device would hang or mislead
             raise ProjectError([Problem("", "not a regular file", file=path,
@@ -133,19 +145,12 @@ def load_project(path: str, validate: bool = True, check_datasets: bool = True,
         line = raw[: exc.start].count(b"\n") + 1
         raise ProjectError([Problem("", "the file is not UTF-8 text", file=path, line=line,
                                     fix="save it as UTF-8")]) from None
-    return loads_project(text, file=path, validate=validate, check_datasets=check_datasets,
-                         allow_outside_data=allow_outside_data or is_run_copy(path))
+    return text
 
 
-def is_run_copy(path: str) -> bool:
-    """Whether ``path`` is the resolved project of a run directory (``project.yaml`` beside
-    ``launch.json`` and ``snapshot.yaml``): nnconsole wrote its absolute dataset paths after checking
-    them when the run started, so they are not held to the project-folder rule again."""
-    from nnconsole.engine.run_protocol import LAUNCH_FILE, RESOLVED_FILE, SNAPSHOT_FILE
-
-    folder = os.path.dirname(os.path.abspath(path))
-    return (os.path.basename(path) == RESOLVED_FILE and os.path.isfile(os.path.join(folder, LAUNCH_FILE))
-            and os.path.isfile(os.path.join(folder, SNAPSHOT_FILE)))
+def load_project(path: str) -> Project:
+    """Load a project file (see ``loads_project``): typed, not validated."""
+    return loads_project(read_project_text(path), file=path)
 
 
 def dumps_project(project: Project) -> str:

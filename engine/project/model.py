@@ -11,8 +11,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-from .schema import (ALPHA_SOLVERS, DEVICES, LAUNCHERS, LENGTH_UNITS, PRECISIONS,  # noqa: F401 (re-exported)
-                     SCALING_POLICIES, SCHEDULES, SOLVERS, default_of)
+from nnconsole.engine.project.schema import default_of
 
 FORMAT_VERSION = 3
 # NNC's 11 initializers (its HeForward variants spelled as nnabla's loader also names them, ...He);

@@ -3,7 +3,7 @@
 ``mpi4py.MPI`` is found at run time by ``mpi4py._mpiabi`` (a meta-path finder that picks
 ``MPI.<abi>.*.so`` after dlopening libmpi), so PyInstaller's import analysis never sees it. The app
 bundles Open MPI only, so only the ``openmpi`` variant is collected; its libmpi comes from the bundled
-prefix (``MPI4PY_LIBMPI``, set by ``nnconsole.engine.runtime_paths.configure_frozen_environment``).
+prefix (``MPI4PY_LIBMPI``, set by ``nnconsole.engine.helper_processes.configure_frozen_environment``).
 """
 import glob
 import os

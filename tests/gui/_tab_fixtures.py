@@ -14,6 +14,7 @@ import time
 from typing import Callable, Optional
 
 import pytest
+from nnconsole.engine.check.project_file import load_valid_project
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DIGITS = os.path.join(ROOT, "project_templates", "digits_cnn")
@@ -34,9 +35,9 @@ def copy_digits(dest: str, max_epoch: Optional[int] = None, workers: Optional[in
     os.symlink(os.path.join(DIGITS, "data", "images"), os.path.join(dest, "data", "images"))
     path = os.path.join(dest, "project.yaml")
     if max_epoch is not None or workers is not None:
-        from nnconsole.engine.project.io import load_project, save_project
+        from nnconsole.engine.project.io import save_project
 
-        project = load_project(path, check_datasets=False)
+        project = load_valid_project(path, check_datasets=False)
         if max_epoch is not None:
             project.config.max_epoch = max_epoch
         if workers is not None:
@@ -48,7 +49,7 @@ def copy_digits(dest: str, max_epoch: Optional[int] = None, workers: Optional[in
 def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     """Run ``nnconsole`` as the GUI does (same interpreter, ``-m nnconsole``)."""
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    return subprocess.run([sys.executable, "-m", "nnconsole.engine.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "nnconsole.engine.cli.main", *args], capture_output=True, text=True,
                           timeout=timeout, env=env, cwd=ROOT)
 
 
@@ -93,7 +94,7 @@ def trained_digits_run(tmp_path_factory) -> tuple:
         started = time.monotonic()
         done = cli("train", project, "--gpus", "1", "--quiet")
         assert done.returncode == 0, done.stderr
-        from nnconsole.engine import runs
+        from nnconsole.engine.rundir import store as runs
 
         found = runs.list_runs(runs.results_root(project))
         assert len(found) == 1, found

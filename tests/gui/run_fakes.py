@@ -7,7 +7,7 @@ import os
 import time
 from typing import Any, Dict, List, Optional
 
-from nnconsole.engine import runs
+from nnconsole.engine.rundir import store as runs
 
 
 def train_records(epochs: int, per_epoch: int = 23, every: int = 10) -> List[Dict[str, Any]]:
@@ -40,7 +40,7 @@ def fake_run(project_path: str, name: str, status: str = "finished", records: Op
 
 def fake_regression_evaluation(run_dir: str, model: str = "best") -> str:
     """Saved parameters and a regression evaluation of ``run_dir`` (what ``nnconsole evaluate`` writes)."""
-    from nnconsole.engine.evaluate import evaluation_dir
+    from nnconsole.engine.metrics.results import evaluation_dir
 
     open(os.path.join(run_dir, f"parameters_{model}.h5"), "wb").close()
     folder = evaluation_dir(run_dir, model)

@@ -8,7 +8,8 @@ import time
 import pytest
 
 from nnconsole.app import autosave, dialogs
-from nnconsole.engine.project.io import dumps_project, load_project
+from nnconsole.engine.project.io import dumps_project
+from nnconsole.engine.check.project_file import load_valid_project
 
 pytestmark = pytest.mark.gui
 
@@ -24,7 +25,7 @@ def test_side_file_is_written_while_modified_and_removed_on_save(window, templat
     qtbot.waitUntil(lambda: os.path.exists(side), timeout=3000)
     with open(side, encoding="utf-8") as fh:
         assert fh.read() == dumps_project(window.document.project)
-    assert load_project(template_project, check_datasets=False).network.names() != \
+    assert load_valid_project(template_project, check_datasets=False).network.names() != \
         window.document.project.network.names()  # the project file itself is untouched
     window.actions_by_name["save"].trigger()
     assert not os.path.exists(side)
@@ -33,7 +34,7 @@ def test_side_file_is_written_while_modified_and_removed_on_save(window, templat
 
 def crash_leftover(template_project, change):
     """What a crash leaves: the project file plus a newer side file holding unsaved work."""
-    project = load_project(template_project, check_datasets=False)
+    project = load_valid_project(template_project, check_datasets=False)
     change(project)
     side = autosave.autosave_path(template_project)
     with open(side, "w", encoding="utf-8") as fh:
@@ -54,7 +55,7 @@ def test_recovery_is_offered_after_a_crash(window, template_project, monkeypatch
     assert window.document.modified and window.windowTitle().startswith("digits/project.yaml*")
     assert window.edit_page.scene.node("fc1").shape_text == "32"
     window.files.save()
-    assert load_project(template_project, check_datasets=False) == recovered
+    assert load_valid_project(template_project, check_datasets=False) == recovered
     assert not os.path.exists(side)
 
 
@@ -63,7 +64,7 @@ def test_declined_recovery_deletes_the_copy(window, template_project, monkeypatc
     monkeypatch.setattr(dialogs, "ask_recover_autosave", lambda parent, name, when: False)
     window.files.open_path(template_project)
     assert not os.path.exists(side) and not window.document.modified
-    assert window.document.project == load_project(template_project, check_datasets=False)
+    assert window.document.project == load_valid_project(template_project, check_datasets=False)
 
 
 def test_a_copy_holding_the_project_text_is_not_offered(window, template_project):

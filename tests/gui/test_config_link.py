@@ -15,6 +15,7 @@ except ImportError:
     from _tab_fixtures import digits_project, open_tab_page  # noqa: F401
 
 from nnconsole.app.config.page import create_page
+from nnconsole.engine.check.project_file import load_valid_project
 
 pytestmark = pytest.mark.gui
 
@@ -65,9 +66,9 @@ def test_a_link_that_cannot_be_read_says_so_instead_of_a_table(qtbot, digits_pro
 
 def test_the_check_before_run_lists_a_bad_link_and_points_at_its_field(digits_project):
     from nnconsole.app.training.preflight import check_project, target_of
-    from nnconsole.engine.project.io import load_project, save_project
+    from nnconsole.engine.project.io import save_project
 
-    project = load_project(digits_project, check_datasets=False)
+    project = load_valid_project(digits_project, check_datasets=False)
     project.multi_gpu.link = "1gbit,1parsec"
     save_project(project, digits_project, backup=False)
     problems = [p for p in check_project(digits_project) if p.path == "multi_gpu.link"]

@@ -17,7 +17,7 @@ except ImportError:
 
 from nnconsole.app.config.optimizer_list import NAME
 from nnconsole.app.config.page import create_page
-from nnconsole.engine.project.io import load_project
+from nnconsole.engine.check.project_file import load_valid_project
 
 pytestmark = pytest.mark.gui
 
@@ -92,7 +92,7 @@ def test_ok_applies_beta1_and_a_step_decay_every_3_epochs_as_one_undo_step(qtbot
     assert doc.undo_stack.count() == count + 1 and doc.modified
 
     doc.save()
-    saved = load_project(doc.project.path, check_datasets=False).optimizers[0].optimizer
+    saved = load_valid_project(doc.project.path, check_datasets=False).optimizers[0].optimizer
     assert saved == o
     text = open(doc.project.path, encoding="utf-8").read()
     assert "beta1: 0.5" in text and "lr_update_interval_unit: epochs" in text
@@ -105,8 +105,8 @@ def test_ok_applies_beta1_and_a_step_decay_every_3_epochs_as_one_undo_step(qtbot
 
 
 def test_export_to_sdcproj_keeps_what_nnc_has_fields_for(qtbot, page, tmp_path):
-    from nnconsole.engine.interop.sdcproj import import_sdcproj
-    from nnconsole.engine.interop.sdcproj_export import export_sdcproj
+    from nnconsole.engine.interop.sdcproj.importer import import_sdcproj
+    from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 
     dialog = open_details(qtbot, page)
     type_into(qtbot, field(dialog, "optimizer.solver_params.beta1"), "0.5")

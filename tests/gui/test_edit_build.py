@@ -6,9 +6,9 @@ import pytest
 
 from nnconsole.app.edit import style
 from edit_helpers import drag_connect, palette_double_click, type_into
-from nnconsole.engine.project.io import load_project
 from nnconsole.engine.project.model import Project
-from nnconsole.engine.shapes import infer_network
+from nnconsole.engine.network.shapes import infer_network
+from nnconsole.engine.check.project_file import load_valid_project
 
 pytestmark = pytest.mark.gui
 
@@ -70,7 +70,7 @@ def test_build_lenet_from_the_palette(page, tmp_path):
     assert not [i for i in page.issues.issues if i.severity == "error"]
 
     saved = page.document.save(str(tmp_path / "lenet" / "project.yaml"))
-    reloaded = load_project(saved, check_datasets=False)  # validates the network like `nnconsole train`
+    reloaded = load_valid_project(saved, check_datasets=False)  # validates the network like `nnconsole train`
     assert reloaded == page.document.project
     assert not page.document.modified
 
@@ -105,7 +105,7 @@ def test_a_project_edited_here_validates_with_the_cli(qtbot, tmp_path, capsys):
     from _tab_fixtures import copy_digits
     from nnconsole.app.document import ProjectDocument
     from nnconsole.app.edit.page import EditPage
-    from nnconsole.engine import cli
+    from nnconsole.engine.cli import main as cli
 
     project_path = copy_digits(str(tmp_path / "digits"))  # 1,797 images: linked, not copied
     document = ProjectDocument()

@@ -214,7 +214,7 @@ def test_a_comment_added_in_the_gui_is_saved_and_exported(digits_page, tmp_path,
     from nnconsole.app.document import ProjectDocument
     from nnconsole.app.edit.page import EditPage
     from nnconsole.engine.interop import import_file
-    from nnconsole.engine.interop.sdcproj_export import export_sdcproj
+    from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 
     page = digits_page
     page._context_pos = QPointF(600, 30)
@@ -284,7 +284,7 @@ def test_notes_of_another_network_are_saved_and_the_delete_key_removes_a_note(di
     assert page.document.project.network.comments == []  # Main keeps its own (none)
     path = str(tmp_path / "two.yaml")
     page.document.save(path)
-    saved = load_project(path, validate=False)
+    saved = load_project(path)
     assert saved.networks["Decoder"].comments == [Comment("decoder note", (100.0, 200.0))]
     assert saved.network.comments == []
 

@@ -40,7 +40,7 @@ def test_a_delay_closes_its_loop_but_other_loops_are_refused(rnn_page):
 
 
 def test_the_canvas_shows_per_step_shapes(rnn_page, tmp_path):
-    from nnconsole.engine.shapes import infer_network
+    from nnconsole.engine.network.shapes import infer_network
 
     info = infer_network(rnn_page.document.project.network)
     assert info.errors == [] and info.layers["fc"].out_shape == (16,) and info.layers["sequence"].out_shape == (16, 16)

@@ -6,7 +6,7 @@ import pytest
 
 from nnconsole.app.evaluation.curves import MAX_CURVES, LikelihoodView, RocPrView, class_arrays
 from nnconsole.app.evaluation.report import headline
-from nnconsole.engine.evaluation_curves import roc_auc
+from nnconsole.engine.metrics.curves import roc_auc
 
 pytestmark = pytest.mark.gui
 

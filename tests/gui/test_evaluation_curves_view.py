@@ -10,9 +10,11 @@ from PySide6.QtWidgets import QApplication
 
 from nnconsole.app.document import ProjectDocument
 from nnconsole.app.evaluation.page import create_page
-from nnconsole.engine.evaluation_curves import likelihood_graph, roc_auc, top_n_accuracy
-from nnconsole.engine.evaluation_results import evaluation_dir
+from nnconsole.engine.metrics.curves import likelihood_graph, roc_auc, top_n_accuracy
+from nnconsole.engine.metrics.results import evaluation_dir
 from tests.test_infer import make_image_run, write_images
+from nnconsole.engine.check.project_file import load_valid_project
+from nnconsole.engine.rundir.protocol import RESOLVED_FILE
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow]  # each evaluates through the CLI in a QProcess (2-4 s)
 
@@ -30,11 +32,10 @@ def _dataset(folder, count, seed):
 def evaluated_page(qtbot, tmp_path):
     run_dir, _, _ = make_image_run(tmp_path)
     validation = _dataset(tmp_path / "data", 24, seed=1)
-    from nnconsole.engine import runs
-    from nnconsole.engine.project.io import load_project, save_project
+    from nnconsole.engine.project.io import save_project
 
-    resolved = os.path.join(run_dir, runs.RESOLVED_FILE)
-    project = load_project(resolved, check_datasets=False)
+    resolved = os.path.join(run_dir, RESOLVED_FILE)
+    project = load_valid_project(resolved, check_datasets=False)
     project.datasets.validation = validation
     save_project(project, resolved, backup=False)
     document = ProjectDocument()

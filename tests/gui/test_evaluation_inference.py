@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QApplication
 
 from nnconsole.app.document import ProjectDocument
 from nnconsole.app.evaluation.page import create_page
-from nnconsole.engine.infer import infer
+from nnconsole.engine.evaluate.inference import infer
 from tests.test_infer import make_image_run, write_images
 
 pytestmark = pytest.mark.gui

@@ -18,7 +18,7 @@ from PySide6.QtGui import QGuiApplication
 from nnconsole.app.training import dialogs, log_pane
 from nnconsole.app.training.log_pane import RunLogPane
 from nnconsole.app.training.page import create_page
-from nnconsole.engine import runs
+from nnconsole.engine.rundir import store as runs
 
 pytestmark = pytest.mark.gui
 

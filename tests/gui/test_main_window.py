@@ -15,6 +15,7 @@ from nnconsole.app import settings as app_settings
 from nnconsole.app.main_window import TABS
 from nnconsole.app.templates_dialog import TemplateChooserDialog
 from nnconsole.engine.project.io import load_project
+from nnconsole.engine.check.project_file import load_valid_project
 
 pytestmark = pytest.mark.gui
 
@@ -63,7 +64,7 @@ def test_title_marks_unsaved_changes(window, template_project):
     window.actions_by_name["redo"].trigger()
     window.actions_by_name["save"].trigger()
     assert window.windowTitle() == "digits/project.yaml — nnconsole"
-    assert "ReLU" in load_project(template_project, check_datasets=False).network.names()
+    assert "ReLU" in load_valid_project(template_project, check_datasets=False).network.names()
 
 
 def test_new_project_through_the_template_chooser(window, tmp_path, monkeypatch):
@@ -104,7 +105,7 @@ def test_open_save_as_and_recent_projects(window, template_project, tmp_path, mo
     monkeypatch.setattr(dialogs, "ask_save_path", lambda parent, suggested: target)
     window.actions_by_name["save_as"].trigger()
     assert window.document.path == target and window.windowTitle() == "elsewhere/copy.yaml — nnconsole"
-    copy = load_project(target, check_datasets=False)
+    copy = load_valid_project(target, check_datasets=False)
     assert copy.datasets.training == "../digits/data/train.csv"  # still the same CSV file
     assert "--allow-outside-data" in window.statusBar().currentMessage()
     assert window.settings.recent_projects() == [target, template_project]
@@ -167,7 +168,7 @@ def test_unsaved_changes_prompt_on_close(window, template_project, monkeypatch, 
     window.edit_page.editor.add_layer("Dropout", after="relu3")
     closed = window.close()
     assert asked == ["digits/project.yaml"]
-    saved = "Dropout" in load_project(template_project, check_datasets=False).network.names()
+    saved = "Dropout" in load_valid_project(template_project, check_datasets=False).network.names()
     if answer == "cancel":
         assert not closed and window.isVisible() and window.document.modified and not saved
     else:
@@ -255,7 +256,7 @@ def test_saving_an_untitled_project_asks_where(window, tmp_path, monkeypatch):
     window.actions_by_name["save"].trigger()
     assert window.document.path == target and not window.document.modified
     assert window.windowTitle() == "mine/project.yaml — nnconsole"
-    assert load_project(target, validate=False).network.names() == ["Input"]
+    assert load_project(target).network.names() == ["Input"]
 
 
 def test_open_dialog_imports_an_nnc_project(window, tmp_path, monkeypatch):
@@ -272,7 +273,7 @@ def test_open_dialog_imports_an_nnc_project(window, tmp_path, monkeypatch):
     monkeypatch.setattr(dialogs, "show_import_report", lambda parent, text: reports.append(text))
     window.actions_by_name["open"].trigger()
     assert window.document.path == target
-    saved = load_project(target, check_datasets=False)
+    saved = load_valid_project(target, check_datasets=False)
     assert saved.network == window.document.project.network  # the editor shows what was saved
     assert any(layer.position for layer in saved.network.layers)  # NNC's canvas positions kept
     assert not window.document.modified

@@ -6,10 +6,10 @@ import os
 import numpy as np
 
 from nnconsole.app.training.curves import OPTIMIZER_KEY, LearningCurves
-from nnconsole.engine import runs
-from nnconsole.engine.project.io import load_project
+from nnconsole.engine.rundir import store as runs
 from tests.helpers import train_in_process
 from tests.test_several_optimizers import gan_project
+from nnconsole.engine.check.project_file import load_valid_project
 
 
 def _legend(curves: LearningCurves, plot: str = "loss") -> list:
@@ -17,7 +17,7 @@ def _legend(curves: LearningCurves, plot: str = "loss") -> list:
 
 
 def test_each_optimizer_has_its_own_named_loss_curve(qtbot, tmp_path):
-    run_dir, _ = train_in_process(load_project(gan_project(str(tmp_path), epochs=3)), str(tmp_path / "r"))
+    run_dir, _ = train_in_process(load_valid_project(gan_project(str(tmp_path), epochs=3)), str(tmp_path / "r"))
     records = list(runs.iter_metrics(run_dir))
     curves = LearningCurves()
     qtbot.addWidget(curves)

@@ -16,13 +16,14 @@ import pytest
 from nnconsole.app import autosave, dialogs
 from nnconsole.app.document import ProjectDocument
 from nnconsole.engine.project.io import dumps_project, load_project
+from nnconsole.engine.check.project_file import load_valid_project
 
 pytestmark = pytest.mark.gui
 
 
 def edit_outside(path, max_epoch=7):
     """What a text editor does: new text in the file, a later modification time; returns the bytes."""
-    project = load_project(path, check_datasets=False)
+    project = load_valid_project(path, check_datasets=False)
     project.config.max_epoch = max_epoch
     data = ("# edited in a text editor\n" + dumps_project(project)).encode("utf-8")
     with open(path, "wb") as fh:
@@ -65,7 +66,7 @@ def test_overwrite_asks_and_keeps_the_outside_version_through_later_saves(edited
     asked = answer_outside_change(monkeypatch, dialogs.OVERWRITE)
     edited_window.actions_by_name["save"].trigger()
     assert asked == ["digits/project.yaml"]
-    saved = load_project(template_project, check_datasets=False)
+    saved = load_valid_project(template_project, check_datasets=False)
     assert "Dropout" in " ".join(saved.network.names()) and saved.config.max_epoch != 7
     kept = copies(template_project, "outside")
     assert len(kept) == 1 and read(kept[0]) == outside
@@ -99,7 +100,7 @@ def test_save_as_leaves_the_changed_file_alone(edited_window, template_project, 
     monkeypatch.setattr(dialogs, "ask_save_path", lambda parent, suggested: other)
     assert edited_window.files.save()
     assert read(template_project) == outside
-    assert "Dropout" in " ".join(load_project(other, check_datasets=False).network.names())
+    assert "Dropout" in " ".join(load_valid_project(other, check_datasets=False).network.names())
     assert edited_window.document.path == other
 
 
@@ -170,7 +171,7 @@ def test_every_document_save_keeps_an_outside_version(template_project):
 # ---- crash recovery with a project file newer than its autosave ------------------------------------
 def older_autosave(template_project):
     """A crash left an autosave (a layer removed); the project file was edited later outside."""
-    project = load_project(template_project, check_datasets=False)
+    project = load_valid_project(template_project, check_datasets=False)
     project.network.layers.pop()
     side = autosave.autosave_path(template_project)
     with open(side, "w", encoding="utf-8") as fh:
@@ -209,7 +210,7 @@ def test_autosave_recovered_and_the_newer_file_kept(window, template_project, mo
     kept = copies(template_project, "outside")
     assert len(kept) == 1 and read(kept[0]) == outside
     assert window.files.save()  # no question: the user chose, and the file's version is kept
-    assert load_project(template_project, validate=False) == recovered
+    assert load_project(template_project) == recovered
     assert read(kept[0]) == outside and not os.path.exists(side)
 
 

@@ -14,6 +14,7 @@ except ImportError:
     from _tab_fixtures import digits_project, open_tab_page  # noqa: F401
 
 from nnconsole.app.config.page import create_page
+from nnconsole.engine.check.project_file import load_valid_project
 
 pytestmark = pytest.mark.gui
 
@@ -57,10 +58,9 @@ def test_the_panel_says_two_machines_of_two_are_slower_on_the_assumed_network(qt
 
 
 def test_a_bad_host_entry_says_so_instead_of_a_table(qtbot, digits_project):
-    from nnconsole.engine.project.io import load_project
 
     page = open_tab_page(qtbot, create_page, digits_project)
-    project = load_project(digits_project, check_datasets=False)
+    project = load_valid_project(digits_project, check_datasets=False)
     project.multi_gpu.workers = 1
     panel = page.plan_panel
     panel.prediction.refresh(project, [1, 2], lambda k: (_ for _ in ()).throw(ValueError(f"no plan for {k}")))

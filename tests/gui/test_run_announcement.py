@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import sys
 
-from nnconsole.engine import runs
+from nnconsole.engine.rundir import store as runs
 from tests.gui.run_fakes import fake_run
 
 FAKE_ENGINE = r'''

@@ -18,7 +18,8 @@ from nnconsole.app.dataset.matching import ExpectedVariable, variable_status
 from nnconsole.app.dataset.page import DatasetPage
 from nnconsole.app.document import ProjectDocument
 from nnconsole.app.training.page import TrainingPage
-from nnconsole.engine.data import DatasetError, load_dataset
+from nnconsole.engine.data.loading import DatasetError, load_dataset
+from nnconsole.engine.rundir.protocol import LAUNCHER, WORKER
 
 pytestmark = pytest.mark.gui
 
@@ -33,10 +34,10 @@ def test_the_stopped_iteration_is_the_one_status_json_records(qtbot, tmp_path):
     qtbot.addWidget(page)
     page.progress.update_from(records)
     assert "370" in page.progress.bar.format()
-    from nnconsole.engine import runs
+    from nnconsole.engine.rundir import store as runs
 
-    runs.update_status(run_dir, runs.WORKER, iteration=368)
-    runs.update_status(run_dir, runs.LAUNCHER, status="stopped", resumable=True)
+    runs.update_status(run_dir, WORKER, iteration=368)
+    runs.update_status(run_dir, LAUNCHER, status="stopped", resumable=True)
     page.controller.run_finished.emit(run_dir, "stopped", 3)
     assert page.progress.bar.format() == "stopped at iteration 368"
 

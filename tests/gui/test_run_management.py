@@ -21,10 +21,12 @@ except ImportError:
 from nnconsole.app.training import dialogs, run_manage
 from nnconsole.app.training.history import NAME_COLUMN
 from nnconsole.app.training.page import TrainingPage, create_page
-from nnconsole.engine import runs
+from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.project.io import load_project
-from nnconsole.engine.project.validate import validate
-from nnconsole.engine.run_note import MAX_TITLE, read_note
+from nnconsole.engine.check.validate import validate
+from nnconsole.engine.rundir.notes import MAX_TITLE, read_note
+from nnconsole.engine.check.project_file import load_valid_project
+from nnconsole.engine.rundir.protocol import RESOLVED_FILE
 
 pytestmark = pytest.mark.gui
 
@@ -148,7 +150,7 @@ def test_a_run_whose_writer_lock_is_held_is_never_deleted(tmp_path, no_desktop_t
     """A resume going on from a terminal: status.json may still say stopped, the lock tells."""
     project = copy_digits(str(tmp_path / "digits"))
     run_dir = fake_run(project, "20240101_000000", status="stopped")
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from nnconsole.engine.run_lock import RunLock; "
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from nnconsole.engine.rundir.lock import RunLock; "
                                "RunLock(sys.argv[1]).acquire(); print('held', flush=True); time.sleep(60)", run_dir],
                               stdout=subprocess.PIPE, text=True)
     try:
@@ -248,7 +250,7 @@ def test_reedit_makes_a_new_project_with_the_trained_weights(qtbot, tmp_path, tr
     assert page.reedit_run(run_dir) == target
     assert Files.opened == [target] and Window.tabs == ["edit"]
     assert open(project, "rb").read() == before  # the open project is not touched
-    made = load_project(target, allow_outside_data=True)
+    made = load_valid_project(target, allow_outside_data=True)
     weights = os.path.normpath(os.path.join(os.path.dirname(target), made.config.initial_parameters))
     assert weights == os.path.join(run_dir, "parameters_best.h5")
     assert not os.path.isabs(made.datasets.training)
@@ -332,12 +334,12 @@ def test_reedit_rebases_every_file_the_project_names(tmp_path):
     data = yaml.safe_load(open(project))
     data["datasets"]["training"] = os.path.join(os.path.dirname(project), "data", "train.csv")  # as the launcher
     data["multi_gpu"]["hostfile"] = "hosts.txt"  # relative to the run's project.yaml
-    yaml.safe_dump(data, open(os.path.join(run_dir, runs.RESOLVED_FILE), "w"), sort_keys=False)
+    yaml.safe_dump(data, open(os.path.join(run_dir, RESOLVED_FILE), "w"), sort_keys=False)
     os.makedirs(runs.checkpoint_dir(run_dir))
     open(os.path.join(runs.checkpoint_dir(run_dir), "ckpt-20.json"), "w").close()
     open(os.path.join(runs.checkpoint_dir(run_dir), "ckpt-20.h5"), "w").close()  # no parameters_*.h5: the checkpoint's
     target = str(tmp_path / "other" / "p.yaml")
-    made = load_project(run_manage.reedit_project(run_dir, target), validate=False, check_datasets=False)
+    made = load_project(run_manage.reedit_project(run_dir, target))
     where = os.path.dirname(target)
     assert os.path.normpath(os.path.join(where, made.multi_gpu.hostfile)) == os.path.join(run_dir, "hosts.txt")
     assert os.path.normpath(os.path.join(where, made.datasets.training)) == data["datasets"]["training"]

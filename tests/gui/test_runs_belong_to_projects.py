@@ -21,7 +21,8 @@ except ImportError:
     from _tab_fixtures import ROOT, copy_digits, wait_until
 
 from nnconsole.app.training import dialogs as training_dialogs
-from nnconsole.engine import runs
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.rundir.protocol import LAUNCHER, WORKER
 
 pytestmark = pytest.mark.gui
 RUN_TIMEOUT_MS = 120_000
@@ -48,7 +49,7 @@ def stand_in_launcher():
     import subprocess
     import sys
 
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "nnconsole.engine.cli", "train"])
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "nnconsole.engine.cli.main", "train"])
     try:
         yield proc.pid
     finally:
@@ -274,8 +275,8 @@ def test_a_background_run_that_ends_is_reported_under_its_own_project(qtbot, mak
         assert page.controller.is_attached() and page.live_run == run_dir
         assert window.files.open_path(b, ask_save=False)
         wait_until(qtbot, lambda: "a/project.yaml" in page.projects.indicator.text(), 10)
-        runs.update_status(run_dir, runs.WORKER, iteration=23)
-        runs.update_status(run_dir, runs.LAUNCHER, status="stopped")
+        runs.update_status(run_dir, WORKER, iteration=23)
+        runs.update_status(run_dir, LAUNCHER, status="stopped")
         wait_until(qtbot, lambda: "ended: stopped" in window.statusBar().currentMessage(), 10)
         assert "a/project.yaml" in window.statusBar().currentMessage()
         assert not page.projects.indicator.isVisible() and page.status.text() == "No run yet."

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 
 from nnconsole.app import dialogs
 from nnconsole.app import settings as app_settings
-from nnconsole.engine import runs
+from nnconsole.engine.rundir import store as runs
 
 pytestmark = pytest.mark.gui
 

@@ -16,7 +16,7 @@ except ImportError:
 
 from nnconsole.app.document import ProjectDocument
 from nnconsole.app.evaluation.page import EvaluationPage, create_page
-from nnconsole.engine.evaluate import evaluation_dir
+from nnconsole.engine.metrics.results import evaluation_dir
 
 pytestmark = pytest.mark.gui
 

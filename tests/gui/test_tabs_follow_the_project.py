@@ -18,7 +18,7 @@ from nnconsole.app.document import ProjectDocument
 from nnconsole.app.dataset.page import DatasetPage
 from nnconsole.app.evaluation.page import EvaluationPage
 from nnconsole.app.training.page import TrainingPage
-from nnconsole.engine import runs
+from nnconsole.engine.rundir import store as runs
 
 pytestmark = pytest.mark.gui
 

@@ -22,7 +22,7 @@ from nnconsole.app.training import dialogs
 from nnconsole.app.training.curves import LearningCurves
 from nnconsole.app.training.page import TrainingPage, create_page
 from nnconsole.app.training.tradeoff import pareto_front
-from nnconsole.engine import runs
+from nnconsole.engine.rundir import store as runs
 
 pytestmark = pytest.mark.gui
 RUN_TIMEOUT_MS = 120_000
@@ -252,7 +252,7 @@ def test_history_selects_overlays_exports_and_replays(qtbot, trained_digits_run,
 def test_a_run_started_from_a_terminal_is_reattached_and_can_be_stopped(qtbot, tmp_path):
     project = copy_digits(str(tmp_path / "digits"), max_epoch=500)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    proc = subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli", "train", project, "--quiet"], env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli.main", "train", project, "--quiet"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         root = runs.results_root(project)

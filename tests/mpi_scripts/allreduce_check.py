@@ -15,7 +15,7 @@ import nnabla.parametric_functions as PF
 import nnabla.solvers as S
 from mpi4py import MPI
 
-from nnconsole.engine.comm import MpiCpuComm
+from nnconsole.engine.comm.cpu import MpiCpuComm
 
 bucket_mb = float(sys.argv[1])
 world = MPI.COMM_WORLD
@@ -86,7 +86,7 @@ checks["takeover"] = all(bool(np.allclose(p.g, size * (size + 1) / 2)) for p in 
 
 # 4. Two parameter lists taking turns (a GAN's two optimizers): each keeps its buckets, nothing is planned
 # again after the first round, and every sum is still right.
-import nnconsole.engine.comm as comm_module  # noqa: E402
+import nnconsole.engine.comm.cpu as comm_module  # noqa: E402
 
 turns = MpiCpuComm(world, bucket_mb=bucket_mb)
 first, second = net_params[:2], net_params[2:]

@@ -1,4 +1,4 @@
-"""Run under mpiexec: the engine's GPU training path on CPU, through ``nnconsole.engine.worker.run_worker``.
+"""Run under mpiexec: the engine's GPU training path on CPU, through ``nnconsole.engine.train.worker.run_worker``.
 
     gpu_path_check.py RUN_DIR MODE PRECISION [DELAY] [INJECT]
 
@@ -26,10 +26,10 @@ import nnabla.communicators as C  # noqa: E402
 from mpi4py import MPI  # noqa: E402
 from nnabla.ext_utils import get_extension_context  # noqa: E402
 
-import nnconsole.engine.comm_gpu  # noqa: E402
-from nnconsole.engine.comm import MpiCpuComm  # noqa: E402
-from nnconsole.engine.device import DeviceChoice  # noqa: E402
-from nnconsole.engine.worker import run_worker  # noqa: E402
+import nnconsole.engine.comm.nccl  # noqa: E402
+from nnconsole.engine.comm.cpu import MpiCpuComm  # noqa: E402
+from nnconsole.engine.backend.device import DeviceChoice  # noqa: E402
+from nnconsole.engine.train.worker import run_worker  # noqa: E402
 
 run_dir, mode, precision = sys.argv[1], sys.argv[2], sys.argv[3]
 fake_nccl.DELAY[0] = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
@@ -38,7 +38,7 @@ world = MPI.COMM_WORLD
 rank = world.Get_rank()
 
 C.MultiProcessDataParallelCommunicator = fake_nccl.RecordingNccl
-nnconsole.engine.comm_gpu.device_synchronizer = lambda ctx: fake_nccl.synchronize
+nnconsole.engine.comm.nccl.device_synchronizer = lambda ctx: fake_nccl.synchronize
 ctx = get_extension_context("cpu", type_config="float")
 nn.set_default_context(ctx)
 choice = DeviceChoice("cuda" if mode == "gpu" else "cpu", 0, precision, ctx, f"test: {mode} path on the CPU")

@@ -13,7 +13,7 @@ import nnabla.parametric_functions as PF
 import nnabla.solvers as S
 from mpi4py import MPI
 
-from nnconsole.engine.comm import MpiCpuComm
+from nnconsole.engine.comm.cpu import MpiCpuComm
 
 TOLERANCE = 2.0 ** -10  # float16 keeps 11 bits: one rounding of each rank's value and one of the sum
 bucket_mb = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0

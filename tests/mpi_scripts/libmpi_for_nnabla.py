@@ -4,7 +4,7 @@ nnabla-ext-cuda (dl_mpi.cpp) dlopens $OMPI_HOME/lib/libmpi.so, then libmpi.so, /
 /usr/lib/libmpi.so and /opt/openmpi/lib/libmpi.so, and calls MPI through the first handle that loads.
 This script runs the same search with ctypes (gpu_libs.nnabla_libmpi_search) once before the engine
 does anything, and once inside a stand-in ``nnabla_ext.cuda`` imported by the engine's own
-``nnconsole.engine.device.cuda_diagnosis`` (the import is when nnabla-ext-cuda searches). It then calls
+``nnconsole.engine.backend.device.cuda_diagnosis`` (the import is when nnabla-ext-cuda searches). It then calls
 MPI_Initialized and MPI_Comm_size(MPI_COMM_WORLD) through the handle nnabla would use: they only
 answer 1 and the world size when that handle is the MPI instance mpi4py started. One JSON line per rank.
 With ``--device-first`` the engine's device check runs before anything imported mpi4py.
@@ -17,7 +17,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from nnconsole.engine import gpu_libs  # noqa: E402
+from nnconsole.engine.backend import gpu_libs  # noqa: E402
 
 DEVICE_FIRST = "--device-first" in sys.argv
 if not DEVICE_FIRST:
@@ -39,7 +39,7 @@ with open(os.path.join(fake, "nnabla_ext", "cuda", "__init__.py"), "w") as fh:
              "SEARCH = {'found': found, 'failures': failures, 'problem': gpu_libs.nnabla_libmpi_problem()}\n"
              "def get_device_count():\n    return 0\n")
 sys.path.insert(0, fake)
-from nnconsole.engine.device import cuda_diagnosis  # noqa: E402
+from nnconsole.engine.backend.device import cuda_diagnosis  # noqa: E402
 
 diagnosis = cuda_diagnosis()
 import nnabla_ext.cuda  # noqa: E402

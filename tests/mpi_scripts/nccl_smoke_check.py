@@ -1,4 +1,4 @@
-"""Run under mpiexec: the doctor's NCCL smoke test (nnconsole.engine.doctor_gpu.nccl_smoke_worker) on the CPU.
+"""Run under mpiexec: the doctor's NCCL smoke test (nnconsole.engine.doctor.gpu_checks.nccl_smoke_worker) on the CPU.
 
 nnabla-ext-cuda's communicator is replaced by fake_nccl's recording stand-in (real MPI collectives,
 nnabla-ext-cuda's pack-pool arithmetic, callback reductions finished at device synchronisation) and
@@ -16,13 +16,13 @@ import nnabla as nn  # noqa: E402
 import nnabla.communicators as C  # noqa: E402
 from nnabla.ext_utils import get_extension_context  # noqa: E402
 
-import nnconsole.engine.comm_gpu  # noqa: E402
-import nnconsole.engine.device  # noqa: E402
-from nnconsole.engine.device import DeviceChoice  # noqa: E402
-from nnconsole.engine.doctor_gpu import nccl_smoke_worker  # noqa: E402
+import nnconsole.engine.comm.nccl  # noqa: E402
+import nnconsole.engine.backend.device  # noqa: E402
+from nnconsole.engine.backend.device import DeviceChoice  # noqa: E402
+from nnconsole.engine.doctor.gpu_checks import nccl_smoke_worker  # noqa: E402
 
 C.MultiProcessDataParallelCommunicator = fake_nccl.RecordingNccl
-nnconsole.engine.comm_gpu.device_synchronizer = lambda ctx: fake_nccl.synchronize
+nnconsole.engine.comm.nccl.device_synchronizer = lambda ctx: fake_nccl.synchronize
 
 
 def cpu_choice(device, precision="float", local_rank=0):
@@ -31,7 +31,7 @@ def cpu_choice(device, precision="float", local_rank=0):
     return DeviceChoice("cuda", local_rank, "float", ctx, "test: the GPU path on the CPU")
 
 
-nnconsole.engine.device.select_device = cpu_choice
+nnconsole.engine.backend.device.select_device = cpu_choice
 if "--break-callback" in sys.argv:  # a callback that reduces nothing must be caught
     fake_nccl.RecordingNccl.all_reduce_callback = lambda self, data, pack_size, division=False, **kw: []
 nccl_smoke_worker()

@@ -14,7 +14,7 @@ import nnabla.parametric_functions as PF
 import nnabla.solvers as S
 from mpi4py import MPI
 
-from nnconsole.engine.comm import MpiCpuComm
+from nnconsole.engine.comm.cpu import MpiCpuComm
 
 world = MPI.COMM_WORLD
 rank, size = world.Get_rank(), world.Get_size()

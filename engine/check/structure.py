@@ -1,0 +1,109 @@
+"""The checks of several networks and optimizers in one project (issue 17): the extra networks' names, layers and
+shapes, each optimizer's network, dataset, range and settings, shared Inputs and the executors."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Dict, List, Tuple
+
+from nnconsole.engine.project.errors import Problem
+from nnconsole.engine.project.model import DATASET_SPLITS, MAIN_NETWORK, ExtraOptimizer, Project
+from nnconsole.engine.project.structure import FIRST_OPTIMIZER, NETWORK_NAME, all_networks, trained_networks
+
+
+def check_structure(project: Project) -> List[Problem]:
+    """The extra networks (names, layers, shapes) and optimizers (network, dataset, range, settings)."""
+    problems = _check_networks(project)
+    names = {FIRST_OPTIMIZER}
+    for i, entry in enumerate(project.optimizers):
+        problems += _check_optimizer(project, i, entry, names)
+    problems += _check_shared_inputs(project)
+    problems += _check_executors(project)
+    return problems
+
+
+def _check_executors(project: Project) -> List[Problem]:
+    from nnconsole.engine.project.model import REPEAT_EVALUATION_TYPES
+
+    problems: List[Problem] = []
+    networks = all_networks(project)
+    for i, ex in enumerate(project.executors):
+        where = f"executors[{i}]"
+        if ex.network not in networks:
+            problems.append(Problem(f"{where}.network", f"executor '{ex.name}' runs network '{ex.network}', which "
+                                    "the project does not have", fix="use one of: " + ", ".join(networks)))
+        if not 1 <= ex.num_evaluations <= 10000:
+            problems.append(Problem(f"{where}.num_evaluations", f"must be 1 to 10000, got {ex.num_evaluations}",
+                                    fix="1 evaluates once; more average Monte-Carlo passes"))
+        if ex.repeat_evaluation_type not in REPEAT_EVALUATION_TYPES:
+            problems.append(Problem(f"{where}.repeat_evaluation_type", f"'{ex.repeat_evaluation_type}' is not one of "
+                                    + ", ".join(REPEAT_EVALUATION_TYPES), fix="mean averages the passes"))
+    return problems
+
+
+def _check_networks(project: Project) -> List[Problem]:
+    from nnconsole.engine.network.shapes import infer_network
+
+    problems: List[Problem] = []
+    for name, network in project.networks.items():
+        where = f"networks.{name}"
+        if name == MAIN_NETWORK or not NETWORK_NAME.fullmatch(name):
+            problems.append(Problem(where, f"network name '{name}' is not usable" + (
+                " (Main is the project's 'network')" if name == MAIN_NETWORK else ""),
+                fix="give each extra network its own name of letters, digits, '_', '-' or '.', e.g. Generator"))
+        index = {layer.name: i for i, layer in reversed(list(enumerate(network.layers)))}
+        for lname, message in infer_network(network, all_networks(project), name).errors:  # Units: other networks
+            at = f"{where}.layers[{index[lname]}]" if lname in index else f"{where}.layers"
+            problems.append(Problem(at, f"network '{name}', layer '{lname}': {message}"))
+    return problems
+
+
+def _check_optimizer(project: Project, i: int, entry: ExtraOptimizer, names: set) -> List[Problem]:
+    from nnconsole.engine.network.shapes import infer_network
+
+    from nnconsole.engine.check.validate import check_settings
+
+    where = f"optimizers[{i}]"
+    problems: List[Problem] = []
+    if not entry.name.strip() or entry.name in names:
+        problems.append(Problem(f"{where}.name", f"optimizer name '{entry.name}' is empty or used twice "
+                                f"('{FIRST_OPTIMIZER}' is the CONFIG tab's)", fix="give each optimizer its own name"))
+    names.add(entry.name)
+    networks = all_networks(project)
+    if entry.network not in networks:
+        problems.append(Problem(f"{where}.network", f"optimizer '{entry.name}' trains network '{entry.network}', "
+                                "which the project does not have", fix="use one of: " + ", ".join(networks)))
+    elif not infer_network(networks[entry.network]).loss_layers:
+        problems.append(Problem(f"{where}.network", f"network '{entry.network}' of optimizer '{entry.name}' has no "
+                                "loss layer", fix="add a loss layer to it or train another network"))
+    if entry.dataset not in DATASET_SPLITS:
+        problems.append(Problem(f"{where}.dataset", f"dataset '{entry.dataset}' is not one of the project's",
+                                fix="use " + " or ".join(DATASET_SPLITS)))
+    for key in ("start_iteration", "end_iteration"):
+        value = getattr(entry, key)
+        if value < 0:
+            problems.append(Problem(f"{where}.{key}", f"must be 0 or more, got {value}", fix="0 means no bound"))
+    if entry.end_iteration and entry.end_iteration < entry.start_iteration:
+        problems.append(Problem(f"{where}.end_iteration", f"ends ({entry.end_iteration}) before it starts "
+                                f"({entry.start_iteration})", fix="set end_iteration 0 (to the end) or later"))
+    view = dataclasses.replace(project, optimizer=entry.optimizer)
+    for p in check_settings(view):
+        if p.path.startswith("optimizer."):
+            p.path = f"{where}.{p.path}"
+            problems.append(p)
+    return problems
+
+
+def _check_shared_inputs(project: Project) -> List[Problem]:
+    """A dataset variable read by several trained networks must have one shape."""
+    from nnconsole.engine.network.shapes import infer_network
+
+    seen: Dict[str, Tuple[str, Tuple[int, ...]]] = {}
+    problems: List[Problem] = []
+    for name, network in trained_networks(project).items():
+        for var, shape in infer_network(network).input_variables.items():
+            first = seen.setdefault(var, (name, tuple(shape)))
+            if first[1] != tuple(shape):
+                problems.append(Problem(f"networks.{name}", f"variable '{var}' has shape {list(shape)} here but "
+                                        f"{list(first[1])} in network '{first[0]}'",
+                                        fix="give the Input layers reading it one shape"))
+    return problems

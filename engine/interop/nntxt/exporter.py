@@ -1,0 +1,461 @@
+"""Write a project as an nnabla ``.nntxt`` that ``nnabla_cli train`` accepts, the way NNC writes one.
+
+The file holds ``global_config``, ``training_config`` (with ``iter_per_epoch`` from the training CSV),
+three networks (``Main`` for training with its losses, ``MainValidation`` with dropout off and
+batch-norm on running statistics, ``MainRuntime`` for inference, ending in a Softmax/Sigmoid where the
+engine's runtime graph does), the two datasets pointing at the CSVs (absolute paths), the optimizer
+with its solver, learning-rate schedule, per-parameter learning-rate multipliers and initializers,
+the ``train_error``/``valid_error`` monitors and a runtime executor. It is built with nnabla's own
+protobuf classes (``nnabla.utils.nnabla_pb2``) and written with ``google.protobuf.text_format``.
+Function and variable names are the layer names, parameters are ``<layer>/<scope>/<weight>``: the
+names NNC uses and the engine's parameter files use, so trained ``.h5`` files load as they are.
+
+nnconsole settings nnabla has no field for (project name, seed, device, multi-GPU, canvas positions,
+Flatten layers, a constant schedule) go into one ``# nnconsole-project: {json}`` comment at the top,
+which nnabla ignores and nnconsole's importer reads back.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from nnconsole.engine.layers import find_spec, get_spec
+from nnconsole.engine.layers.nntxt_codec import set_shape
+from nnconsole.engine.project.model import Layer, Project
+from nnconsole.engine.network.shared_params import parameter_name
+
+from nnconsole.engine.interop import mapping, solver_table
+from nnconsole.engine.interop.common import iterations_per_epoch, peek_dataset, preview_rows
+from nnconsole.engine.interop.nntxt.repeat import annotate_project, keeps_blocks
+from nnconsole.engine.interop.report import ExportResult, InteropError
+from nnconsole.engine.interop.settings_map import write_training_config
+from nnconsole.engine.interop.solver_table import LR_FIELD, SOLVER_PARAM_FIELDS
+
+MAIN, VALIDATION, RUNTIME = "Main", "MainValidation", "MainRuntime"
+OUTPUT_DATA_NAME = "y'"
+
+
+def _fill_params(f: Any, layer: Layer, p: Dict[str, Any], in_shapes: List[Tuple[int, ...]],
+                 out_shape: Tuple[int, ...], mode: str) -> None:
+    """Set the function's *_param message from the layer's checked parameters (the type's registration
+    says how: its ``to_nntxt`` hook, else its ``nntxt_fields``)."""
+    from nnconsole.engine.layers.nntxt_codec import write_fields
+
+    spec = get_spec(layer.type)
+    if spec.to_nntxt is not None:
+        spec.to_nntxt(f, p, in_shapes, out_shape, mode)
+    else:
+        write_fields(f, spec.nntxt_fields, p)
+
+
+def _initializer_message(msg: Any, init: Any) -> None:
+    msg.type = init.type
+    msg.multiplier = float(init.value) if init.type == "Constant" else float(init.multiplier)
+
+
+class _NetworkWriter:
+    """Adds one network (variables + functions) of the project to the protobuf."""
+
+    def __init__(self, proto: Any, project: Project, info: Any):
+        self.proto = proto
+        self.project = project
+        self.info = info
+        self.layers = {layer.name: layer for layer in project.network.layers}
+        self.param_owner: Dict[str, Tuple[Layer, str]] = {}  # parameter name -> (first layer using it, weight key)
+
+    def write(self, name: str, layer_names: Sequence[str], mode: str, batch: int,
+              post: Optional[Tuple[str, str, str]] = None) -> Dict[str, Any]:
+        """Write network ``name`` with the given layers; ``post`` = (function type, name, input) appends a
+        Softmax/Sigmoid. Returns {'inputs': [var names], 'params': [param names], 'output': var name}."""
+
+        net = self.proto.network.add()
+        net.name = name
+        net.batch_size = batch
+        params: List[str] = []
+        inputs: List[str] = []
+        last = None
+        wanted = set(layer_names)
+        for lname in [n for n in self.info.order if n in wanted]:
+            layer = self.layers[lname]
+            li = self.info.layers[lname]
+            spec = get_spec(layer.type)
+            if spec.is_input:
+                v = net.variable.add()
+                v.name, v.type = lname, "Buffer"
+                set_shape(v.shape, [-1] + list(li.out_shape))
+                inputs.append(lname)
+                continue
+            f = net.function.add()
+            f.name = lname
+            f.type = spec.export_as or spec.nnc_name
+            f.input.extend(layer.inputs)
+            for key in spec.weight_order:
+                if key not in li.weight_shapes:
+                    continue
+                pname = parameter_name(layer, key)  # layers sharing a parameter scope read one variable
+                f.input.append(pname)
+                if pname in params:
+                    continue
+                pv = net.variable.add()
+                pv.name, pv.type = pname, "Parameter"
+                set_shape(pv.shape, li.weight_shapes[key])
+                init = (layer.initializers or {}).get(key) or spec.weights.get(key)
+                if init is None and key in mapping.RUNNING_STAT_INIT:
+                    from nnconsole.engine.project.model import Initializer
+                    init = Initializer("Constant", 1.0, mapping.RUNNING_STAT_INIT[key])
+                if init is not None:
+                    _initializer_message(pv.initializer, init)
+                params.append(pname)
+                self.param_owner.setdefault(pname, (layer, key))
+            f.output.append(lname)
+            _fill_params(f, layer, li.params, li.in_shapes, li.out_shape, mode)
+            if spec.nntxt_expand is not None:  # one layer, several nnabla functions
+                spec.nntxt_expand(net, li.in_shapes, li.out_shape)
+            ov = net.variable.add()
+            ov.name, ov.type = lname, "Buffer"
+            set_shape(ov.shape, [-1] + list(li.out_shape))
+            last = lname
+        output = last
+        if post is not None:
+            ftype, fname, src = post
+            f = net.function.add()
+            f.name, f.type = fname, ftype
+            f.input.append(src)
+            f.output.append(fname)
+            if ftype == "Softmax":
+                f.softmax_param.axis = 1
+            ov = net.variable.add()
+            ov.name, ov.type = fname, "Buffer"
+            set_shape(ov.shape, [-1] + list(self.info.layers[src].out_shape))
+            output = fname
+        return {"inputs": inputs, "params": params, "output": output}
+
+
+def _solver(proto_solver: Any, project: Project, ipe: Optional[int], unsupported: List[str],
+            notes: List[str]) -> None:
+    from nnconsole.engine.runtime.solvers import SOLVER_PARAMS
+
+    opt = project.optimizer
+    s = proto_solver
+    s.type = opt.solver
+    field_name = SOLVER_PARAM_FIELDS[opt.solver]
+    p = getattr(s, field_name)
+    setattr(p, LR_FIELD[opt.solver], float(opt.learning_rate))
+    for key, value in dict(SOLVER_PARAMS[opt.solver], **opt.solver_params).items():
+        setattr(p, key, solver_table.proto_value(opt.solver, key, value))
+    if opt.solver in solver_table.NOT_IN_NNC:
+        notes.append(f"solver {opt.solver} is written as nnabla's {field_name}; Neural Network Console has no such "
+                     "solver and nnabla 1.39's own loader (nnabla_cli train) does not build it")
+    if solver_table.decays_inside(opt.solver, dict(SOLVER_PARAMS[opt.solver], **opt.solver_params)):
+        p.wd = float(opt.weight_decay)
+    else:
+        s.weight_decay = float(opt.weight_decay)
+    sched = opt.schedule
+    total = ipe * project.config.max_epoch if ipe else None
+    if sched.type in ("exponential", "constant"):
+        s.lr_scheduler_type = "Exponential"
+        gamma = float(opt.lr_multiplier) if sched.type == "exponential" else 1.0
+        interval = _in_iterations(int(opt.lr_update_interval), opt.lr_update_interval_unit, ipe,
+                                  "optimizer.lr_update_interval", unsupported, notes) if sched.type == "exponential" else 0
+        if interval <= 0 and gamma != 1.0:
+            notes.append(f"lr_multiplier {gamma:g} with lr_update_interval 0 never changes the rate; written as a "
+                         "constant rate")
+            gamma = 1.0
+        s.exponential_scheduler_param.gamma = gamma
+        s.exponential_scheduler_param.iter_interval = interval
+    elif sched.type == "step":
+        s.lr_scheduler_type = "Step"
+        s.step_scheduler_param.gamma = float(sched.gamma)
+        s.step_scheduler_param.iter_steps.extend(int(v) for v in sched.steps)
+    else:
+        max_iter = int(sched.max_iter) or (total or 0)
+        if not max_iter:
+            unsupported.append(f"{sched.type} schedule over the whole run: the run length is unknown (training "
+                               "CSV not found), so max_iter is 1; set optimizer.schedule.max_iter")
+            max_iter = 1
+        if sched.type == "cosine":
+            s.lr_scheduler_type = "Cosine"
+            s.cosine_scheduler_param.max_iter = float(max_iter)
+        else:
+            s.lr_scheduler_type = "Polynomial"
+            s.polynomial_scheduler_param.max_iter = float(max_iter)
+            s.polynomial_scheduler_param.power = float(sched.power)
+    if opt.warmup_iterations:
+        s.lr_warmup_scheduler_type = "Linear"
+        s.linear_warmup_scheduler_param.warmup_iter = _in_iterations(
+            int(opt.warmup_iterations), opt.warmup_unit, ipe, "optimizer.warmup_iterations", unsupported, notes)
+        notes.append("nnabla's linear warm-up reaches the full rate one iteration earlier than nnconsole's")
+
+
+def _in_iterations(length: int, unit: str, ipe: Optional[int], what: str, unsupported: List[str],
+                   notes: List[str]) -> int:
+    """A length in ``unit`` as the single-worker iterations nnabla's files count (they have no epoch unit).
+
+    Epochs become ``length x ipe``, the training CSV's iterations per epoch at the project's batch size, and
+    the export report says so: the file no longer follows the epoch if the dataset changes size. Without the
+    CSV the number is written as iterations, reported as unsupported.
+    """
+    if unit != "epochs" or length <= 0:
+        return length
+    if not ipe:
+        unsupported.append(f"{what} {length} epochs: .nntxt counts iterations and the training CSV could not be "
+                           f"read to convert epochs, so {length} iterations are written")
+        return length
+    notes.append(f"{what} {length} epochs is written as {length * ipe} iterations ({ipe} iterations per epoch at "
+                 "this batch size; .nntxt has no epoch unit, so the file does not follow a dataset that changes "
+                 "size; nnconsole's importer restores the epochs from the header comment)")
+    return length * ipe
+
+
+def _unit_extras(opt: Any, ipe: Optional[int]) -> Dict[str, Any]:
+    """The lengths given in epochs, with the iterations written for them: the importer restores the epochs
+    when the file still holds those iterations (a hand-edited file keeps its own numbers)."""
+    out: Dict[str, Any] = {}
+    for key, unit_key in (("lr_update_interval", "lr_update_interval_unit"), ("warmup_iterations", "warmup_unit")):
+        length = int(getattr(opt, key))
+        written = key != "lr_update_interval" or opt.schedule.type == "exponential"
+        if getattr(opt, unit_key) == "epochs" and length > 0 and ipe and written:
+            out[key] = {"epochs": length, "written": length * ipe}
+    return out
+
+
+def extras_of(project: Project, iterations_per_epoch: Optional[int] = None) -> Dict[str, Any]:
+    """nnconsole settings the nntxt format has no field for (see the module docstring); lengths in epochs
+    need the ``iterations_per_epoch`` the file's iteration counts were written with."""
+    import dataclasses
+
+    layers: Dict[str, Any] = {}
+    for layer in project.network.layers:
+        entry: Dict[str, Any] = {}
+        if layer.position is not None:
+            entry["position"] = [float(layer.position[0]), float(layer.position[1])]
+        if get_spec(layer.type).export_as:  # restored on import (nntxt_import._restore_exported_type)
+            entry["type"] = layer.type
+            entry["params"] = {k: list(v) if isinstance(v, tuple) else v for k, v in (layer.params or {}).items()}
+        layers[layer.name] = entry
+    opt = project.optimizer
+    return {
+        "name": project.name, "description": project.description,
+        "config": {"seed": project.config.seed, "device": project.config.device,
+                   "log_interval": project.config.log_interval},
+        "multi_gpu": dataclasses.asdict(project.multi_gpu),
+        "datasets": {"cache": project.datasets.cache},
+        "layers": layers,
+        "schedule": {"type": opt.schedule.type, "max_iter": opt.schedule.max_iter},
+        "optimizer": {"lr_multiplier": opt.lr_multiplier, "lr_update_interval": opt.lr_update_interval},
+        "epochs": _unit_extras(opt, iterations_per_epoch),
+        "comments": [{"text": c.text, "position": list(c.position) if c.position is not None else None}
+                     for c in project.network.comments],
+    }
+
+
+def _numeric_multidim_inputs(info: Any, preview: Optional[Any]) -> List[str]:
+    """Inputs with several dimensions fed from numeric columns (x__0, x__1, ...): the engine reshapes them,
+    nnabla's CSV reader gives a vector and nnabla_cli cannot feed it (NNC keeps such samples in files).
+    ``preview`` is the training CSV's ``peek_dataset`` result (None: unreadable, nothing to say)."""
+    if preview is None:
+        return []
+    columns = preview.columns
+    out = []
+    for var, shape in info.input_variables.items():
+        numeric = [c for c in columns if c.split(":", 1)[0].startswith(var + "__")]
+        if len(shape) > 1 and numeric:
+            out.append(f"input '{var}' has shape {list(shape)} but the CSV gives it as {len(numeric)} numeric columns; "
+                       "nnabla_cli reads those as a vector and cannot feed this input (store each sample as an "
+                       "image or a CSV file, as NNC does)")
+    return out
+
+
+def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tuple[Any, List[str], List[str]]:
+    """The NNablaProtoBuf for a project, plus (unsupported, notes). Raises InteropError for a broken network."""
+    from nnabla.utils import nnabla_pb2
+
+    from nnconsole.engine.layers.types.inputs import input_variable
+    from nnconsole.engine.network.shapes import dataset_variables
+    from nnconsole.engine.project.paths import dataset_path
+    from nnconsole.engine.network.repeat_blocks import unrolled_project
+    from nnconsole.engine.network.shapes import infer_network, runtime_layer_names
+
+    from nnconsole.engine.network.units import UnitError, expanded_project
+
+    unsupported: List[str] = []
+    notes: List[str] = []
+    try:
+        project = expanded_project(project)  # Units are written as their networks' layers, as NNC exports them
+    except UnitError as exc:
+        raise InteropError(str(exc)) from exc
+    info = infer_network(project.network)
+    if info.errors:
+        raise InteropError("the network has problems, fix them before exporting:\n" + info.error_text())
+    for lname in info.order:
+        t = project.network.layer(lname).type
+        if find_spec(t) is None:
+            raise InteropError(f"layer '{lname}' has type {t}, which nnabla files cannot hold")
+    repeat_form = keeps_blocks(project)  # repeat blocks as NNC writes them (unrolled beside recurrent layers)
+    project, info = (project, info) if repeat_form else unrolled_project(project, info, notes)
+    from nnconsole.engine.interop.nntxt.recurrent import units_expanded
+
+    project, info = units_expanded(project, info, notes)  # NNC's LSTM unit is written as its layers
+    cfg = project.config
+    batch = int(cfg.batch_size)
+    proto = nnabla_pb2.NNablaProtoBuf()
+    ctx = proto.global_config.default_context
+    if cfg.device == "cuda":
+        ctx.backends.extend([f"cudnn:{cfg.precision}", f"cuda:{cfg.precision}", "cpu:float"])
+        ctx.array_class = "CudaCachedArray"
+    else:
+        ctx.backends.append("cpu:float")
+        ctx.array_class = "CpuCachedArray"
+        if cfg.precision == "half":
+            unsupported.append("precision half: written as cpu:float (nnabla's CPU backend computes in float); "
+                               "set config.device: cuda to write a half-precision GPU context")
+    if cfg.device == "auto":
+        notes.append("device auto is written as a CPU context; nnabla_cli train -c ... --context cudnn uses a GPU")
+
+    def ds_path(rel: str) -> str:
+        if not rel:
+            return ""
+        if dataset_dir is not None and not os.path.isabs(rel):
+            return os.path.normpath(os.path.join(dataset_dir, rel))
+        return dataset_path(project, rel)
+
+    train_csv, valid_csv = ds_path(project.datasets.training), ds_path(project.datasets.validation)
+    train_preview = peek_dataset(train_csv)  # read once: row count and columns
+    ipe = iterations_per_epoch(preview_rows(train_preview), batch)
+    t = proto.training_config
+    write_training_config(t, cfg)  # max_epoch, monitor_interval (epochs between validations), save_best
+    t.iter_per_epoch = int(ipe or 0)
+    if not ipe:
+        unsupported.append(f"iter_per_epoch: the training CSV '{train_csv or '(none)'}' could not be read, so it "
+                           "is 0 (nnabla_cli would not train); set training_config.iter_per_epoch by hand")
+    unsupported += _numeric_multidim_inputs(info, train_preview)
+    if cfg.seed:
+        notes.append(f"seed {cfg.seed}: nnabla_cli has no seed setting (kept in the nnconsole comment)")
+
+    writer = _NetworkWriter(proto, project, info)
+    all_names = list(info.order)
+    main = writer.write(MAIN, all_names, "train", batch)
+    writer.write(VALIDATION, all_names, "validation", batch)
+    runtime_names = runtime_layer_names(project.network)
+    loss = info.loss_layers[0] if info.loss_layers else None
+    post = None
+    if loss is not None:
+        loss_layer = project.network.layer(loss)
+        pred = loss_layer.inputs[0]
+        taken = set(all_names)
+        ftype = get_spec(loss_layer.type).runtime_head
+        if ftype:
+            fname = f"{pred}_{ftype}"
+            while fname in taken:
+                fname += "_"
+            post = (ftype, fname, pred)
+    runtime = writer.write(RUNTIME, runtime_names, "runtime", batch, post=post)
+    if post is None and loss is not None:
+        pred = project.network.layer(loss).inputs[0]
+        if pred in runtime_names:
+            runtime["output"] = pred
+
+    for name, uri, shuffle in (("Training", train_csv, project.datasets.shuffle), ("Validation", valid_csv, False)):
+        d = proto.dataset.add()
+        d.name, d.type, d.uri = name, "Dataset", uri
+        d.batch_size = batch
+        d.shuffle = bool(shuffle)
+        d.no_image_normalization = not project.datasets.normalize
+        d.variable.extend(sorted(dataset_variables(project)))  # every trained network's Inputs
+
+    var_of = {}
+    for layer in project.network.layers:
+        spec = get_spec(layer.type)
+        if spec.is_input:
+            var_of[layer.name] = input_variable(layer, layer.params)
+
+    o = proto.optimizer.add()
+    o.name, o.network_name = "Optimizer", MAIN
+    o.dataset_name.append("Training")
+    o.update_interval = int(project.optimizer.update_interval)
+    _solver(o.solver, project, ipe, unsupported, notes)
+    write_optimizer_variables(o, project.network, info, main, writer.param_owner)
+
+    if loss is not None:
+        for mname, dname in (("train_error", "Training"), ("valid_error", "Validation")):
+            m = proto.monitor.add()
+            m.name, m.network_name = mname, VALIDATION
+            m.dataset_name.append(dname)
+            for v in main["inputs"]:
+                dv = m.data_variable.add()
+                dv.variable_name, dv.data_name = v, var_of[v]
+            mv = m.monitor_variable.add()
+            mv.type, mv.variable_name = "Error", loss
+    else:
+        unsupported.append("monitors: the network has no loss layer, so nnabla_cli has nothing to train or monitor")
+
+    e = proto.executor.add()
+    e.network_name = RUNTIME
+    from nnconsole.engine.interop.nntxt.optimizers import write_executor_settings
+
+    write_executor_settings(e, project, unsupported)  # name, NumEvaluations, repeat type (issue 17)
+    e.need_back_propagation = False
+    for v in runtime["inputs"]:
+        dv = e.data_variable.add()
+        dv.variable_name, dv.data_name = v, var_of[v]
+    ov = e.output_variable.add()
+    ov.variable_name, ov.data_name = runtime["output"], OUTPUT_DATA_NAME
+    for pname in runtime["params"]:
+        e.parameter_variable.add().variable_name = pname
+    from nnconsole.engine.interop.nntxt.optimizers import write_extra_optimizers  # the project's other networks and optimizers
+
+    write_extra_optimizers(proto, project, ipe, unsupported, notes, dict(main, owner=writer.param_owner))
+    from nnconsole.engine.interop.nntxt.recurrent import annotate_recurrent
+
+    annotate_recurrent(proto, project.network, info, unsupported)  # recurrent blocks as NNC writes them
+    annotate_project(proto, project, repeat_form, (MAIN, VALIDATION, RUNTIME))  # repeat blocks, every network
+    return proto, unsupported, notes
+
+
+def write_optimizer_variables(o: Any, network: Any, info: Any, written: Dict[str, Any],
+                              param_owner: Dict[str, Tuple[Layer, str]]) -> None:
+    """An optimizer's data (its network's Inputs), loss and parameter variables with their learning-rate
+    multipliers (0 for running statistics)."""
+    from nnconsole.engine.layers.types.inputs import input_variable
+
+    for v in written["inputs"]:
+        dv = o.data_variable.add()
+        dv.variable_name, dv.data_name = v, input_variable(network.layer(v), network.layer(v).params)
+    for lname in info.loss_layers:
+        o.loss_variable.add().variable_name = lname
+    for pname in written["params"]:
+        layer, key = param_owner[pname]
+        pv = o.parameter_variable.add()
+        pv.variable_name = pname
+        if key in mapping.non_trainable(layer.type):
+            pv.learning_rate_multiplier = 0.0
+        else:
+            pv.learning_rate_multiplier = float((layer.lr_multipliers or {}).get(key, 1.0))
+
+
+def proto_text(proto: Any, extras: Optional[Dict[str, Any]] = None) -> str:
+    """The protobuf text, with the nnconsole settings comment first when ``extras`` is given."""
+    from google.protobuf import text_format
+
+    from nnconsole.engine.interop.nntxt.reader import EXTRAS_PREFIX
+
+    text = text_format.MessageToString(proto)
+    if extras is not None:
+        text = f"{EXTRAS_PREFIX} {json.dumps(extras, separators=(',', ':'))}\n" + text
+    return text
+
+
+def export_nntxt(project: Project, path: str, with_extras: bool = True,
+                 dataset_dir: Optional[str] = None) -> ExportResult:
+    """Write ``project`` to ``path`` (.nntxt) for ``nnabla_cli train -c PATH -o OUTDIR``."""
+    from nnconsole.engine.project.io import atomic_write
+
+    proto, unsupported, notes = project_to_proto(project, dataset_dir=dataset_dir)
+    ipe = int(proto.training_config.iter_per_epoch) or None
+    text = proto_text(proto, extras_of(project, ipe) if with_extras else None)
+    atomic_write(path, text.encode("utf-8"))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)  # an export is for other tools: ordinary file permissions
+    return ExportResult(path=os.path.abspath(path), unsupported=unsupported, notes=notes)

@@ -1,0 +1,243 @@
+"""Import stage 2 for NNC desktop projects: one network's layers and links as graph nodes, with
+registry parameters (each type's NNC properties and ``from_sdcproj`` hook come from its registration),
+weights, initializers, learning-rate multipliers, loss targets and repeat blocks.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+from nnconsole.engine.layers import find_spec
+from nnconsole.engine.layers.nnc_values import as_float, convert_value, ints, resolve
+from nnconsole.engine.project.model import Comment, Initializer
+
+from nnconsole.engine.interop import mapping
+from nnconsole.engine.interop.netgraph import Node, WeightInfo
+from nnconsole.engine.interop.report import InteropError
+from nnconsole.engine.interop.sdcproj.reader import SdcReader, layer_properties
+
+_resolve = resolve
+_ints = ints
+_convert_value = convert_value
+
+
+def _neutral(value: Optional[str]) -> bool:
+    """An option left off (False/None/0/0,0): a property nnconsole lacks but that changes nothing."""
+    if value is None:
+        return True
+    text = value.strip()
+    if text in ("", "False", "false", "None"):
+        return True
+    try:
+        return all(v == 0 for v in _ints(text))
+    except ValueError:
+        return False
+
+
+def layer_params(rtype: str, name: str, props: Dict[str, str], unsupported: List[str],
+                 arguments: Set[str] = frozenset()) -> Dict[str, Any]:
+    """Registry parameters from NNC properties (unknown or unconvertible ones are listed).
+
+    The type's registration says how: its ``from_sdcproj`` hook first (properties it handled are
+    done), then its ``nnc_properties`` table, converted by each parameter's kind. A property written as
+    the name of one of the network's ``arguments`` (Argument layers) is kept as that name (unit_expand)."""
+    from nnconsole.engine.layers import get_spec
+
+    spec = get_spec(rtype)
+    names = spec.nnc_properties
+    params: Dict[str, Any] = {}
+    handled = set(spec.from_sdcproj(name, props, params, unsupported)) if spec.from_sdcproj else set()
+    for prop, pname in names.items():
+        if prop not in props or prop in handled:
+            continue
+        value = _resolve(props, prop)
+        if value is not None and value.strip() in arguments:  # the Unit using this network gives the value
+            params[pname] = value.strip()
+            continue
+        if value is None or value.startswith("*"):
+            unsupported.append(f"layer '{name}' ({rtype}): property {prop}={props[prop]} is computed by NNC and "
+                               "cannot be read; nnconsole's default is used")
+            continue
+        try:
+            params[pname] = _convert_value(spec.param(pname).kind, value)
+        except (ValueError, KeyError) as exc:
+            unsupported.append(f"layer '{name}' ({rtype}): property {prop}={value} not usable ({exc}); "
+                               "nnconsole's default is used")
+    weight_props = {f"{k}.{suffix}" for k in spec.weight_order
+                    for suffix in ("File", "Initializer", "InitializerMultiplier", "LRateMultiplier")}
+    for prop, value in props.items():
+        if prop in names or prop in weight_props or prop in handled or prop in mapping.IGNORED_PROPERTIES:
+            continue
+        if prop.startswith(mapping.IGNORED_PROPERTY_PREFIXES) or _neutral(_resolve(props, prop)):
+            continue
+        unsupported.append(f"layer '{name}' ({rtype}): property {prop}={value} has no nnconsole equivalent")
+    return params
+
+
+def _weights(rtype: str, name: str, props: Dict[str, str], params: Dict[str, Any], scope_name: str,
+             unsupported: List[str]) -> Dict[str, WeightInfo]:
+    spec = find_spec(rtype)
+    keys = list(spec.weight_order if spec else ())
+    if not params.get("with_bias", True):  # the bias a with_bias parameter turns off
+        keys = [k for k in keys if k != "b"]
+    pf_scope = spec.weight_scope if spec else ""
+    out: Dict[str, WeightInfo] = {}
+    for key in keys:
+        info = WeightInfo(source_name=f"{scope_name}/{pf_scope}/{key}")
+        # Parameter layers (Parameter, WorkingMemory) spell their one weight's settings without 'W.'
+        prefix = "" if spec is not None and spec.group == "Parameter" else f"{key}."
+        kind_raw = _resolve(props, f"{prefix}Initializer")
+        mult_raw = _resolve(props, f"{prefix}InitializerMultiplier")
+        if kind_raw:
+            kind = mapping.initializer_type(kind_raw.strip())
+            if kind is None:
+                unsupported.append(f"layer '{name}': {key}.Initializer={kind_raw} has no nnconsole equivalent; "
+                                   "the layer's default initializer is used")
+            else:
+                m = as_float(mult_raw, 1.0 if kind != "Constant" else 0.0) if mult_raw is not None else None
+                if kind == "Constant":
+                    info.initializer = Initializer("Constant", 1.0, m if m is not None else 0.0)
+                else:
+                    info.initializer = Initializer(kind, m if m is not None else 1.0, 0.0)
+        lr_raw = _resolve(props, f"{prefix}LRateMultiplier")
+        if lr_raw is not None and lr_raw.strip() != "":
+            info.lr_multiplier = as_float(lr_raw, 1.0)
+        file_raw = _resolve(props, f"{prefix}File")
+        if file_raw and file_raw.strip():
+            unsupported.append(f"layer '{name}': {key}.File={file_raw} (weights loaded from a file) is not supported; "
+                               "the weights start from the initializer")
+        out[key] = info
+    return out
+
+
+# ------------------------------------------------------------------------------------------ network
+def _network_prefix(reader: SdcReader, network: str) -> str:
+    if network and reader.section(f"{network}_Network_Global", required=False) is not None:
+        return f"{network}_"
+    return ""
+
+
+def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes: List[str]
+           ) -> Tuple[List[Node], Dict[str, str], Dict[str, int]]:
+    """Nodes of one network, loss targets (loss node -> dataset variable) and repeat counts (empty: a
+    RepeatStart's Times is its parameter; blocks pair through the graph, see repeat_blocks)."""
+    prefix = _network_prefix(reader, network)
+    glob = reader.section(f"{prefix}Network_Global")
+    n_layers = reader.int(glob, "NumLayer")
+    n_links = reader.int(glob, "NumLink", 0)
+    by_id: Dict[int, Node] = {}
+    order: List[Node] = []
+    targets: Dict[str, str] = {}
+    times: Dict[str, int] = {}
+    taken: Set[str] = set()
+    arguments = {(layer_properties(s).get("Name") or "").strip() for s in
+                 (reader.section(f"{prefix}Layer_{i}") for i in range(n_layers)) if (s.get("Type") or "").strip() == "Argument"}
+    for i in range(n_layers):
+        s = reader.section(f"{prefix}Layer_{i}")
+        lid = reader.int(s, "ID", i)
+        ltype = (s.get("Type") or "").strip()
+        props = layer_properties(s)
+        name = (props.get("Name") or f"{ltype}_{i}").strip()
+        if "/" in name:
+            notes.append(f"layer name '{name}' contains '/', which nnabla reserves; renamed")
+            name = name.replace("/", "_")
+        if name in taken:
+            raise InteropError(f"{reader.path}:{s.line} [{s.name}]: layer name '{name}' is used twice; rename one "
+                               "in Neural Network Console")
+        taken.add(name)
+        position = (as_float(s.get("Position_0"), 0.0), as_float(s.get("Position_1"), 0.0))
+        node = Node(name=name, type=ltype, position=position)
+        rtype = mapping.registry_type(ltype)
+        if ltype == "Comment":  # a canvas note, read by network_comments
+            continue
+        if ltype == "Input":
+            node.params = layer_params("Input", name, props, unsupported)
+            gen = _resolve(props, "Generator")
+            if gen and gen.strip() not in ("", "None"):
+                unsupported.append(f"layer '{name}' (Input): Generator={gen} (random input) is not supported; it "
+                                   "reads the dataset variable instead")
+        elif rtype is not None:
+            node.params = layer_params(rtype, name, props, unsupported, arguments)
+            scope = (_resolve(props, "ParameterScope") or name).strip() or name
+            if scope != name and "/" not in scope:  # the user's own scope is kept, shared or not (as NNC names it)
+                node.parameter_scope = scope
+            node.weights = _weights(rtype, name, props, node.params, scope, unsupported)
+            from nnconsole.engine.layers import get_spec
+            if get_spec(rtype).is_loss:  # the target pin is T, or q for KLMultinomial
+                pin = "q" if "q.Dataset" in props else "T"
+                targets[name] = (_resolve(props, f"{pin}.Dataset") or "y").strip()
+                gen = _resolve(props, f"{pin}.Generator")
+                if gen and gen.strip() not in ("", "None"):
+                    unsupported.append(f"loss '{name}': {pin}.Generator={gen} is not supported; the target reads "
+                                       f"dataset variable '{targets[name]}'")
+        elif ltype in mapping.PASS_THROUGH:
+            pass
+        else:
+            node.params = {mapping.camel_to_snake(k): v for k, v in props.items()
+                           if k not in mapping.IGNORED_PROPERTIES
+                           and not k.startswith(mapping.IGNORED_PROPERTY_PREFIXES)}
+        by_id[lid] = node
+        order.append(node)
+    links: List[Tuple[int, int, int, int, int]] = []
+    for i in range(n_links):
+        s = reader.section(f"{prefix}Link_{i}")
+        src, dst = reader.int(s, "SourceLayerID"), reader.int(s, "DestLayerID")
+        if src not in by_id or dst not in by_id:
+            raise InteropError(f"{reader.path}:{s.line} [{s.name}]: link from layer ID {src} to {dst} names a layer "
+                               "that does not exist; remove the link or the file is damaged")
+        links.append((reader.int(s, "ID", i), src, reader.int(s, "SourcePinIndex", 0), dst,
+                      reader.int(s, "DestPinIndex", 0)))
+    side_links: List[Tuple[int, Node, Node]] = []
+    for _, src, spin, dst, dpin in sorted(links):
+        s_node, d_node = by_id[src], by_id[dst]
+        slot = side_input_slot(d_node.type, dpin) if spin == 0 and dpin > 0 else None
+        if slot is not None:  # Div2's R, ATan2's x, ClipGradByValue's min and Max: inputs after the main one
+            side_links.append((slot, s_node, d_node))
+            continue
+        if spin != 0 or dpin != 0:
+            unsupported.append(f"link {s_node.name} -> {d_node.name} uses side pin {spin}/{dpin} (e.g. a "
+                               "Parameter layer feeding a weight); only main data links are imported")
+            continue
+        d_node.inputs.append(s_node.name)
+    for _slot, s_node, d_node in sorted(side_links, key=lambda t: t[0]):
+        d_node.inputs.append(s_node.name)
+    return order, targets, times
+
+
+def network_comments(reader: SdcReader, network: str) -> List[Comment]:
+    """NNC's Comment layers of one network: their text (``\\n`` in the file is a line break) and position."""
+    prefix = _network_prefix(reader, network)
+    glob = reader.section(f"{prefix}Network_Global", required=False)
+    out: List[Comment] = []
+    for i in range(reader.int(glob, "NumLayer", 0) if glob is not None else 0):
+        s = reader.section(f"{prefix}Layer_{i}", required=False)
+        if s is None or (s.get("Type") or "").strip() != "Comment":
+            continue
+        text = layer_properties(s).get("Comment", "").replace("\\n", "\n")
+        out.append(Comment(text=text, position=(as_float(s.get("Position_0"), 0.0), as_float(s.get("Position_1"),
+                                                                                           0.0))))
+    return out
+
+
+def _side_pins(nnc_type: str) -> Tuple[int, ...]:
+    """NNC's pin index of each input after the first, for a type that takes operands on side data pins: the
+    registration's ``nnc_pins``, or pin 1 for a two-input type naming its inputs (R, x) that is not a loss
+    (a loss's T pin is read from the dataset)."""
+    rtype = mapping.registry_type(nnc_type)
+    spec = find_spec(rtype) if rtype else None
+    if spec is None or spec.is_loss:
+        return ()
+    if spec.nnc_pins:
+        return tuple(spec.nnc_pins)
+    return (1,) if spec.n_inputs == (2, 2) and len(spec.input_names) == 2 else ()
+
+
+def side_input_slot(nnc_type: str, pin: int) -> Optional[int]:
+    """Which input (1, 2, ...) a link to side data pin ``pin`` of an ``nnc_type`` layer fills; None if none."""
+    pins = _side_pins(nnc_type)
+    return pins.index(pin) + 1 if pin in pins else None
+
+
+def input_pin(nnc_type: str, k: int) -> int:
+    """NNC's pin index for input ``k`` of an ``nnc_type`` layer (0: the main data pin)."""
+    pins = _side_pins(nnc_type)
+    return pins[k - 1] if 1 <= k <= len(pins) else 0

@@ -1,0 +1,126 @@
+""".sdcproj export, settings: [Dataset], [Config] and [Optimizer_0] as ``sdcproj_settings`` reads them.
+
+Solver names and NNC's parameter names come from the settings schema's solver table; [Config]'s keys from
+the schema's NNC names (``settings_map``). The LR update interval and the warm-up are written in their own
+unit (``optimizer.*_unit``); step points in iterations.
+"""
+from __future__ import annotations
+
+import os
+from typing import List
+
+from nnconsole.engine.layers.nnc_values import to_text
+from nnconsole.engine.project.model import Optimizer, Project, Schedule, TrainingConfig
+
+from nnconsole.engine.interop import solver_table
+from nnconsole.engine.interop.settings_map import nnc_config_settings
+
+ITERATIONS = 1  # NNC's *Unit: 0 epochs, 1 iterations
+NNC_UNITS = {"epochs": 0, "iterations": ITERATIONS}
+TRAINING, VALIDATION = "Training", "Validation"
+
+
+def _flag(value: bool) -> str:
+    """A [Dataset_i]/[Config] flag as NNC saves it (1/0; layer properties spell theirs True/False)."""
+    return "1" if value else "0"
+
+
+def _uri(project: Project, value: str, out_dir: str) -> str:
+    """A dataset path as the .sdcproj file will read it: relative to the file's folder when it lies below it."""
+    if not value or "://" in value:
+        return value or ""
+    base = os.path.dirname(os.path.abspath(project.path)) if project.path else os.getcwd()
+    full = os.path.normpath(os.path.join(base, value))
+    rel = os.path.relpath(full, out_dir)
+    return full if rel.startswith("..") else rel
+
+
+def _datasets(project: Project, out_dir: str) -> List[str]:
+    ds = project.datasets
+    lines = ["[Dataset]", "Num=2", "MainIndex=0"]
+    for i, (name, value) in enumerate(((TRAINING, ds.training), (VALIDATION, ds.validation))):
+        lines += [f"[Dataset_{i}]", f"Name={name}", f"URI={_uri(project, value, out_dir)}",
+                  f"Shuffle={_flag(ds.shuffle)}", f"EnableCache={_flag(ds.cache)}",
+                  f"ImageNormalization={_flag(ds.normalize)}"]
+    return lines
+
+
+def _config(cfg: TrainingConfig, unsupported: List[str]) -> List[str]:
+    lines = ["[Config]"]
+    for setting in nnc_config_settings():
+        value = getattr(cfg, setting.key)
+        lines.append(f"{setting.nnc}={_flag(value) if setting.kind == 'bool' else to_text(value)}")
+    lines += [f"TypeConfig={'Half' if cfg.precision == 'half' else 'Float'}", "NumOptimizer=1"]
+    defaults = TrainingConfig()
+    for key in ("log_interval", "seed", "device", "initial_parameters"):
+        if getattr(cfg, key) != getattr(defaults, key):
+            unsupported.append(f"config.{key}={getattr(cfg, key)}: NNC's project file has no such setting")
+    return lines
+
+
+def _solver(opt: Optimizer, unsupported: List[str]) -> List[str]:
+    from nnconsole.engine.project.schema import SOLVER_SPECS
+
+    spec = SOLVER_SPECS[opt.solver]
+    if opt.solver in solver_table.NOT_IN_NNC:
+        unsupported.append(f"solver {opt.solver}: NNC has no such solver (nnconsole imports it back)")
+    inside = solver_table.decays_inside(opt.solver, opt.solver_params)
+    pairs = []
+    for nnc_name, key, default in spec.nnc:
+        if key == "learning_rate":
+            value = opt.learning_rate
+        elif key == "weight_decay":
+            value = opt.weight_decay if inside else default
+        else:
+            value = opt.solver_params.get(key, default)
+        pairs.append((nnc_name, value))
+    if not spec.nnc:  # a solver NNC lacks: nnabla's names, which the importer's aliases read
+        pairs = [("LearningRate", opt.learning_rate)] + sorted(opt.solver_params.items())
+    lines = [f"SolverName={opt.solver}", f"SolverParameterNum={len(pairs)}"]
+    for k, (name, value) in enumerate(pairs):
+        lines += [f"SolverParameterName_{k}={name}", f"SolverParameter_{k}={to_text(float(value))}"]
+    lines.append(f"WeightDecay={to_text(0.0 if inside else float(opt.weight_decay))}")
+    return lines
+
+
+def _schedule(opt: Optimizer, unsupported: List[str]) -> List[str]:
+    sched = opt.schedule
+    kind = sched.type
+    if kind in ("exponential", "constant"):
+        if kind == "constant":
+            unsupported.append("optimizer.schedule constant: NNC has no constant scheduler; written as Exponential "
+                               "with multiplier 1 (the same rates; it imports back as exponential)")
+        return ["LearningRateScheduler=Exponential",
+                f"LearningRateMultiplier={to_text(float(opt.lr_multiplier if kind == 'exponential' else 1.0))}",
+                f"LearningRateUpdateInterval={int(opt.lr_update_interval)}",
+                f"LearningRateUpdateIntervalUnit={NNC_UNITS[opt.lr_update_interval_unit]}"]
+    if kind == "step":
+        return ["LearningRateScheduler=Step", f"LearningRateSteps={to_text(list(sched.steps))}",
+                f"LearningRateMultiplier={to_text(float(sched.gamma))}", f"LearningRateUpdateIntervalUnit={ITERATIONS}"]
+    if kind == "cosine":
+        if sched.max_iter != Schedule().max_iter:
+            unsupported.append(f"optimizer.schedule.max_iter={sched.max_iter}: NNC's Cosine runs over the whole "
+                               "training")
+        return ["LearningRateScheduler=Cosine"]
+    if kind == "polynomial":
+        return ["LearningRateScheduler=Polynomial", f"LearningRatePower={to_text(float(sched.power))}"]
+    unsupported.append(f"optimizer.schedule {kind}: NNC has no such scheduler; written as a constant rate")
+    return ["LearningRateScheduler=Exponential", "LearningRateMultiplier=1.0"]
+
+
+def settings_sections(project: Project, out_dir: str, unsupported: List[str], notes: List[str]) -> List[str]:
+    """[Dataset], [Dataset_i], [Config] and [Optimizer_0] for ``project``."""
+    opt = project.optimizer
+    lines = _datasets(project, out_dir) + _config(project.config, unsupported)
+    lines += ["[Optimizer_0]", "Optimizer_NetworkName=Main", f"Optimizer_DatasetName={TRAINING}"]
+    lines += _solver(opt, unsupported) + _schedule(opt, unsupported)
+    if opt.warmup_iterations:
+        lines += ["LearningRateWarmupScheduler=Linear", f"LearningRateWarmupLength={int(opt.warmup_iterations)}",
+                  f"LearningRateWarmupLengthUnit={NNC_UNITS[opt.warmup_unit]}"]
+    else:
+        lines.append("LearningRateWarmupScheduler=None")
+    lines.append(f"UpdateInterval={int(opt.update_interval)}")
+    mg = project.multi_gpu
+    if mg.workers not in (0, 1):
+        notes.append(f"multi_gpu.workers={mg.workers}: NNC chooses its devices itself; not written")
+    return lines

@@ -1,0 +1,414 @@
+"""Shape, parameter and cost inference for a project network, in pure Python (no nnabla).
+
+The GUI calls ``infer_network`` on every edit, so it never raises for a bad network: every
+problem becomes an entry in ``NetworkInfo.errors`` (layer name, message) and on that layer's
+``LayerInfo.error``. Layers downstream of a broken one get ``out_shape`` None and no error of
+their own, so one mistake gives one message. ``derive_network`` gives the validation and runtime
+(inference) variants of the training network.
+
+Costs: ``n_params`` counts learned parameters; ``macs`` counts multiply-adds per sample for
+Affine, Convolution and Deconvolution (one per weight use) and one per output element for the
+normalisation layers; all other layers count 0.
+"""
+from __future__ import annotations
+
+import copy
+import difflib
+import heapq
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
+
+from nnconsole.engine.layers import get_spec, resolve_params
+from nnconsole.engine.layers.initializers import check_initializer
+from nnconsole.engine.layers.types.inputs import input_variable
+from nnconsole.engine.layers.registry import LayerSpec, ShapeError, UnknownLayerType, prod
+from nnconsole.engine.project.model import Layer, Network, Project
+from nnconsole.engine.project.structure import trained_networks
+from nnconsole.engine.network.units import is_unit_inner
+
+Shape = Tuple[int, ...]
+MODES = ("train", "validation", "runtime")
+
+
+@dataclass
+class LayerInfo:
+    """What inference found for one layer (shapes exclude the batch axis)."""
+
+    name: str
+    type: str
+    out_shape: Optional[Shape] = None
+    in_shapes: List[Shape] = field(default_factory=list)
+    weight_shapes: Dict[str, Shape] = field(default_factory=dict)
+    n_params: int = 0  # learned parameters only (BatchNormalization's running stats excluded)
+    macs: int = 0  # multiply-adds per sample
+    output_size: int = 0  # elements per sample
+    error: Optional[str] = None
+    params: Dict[str, Any] = field(default_factory=dict)  # checked parameters, defaults filled in
+
+
+@dataclass
+class NetworkInfo:
+    """The whole network: per-layer info in topological order plus totals and problems."""
+
+    layers: Dict[str, LayerInfo] = field(default_factory=dict)
+    order: List[str] = field(default_factory=list)
+    total_params: int = 0
+    total_macs: int = 0
+    errors: List[Tuple[str, str]] = field(default_factory=list)
+    warnings: List[Tuple[str, str]] = field(default_factory=list)
+    input_variables: Dict[str, Shape] = field(default_factory=dict)
+    loss_layers: List[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def error_text(self) -> str:
+        """All errors as lines 'layer: message'."""
+        return "\n".join(f"{name}: {msg}" if name else msg for name, msg in self.errors)
+
+
+def _spec_or_none(type_name: str) -> Optional[LayerSpec]:
+    try:
+        return get_spec(type_name)
+    except KeyError:
+        return None
+
+
+def topological_order(network: Network) -> Tuple[List[str], List[List[str]]]:
+    """Layer names in data-flow order (ties keep file order) and the cycles that block the rest.
+
+    Inputs naming missing layers are ignored here. Each cycle is a list of names a -> b -> ... -> a
+    (without repeating a). Layers downstream of a cycle are in neither list.
+    """
+    index: Dict[str, int] = {}
+    for i, layer in enumerate(network.layers):
+        index.setdefault(layer.name, i)
+    layers = [network.layers[i] for i in sorted(index.values())]
+    consumers: Dict[str, List[str]] = {layer.name: [] for layer in layers}
+    indeg: Dict[str, int] = {layer.name: 0 for layer in layers}
+    for layer in layers:
+        for src in layer.inputs:
+            if src in consumers:
+                consumers[src].append(layer.name)
+                indeg[layer.name] += 1
+    heap = [(index[n], n) for n, d in indeg.items() if d == 0]
+    heapq.heapify(heap)
+    order: List[str] = []
+    while heap:
+        _, name = heapq.heappop(heap)
+        order.append(name)
+        for c in consumers[name]:
+            indeg[c] -= 1
+            if indeg[c] == 0:
+                heapq.heappush(heap, (index[c], c))
+    if len(order) == len(layers):
+        return order, []
+    rest = {n for n in indeg if indeg[n] > 0}
+    return order, _cycles(rest, consumers, index)
+
+
+def _cycles(nodes: Set[str], consumers: Dict[str, List[str]], index: Dict[str, int]) -> List[List[str]]:
+    """The cycles among ``nodes``: one per strongly connected component that loops (Tarjan)."""
+    counter = [0]
+    low: Dict[str, int] = {}
+    num: Dict[str, int] = {}
+    stack: List[str] = []
+    on_stack: Set[str] = set()
+    comps: List[List[str]] = []
+
+    def edges(n: str) -> List[str]:
+        return [c for c in consumers[n] if c in nodes]
+
+    for root in sorted(nodes, key=index.get):
+        if root in num:
+            continue
+        work = [(root, iter(edges(root)))]
+        num[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, it = work[-1]
+            advanced = False
+            for nxt in it:
+                if nxt not in num:
+                    num[nxt] = low[nxt] = counter[0]
+                    counter[0] += 1
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(edges(nxt))))
+                    advanced = True
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], num[nxt])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == num[node]:
+                comp = []
+                while True:
+                    n = stack.pop()
+                    on_stack.discard(n)
+                    comp.append(n)
+                    if n == node:
+                        break
+                if len(comp) > 1 or node in consumers[node]:
+                    comps.append(comp)
+    cycles = []
+    for comp in comps:
+        members = set(comp)
+        start = min(comp, key=index.get)
+        # shortest path start -> ... -> start inside the component (BFS)
+        prev: Dict[str, str] = {}
+        queue = deque([start])
+        seen = {start}
+        end = None
+        while queue and end is None:
+            n = queue.popleft()
+            for c in consumers[n]:
+                if c == start:
+                    end = n
+                    break
+                if c in members and c not in seen:
+                    seen.add(c)
+                    prev[c] = n
+                    queue.append(c)
+        path = [end] if end is not None else [start]
+        while path[-1] != start:
+            path.append(prev[path[-1]])
+        cycles.append(list(reversed(path)))
+    cycles.sort(key=lambda c: index[c[0]])
+    return cycles
+
+
+def _known_list(names: Sequence[str], limit: int = 12) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f", ... ({len(names)} in all)" if len(names) > limit else "") if names else "none"
+
+
+def infer_network(network: Network, networks: Optional[Mapping[str, Network]] = None, name: str = "") -> NetworkInfo:
+    """Infer every layer's output shape, weights and cost; collect errors instead of raising.
+
+    ``networks`` (the project's, by name) and ``name`` (this network's) are needed only by Unit layers, which
+    are expanded into their networks' layers first (``unit_expand``; the Unit reports its output's shape)."""
+    from nnconsole.engine.network.recurrent_unroll import has_recurrent, infer_recurrent
+    from nnconsole.engine.network.units import expand_units, fold_unit_problems, with_default_arguments
+
+    unit_inputs = {x.name: list(x.inputs) for x in network.layers if x.type == "Unit" and isinstance(x.inputs, list)}
+    network, origin, unit_problems = expand_units(network, networks, name)
+    network = with_default_arguments(network)  # Arguments seen on their own take their own values
+    if has_recurrent(network):  # unrolled over time first; reported in the network's own layer names
+        info = infer_recurrent(network, infer_plain)
+    else:
+        info = infer_plain(network)
+    return fold_unit_problems(info, origin, unit_problems, unit_inputs)
+
+
+def infer_plain(network: Network) -> NetworkInfo:
+    """``infer_network`` for a network without loop control (recurrent blocks already unrolled)."""
+    info = NetworkInfo()
+    names_seen: Dict[str, int] = {}
+    unique: List[Layer] = []
+    for i, layer in enumerate(network.layers):
+        if not layer.name:
+            info.errors.append(("", f"layer {i} ({layer.type}) has no name; give every layer a unique name"))
+            continue
+        if layer.name in names_seen:
+            info.errors.append((layer.name, f"layer name '{layer.name}' is used by more than one layer "
+                                            f"(positions {names_seen[layer.name]} and {i}); rename one"))
+            continue
+        names_seen[layer.name] = i
+        unique.append(layer)
+    net = Network(layers=unique)
+    by_name = {layer.name: layer for layer in unique}
+    all_names = list(by_name)
+
+    order, cycles = topological_order(net)
+    in_cycle: Dict[str, str] = {}
+    for cyc in cycles:
+        text = " -> ".join(cyc + [cyc[0]])
+        msg = f"layers form a cycle: {text}; remove one of these connections"
+        info.errors.append((cyc[0], msg))
+        for n in cyc:
+            in_cycle[n] = msg
+    placed = set(order)
+    full_order = order + [n for n in all_names if n not in placed]
+    info.order = full_order
+
+    var_owner: Dict[str, str] = {}
+    for name in full_order:
+        layer = by_name[name]
+        li = LayerInfo(name=name, type=layer.type)
+        info.layers[name] = li
+        try:
+            _infer_layer(info, layer, li, by_name, all_names, in_cycle, var_owner)
+        except Exception as exc:  # malformed data from a hand-edited file must not crash the GUI
+            li.out_shape = None
+            li.error = f"could not check this layer ({type(exc).__name__}: {exc}); check its fields"
+            info.errors.append((name, li.error))
+    if not any(_is_input(by_name[n]) for n in all_names):
+        info.warnings.append(("", "the network has no Input layer"))
+    from nnconsole.engine.network.shared_params import share_parameters
+
+    share_parameters(info, by_name)  # layers naming one parameter scope share (and count once) their weights
+    from nnconsole.engine.network.repeat_blocks import check_blocks
+
+    check_blocks(net, info)  # repeat blocks: pairing, shape kept, counts once per repetition
+    return info
+
+
+def _infer_layer(info: NetworkInfo, layer: Layer, li: LayerInfo, by_name: Dict[str, Layer],
+                 all_names: List[str], in_cycle: Dict[str, str], var_owner: Dict[str, str]) -> None:
+    """Fill ``li`` for one layer whose inputs were already inferred (appends to info.errors)."""
+    name = layer.name
+    problems: List[str] = []
+    if name in in_cycle:
+        li.error = in_cycle[name]  # already listed once in info.errors
+    if "/" in name and not is_unit_inner(layer):  # a unit's expansion names its layers '<unit>/<layer>'
+        problems.append(f"layer name '{name}' must not contain '/' (nnabla uses it to separate "
+                        "parameter scopes); rename it")
+    spec = _spec_or_none(layer.type)
+    params: Optional[Dict[str, Any]] = None
+    if spec is None:
+        try:
+            get_spec(layer.type)
+        except UnknownLayerType as exc:
+            problems.append(str(exc))
+    else:
+        try:
+            params = resolve_params(layer.type, layer.params)
+            li.params = params
+        except ValueError as exc:
+            problems.append(str(exc))
+        msg = spec.inputs_message(len(layer.inputs))
+        if msg:
+            problems.append(msg)
+        for key, init in (layer.initializers or {}).items():
+            if key not in spec.weights:
+                info.warnings.append((name, f"initializer for '{key}' is ignored: {spec.type} has "
+                                            f"{'weights ' + ', '.join(spec.weights) if spec.weights else 'no weights'}"))
+                continue
+            try:
+                check_initializer(init)
+            except ValueError as exc:
+                problems.append(f"initializer for '{key}': {exc}")
+        for key in (layer.lr_multipliers or {}):
+            if key not in spec.weights:
+                info.warnings.append((name, f"lr_multiplier for '{key}' is ignored: {spec.type} has "
+                                            f"{'weights ' + ', '.join(spec.weights) if spec.weights else 'no weights'}"))
+    for src in layer.inputs:
+        if src not in by_name:
+            close = difflib.get_close_matches(str(src), all_names, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            problems.append(f"input '{src}' does not exist; {hint}known layers: {_known_list(all_names)}")
+    if spec is not None and spec.is_loss and not spec.is_metric:  # validation layers are not learned from
+        info.loss_layers.append(name)
+    if problems:
+        message = "; ".join(problems)
+        info.errors.append((name, message))
+        li.error = f"{li.error}; {message}" if li.error else message
+        return
+    if li.error or spec is None or params is None:
+        return
+    in_infos = [info.layers.get(src) for src in layer.inputs]
+    if any(i is None or i.out_shape is None for i in in_infos):
+        return  # upstream problem, already reported
+    li.in_shapes = [i.out_shape for i in in_infos]  # type: ignore[misc]
+    try:
+        out = tuple(int(s) for s in spec.output_shape(li.in_shapes, params))
+        if any(s < 1 for s in out):
+            raise ShapeError(f"{spec.type} would output shape {out}, which has an empty dimension")
+        li.weight_shapes = {k: tuple(v) for k, v in spec.weight_shapes(li.in_shapes, params).items()}
+        li.macs = int(spec.macs(li.in_shapes, out, params))
+    except ShapeError as exc:
+        li.error = str(exc)
+        info.errors.append((name, li.error))
+        return
+    li.out_shape = out
+    li.output_size = prod(out)
+    li.n_params = sum(prod(s) for k, s in li.weight_shapes.items() if k not in spec.non_trainable)
+    info.total_params += li.n_params
+    info.total_macs += li.macs
+    if spec.is_input:
+        var = input_variable(layer, params)
+        if var in info.input_variables and info.input_variables[var] != out:
+            li.error = (f"variable '{var}' is also read by Input '{var_owner[var]}' with shape "
+                        f"{info.input_variables[var]}, but this layer says {out}; use one shape")
+            li.out_shape = None
+            info.errors.append((name, li.error))
+            return
+        info.input_variables.setdefault(var, out)
+        var_owner.setdefault(var, name)
+
+
+def _is_input(layer: Layer) -> bool:
+    spec = _spec_or_none(layer.type)
+    return bool(spec and spec.is_input)
+
+
+def _is_loss(layer: Layer) -> bool:
+    spec = _spec_or_none(layer.type)
+    return bool(spec and spec.is_loss)
+
+
+def runtime_layer_names(network: Network) -> List[str]:
+    """Names of the layers an inference (runtime) network keeps, in file order.
+
+    Kept: every ancestor (and self) of each loss layer's prediction input, and of each non-loss,
+    non-Input layer that feeds nothing (an extra output). Dropped: loss layers, the target Inputs
+    that feed only them, and layers that only prepare targets. Without losses, all non-orphan
+    layers are kept.
+    """
+    by_name: Dict[str, Layer] = {}
+    for layer in network.layers:
+        by_name.setdefault(layer.name, layer)
+    consumed: Set[str] = {src for layer in by_name.values() for src in layer.inputs}
+    seeds: List[str] = []
+    for layer in by_name.values():
+        if _is_loss(layer):
+            if layer.inputs:
+                seeds.append(layer.inputs[0])
+        elif layer.name not in consumed and not _is_input(layer):
+            seeds.append(layer.name)
+    keep: Set[str] = set()
+    stack = [s for s in seeds if s in by_name]
+    while stack:
+        n = stack.pop()
+        if n in keep:
+            continue
+        keep.add(n)
+        stack.extend(src for src in by_name[n].inputs if src in by_name and src not in keep)
+    keep = {n for n in keep if not _is_loss(by_name[n])}
+    return [layer.name for layer in network.layers if layer.name in keep]
+
+
+def derive_network(network: Network, mode: str) -> Network:
+    """The network used in ``mode``: 'train' and 'validation' keep every layer (Dropout and
+    BatchNormalization change behaviour at build time); 'runtime' keeps only what inference needs
+    (see runtime_layer_names). Returns a deep copy; the input network is not modified.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if mode != "runtime":
+        return copy.deepcopy(network)
+    keep = set(runtime_layer_names(network))
+    return Network(layers=[copy.deepcopy(layer) for layer in network.layers if layer.name in keep])
+
+
+def first_loss(network: Network, info: Optional[NetworkInfo] = None) -> Optional[str]:
+    """The first loss layer in data-flow order (it defines the prediction and the task), or None."""
+    info = info or infer_network(network)
+    return info.loss_layers[0] if info.loss_layers else None
+
+
+def dataset_variables(project: Project) -> Dict[str, Tuple[int, ...]]:
+    """The dataset variables that the trained networks' Inputs read, with their shapes (Main's first)."""
+    shapes: Dict[str, Tuple[int, ...]] = {}
+    for network in trained_networks(project).values():
+        for name, shape in infer_network(network).input_variables.items():
+            shapes.setdefault(name, tuple(shape))
+    return shapes

@@ -1,0 +1,281 @@
+"""Expanding NNC's Unit layers into the layers of the network each one runs (as NNC expands them on export).
+
+A Unit ``u`` naming network ``N`` becomes ``N``'s layers, named ``u/<layer>``, with:
+
+- ``N``'s Input layers (those that feed a layer other than a loss) replaced by ``u``'s inputs, in order;
+- ``N``'s output (its one layer that feeds nothing, losses, Inputs and Arguments left out) renamed ``u``, so
+  the layers after the unit are unchanged;
+- ``N``'s Argument layers and losses left out; a property of a layer of ``N`` written as an Argument's name
+  takes that argument's value (the Unit's ``arguments``, else the Argument's own ``value``), read by the
+  Argument's type;
+- weights under ``<u's parameter scope>/<layer's scope>`` (NNC's ParameterScope, default the names), so
+  ``u1/fc/affine/W``; units inside ``N`` expand the same way (``u1/inner/fc/affine/W``).
+
+A network that uses itself, directly or through other units, is refused with the chain named; a missing
+network, an argument ``N`` does not declare or inputs that do not match are errors on the Unit.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from nnconsole.engine.layers.registry import find_spec
+from nnconsole.engine.layers.types.unit import parse_arguments
+from nnconsole.engine.project.model import Layer, Network
+from nnconsole.engine.network.shared_params import weight_scope_of
+
+Problem = Tuple[str, str]
+MAX_UNIT_DEPTH = 32  # units inside units: deeper is a mistake (and would exhaust Python's stack)
+MAX_UNIT_LAYERS = 50_000  # layers one unit expands into (units of units multiply): beyond it, too big to build
+
+
+@dataclass
+class UnitInnerLayer(Layer):
+    """A layer that a Unit's expansion made: its name and parameter scope contain '/' by design
+    (``u1/fc``); dataclasses.replace and copy keep the class, so checks can tell it from a user's layer."""
+
+
+def has_units(network: Network) -> bool:
+    return any(layer.type == "Unit" for layer in network.layers)
+
+
+def has_arguments(network: Network) -> bool:
+    return any(layer.type == "Argument" for layer in network.layers)
+
+
+def _params(layer: Any) -> Mapping[str, Any]:
+    """A layer's params, or {} when a hand-edited file holds something else there (inference reports it)."""
+    params = getattr(layer, "params", None)
+    return params if isinstance(params, Mapping) else {}
+
+
+def _convert(value: str, arg_type: str) -> Any:
+    """An argument's text read by NNC's Argument Type (ValueError when it does not fit)."""
+    text = str(value).strip()
+    if arg_type in ("Boolean", "BooleanOrMacro"):
+        if text.lower() not in ("true", "false"):
+            raise ValueError(f"'{text}' is not True or False")
+        return text.lower() == "true"
+    if arg_type in ("Int", "PInt", "UInt"):
+        return int(text)
+    if arg_type in ("IntArray", "PIntArray", "UIntArray"):
+        return [int(v) for v in text.replace(" ", "").split(",") if v]
+    if arg_type == "Float":
+        return float(text)
+    if arg_type == "FloatArray":
+        return [float(v) for v in text.replace(" ", "").split(",") if v]
+    return text
+
+
+def argument_values(network: Network, given: Mapping[str, str]) -> Tuple[Dict[str, Any], List[str]]:
+    """Each Argument of ``network`` -> its value (``given`` first, else its own), and the problems."""
+    declared = {layer.name: layer for layer in network.layers
+                if layer.type == "Argument" and isinstance(layer.name, str)}
+    problems = [f"argument '{name}' is not an Argument of the network (it has: {', '.join(declared) or 'none'})"
+                for name in given if name not in declared]
+    values: Dict[str, Any] = {}
+    for name, layer in declared.items():
+        arg_type = str(_params(layer).get("type", "Text"))
+        text = given.get(name, _params(layer).get("value", "1"))
+        try:
+            values[name] = _convert(text, arg_type)
+        except ValueError:
+            problems.append(f"argument '{name}' = '{text}' is not a valid {arg_type}")
+    return values, problems
+
+
+def substitute_arguments(layers: Sequence[Layer], values: Mapping[str, Any]) -> List[Layer]:
+    """The layers with every parameter written as an argument's name replaced by its value."""
+    out = []
+    for layer in layers:
+        params = {k: (values[v.strip()] if isinstance(v, str) and v.strip() in values else v)
+                  for k, v in _params(layer).items()}
+        out.append(dataclasses.replace(layer, params=params) if params != _params(layer) else layer)
+    return out
+
+
+def with_default_arguments(network: Network) -> Network:
+    """A unit network on its own (its tab, its checks): its Arguments' own values substituted."""
+    if not has_arguments(network):
+        return network
+    values, _ = argument_values(network, {})
+    return dataclasses.replace(network, layers=substitute_arguments(network.layers, values))
+
+
+def without_arguments(network: Network) -> Network:
+    """A network to build or write: its Arguments' own values substituted and the Argument layers (which
+    hold a value, not a computation) left out."""
+    if not has_arguments(network):
+        return network
+    network = with_default_arguments(network)
+    return dataclasses.replace(network, layers=[x for x in network.layers if x.type != "Argument"])
+
+
+def _is_kind(layer: Layer, *flags: str) -> bool:
+    spec = find_spec(layer.type)
+    return spec is not None and any(getattr(spec, f) for f in flags)
+
+
+def _expand_one(unit: Layer, networks: Mapping[str, Network], chain: List[str], origin: Dict[str, str],
+                memo: Dict[str, Tuple[Network, List[Problem]]]) -> Tuple[Optional[List[Layer]], List[str]]:
+    """The layers replacing ``unit``, or None and the problems that stop it."""
+    target_name = str(_params(unit).get("network", "") or "")
+    if not target_name:
+        return None, ["a Unit needs the network it uses: set its network (NNC's Network property)"]
+    if target_name in chain:
+        loop = " -> ".join(chain[chain.index(target_name):] + [target_name])
+        return None, [f"unit uses network '{target_name}', which uses itself: {loop}; a unit cannot contain itself"]
+    if len(chain) > MAX_UNIT_DEPTH:
+        return None, [f"units nest more than {MAX_UNIT_DEPTH} deep ({' -> '.join(chain[:3])} -> ...); "
+                      "use fewer levels of units"]
+    if target_name not in networks:
+        return None, [f"unit uses network '{target_name}', which the project does not have "
+                      f"(networks: {', '.join(networks) or 'none'})"]
+    if target_name not in memo:  # each network expands once (a cycle through it shows in its own expansion)
+        memo[target_name] = _expand(networks[target_name], networks, chain + [target_name], {}, memo)
+    inner_net, inner_problems = memo[target_name]
+    if inner_problems:  # the first one (units of units would multiply the messages)
+        (first_layer, first), more = inner_problems[0], len(inner_problems) - 1
+        text = first if len(first) <= 2000 else first[:600] + " ... " + first[-1200:]  # the cause is at the end
+        also = f" (+{more} more problem{'s' if more != 1 else ''})" if more else ""
+        return None, [f"in network '{target_name}'{also}, layer '{first_layer}': {text}"]
+    try:
+        given = parse_arguments(str(_params(unit).get("arguments", "") or ""))
+    except ValueError as exc:
+        return None, [str(exc)]
+    values, problems = argument_values(inner_net, given)
+    if problems:
+        return None, problems
+    dropped = {layer.name for layer in inner_net.layers
+               if layer.type == "Argument" or _is_kind(layer, "is_loss", "is_metric")}
+    kept = [layer for layer in inner_net.layers if layer.name not in dropped]
+    fed = {src for layer in kept for src in layer.inputs}
+    inputs = [layer.name for layer in kept if _is_kind(layer, "is_input") and layer.name in fed]
+    if len(inputs) != len(unit.inputs):
+        return None, [f"network '{target_name}' has {len(inputs)} Input layer(s) ({', '.join(inputs) or 'none'}) "
+                      f"but the unit has {len(unit.inputs)} input(s); connect one input per Input layer"]
+    ends = [layer.name for layer in kept if layer.name not in fed and not _is_kind(layer, "is_input")]
+    if len(ends) != 1:
+        return None, [f"network '{target_name}' must end in one layer to be a unit's output; it ends in "
+                      f"{len(ends)} ({', '.join(ends) or 'none'})"]
+    if len(kept) > MAX_UNIT_LAYERS:
+        return None, [f"network '{target_name}' expands into {len(kept):,} layers, more than {MAX_UNIT_LAYERS:,}; "
+                      "units that use units multiply their layers"]
+    rename = dict(zip(inputs, unit.inputs))
+    for layer in kept:
+        if layer.name not in rename:
+            rename[layer.name] = unit.name if layer.name == ends[0] else f"{unit.name}/{layer.name}"
+    scope = weight_scope_of(unit)
+    out: List[Layer] = []
+    for layer in substitute_arguments([x for x in kept if x.name not in inputs], values):
+        fields = {f.name: getattr(layer, f.name) for f in dataclasses.fields(Layer)}
+        fields.update(name=rename[layer.name], inputs=[rename.get(s, s) for s in layer.inputs],
+                      parameter_scope=f"{scope}/{weight_scope_of(layer)}",
+                      position=unit.position if layer.name == ends[0] else layer.position)
+        out.append(UnitInnerLayer(**fields))
+        origin[fields["name"]] = unit.name
+    return out, []
+
+
+def _expand(network: Network, networks: Mapping[str, Network], chain: List[str], origin: Dict[str, str],
+            memo: Dict[str, Tuple[Network, List[Problem]]]) -> Tuple[Network, List[Problem]]:
+    layers: List[Layer] = []
+    problems: List[Problem] = []
+    for layer in network.layers:
+        if layer.type != "Unit":
+            layers.append(layer)
+            continue
+        try:
+            inner, unit_problems = _expand_one(layer, networks, chain, origin, memo)
+        except (TypeError, AttributeError, ValueError) as exc:  # a hand-edited file's malformed layers
+            inner, unit_problems = None, [f"could not expand this unit ({type(exc).__name__}: {exc}); check the "
+                                          "fields of its network's layers"]
+        if inner is None:
+            problems.extend((layer.name, m) for m in unit_problems)
+            layers.append(layer)
+        else:
+            layers.extend(inner)
+    return dataclasses.replace(network, layers=layers), problems
+
+
+def expand_units(network: Network, networks: Optional[Mapping[str, Network]],
+                 name: str = "") -> Tuple[Network, Dict[str, str], List[Problem]]:
+    """``network`` with every Unit replaced by its network's layers; each new layer's Unit (name -> unit name);
+    the problems, each on the Unit it stops (that Unit is kept as it is). ``networks`` are the project's
+    networks by name (``structure.all_networks``); ``name`` is this network's, for the recursion check."""
+    origin: Dict[str, str] = {}
+    if not has_units(network):
+        return network, origin, []
+    if networks is None:
+        return network, origin, [(layer.name, "a Unit needs the project's networks to be checked or built "
+                                               "(internal: pass networks=)") for layer in network.layers
+                                 if layer.type == "Unit"]
+    expanded, problems = _expand(network, networks, [name] if name else [], origin, {})
+    return expanded, origin, problems
+
+
+def is_unit_inner(layer: Any) -> bool:
+    """Whether a layer was made by expanding a Unit (its '/' names are by design)."""
+    return isinstance(layer, UnitInnerLayer)
+
+
+def fold_unit_problems(info: Any, origin: Mapping[str, str], problems: Sequence[Problem],
+                       unit_inputs: Optional[Mapping[str, List[str]]] = None) -> Any:
+    """Shape inference of an expanded network reported on the user's layers: each Unit shows its own type and
+    inputs (its output is its network's output), each expansion problem replaces its Unit's error, and an error
+    in a unit's layer is also named on the Unit (``info``: shapes.NetworkInfo)."""
+    if not origin and not problems:
+        return info
+    for unit, sources in (unit_inputs or {}).items():
+        li = info.layers.get(unit)
+        if li is not None:
+            li.type = "Unit"
+            li.in_shapes = [info.layers[s].out_shape if s in info.layers else None for s in sources]
+    stopped = {name for name, _ in problems}
+    errors = [(n, m) for n, m in info.errors if n not in stopped]
+    for name, message in problems:
+        li = info.layers.get(name)
+        if li is not None:
+            li.out_shape, li.error = None, message
+        errors.append((name, message))
+    for name, message in list(errors):
+        unit = origin.get(name)
+        if unit is not None and unit != name:
+            errors.append((unit, f"layer '{name}': {message}"))
+            li = info.layers.get(unit)
+            if li is not None and not li.error:
+                li.error = f"layer '{name}': {message}"
+    info.errors = errors
+    return info
+
+
+class UnitError(ValueError):
+    """A project's units cannot be expanded; the message lists each problem by network and layer."""
+
+
+def expanded_project(project: Any) -> Any:
+    """A copy of ``project`` whose networks (Main and the others) have every Unit expanded, for the engine to
+    train or export (the project itself keeps its units); UnitError lists what stops a unit."""
+    from nnconsole.engine.project.structure import MAIN_NETWORK, all_networks
+
+    networks = all_networks(project)
+    if not any(has_units(n) or has_arguments(n) for n in networks.values()):
+        return project
+    out = project.copy()
+    problems: List[str] = []
+    expanded: Dict[str, Network] = {}
+    for name, network in networks.items():
+        expanded[name], _, found = expand_units(network, networks, name)
+        problems += [f"  network '{name}', layer '{layer}': {message}" for layer, message in found]
+    if problems:
+        raise UnitError(f"cannot expand the project's units, {len(problems)} problem"
+                        f"{'s' if len(problems) != 1 else ''}:\n" + "\n".join(problems))
+    used = {str(_params(layer).get("network", "")) for n in networks.values() for layer in n.layers
+            if layer.type == "Unit"}
+    run = {o.network for o in project.optimizers} | {e.network for e in getattr(project, "executors", [])}
+    for name, network in expanded.items():  # Arguments seen on their own take their own values and go
+        expanded[name] = without_arguments(network)
+    out.network = expanded.pop(MAIN_NETWORK)
+    out.networks = {name: n for name, n in expanded.items() if name not in used or name in run}  # units' own
+    return out

@@ -1,0 +1,317 @@
+"""The predictor's inputs for a project, and its verdict per layout (what ``plan --hosts`` and CONFIG show).
+
+The formulas (ring all-reduce, the hierarchical cost across hosts) are :mod:`nnconsole.engine.plan.timing`'s; this
+module finds what they need for a project:
+
+- the gradient size: the learned-parameter count of shape inference (``engine.shapes``) x 4 bytes (float32), and
+  what the all-reduce sends: 4 bytes a gradient, or 2 with ``multi_gpu.allreduce_precision: half`` (float16,
+  after one small all-reduce of the messages' scale: its latency is counted too);
+- the compute time of one worker per iteration: ``--compute-ms``, else measured by the project's latest run
+  (its ``metrics.jsonl`` train records carry ``time_per_iter`` and ``allreduce_share``, so one worker's compute
+  is ``time_per_iter x (1 - allreduce_share)`` at the run's per-worker batch from ``plan.json``), scaled to the
+  per-worker batch of each layout's plan;
+- the iterations per epoch of each N: the N-worker plan (``engine.plan``);
+- the links: ``--link BANDWIDTH[,LATENCY]`` (as ``doctor --hosts`` measures them), else the project's
+  ``multi_gpu.link`` (the CONFIG tab's "Link between hosts"), else an assumed gigabit Ethernet; which, is said.
+No nnabla, no Qt.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from nnconsole.engine.errors import NnconsoleError
+from nnconsole.engine.plan.timing import LOCAL_BANDWIDTH, LOCAL_LATENCY, Estimate, Link, allreduce_seconds, parse_rate
+
+FLOAT32_BYTES = 4
+# Bytes per gradient on the wire, by multi_gpu.allreduce_precision (half: engine/comm/half.py sends float16).
+WIRE_BYTES = {"float": FLOAT32_BYTES, "half": 2}
+WIRE_TYPES = {"float": "float32", "half": "float16"}
+DEFAULT_NETWORK = "1gbit,100us"  # plain gigabit Ethernet, assumed when nothing was given (and said)
+LINK_FORM = "BANDWIDTH[,LATENCY], e.g. 1gbit,100us or 100mbit,2ms or 10GB/s,5us"
+LINK_SETTING = "multi_gpu.link"
+LINK_FIX = "or leave it empty to assume gigabit Ethernet; 'nnconsole doctor --hosts' measures a real link"
+_LATENCY_UNITS = (("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9), ("s", 1.0))
+MAX_LAYOUT_WORKERS = 1024
+
+
+class PredictionError(NnconsoleError, ValueError):
+    """A link, host list or timing the prediction cannot use; the message says what to write instead."""
+
+
+def parse_link(text: str, latency_ms: Optional[float] = None) -> Link:
+    """``--link 1gbit,100us`` (or ``--link 0.94gbit --latency-ms 0.12``, as ``doctor --hosts`` suggests)."""
+    bandwidth_text, _, latency_text = str(text).partition(",")
+    try:
+        bandwidth = parse_rate(bandwidth_text)
+    except ValueError:
+        raise PredictionError(f"'{text}' is not a link; expected {LINK_FORM}") from None
+    if not bandwidth > 0 or bandwidth == float("inf"):
+        raise PredictionError(f"'{text}': a link's bandwidth must be above zero and finite ({LINK_FORM})")
+    latency = 0.0
+    if latency_text.strip():
+        t = latency_text.strip().lower()
+        unit = next(((u, f) for u, f in _LATENCY_UNITS if t.endswith(u)), None)
+        try:
+            latency = float(t[: -len(unit[0])]) * unit[1] if unit else float("nan")
+        except ValueError:
+            latency = float("nan")
+        if not latency >= 0 or latency == float("inf"):
+            raise PredictionError(f"'{latency_text.strip()}' in '{text}' is not a latency (a number with s, ms, us "
+                                  f"or ns); expected {LINK_FORM}")
+    if latency_ms is not None:
+        if not latency_ms >= 0:
+            raise PredictionError(f"--latency-ms must be zero or more, got {latency_ms}")
+        latency = latency_ms / 1e3
+    return Link(bandwidth, latency)
+
+
+def link_setting_problem(text: str) -> Optional[str]:
+    """Why ``multi_gpu.link``'s value cannot be read (None: it can, or it is empty and gigabit Ethernet is assumed).
+    One message for ``nnconsole validate``, the GUI's check before Run and the prediction."""
+    if not str(text or "").strip():
+        return None
+    try:
+        parse_link(text)
+    except PredictionError as exc:
+        return str(exc)
+    return None
+
+
+@dataclass(frozen=True)
+class ChosenLink:
+    """The link between hosts to predict with, the header's line saying what it is and where it came from, and
+    (for the assumed one) an assumption line saying so and where to set a real one."""
+
+    network: Link
+    said: str
+    hint: str = ""
+
+
+def chosen_link(project, link: Optional[str] = None, latency_ms: Optional[float] = None) -> ChosenLink:
+    """``--link`` (and ``--latency-ms``) first, else the project's ``multi_gpu.link``, else gigabit Ethernet."""
+    own = str(getattr(getattr(project, "multi_gpu", None), "link", "") or "").strip()
+    if link is not None:
+        network = parse_link(link, latency_ms)
+        return ChosenLink(network, f"link between hosts: {describe_link(network)} (--link" +
+                          (f", instead of {LINK_SETTING} '{own}')" if own else ")"))
+    if own:
+        try:
+            network = parse_link(own, latency_ms)
+        except PredictionError as exc:
+            raise PredictionError(f"{LINK_SETTING}: {exc} ({LINK_FIX})") from None
+        return ChosenLink(network, f"link from the project ({LINK_SETTING}): {describe_link(network)}" +
+                          (" (latency from --latency-ms)" if latency_ms is not None else ""))
+    network = parse_link(DEFAULT_NETWORK, latency_ms)
+    return ChosenLink(network, f"link between hosts: {describe_link(network)}",
+                      f"link between hosts assumed ({DEFAULT_NETWORK}): gigabit Ethernet; set the real one in "
+                      f"{LINK_SETTING} (CONFIG: Link between hosts) or plan --link, as 'nnconsole doctor --hosts' "
+                      "measures it")
+
+
+def describe_link(link: Link) -> str:
+    bits = link.bandwidth * 8
+    rate = f"{bits / 1e9:.3g} Gbit/s" if bits >= 1e9 else f"{bits / 1e6:.3g} Mbit/s"
+    delay = f"{link.latency * 1e3:.3g} ms" if link.latency >= 1e-3 else f"{link.latency * 1e6:.3g} us"
+    return f"{rate}, {delay}"
+
+
+def host_slots(entry: str, default: int = 1) -> int:
+    """The slot count of a ``host``, ``host:slots`` or ``[v6]:slots`` entry (checked by engine.hosts)."""
+    tail = entry.rsplit("]", 1)[-1] if entry.startswith("[") else entry
+    if tail.count(":") == 1 and tail.split(":")[1].isdigit():
+        return int(tail.split(":")[1])
+    return default
+
+
+def layouts_for(hosts: Sequence[str], worker_counts: Sequence[int] = ()) -> List[Tuple[int, int]]:
+    """(hosts, workers per host) to compare: 1 worker, then 1..H hosts with 1..S workers each (S: the fewest
+    slots of any host, so the ring is balanced); without hosts, ``worker_counts`` on one host.
+    Hosts ``a:2,b:2`` give the seeds' example: 1 x 1, 1 x 2, 2 x 1, 2 x 2."""
+    found = {(1, 1)} | {(1, n) for n in worker_counts}
+    if hosts:
+        per_host = min(host_slots(h) for h in hosts)
+        found |= {(h, w) for h in range(1, len(hosts) + 1) for w in range(1, per_host + 1)}
+    layouts = sorted(found, key=lambda hw: (hw[0] * hw[1], hw[0]))
+    if layouts[-1][0] * layouts[-1][1] > MAX_LAYOUT_WORKERS:
+        raise PredictionError(f"{layouts[-1][0]} hosts x {layouts[-1][1]} workers: at most {MAX_LAYOUT_WORKERS}")
+    return layouts
+
+
+def layout_label(e: Estimate) -> str:
+    return f"{e.hosts} host{'s' if e.hosts > 1 else ''} x {e.workers_per_host}"
+
+
+@dataclass(frozen=True)
+class MeasuredCompute:
+    """Seconds of compute per sample on one worker, and where that figure came from."""
+
+    seconds_per_sample: float
+    source: str
+
+
+_MEASURED: Dict[tuple, Optional[MeasuredCompute]] = {}  # by (run, metrics.jsonl's mtime and size): the GUI asks often
+
+
+def measured_compute(run_dir: str) -> Optional[MeasuredCompute]:
+    """One worker's compute per sample in a run (median over its train records after the first, which holds the
+    start-up); None when the run has no usable timing."""
+    from nnconsole.engine.rundir.protocol import METRICS_FILE
+
+    try:
+        st = os.stat(os.path.join(run_dir, METRICS_FILE))
+    except OSError:
+        return None
+    key = (os.path.abspath(run_dir), st.st_mtime_ns, st.st_size)
+    if key not in _MEASURED:
+        if len(_MEASURED) > 256:
+            _MEASURED.clear()
+        _MEASURED[key] = _read_measured_compute(run_dir)
+    return _MEASURED[key]
+
+
+def _read_measured_compute(run_dir: str) -> Optional[MeasuredCompute]:
+    from nnconsole.engine.rundir.protocol import PLAN_FILE, TRAIN
+    from nnconsole.engine.rundir.store import iter_metrics
+
+    try:
+        with open(os.path.join(run_dir, PLAN_FILE), encoding="utf-8") as f:
+            per_worker_batch = int(json.load(f)["per_worker_batch"])
+        records = list(iter_metrics(run_dir, TRAIN))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    times = []
+    for r in records[1:] or records:
+        try:
+            t = float(r["time_per_iter"]) * (1.0 - float(r.get("allreduce_share") or 0.0))
+        except (KeyError, TypeError, ValueError):
+            continue
+        if t > 0:
+            times.append(t)
+    if not times or per_worker_batch < 1:
+        return None
+    return MeasuredCompute(statistics.median(times) / per_worker_batch,
+                           f"measured in {run_dir} ({len(times)} train records, batch {per_worker_batch}/worker)")
+
+
+def latest_measured_compute(project_path: Optional[str]) -> Optional[MeasuredCompute]:
+    """The newest run of the project (default results folder) that has iteration timings."""
+    from nnconsole.engine.rundir.store import list_runs, results_root
+
+    if not project_path:
+        return None
+    for run_dir in reversed(list_runs(results_root(project_path))):
+        found = measured_compute(run_dir)
+        if found is not None:
+            return found
+    return None
+
+
+def gradient_bytes(project) -> int:
+    """Bytes all-reduced per iteration: every learned parameter of the training network as float32."""
+    from nnconsole.engine.project.structure import MAIN_NETWORK, all_networks
+    from nnconsole.engine.network.shapes import infer_network
+
+    return infer_network(project.network, all_networks(project), MAIN_NETWORK).total_params * FLOAT32_BYTES
+
+
+def verdict(e: Estimate, estimates: Sequence[Estimate], compute_known: bool = True) -> str:
+    """'slower than <layout>' when a layout with no more hosts and no more workers has a shorter epoch;
+    else the speed-up over one worker."""
+    if e.workers == 1 and e.hosts == 1:
+        return "baseline"
+    if not compute_known:
+        return "compute time unknown"
+    smaller = [o for o in estimates if o is not e and o.hosts <= e.hosts and o.workers <= e.workers]
+    best = min(smaller, key=lambda o: o.epoch_s, default=None)
+    if best is not None and best.epoch_s < e.epoch_s:
+        return f"slower than {layout_label(best)} ({e.epoch_s / best.epoch_s:.2f}x the time)"
+    base = next((o for o in estimates if o.workers == 1), None)
+    return f"{base.epoch_s / e.epoch_s:.2f}x faster than 1 worker" if base and e.epoch_s else "-"
+
+
+@dataclass
+class ProjectPrediction:
+    """Each layout's estimate (``note``: its verdict) and the assumptions they rest on (shown with them)."""
+
+    estimates: List[Estimate]
+    gradient_bytes: int
+    network: Link
+    local: Link
+    assumptions: List[str]
+    link_said: str = ""  # which link between hosts, and where it came from (ChosenLink.said)
+    precision: str = "float"  # multi_gpu.allreduce_precision: what the all-reduce sends
+    wire_bytes: int = 0  # what it sends per iteration (gradient_bytes, or half of it as float16)
+
+    def header(self) -> str:
+        link = self.link_said or f"link between hosts: {describe_link(self.network)}"
+        sent = WIRE_TYPES.get(self.precision, "float32")
+        size = f"gradients: {self.gradient_bytes / 1e6:.3g} MB per iteration, sent as {sent}"
+        if self.wire_bytes != self.gradient_bytes:
+            size += (f": {self.wire_bytes / 1e6:.3g} MB (multi_gpu.allreduce_precision: {self.precision}), after "
+                     "a small all-reduce of their scale")
+        return "\n".join([size, f"{link}; within a host: {describe_link(self.local)}", *self.assumptions])
+
+    def table(self) -> str:
+        rows = [("layout", "iter/epoch", "compute ms", "all-reduce ms", "comm %", "s / epoch", "verdict")]
+        for e in self.estimates:
+            rows.append((layout_label(e), str(e.iterations), f"{e.compute_s * 1e3:.3g}", f"{e.allreduce_s * 1e3:.3g}",
+                         f"{e.allreduce_share * 100:.0f}", f"{e.epoch_s:.3g}", e.note))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+
+def predict_project(project, layouts: Sequence[Tuple[int, int]], plan_for_workers: Callable,
+                    link: Optional[str] = None, latency_ms: Optional[float] = None,
+                    compute_ms: Optional[float] = None) -> ProjectPrediction:
+    """Predict each (hosts, workers per host) layout; ``plan_for_workers(N)`` gives the N-worker plan.
+
+    ``compute_ms``: one worker's compute per iteration at the project's own batch on one worker.
+    """
+    chosen = chosen_link(project, link, latency_ms)
+    network = chosen.network
+    assumptions = [chosen.hint] if chosen.hint else []
+    local = Link(LOCAL_BANDWIDTH, LOCAL_LATENCY)
+    plans = {n: plan_for_workers(n) for n in sorted({h * w for h, w in layouts})}
+    unknown = [n for n, p in plans.items() if p.iterations_per_epoch is None]
+    if unknown:
+        raise PredictionError("the training set's size is unknown (datasets.training is not set or unreadable): "
+                              "the time per epoch needs it")
+    if compute_ms is not None:
+        if not compute_ms > 0 or compute_ms == float("inf"):
+            raise PredictionError(f"--compute-ms must be above zero, got {compute_ms}")
+        per_sample = compute_ms / 1e3 / plans[1].per_worker_batch
+        assumptions.append(f"compute: {compute_ms:g} ms per iteration at batch {plans[1].per_worker_batch} (given)")
+    else:
+        measured = latest_measured_compute(getattr(project, "path", None))
+        per_sample = measured.seconds_per_sample if measured else 0.0
+        assumptions.append(f"compute: {measured.source}" if measured else
+                           "compute time unknown (no run of this project yet): only the all-reduce is counted; "
+                           "train once or give --compute-ms")
+    nbytes = gradient_bytes(project)
+    precision = project.multi_gpu.allreduce_precision
+    sent = nbytes // FLOAT32_BYTES * WIRE_BYTES.get(precision, FLOAT32_BYTES)  # only the all-reduce changes
+    estimates = []
+    for hosts, per_host in layouts:
+        plan = plans[hosts * per_host]
+        compute = per_sample * plan.per_worker_batch
+        comm = allreduce_seconds(sent, hosts, per_host, network, local)
+        if precision == "half":  # comm_half first all-reduces each message's largest |gradient|: one more latency
+            comm += allreduce_seconds(0, hosts, per_host, network, local)
+        iterations = plan.iterations_per_epoch
+        estimates.append(Estimate(hosts, per_host, iterations, compute, comm, iterations * (compute + comm)))
+    for e in estimates:
+        e.note = verdict(e, estimates, per_sample > 0)
+    return ProjectPrediction(estimates, nbytes, network, local, assumptions, chosen.said, precision, sent)
+
+
+def prediction_report(project, hosts: Sequence[str], worker_counts: Sequence[int], plan_for_workers: Callable,
+                      link: Optional[str] = None, latency_ms: Optional[float] = None,
+                      compute_ms: Optional[float] = None) -> str:
+    """What ``nnconsole plan --hosts ...`` prints: the assumptions, then one row per layout."""
+    result = predict_project(project, layouts_for(hosts, worker_counts), plan_for_workers, link, latency_ms,
+                             compute_ms)
+    return f"Predicted time per epoch (ring all-reduce)\n{result.header()}\n\n{result.table()}"

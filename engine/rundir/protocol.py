@@ -1,0 +1,327 @@
+"""The run-directory protocol: how the CLI, the launcher, the workers and the GUI talk to each other.
+
+The processes of a run never share memory; they meet only through the files below, the process exit
+codes (``ExitCode``) and one machine-readable event stream (``--events FILE``). This module is the
+one place that says what each file holds and which process writes it; ``nnconsole.engine.rundir.store``
+reads and writes them.
+
+File in the run directory     Written by                           Read by
+----------------------------  -----------------------------------  ------------------------------
+snapshot.yaml                 launcher (the project's bytes)       replay
+project.yaml                  launcher (datasets made absolute)    workers, replay, resume
+launch.json                   launcher (``WorkerOptions``)         workers, replay
+plan.json                     rank-0 worker                        GUI (TRAINING tab)
+status.json                   launcher and rank-0 worker, one      CLI, GUI history, resume
+                              writer per field (owners below);
+                              the launcher creates it before
+                              any worker starts
+metrics.jsonl                 rank-0 worker (``MetricsRecord``);   launcher (terminal progress), GUI
+                              the launcher adds ``warning``        curves, replay
+                              records when it resumes a run;
+                              ``dataset_cache`` records while
+                              the dataset cache is built
+logs/rank<r>.error.json       the failing rank (``ErrorRecord``)   launcher (failure diagnosis)
+logs/launcher.log             mpiexec's and the workers' output    launcher (failure diagnosis)
+train.log, logs/rank<r>.log   the workers                          people
+checkpoints/                  rank-0 worker: ckpt-<it>.h5, .json,  resume
+                              .solver.h5, written atomically
+writer.lock                   launcher (flock, ``run_lock``)       another launcher (refused)
+STOP                          launcher or GUI (stop request)       workers (stop at an update)
+parameters_*.h5, model_*.nnp  rank-0 worker                        evaluate, export
+cli-output.log, -errors.log   the CLI the GUI started              people
+note.json                     GUI (``run_note``: title and note)   GUI history (never the engine)
+"""
+from __future__ import annotations
+
+from nnconsole.engine.errors import ExitCode, exit_code_of
+import json
+import os
+from typing import Dict, FrozenSet, List, Optional, TypedDict, Union
+
+
+# ---- files ---------------------------------------------------------------------------------------
+STATUS_FILE = "status.json"
+METRICS_FILE = "metrics.jsonl"
+PLAN_FILE = "plan.json"
+SNAPSHOT_FILE = "snapshot.yaml"
+RESOLVED_FILE = "project.yaml"
+LAUNCH_FILE = "launch.json"
+LOG_FILE = "train.log"
+LOGS_DIR = "logs"
+CHECKPOINT_DIR = "checkpoints"
+LOCK_FILE = "writer.lock"
+STOP_FILE = "STOP"
+NOTE_FILE = "note.json"
+
+# ---- status.json: one writer per field ----------------------------------------------------------
+LAUNCHER = "launcher"
+WORKER = "worker"  # rank 0 only
+STATUS_FIELD_OWNERS: Dict[str, str] = {
+    "status": LAUNCHER, "started": LAUNCHER, "finished": LAUNCHER, "pid": LAUNCHER, "workers": LAUNCHER,
+    "logical_batch": LAUNCHER, "message": LAUNCHER, "failed_rank": LAUNCHER, "resumable": LAUNCHER,
+    "total_macs": LAUNCHER,
+    "epoch": WORKER, "iteration": WORKER, "best_validation_error": WORKER, "best_epoch": WORKER,
+    "final_validation_error": WORKER,
+}
+
+
+def fields_owned_by(writer: str) -> FrozenSet[str]:
+    return frozenset(name for name, owner in STATUS_FIELD_OWNERS.items() if owner == writer)
+
+
+def check_status_writer(writer: str, fields: List[str]) -> None:
+    """Raise ValueError when ``writer`` changes a status.json field another process owns (a programming error:
+    two writers of one field race, and the last one silently wins)."""
+    foreign = sorted(name for name in fields if STATUS_FIELD_OWNERS.get(name) != writer)
+    if foreign:
+        raise ValueError(f"status.json fields {foreign} are not written by the {writer} "
+                         f"(owners: {', '.join(f'{n}={STATUS_FIELD_OWNERS.get(n)}' for n in foreign)})")
+
+
+# ---- metrics.jsonl records -------------------------------------------------------------------------
+class TrainRecord(TypedDict):
+    """Every ``log_interval`` iterations and at each epoch's end (rank 0, averaged over all ranks)."""
+
+    type: str  # "train"
+    iteration: int
+    epoch: float  # fractional: epochs done so far
+    samples: int
+    loss: float
+    error: float
+    lr: float
+    samples_per_s: float
+    time_per_iter: float
+    allreduce_share: float
+    elapsed: float
+    eta: float
+    total_iterations: int
+
+
+class _ValidationRequired(TypedDict):
+    type: str  # "validation"
+    epoch: int
+    iteration: int
+    loss: float
+    error: float
+    count: int
+    best: bool
+    elapsed: float
+
+
+class ValidationRecord(_ValidationRequired, total=False):
+    """After each validated epoch; coverage figures when the epoch ran from its start."""
+
+    samples_min_count: int
+    samples_max_count: int
+
+
+class _SyncCheckRequired(TypedDict):
+    type: str  # "sync_check"
+    iteration: int
+    workers: int
+    identical: bool
+    crc32_min: int
+    crc32_max: int
+
+
+class SyncCheckRecord(_SyncCheckRequired, total=False):
+    """At the end of an N-worker run: whether every rank holds bit-identical parameters."""
+
+    differing: List[Dict[str, Union[str, float]]]
+
+
+class WarningRecord(TypedDict):
+    """Something the user should know that does not stop the run (shown by the CLI and the GUI)."""
+
+    type: str  # "warning"
+    iteration: Optional[int]
+    message: str
+
+
+class DatasetCacheRecord(TypedDict):
+    """While the workers build (or wait for) a dataset's shared cache, before training starts (issue 18)."""
+
+    type: str  # "dataset_cache"
+    dataset: str  # "training" or "validation"
+    done: int  # images decoded so far
+    total: int
+    eta: Optional[float]  # seconds; None until the build has a rate
+
+
+class OptimizerLossRecord(TypedDict):
+    """With each ``train`` record of a project with several optimizers (issue 17): one per optimizer after the
+    first that ran in the window, its loss averaged over its iterations there and all ranks. A record type of
+    its own, so that readers of ``train`` records (the first optimizer's) are not mixed up by it."""
+
+    type: str  # "optimizer_loss"
+    optimizer: str  # the optimizer's name (Project.optimizers[i].name)
+    network: str
+    iteration: int
+    epoch: float
+    loss: float
+    lr: float
+
+
+MetricsRecord = Union[TrainRecord, ValidationRecord, SyncCheckRecord, WarningRecord, DatasetCacheRecord,
+                      OptimizerLossRecord]
+TRAIN, VALIDATION, SYNC_CHECK, WARNING = "train", "validation", "sync_check", "warning"
+DATASET_CACHE, OPTIMIZER_LOSS = "dataset_cache", "optimizer_loss"
+RECORD_TYPES = {TRAIN: TrainRecord, VALIDATION: ValidationRecord, SYNC_CHECK: SyncCheckRecord,
+                WARNING: WarningRecord, DATASET_CACHE: DatasetCacheRecord, OPTIMIZER_LOSS: OptimizerLossRecord}
+
+
+def warning_record(message: str, iteration: Optional[int] = None) -> WarningRecord:
+    return WarningRecord(type=WARNING, iteration=iteration, message=message)
+
+
+def record_problems(record: dict) -> List[str]:
+    """What in a metrics record does not match its declared kind (empty when it does): missing or unknown
+    fields, a value of the wrong type. The contract between the trainer and every reader, checked by tests."""
+    import typing
+
+    cls = RECORD_TYPES.get(record.get("type"))  # type: ignore[arg-type]
+    if cls is None:
+        return [f"unknown record type {record.get('type')!r}"]
+    hints = typing.get_type_hints(cls)
+    required = {name for name in hints if name in getattr(cls, "__required_keys__", hints)}
+    problems = [f"{record['type']}: field '{name}' missing" for name in sorted(required - set(record))]
+    problems += [f"{record['type']}: unknown field '{name}'" for name in sorted(set(record) - set(hints))]
+    for name, value in record.items():
+        tp = hints.get(name)
+        allowed = tuple(t for t in (typing.get_args(tp) or (tp,)) if isinstance(t, type))
+        if float in allowed:
+            allowed += (int,)
+        if tp is not None and allowed and (not isinstance(value, allowed) or
+                                            (isinstance(value, bool) and bool not in allowed)):
+            problems.append(f"{record['type']}: field '{name}' is {type(value).__name__}, declared {tp}")
+    return problems
+
+
+# ---- errors crossing processes ---------------------------------------------------------------------
+class ErrorRecord(TypedDict):
+    """``logs/rank<r>.error.json``: why a rank failed, as data (no matching on exception names).
+
+    ``user_error``: the message alone tells the user what to fix (no traceback is shown);
+    ``exit_code``: what the CLI returns for it; ``diverged``: resuming with the same settings would
+    diverge again (the message points at the last good checkpoint instead).
+    """
+
+    rank: int
+    type: str
+    message: str
+    traceback: str
+    time: float
+    errno: Optional[int]
+    user_error: bool
+    exit_code: int
+    diverged: bool
+
+
+def error_file(run_dir: str, rank: int) -> str:
+    return os.path.join(run_dir, LOGS_DIR, f"rank{rank}.error.json")
+
+
+def error_record(rank: int, exc: BaseException, trace: str, now: float) -> ErrorRecord:
+    """The record a failing rank leaves for the launcher; the flags come from the exception's class."""
+    return ErrorRecord(rank=rank, type=type(exc).__name__, message=str(exc), traceback=trace, time=now,
+                       errno=getattr(exc, "errno", None) if isinstance(exc, OSError) else None,
+                       user_error=bool(getattr(exc, "user_error", False)),
+                       exit_code=int(getattr(exc, "exit_code", ExitCode.FAILED)),
+                       diverged=bool(getattr(exc, "diverged", False)))
+
+
+def read_error_records(run_dir: str) -> List[dict]:
+    """The ranks' error records, oldest first; damaged files are skipped, missing flags read as False/FAILED."""
+    logs = os.path.join(run_dir, LOGS_DIR)
+    found = []
+    for name in sorted(os.listdir(logs)) if os.path.isdir(logs) else []:
+        if not name.endswith(".error.json"):
+            continue
+        try:
+            with open(os.path.join(logs, name), "rb") as fh:
+                record = json.loads(fh.read(1 << 22))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(record, dict) or "rank" not in record:
+            continue
+        record["user_error"] = record.get("user_error") is True
+        record["diverged"] = record.get("diverged") is True
+        record["exit_code"] = exit_code_of(record.get("exit_code"))
+        found.append(record)
+    return sorted(found, key=lambda r: r.get("time") if isinstance(r.get("time"), (int, float)) else 0.0)
+
+
+# ---- the run directory announced to the GUI ---------------------------------------------------------
+RUN_DIR_EVENT = "run_dir"
+DATASET_PROGRESS_EVENT = "dataset_progress"  # nnconsole dataset create: done, total, elapsed, eta
+DATASET_CREATED_EVENT = "dataset_created"  # nnconsole dataset create: output, files, ...
+
+
+def announce(events_path: Optional[str], event: str, **fields: object) -> None:
+    """Append one JSON line ``{"event": EVENT, ...}`` to the events file the caller (the GUI) gave.
+
+    Best effort: a reader that went away does not stop training.
+    """
+    if not events_path:
+        return
+    line = json.dumps({"event": event, **fields}, separators=(",", ":")) + "\n"
+    try:
+        with open(events_path, "a", encoding="utf-8") as fh:
+            fh.write(line)
+    except OSError:
+        pass
+
+
+def read_events(events_path: str, offset: int = 0) -> tuple:
+    """(complete event objects from byte ``offset`` on, offset to continue from); a torn last line waits."""
+    try:
+        with open(events_path, "rb") as fh:
+            fh.seek(offset)
+            data = fh.read()
+    except OSError:
+        return [], offset
+    end = data.rfind(b"\n") + 1
+    events = []
+    for line in data[:end].splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and isinstance(event.get("event"), str):
+            events.append(event)
+    return events, offset + end
+
+
+# ---- progress as every process shows it ----------------------------------------------------------
+# The share of an update's time spent in all-reduce above which the trainer warns (the terminal and the GUI
+# show the same threshold).
+COMM_WARN_SHARE = 0.30
+
+
+def format_duration(seconds: Optional[float]) -> str:
+    """A duration as the terminal and the GUI show it: ``MM:SS``, ``H:MM:SS``, ``--:--`` when unknown."""
+    if seconds is None or seconds != seconds or seconds < 0:
+        return "--:--"
+    seconds = int(round(seconds))
+    h, rem = divmod(seconds, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
+
+
+PROGRESS_PREFIX = "inferred "
+
+
+def progress_line(done: int, total: int) -> str:
+    """The progress line the CLI prints (and the GUI parses): ``inferred 64/300 samples``."""
+    return f"{PROGRESS_PREFIX}{done}/{total} samples"
+
+
+def parse_progress(line: str) -> tuple:
+    """(done, total) from a progress line, or None for any other line."""
+    if not line.startswith(PROGRESS_PREFIX) or not line.endswith(" samples"):
+        return None
+    try:
+        done, total = line[len(PROGRESS_PREFIX):-len(" samples")].split("/")
+        return int(done), int(total)
+    except ValueError:
+        return None

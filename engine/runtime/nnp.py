@@ -1,0 +1,118 @@
+"""The trained network as nnabla's ``.nnp`` (runtime network + parameters), through nnabla's own save API.
+
+The runtime network is the training network without losses and targets; a SoftmaxCrossEntropy
+head gets a Softmax, as Neural Network Console's runtime network does, so the output is a probability.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Sequence
+
+from nnconsole.engine.project.model import Project
+
+
+@dataclass
+class RuntimeGraph:
+    """A runtime graph ready to run: inputs by dataset variable, the output variable, and the other heads.
+
+    ``output`` is the prediction of the first loss (the one evaluation reads). ``extra_outputs`` holds,
+    by layer name, every other head the runtime network keeps: the prediction of each further loss and
+    each layer that feeds nothing (a GAN's discriminator on generated data, fed by the generator's z).
+    Every input reaches ``output`` or one of them, so a saved runtime network has no unused input.
+    """
+
+    inputs: Dict[str, Any]
+    output: Any
+    output_name: str
+    task: str
+    extra_outputs: Dict[str, Any] = field(default_factory=dict)
+
+    def all_outputs(self) -> Dict[str, Any]:
+        """Every head by its name in the saved network: ``y'`` first, then the others by layer name."""
+        return {self.output_name: self.output, **self.extra_outputs}
+
+
+def _loss_layer(project: Project):
+    """The first loss layer of the training network (it decides the runtime head), or None."""
+    from nnconsole.engine.network.shapes import first_loss
+
+    name = first_loss(project.network)
+    return project.network.layer(name) if name else None
+
+
+def _with_head(F: Any, output: Any, loss_layer: Any) -> Any:
+    """The runtime head of ``loss_layer``'s type on its prediction (Softmax, Sigmoid or none)."""
+    from nnconsole.engine.layers import get_spec
+
+    head = get_spec(loss_layer.type).runtime_head if loss_layer is not None else ""
+    if head == "Softmax":
+        axis = int(loss_layer.params.get("axis", -1))
+        return F.softmax(output, axis=axis + 1 if axis >= 0 else output.ndim + axis)
+    if head == "Sigmoid":
+        return F.sigmoid(output)
+    return output
+
+
+def _other_heads(project: Project, graph: Any) -> Dict[str, Any]:
+    """The runtime heads besides the primary prediction, by layer name (see RuntimeGraph)."""
+    import nnabla.functions as F
+
+    from nnconsole.engine.network.shapes import infer_network, runtime_layer_names
+
+    network = project.network
+    kept = set(runtime_layer_names(network))
+    consumed = {src for layer in network.layers if layer.name in kept for src in layer.inputs}
+    heads: Dict[str, Any] = {}
+    for loss_name in infer_network(network).loss_layers:
+        loss = network.layer(loss_name)
+        name = loss.inputs[0] if loss.inputs else ""
+        if name in graph.outputs and name != graph.prediction_layer and name not in heads:
+            heads[name] = _with_head(F, graph.outputs[name], loss)
+    for layer in network.layers:
+        name = layer.name
+        if (name in kept and name not in consumed and name in graph.outputs and name != graph.prediction_layer
+                and name not in heads and graph.outputs[name] not in graph.inputs.values()):
+            heads[name] = graph.outputs[name]
+    return heads
+
+
+def build_runtime(project: Project, batch_size: int = 1, keep: Sequence[str] = ()) -> RuntimeGraph:
+    """Runtime graph on the current parameters: dropout off, batch-norm in inference mode. ``keep``: layers
+    whose outputs are heads too (a generator's output inside a GAN's network, ``export_networks``)."""
+    import nnabla.functions as F
+
+    from nnconsole.engine.runtime.graph import build_graph
+    from nnconsole.engine.network.units import expanded_project
+
+    project = expanded_project(project)  # Units run as their networks' layers (a run's project keeps them)
+    graph = build_graph(project.network, batch_size, "runtime")
+    output = _with_head(F, graph.prediction, _loss_layer(project))
+    extra = {name: var for name, var in _other_heads(project, graph).items() if name != "y'"}
+    extra.update({name: graph.outputs[name] for name in keep if name in graph.outputs and name not in extra})
+    return RuntimeGraph(inputs=dict(graph.inputs), output=output, output_name="y'", task=graph.task,
+                        extra_outputs=extra)
+
+
+def export_nnp(project: Project, parameters_path: str, nnp_path: str) -> str:
+    """Write ``nnp_path`` with the runtime network and the parameters from ``parameters_path``.
+
+    Loads the parameters into the current (global) parameter scope, replacing what is there.
+    """
+    import nnabla as nn
+    from nnabla.utils.save import save
+
+    nn.clear_parameters()
+    nn.load_parameters(parameters_path)
+    runtime = build_runtime(project, batch_size=1)
+    contents = {
+        "networks": [{"name": "runtime", "batch_size": 1, "outputs": runtime.all_outputs(),
+                      "names": dict(runtime.inputs)}],
+        "executors": [{"name": "runtime", "network": "runtime", "data": list(runtime.inputs),
+                       "output": list(runtime.all_outputs())}],
+    }
+    from nnconsole.engine.runtime.nnp_networks import add_other_networks
+
+    add_other_networks(project, contents)  # a GAN's Generator... (issue 17)
+    from nnconsole.engine.atomic import write_via
+
+    return write_via(nnp_path, lambda tmp: save(tmp, contents, variable_batch_size=True))

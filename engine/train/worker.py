@@ -1,0 +1,115 @@
+"""``python -m nnconsole.engine.train.worker RUN_DIR``: the process every rank runs (alone, or under mpiexec/srun).
+
+A rank that fails writes its error record (``run_protocol.ErrorRecord``: traceback and the user_error /
+exit_code flags of its exception) to ``logs/rank<r>.error.json`` and aborts the whole MPI job,
+so the launcher can name the failing rank within seconds and no rank is left waiting.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from typing import Any
+
+from nnconsole.engine.atomic import atomic_write
+from nnconsole.engine.rundir.protocol import error_file, error_record
+from nnconsole.engine.errors import ExitCode  # noqa: F401 - error_file: tests
+from nnconsole.engine.check.project_file import load_valid_project
+
+
+def _rank_and_size() -> tuple:
+    """(rank, size) from MPI when an MPI launcher started this process; (0, 1) without touching MPI.
+
+    A one-worker run must not initialise MPI: Open MPI 5 then runs as a "singleton" and leaves a
+    shared-memory segment in /dev/shm behind at every run.
+    """
+    try:
+        from nnconsole.engine.backend.mpi import launched_by_mpi
+        if not launched_by_mpi():
+            return 0, 1
+        from mpi4py import MPI
+        return MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size()
+    except Exception:
+        return 0, 1
+
+
+def _report_failure(run_dir: str, rank: int, exc: BaseException) -> None:
+    """Leave the failure where the launcher looks (``logs/rank<r>.error.json``) and on stderr.
+
+    Never raises: on a full disk the file cannot be written, and the launcher then reports the
+    exit code and the free space instead.
+    """
+    record = error_record(rank, exc, "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+                          time.time())  # its user_error/exit_code/diverged flags come from the exception's class
+    try:
+        atomic_write(error_file(run_dir, rank), json.dumps(record, indent=2).encode())
+    except OSError:
+        pass
+    try:
+        sys.stderr.write(f"[rank {rank}] {record['traceback']}")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def main(argv: list | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) != 1:
+        sys.stderr.write("usage: python -m nnconsole.engine.train.worker RUN_DIR\n")
+        return ExitCode.BAD_INPUT
+    run_dir = argv[0]
+    os.environ.setdefault("NNABLA_LOG_LEVEL", "WARNING")
+    rank, size = _rank_and_size()
+    try:
+        outcome = run_worker(run_dir)
+    except BaseException as exc:  # noqa: BLE001 - every failure must reach the launcher
+        _report_failure(run_dir, rank, exc)
+        if size > 1:
+            from mpi4py import MPI
+            MPI.COMM_WORLD.Abort(ExitCode.FAILED)
+        return ExitCode.FAILED
+    return ExitCode.STOPPED if outcome == "stopped" else ExitCode.OK
+
+
+def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> str:
+    """Entry of every rank: returns the outcome ('finished' or 'stopped'); raises on failure.
+
+    Ranks agree on their start (parameter broadcast, resume) through the MPI communicator; on GPU
+    the gradients then go through NCCL, whose communicator needs the context and the parameters
+    that ``Trainer.setup`` creates.
+    """
+    from nnconsole.engine.backend.agreement import agree_on_backend
+    from nnconsole.engine.comm.cpu import create_communicator
+    from nnconsole.engine.comm.nccl import NcclGpuComm
+    from nnconsole.engine.backend.device import select_device
+    from nnconsole.engine.rundir.protocol import RESOLVED_FILE
+    from nnconsole.engine.train.trainer import Trainer
+    from nnconsole.engine.rundir.launch_options import WorkerOptions
+
+    options = WorkerOptions.read(run_dir)
+    project = load_valid_project(os.path.join(run_dir, RESOLVED_FILE), check_datasets=False)
+    if comm is None:
+        comm = create_communicator(bucket_mb=project.multi_gpu.bucket_mb, require_mpi=options.workers > 1,
+                                   half_allreduce=project.multi_gpu.allreduce_precision == "half",
+                                   overlap=project.multi_gpu.allreduce_overlap)
+    if device_choice is None:
+        device_choice = select_device(options.device or project.config.device, project.config.precision,
+                                      comm.local_rank)
+    # Before any collective on the chosen backend: ranks on different backends would hang.
+    agree_on_backend(comm, device_choice, options.device or project.config.device)
+    trainer = Trainer(run_dir, comm, options)
+    try:
+        trainer.setup(device_choice, project)
+        if device_choice.backend == "cuda" and comm.size > 1:
+            import nnabla as nn
+
+            trainer.comm = NcclGpuComm(comm.mpi, device_choice.context, nn.get_parameters(grad_only=True))
+        return trainer.run()
+    finally:
+        trainer.close()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
