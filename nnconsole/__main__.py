@@ -1,4 +1,4 @@
 """``python -m nnconsole`` runs the nnconsole command line (the same as the ``nnconsole`` script)."""
-from nnconsole.engine.cli.main import main
+from nnconsole.cli import main
 
 raise SystemExit(main())

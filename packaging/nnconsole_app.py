@@ -16,7 +16,7 @@ from typing import List, Optional
 
 RUN_MODULE_FLAGS = ("--run-module", "-m")
 PROJECT_SUFFIXES = (".yaml", ".yml")
-CLI_MODULES = ("nnconsole", "nnconsole.engine.cli.main")
+CLI_MODULES = ("nnconsole", "nnconsole.cli", "nnconsole.engine.cli.main")
 
 
 def drop_working_folder_from_path() -> None:
@@ -84,7 +84,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def run_cli(args: List[str]) -> int:
-    from nnconsole.engine.cli.main import main as cli_main
+    from nnconsole.cli import main as cli_main
 
     return int(cli_main(args) or 0)
 

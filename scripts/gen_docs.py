@@ -42,7 +42,7 @@ multiply-adds (NNC's CostMultiplyAdd). It follows NNC's conventions except where
 
 
 def cli_reference() -> str:
-    from nnconsole.engine.cli.main import build_parser
+    from nnconsole.cli import build_parser
 
     parser = build_parser()
     parser.prog = "nnconsole"

@@ -5,9 +5,10 @@ import argparse
 import json
 import os
 import sys
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Sequence
 
 from nnconsole import __version__
+from nnconsole.engine.cli import dataset_create, evaluate, infer, interop  # every further subcommand, by name
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.project.schema import DEVICES, LAUNCHERS, PRECISIONS, SCALING_POLICIES
 from nnconsole.engine.rundir.protocol import RUN_DIR_EVENT, announce
@@ -263,7 +264,9 @@ def _add_events_option(p: argparse.ArgumentParser) -> None:
                    'JSON object a line (e.g. {"event": "run_dir", "run_dir": ...}); the GUI reads them')
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(extra_commands: Sequence[Callable] = ()) -> argparse.ArgumentParser:
+    """The parser of every engine subcommand, plus ``extra_commands`` (``register(add)`` functions: the GUI's
+    ``gui`` command, added by ``nnconsole.cli`` so that the engine never imports the GUI)."""
     parser = argparse.ArgumentParser(prog="nnconsole", description="Train nnabla networks from project files, "
                                      "on one process or N workers under MPI.",
                                      epilog="exit codes: " + ", ".join(f"{int(code)} {meaning}" for code, meaning
@@ -316,26 +319,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("doctor", cmd_doctor, "Check Python, nnabla, GPUs, NCCL, MPI and run an all-reduce smoke test.")
     p.add_argument("--gpus", "--workers", dest="gpus", type=_positive_int, default=2, metavar="N")
     p.add_argument("--hosts", type=_host_list, metavar="H1,H2")
-    for extension in _extensions():
-        extension(add)
+    for register in (evaluate.register, infer.register, interop.register, dataset_create.register, *extra_commands):
+        register(add)
     return parser
 
 
-def _extensions() -> List[Callable]:
-    """Subcommands contributed by other modules (evaluate, infer, export, import, dataset, gui) when present."""
-    found = []
-    for module_name in ("nnconsole.engine.cli.evaluate", "nnconsole.engine.cli.infer", "nnconsole.engine.cli.interop",
-                        "nnconsole.engine.cli.dataset_create", "nnconsole.app.cli"):
-        try:
-            module = __import__(module_name, fromlist=["register"])
-        except ImportError:
-            continue
-        found.append(module.register)
-    return found
-
-
-def main(argv: Optional[List[str]] = None) -> int:
-    parser = build_parser()
+def main(argv: Optional[List[str]] = None, extra_commands: Sequence[Callable] = ()) -> int:
+    """Run one ``nnconsole`` command; returns its exit code (``ExitCode``)."""
+    parser = build_parser(extra_commands)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -31,14 +31,14 @@ def _headless_env():
 
 
 def test_gui_without_a_display_points_to_the_headless_command():
-    result = subprocess.run([sys.executable, "-m", "nnconsole.engine.cli.main", "gui", "some/project.yaml"], cwd=ROOT,
+    result = subprocess.run([sys.executable, "-m", "nnconsole", "gui", "some/project.yaml"], cwd=ROOT,
                             env=_headless_env(), capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert "no display" in result.stderr and "nnconsole train PROJECT" in result.stderr
 
 
 def test_the_engine_cli_stays_qt_free():
-    code = ("import sys, nnconsole.engine.cli.main as c; p = c.build_parser(); a = p.parse_args(['gui', 'x.yaml']); "
+    code = ("import sys, nnconsole.cli as c; p = c.build_parser(); a = p.parse_args(['gui', 'x.yaml']); "
             "assert a.project == 'x.yaml' and a.func.__module__ == 'nnconsole.app.cli'; "
             "assert not [m for m in sys.modules if m.startswith('PySide6')], 'Qt was imported'; print('ok')")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_headless_env(), capture_output=True,
