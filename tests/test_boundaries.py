@@ -30,8 +30,8 @@ def tree_copy(tmp_path, edits: dict) -> str:
     touched = {path.split("/")[0] for path in edits}
     for folder in ("nnconsole", "engine", "console_app", "project_templates"):
         if folder in touched:
-            shutil.copytree(os.path.join(ROOT, folder), root / folder,
-                            ignore=shutil.ignore_patterns("__pycache__", "results", ".nnconsole-cache", "data"))
+            skipped = ["__pycache__", "results", ".nnconsole-cache"] + (["data"] if folder == "project_templates" else [])
+            shutil.copytree(os.path.join(ROOT, folder), root / folder, ignore=shutil.ignore_patterns(*skipped))
         else:
             os.symlink(os.path.join(ROOT, folder), root / folder)
     for path, text in edits.items():

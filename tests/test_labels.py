@@ -16,7 +16,7 @@ from nnconsole.engine.data.loading import DatasetError, check_dataset, load_data
 from nnconsole.engine.data.labels import class_label_variables
 from nnconsole.engine.project.io import load_project
 from nnconsole.engine.project.model import Layer, Network
-from nnconsole.engine.check.validate import validate
+from nnconsole.engine.check.project_file import validate
 from nnconsole.engine.data.loading import load_dataset_split
 from tests.helpers import nnconsole, tabular_project
 from nnconsole.engine.check.project_file import load_valid_project

@@ -10,7 +10,8 @@ import math
 
 import pytest
 
-from nnconsole.engine.plan.worker_plan import PlanError, make_plan
+from nnconsole.engine.plan.worker_plan import make_plan
+from nnconsole.engine.plan.record import PlanError
 from nnconsole.engine.plan.explain import format_plan_table
 from nnconsole.engine.project import model
 from nnconsole.engine.check.validate import check_settings

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nnconsole.engine.plan.worker_plan import Plan, PlanError, PlanWarning, exact_interval, make_plan
+from nnconsole.engine.plan.worker_plan import exact_interval, make_plan
+from nnconsole.engine.plan.record import Plan, PlanError, PlanWarning
 from nnconsole.engine.plan.explain import format_plan_table
 from nnconsole.engine.project import model
 from nnconsole.engine.plan.schedule import ScheduleParams, learning_rate

@@ -29,7 +29,7 @@ def _engine_error_classes():
     from nnconsole.engine.evaluate.evaluation import EvaluationError
     from nnconsole.engine.interop import InteropError
     from nnconsole.engine.launch.launcher import LaunchError
-    from nnconsole.engine.plan.worker_plan import PlanError
+    from nnconsole.engine.plan.record import PlanError
     from nnconsole.engine.project.errors import ProjectError
     from nnconsole.engine.rundir.typed_json import RunFileError
     from nnconsole.engine.rundir.lock import RunBusyError

@@ -191,7 +191,8 @@ def test_a_new_setting_with_an_nnc_name_is_imported_and_exported_without_touchin
 
 
 def test_the_plan_refuses_what_validate_refuses_for_every_setting_it_computes_with():
-    from nnconsole.engine.plan.worker_plan import PLAN_SETTINGS, PlanError, make_plan
+    from nnconsole.engine.plan.worker_plan import PLAN_SETTINGS, make_plan
+    from nnconsole.engine.plan.record import PlanError
 
     for path in PLAN_SETTINGS:
         setting = schema.setting(path)

@@ -148,7 +148,7 @@ def test_validate_info_and_plan_commands(tmp_path):
 
 
 def test_every_subcommand_has_help(capsys):
-    from nnconsole.engine.cli.main import build_parser, main
+    from nnconsole.cli import build_parser, main  # the engine's commands and the GUI's gui
 
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")

@@ -163,7 +163,7 @@ def unit_project(folder) -> str:
 
 def test_a_unit_project_saves_validates_trains_and_exports_expanded(tmp_path):
     from nnconsole.engine.interop.nntxt.exporter import project_to_proto
-    from nnconsole.engine.check.validate import validate
+    from nnconsole.engine.check.project_file import validate
     from tests.helpers import nnconsole, train_in_process
 
     path = unit_project(tmp_path / "p")
@@ -188,7 +188,7 @@ def test_sdcproj_export_and_import_keep_units_as_units(tmp_path):
     layer and the property written as the argument's name; importing it gives the same project layers."""
     from nnconsole.engine.interop import import_file
     from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
-    from nnconsole.engine.check.validate import validate
+    from nnconsole.engine.check.project_file import validate
 
     project = load_valid_project(unit_project(tmp_path / "p"))
     export_sdcproj(project, str(tmp_path / "p" / "u.sdcproj"))

@@ -17,7 +17,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHeaderView, QLabel
                                QTableWidgetItem, QTextBrowser, QVBoxLayout, QWidget)
 
 from nnconsole.app.config.prediction_table import PredictionTable
-from nnconsole.engine.plan.worker_plan import Plan, PlanError, make_plan
+from nnconsole.engine.plan.worker_plan import make_plan
+from nnconsole.engine.plan.record import Plan, PlanError
 from nnconsole.engine.plan.explain import lr_interval_cell, warmup_cell
 from nnconsole.engine.project.model import Project
 from nnconsole.engine.project.schema import ALPHA_SOLVERS

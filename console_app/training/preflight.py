@@ -2,7 +2,7 @@
 sizes, files outside the project folder) run in this process before anything is launched, so a project
 with problems creates no run; the problems are listed with a way to go to each.
 
-The checks are ``nnconsole.engine.check.validate.validate`` on the saved file, the same the CLI runs
+The checks are ``nnconsole.engine.check.project_file.validate`` on the saved file, the same the CLI runs
 (``nnconsole validate``, and ``train`` before it starts), in a background thread because reading every
 dataset row can take a while. ``target_of`` says which tab and which layer, dataset or field a
 problem's YAML path points to; ``go_to`` shows it in the main window.
@@ -26,7 +26,7 @@ ERROR_COLOR, WARNING_COLOR = "#b00000", "#9a5b00"
 def check_project(path: str, allow_outside_data: bool = False) -> List[Problem]:
     """Every problem of the project file at ``path`` as the engine sees it before training (errors first)."""
     from nnconsole.engine.project.io import load_project
-    from nnconsole.engine.check.validate import validate
+    from nnconsole.engine.check.project_file import validate
 
     try:
         project = load_project(path)

@@ -1,14 +1,27 @@
-"""A project file loaded and judged in one step: what the CLI, the launcher, the workers and the GUI call when they
+"""Every check of a project in one call (``validate``), and a project file loaded and judged in one step: what the CLI, the launcher, the workers and the GUI call when they
 need a project they can run (``nnconsole.engine.project.io`` only reads and types it)."""
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import List, Optional
 
-from nnconsole.engine.check.validate import validate
+from nnconsole.engine.check.structure import check_structure
+from nnconsole.engine.check.validate import (check_datasets, check_initial_parameters, check_network,
+                                             check_settings)
+from nnconsole.engine.project.errors import Problem
 from nnconsole.engine.project.io import parse_project, raise_for_errors, read_project_text
 from nnconsole.engine.project.model import Project
 from nnconsole.engine.rundir.protocol import LAUNCH_FILE, RESOLVED_FILE, SNAPSHOT_FILE
+
+
+def validate(project: Project, datasets: bool = True, allow_outside_data: bool = False) -> List[Problem]:
+    """All semantic problems of a project (errors and warnings); ``datasets`` reads every CSV row."""
+    problems = check_settings(project) + check_network(project) + check_structure(project)
+    if datasets:  # every cell only when the settings and the network are sound
+        deep = not any(p.severity == "error" for p in problems)
+        problems += check_datasets(project, allow_outside=allow_outside_data, deep=deep)
+        problems += check_initial_parameters(project, allow_outside=allow_outside_data)
+    return problems
 
 
 def loads_valid_project(text: str, file: Optional[str] = None, check_datasets: bool = True,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Dict, List, Tuple
 
+from nnconsole.engine.check.validate import check_settings
 from nnconsole.engine.project.errors import Problem
 from nnconsole.engine.project.model import DATASET_SPLITS, MAIN_NETWORK, ExtraOptimizer, Project
 from nnconsole.engine.project.structure import FIRST_OPTIMIZER, NETWORK_NAME, all_networks, trained_networks
@@ -60,7 +61,7 @@ def _check_networks(project: Project) -> List[Problem]:
 def _check_optimizer(project: Project, i: int, entry: ExtraOptimizer, names: set) -> List[Problem]:
     from nnconsole.engine.network.shapes import infer_network
 
-    from nnconsole.engine.check.validate import check_settings
+
 
     where = f"optimizers[{i}]"
     problems: List[Problem] = []

@@ -379,15 +379,3 @@ def check_datasets(project: Project, peek: Optional[Callable] = None, allow_outs
             except ValueError as exc:
                 problems.append(Problem(path, str(exc)))
     return problems
-
-
-def validate(project: Project, datasets: bool = True, allow_outside_data: bool = False) -> List[Problem]:
-    """All semantic problems of a project (errors and warnings); ``datasets`` reads every CSV row."""
-    from nnconsole.engine.check.structure import check_structure
-
-    problems = check_settings(project) + check_network(project) + check_structure(project)
-    if datasets:  # every cell only when the settings and the network are sound
-        deep = not any(p.severity == "error" for p in problems)
-        problems += check_datasets(project, allow_outside=allow_outside_data, deep=deep)
-        problems += check_initial_parameters(project, allow_outside=allow_outside_data)
-    return problems

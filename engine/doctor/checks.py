@@ -12,21 +12,14 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from typing import Callable, List, Optional
 
+from nnconsole.engine.doctor import gpu_checks as doctor_gpu
+from nnconsole.engine.doctor.outcome import Check
 from nnconsole.engine.errors import ExitCode
 
 LATENCY_REPEATS = 30
 SMOKE_MB = 16
-
-
-@dataclass
-class Check:
-    name: str
-    status: str  # ok | warn | fail | skip
-    detail: str
-    fix: str = ""
 
 
 def _python() -> Check:
@@ -208,8 +201,6 @@ def smoke_worker() -> None:
 
 def run_doctor(workers: int = 2, hosts: Optional[List[str]] = None, out: Callable[[str], None] = print) -> int:
     """Run every check in order; 0 when nothing failed."""
-    from nnconsole.engine.doctor import gpu_checks as doctor_gpu
-
     def smoke() -> Check:
         if failed - gpu_failed:  # a broken GPU stack does not stop the MPI check
             return Check(f"all-reduce smoke test ({workers} processes)", "skip",
@@ -245,6 +236,4 @@ if __name__ == "__main__":
     if "--smoke" in sys.argv:
         smoke_worker()
     elif "--smoke-nccl" in sys.argv:
-        from nnconsole.engine.doctor.gpu_checks import nccl_smoke_worker
-
-        nccl_smoke_worker()
+        doctor_gpu.nccl_smoke_worker()

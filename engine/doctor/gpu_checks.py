@@ -12,15 +12,14 @@ import sys
 from typing import Any, List, Optional
 
 from nnconsole.engine.backend import gpu_libs
+from nnconsole.engine.doctor.outcome import Check
 
 # The NCCL smoke test's all-reduce, as the MPI smoke test's (nnconsole.engine.doctor.checks.SMOKE_MB).
 NCCL_SMOKE_MB = 64
 CUDA_12_DRIVER = 12000  # cuDriverGetVersion() of the first CUDA 12 driver (gpu_libs.MIN_DRIVER)
 
 
-def _check(name: str, status: str, detail: str, fix: str = "") -> Any:
-    from nnconsole.engine.doctor.checks import Check
-
+def _check(name: str, status: str, detail: str, fix: str = "") -> Check:
     return Check(name, status, detail, fix)
 
 

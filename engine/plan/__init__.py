@@ -1,5 +1,5 @@
-"""What N workers will run, before anything runs: the N-worker plan (``worker_plan``) and its words
-(``explain``), learning-rate schedules (``schedule``), hosts and hostfiles (``hosts``) and the predicted time per
+"""What N workers will run, before anything runs: the N-worker plan (``worker_plan``, its record in ``record``)
+and its words (``explain``), learning-rate schedules (``schedule``), hosts and hostfiles (``hosts``) and the predicted time per
 epoch of each worker/host layout (``timing``, with its inputs from a project and its runs in ``timing_inputs``).
 Pure Python: the CONFIG tab computes it live.
 """

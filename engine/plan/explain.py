@@ -4,32 +4,18 @@ Pure Python: no nnabla, no Qt.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from nnconsole.engine.project import model
 from nnconsole.engine.project.schema import ALPHA_SOLVERS
 
-if TYPE_CHECKING:
-    from nnconsole.engine.plan.worker_plan import Plan
+from nnconsole.engine.plan.record import Plan, PlanWarning
 
 GPU_DEVICES = ("cuda", "gpu", "cudnn")
 # Goyal et al. 2017 trained ResNet-50 with linear scaling up to a logical batch of 8k without loss.
 LINEAR_SCALING_MAX_BATCH = 8192
 # Below this per-worker batch, BatchNormalization statistics (computed per worker) get noisy.
 BN_MIN_BATCH = 16
-
-
-@dataclass
-class PlanWarning:
-    """Something that will run but probably not as the user expects: a code, what, and how to fix it."""
-
-    code: str
-    message: str
-    fix: str
-
-    def __str__(self) -> str:
-        return f"[{self.code}] {self.message} Fix: {self.fix}"
 
 
 def _g(x: float) -> str:
@@ -40,7 +26,7 @@ def _epochs(k: int) -> str:
     return "1 epoch" if k == 1 else f"{k} epochs"
 
 
-def _epoch_length_note(what: str, epochs: int, iterations: Optional[int], plan: "Plan") -> str:
+def _epoch_length_note(what: str, epochs: int, iterations: Optional[int], plan: Plan) -> str:
     """How a length given in epochs becomes iterations of this run (it needs no division by N)."""
     if iterations is None:
         return (f"{what} {_epochs(epochs)}: its iterations are known once the training set's size is "
@@ -63,7 +49,7 @@ def _multiples(value: int, n: int) -> List[int]:
     return [m for m in (low, low + n) if m >= n and m != value]
 
 
-def explain_plan(plan: "Plan", project: model.Project, gpus_available: Optional[int] = None
+def explain_plan(plan: Plan, project: model.Project, gpus_available: Optional[int] = None
                  ) -> Tuple[List[str], List[PlanWarning]]:
     """The notes and warnings of ``plan`` (made by ``make_plan`` for ``project``), in reading order."""
     notes: List[str] = []
@@ -183,7 +169,7 @@ def explain_plan(plan: "Plan", project: model.Project, gpus_available: Optional[
     return notes, warns
 
 
-def _size_warnings(plan: "Plan", project: model.Project, gpus_available: Optional[int]) -> List[PlanWarning]:
+def _size_warnings(plan: Plan, project: model.Project, gpus_available: Optional[int]) -> List[PlanWarning]:
     """Batches too large for the data or for linear scaling, too small for BatchNormalization, too few GPUs."""
     warns: List[PlanWarning] = []
     n, per_worker, u, logical = plan.workers, plan.per_worker_batch, plan.update_interval, plan.logical_batch
@@ -227,7 +213,7 @@ def _size_warnings(plan: "Plan", project: model.Project, gpus_available: Optiona
     return warns
 
 
-def _batchnorm_layers(plan: "Plan", project: model.Project) -> List[Tuple[str, bool]]:
+def _batchnorm_layers(plan: Plan, project: model.Project) -> List[Tuple[str, bool]]:
     """(name, synchronized across workers) of each layer normalizing with batch statistics (BatchNormalization;
     the layer registry's ``uses_batch_stat`` says which types do)."""
     from nnconsole.engine.layers import find_spec
@@ -236,7 +222,7 @@ def _batchnorm_layers(plan: "Plan", project: model.Project) -> List[Tuple[str, b
             for layer in project.network.layers if getattr(find_spec(layer.type), "uses_batch_stat", False)]
 
 
-def _synced_batchnorm_notes(plan: "Plan", project: model.Project) -> List[str]:
+def _synced_batchnorm_notes(plan: Plan, project: model.Project) -> List[str]:
     synced = [name for name, is_synced in _batchnorm_layers(plan, project) if is_synced]
     if not synced:
         return []
@@ -251,7 +237,7 @@ def _cell_int(x: Optional[int]) -> str:
     return "?" if x is None else str(x)
 
 
-def lr_interval_cell(plan: "Plan") -> str:
+def lr_interval_cell(plan: Plan) -> str:
     """The LR update interval in iterations of the run ("never", "?" when epochs need the dataset size),
     with the project's epochs beside it when the project counts epochs: ``314 (2 epochs)``."""
     if not plan.lr_update_interval:
@@ -260,7 +246,7 @@ def lr_interval_cell(plan: "Plan") -> str:
     return text + (f" ({_epochs(plan.lr_update_interval)})" if plan.lr_update_interval_unit == "epochs" else "")
 
 
-def warmup_cell(plan: "Plan") -> str:
+def warmup_cell(plan: Plan) -> str:
     """The run's warm-up in iterations, with the project's epochs beside it when it counts epochs."""
     text = _cell_int(plan.total_warmup_iterations)
     own = plan.total_warmup_iterations in (None, plan.effective_warmup_iterations)  # not the longer scaling warm-up
@@ -269,7 +255,7 @@ def warmup_cell(plan: "Plan") -> str:
     return text
 
 
-def format_plan_table(plans: Sequence["Plan"]) -> str:
+def format_plan_table(plans: Sequence[Plan]) -> str:
     """A fixed-width table with one column per plan, then each plan's notes and warnings.
 
     This is what ``nnconsole plan PROJECT --gpus 1,2,4,8`` prints; "?" marks figures that need the

@@ -23,7 +23,7 @@ from nnconsole.app.training.history import NAME_COLUMN
 from nnconsole.app.training.page import TrainingPage, create_page
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.project.io import load_project
-from nnconsole.engine.check.validate import validate
+from nnconsole.engine.check.project_file import validate
 from nnconsole.engine.rundir.notes import MAX_TITLE, read_note
 from nnconsole.engine.check.project_file import load_valid_project
 from nnconsole.engine.rundir.protocol import RESOLVED_FILE

@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, List, Optional
 
+from nnconsole.engine.interop.nntxt.writers import NetworkWriter, write_optimizer_variables, write_solver
+from nnconsole.engine.interop.report import InteropError
 from nnconsole.engine.project.model import MAIN_NETWORK, ExtraOptimizer, Network, Project
 
 
@@ -107,15 +109,13 @@ def write_extra_optimizers(proto: Any, project: Project, ipe: Optional[int], uns
     from nnconsole.engine.project.structure import network_named
     from nnconsole.engine.network.shapes import infer_network
 
-    from nnconsole.engine.interop.nntxt import exporter as ex
-
     written: Dict[str, Dict[str, Any]] = {MAIN_NETWORK: main_params}
     for name in project.networks:
         view = dataclasses.replace(project, network=network_named(project, name))
         info = infer_network(view.network)
         if info.errors:
-            raise ex.InteropError(f"network '{name}' has problems, fix them before exporting:\n" + info.error_text())
-        writer = ex._NetworkWriter(proto, view, info)
+            raise InteropError(f"network '{name}' has problems, fix them before exporting:\n" + info.error_text())
+        writer = NetworkWriter(proto, view, info)
         written[name] = writer.write(name, list(info.order), "train", int(project.config.batch_size))
         written[name]["owner"] = writer.param_owner
         if name not in {e.network for e in project.optimizers} and any(la.lr_multipliers for la in view.network.layers):
@@ -129,8 +129,8 @@ def write_extra_optimizers(proto: Any, project: Project, ipe: Optional[int], uns
         o.dataset_name.append("Validation" if entry.dataset == "validation" else "Training")
         o.update_interval = int(entry.optimizer.update_interval)
         o.start_iter, o.end_iter = int(entry.start_iteration), int(entry.end_iteration)
-        ex._solver(o.solver, view, ipe, unsupported, notes)
-        ex.write_optimizer_variables(o, view.network, infer_network(view.network), result, result.get("owner", {}))
+        write_solver(o.solver, view, ipe, unsupported, notes)
+        write_optimizer_variables(o, view.network, infer_network(view.network), result, result.get("owner", {}))
 
 
 # ------------------------------------------------------------------------------------------ executors

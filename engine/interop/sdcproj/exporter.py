@@ -148,11 +148,17 @@ def network_sections(layers: List[Layer], unsupported: List[str], network: str =
     return [f"[{network}_Network_Global]", f"NumLayer={len(kept) + len(comments)}", f"NumLink={len(links)}"] + body
 
 
+def extra_network_sections(project: Project, unsupported: List[str]) -> List[str]:
+    """[<Name>_Network_Global], layers and links of each network besides Main."""
+    lines: List[str] = []
+    for name, network in project.networks.items():
+        lines += network_sections(network.layers, unsupported, network=name, comments=network.comments)
+    return lines
+
+
 def project_text(project: Project, out_dir: str, unsupported: List[str], notes: List[str]) -> str:
     """The whole .sdcproj text for ``project`` (dataset paths relative to ``out_dir``)."""
-    from nnconsole.engine.interop.sdcproj.settings_writer import settings_sections
-
-    from nnconsole.engine.interop.sdcproj.optimizers import extra_network_sections, extra_optimizer_sections
+    from nnconsole.engine.interop.sdcproj.settings_writer import extra_optimizer_sections, settings_sections
 
     names = [NETWORK] + list(project.networks)  # Main, then the project's other networks (issue 17)
     lines = ["[Engine]", "SDeepEngineType=NNabla", "[Global]", f"NumNetwork={len(names)}"]

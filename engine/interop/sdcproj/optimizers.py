@@ -1,4 +1,5 @@
-"""An NNC desktop project's optimizers after the first, and the networks they train (issue 17).
+"""An NNC desktop project's optimizers after the first, and the networks they train, read (issue 17; written by ``exporter`` and
+``settings_writer``).
 
 ``[Optimizer_i]`` for i >= 1 becomes a ``Project.optimizers`` entry: ``Optimizer_Name``, the network
 (``Optimizer_NetworkName``; Main's layers are the project's network, another network is converted like Main
@@ -68,32 +69,3 @@ def _bound(reader: SdcReader, s, key: str, ipe: Optional[int], unsupported: List
     if value < 0:
         return 0
     return _iterations(value, s.get("RangeUnit"), ipe, f"optimizer '{name}' {key}", unsupported)
-
-
-# ------------------------------------------------------------------------------------------ export
-def extra_network_sections(project: Project, unsupported: List[str]) -> List[str]:
-    """[<Name>_Network_Global], layers and links of each network besides Main."""
-    from nnconsole.engine.interop.sdcproj.exporter import network_sections
-
-    lines: List[str] = []
-    for name, network in project.networks.items():
-        lines += network_sections(network.layers, unsupported, network=name, comments=network.comments)
-    return lines
-
-
-def extra_optimizer_sections(project: Project, unsupported: List[str]) -> List[str]:
-    """[Optimizer_1] ... for the project's other optimizers, as ``read_extra_optimizers`` reads them back."""
-    from nnconsole.engine.interop.sdcproj.settings_writer import TRAINING, VALIDATION, _schedule, _solver
-
-    lines: List[str] = []
-    for i, entry in enumerate(project.optimizers, start=1):
-        o = entry.optimizer
-        lines += [f"[Optimizer_{i}]", f"RangeFrom={entry.start_iteration or -1}", f"RangeTo={entry.end_iteration or -1}",
-                  "RangeUnit=1", f"Optimizer_Name={entry.name}", f"Optimizer_NetworkName={entry.network}",
-                  f"Optimizer_DatasetName={VALIDATION if entry.dataset == 'validation' else TRAINING}",
-                  f"UpdateInterval={int(o.update_interval)}"]
-        lines += _solver(o, unsupported) + _schedule(o, unsupported)
-        if o.warmup_iterations:
-            unsupported.append(f"optimizer '{entry.name}': its warm-up is not written to the .sdcproj")
-        lines.append("LearningRateWarmupScheduler=None")
-    return lines

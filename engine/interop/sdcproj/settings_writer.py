@@ -124,3 +124,19 @@ def settings_sections(project: Project, out_dir: str, unsupported: List[str], no
     if mg.workers not in (0, 1):
         notes.append(f"multi_gpu.workers={mg.workers}: NNC chooses its devices itself; not written")
     return lines
+
+
+def extra_optimizer_sections(project: Project, unsupported: List[str]) -> List[str]:
+    """[Optimizer_1] ... for the project's other optimizers, as ``read_extra_optimizers`` reads them back."""
+    lines: List[str] = []
+    for i, entry in enumerate(project.optimizers, start=1):
+        o = entry.optimizer
+        lines += [f"[Optimizer_{i}]", f"RangeFrom={entry.start_iteration or -1}", f"RangeTo={entry.end_iteration or -1}",
+                  "RangeUnit=1", f"Optimizer_Name={entry.name}", f"Optimizer_NetworkName={entry.network}",
+                  f"Optimizer_DatasetName={VALIDATION if entry.dataset == 'validation' else TRAINING}",
+                  f"UpdateInterval={int(o.update_interval)}"]
+        lines += _solver(o, unsupported) + _schedule(o, unsupported)
+        if o.warmup_iterations:
+            unsupported.append(f"optimizer '{entry.name}': its warm-up is not written to the .sdcproj")
+        lines.append("LearningRateWarmupScheduler=None")
+    return lines
