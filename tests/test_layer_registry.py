@@ -129,7 +129,7 @@ def test_a_registration_alone_makes_a_type_importable_and_exportable(tmp_path):
 
 
 def test_captions_come_from_the_registration():
-    from nnconsole.engine.layers.captions import caption
+    from nnconsole.engine.layers.registry import caption
 
     assert caption("Convolution", {"outmaps": 16, "kernel": [3, 3], "stride": [1, 1], "pad": [1, 1]}) == \
         "16 maps · 3×3 · pad 1"

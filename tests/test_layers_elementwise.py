@@ -303,7 +303,7 @@ def test_logical_outputs_are_constants_for_backward():
 
 
 def test_scalar_arithmetic_nodes_show_their_formula():
-    from nnconsole.engine.layers.captions import caption
+    from nnconsole.engine.layers.registry import caption
 
     assert caption("AddScalar", {"val": 2.5}) == "x + 2.5" and caption("RDivScalar", {"val": 1.0}) == "1 / x"
     assert caption("PowScalar", {}) == "x ^ 2"  # NNC's default Value

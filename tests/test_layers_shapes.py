@@ -10,7 +10,8 @@ import pytest
 from nnconsole.engine.layers import ShapeError, all_specs, defaults, get_spec, groups, resolve_params
 from nnconsole.engine.layers.registry import GROUPS, ParamSpec
 from nnconsole.engine.project.model import Initializer, Layer, Network
-from nnconsole.engine.network.shapes import derive_network, infer_network, runtime_layer_names, topological_order
+from nnconsole.engine.network.shapes import derive_network, infer_network, runtime_layer_names
+from nnconsole.engine.network.layer_order import topological_order
 
 
 def L(name, type_, inputs=(), **params):

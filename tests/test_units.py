@@ -8,7 +8,7 @@ import pytest
 from nnconsole.engine.runtime.graph import GraphError, build_graph
 from nnconsole.engine.project.model import Layer, Network
 from nnconsole.engine.network.shapes import infer_network
-from nnconsole.engine.network.units import UnitInnerLayer as U
+from nnconsole.engine.network.shared_params import UnitInnerLayer as U
 from nnconsole.engine.check.project_file import load_valid_project
 
 L = Layer

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from nnconsole.engine.project.model import Network
-from nnconsole.engine.network.shapes import topological_order
+from nnconsole.engine.network.layer_order import topological_order
 
 NODE_WIDTH = 220.0
 NODE_HEIGHT = 52.0

@@ -11,7 +11,8 @@ from typing import Any, Mapping, Optional
 
 from PySide6.QtGui import QColor, QFont
 
-from nnconsole.engine.layers.captions import caption, fmt_dims  # noqa: F401  (fmt_dims re-exported)
+from nnconsole.engine.layers.captions import fmt_dims  # noqa: F401  (the canvas modules format through style)
+from nnconsole.engine.layers.registry import caption
 from nnconsole.engine.layers.captions import generic as generic_caption
 from nnconsole.engine.layers.groups import GROUP_COLORS
 

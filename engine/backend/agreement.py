@@ -9,13 +9,15 @@ that fell back to the CPU, the reason.
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
+from nnconsole.engine.test_seams import seam
+from nnconsole.engine.backend.device import cuda_diagnosis
+from nnconsole.engine.backend.mpi import CommError
 
 
 
 def _reported_backend(rank: int, backend: str) -> tuple:
     """(backend, note): the rank's own backend, or the ``report_backend`` test seam's ("RANK=BACKEND": that
     rank reports BACKEND, so the disagreement can be produced on a machine without GPUs)."""
-    from nnconsole.engine.test_seams import seam
 
     spec = seam("report_backend")
     target, _, forced = spec.partition("=") if isinstance(spec, str) else ("", "", "")
@@ -30,7 +32,6 @@ def _reason(choice: Any, requested: str) -> str:
         return choice.description
     if requested == "cpu":
         return "config.device is 'cpu'"
-    from nnconsole.engine.backend.device import cuda_diagnosis
 
     return f"fell back to the CPU: {cuda_diagnosis() or 'the GPU check passed on a second look (flaky driver?)'}"
 
@@ -58,7 +59,6 @@ def agree_on_backend(comm: Any, choice: Any, requested: str) -> None:
         return
     from mpi4py import MPI
 
-    from nnconsole.engine.backend.mpi import CommError
 
     rank = mpi.Get_rank()
     backend, note = _reported_backend(rank, choice.backend)

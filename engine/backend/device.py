@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from nnconsole.engine.errors import RunFailedError
+from nnconsole.engine.backend.gpu_libs import (driver_problem, extension_installed, give_nnabla_libmpi,
+                                               preload_wheel_libraries)
 
 
 class DeviceError(RunFailedError, RuntimeError):
     """The requested device cannot be used; the message says why and what to install."""
-
 
 @dataclass
 class DeviceChoice:
@@ -37,7 +38,6 @@ def preload_nvidia_libraries() -> tuple:
     not search; ``nnconsole.engine.backend.gpu_libs`` loads exactly the ones the extension needs, dependencies first.
     Returns the paths loaded (none when the wheels are absent, e.g. with a system CUDA).
     """
-    from nnconsole.engine.backend.gpu_libs import preload_wheel_libraries
 
     return preload_wheel_libraries().loaded
 
@@ -49,8 +49,6 @@ def cuda_diagnosis() -> Optional[str]:
     nnabla-ext-cuda searches for libmpi when it is imported, and registers its NCCL communicator only
     when that search succeeds.
     """
-    from nnconsole.engine.backend.gpu_libs import (driver_problem, extension_installed, give_nnabla_libmpi,
-                                                   preload_wheel_libraries)
 
     if not extension_installed():
         return ("nnabla-ext-cuda120 is not installed; install the GPU extra: "

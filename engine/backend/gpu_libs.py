@@ -24,6 +24,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
+from nnconsole.engine.backend.mpi import launched_by_mpi
 
 NEEDS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "resources", "cuda_wheel_needs.json")
 # What nnabla-ext-cuda prints when none of its libmpi candidates loads (dl_mpi.cpp, v1.39.0).
@@ -178,7 +179,6 @@ def give_nnabla_libmpi() -> Optional[str]:
     temporary folder is writable. The folder is removed when the process exits; the library stays mapped.
     """
     if "mpi4py.MPI" not in sys.modules:
-        from nnconsole.engine.backend.mpi import launched_by_mpi
 
         # Not SLURM_PROCID: a Slurm batch script has it too, and nnconsole's launcher must not start MPI.
         if not launched_by_mpi({k: v for k, v in os.environ.items() if k != "SLURM_PROCID"}):

@@ -7,9 +7,11 @@ from typing import Dict, List, Tuple
 
 from nnconsole.engine.check.validate import check_settings
 from nnconsole.engine.project.errors import Problem
-from nnconsole.engine.project.model import DATASET_SPLITS, MAIN_NETWORK, ExtraOptimizer, Project
+from nnconsole.engine.project.model import (DATASET_SPLITS, ExtraOptimizer, MAIN_NETWORK, Project,
+                                            REPEAT_EVALUATION_TYPES)
 from nnconsole.engine.project.structure import FIRST_OPTIMIZER, NETWORK_NAME, all_networks, trained_networks
 
+from nnconsole.engine.network.shapes import infer_network
 
 def check_structure(project: Project) -> List[Problem]:
     """The extra networks (names, layers, shapes) and optimizers (network, dataset, range, settings)."""
@@ -23,8 +25,6 @@ def check_structure(project: Project) -> List[Problem]:
 
 
 def _check_executors(project: Project) -> List[Problem]:
-    from nnconsole.engine.project.model import REPEAT_EVALUATION_TYPES
-
     problems: List[Problem] = []
     networks = all_networks(project)
     for i, ex in enumerate(project.executors):
@@ -42,8 +42,6 @@ def _check_executors(project: Project) -> List[Problem]:
 
 
 def _check_networks(project: Project) -> List[Problem]:
-    from nnconsole.engine.network.shapes import infer_network
-
     problems: List[Problem] = []
     for name, network in project.networks.items():
         where = f"networks.{name}"
@@ -59,10 +57,6 @@ def _check_networks(project: Project) -> List[Problem]:
 
 
 def _check_optimizer(project: Project, i: int, entry: ExtraOptimizer, names: set) -> List[Problem]:
-    from nnconsole.engine.network.shapes import infer_network
-
-
-
     where = f"optimizers[{i}]"
     problems: List[Problem] = []
     if not entry.name.strip() or entry.name in names:
@@ -96,7 +90,6 @@ def _check_optimizer(project: Project, i: int, entry: ExtraOptimizer, names: set
 
 def _check_shared_inputs(project: Project) -> List[Problem]:
     """A dataset variable read by several trained networks must have one shape."""
-    from nnconsole.engine.network.shapes import infer_network
 
     seen: Dict[str, Tuple[str, Tuple[int, ...]]] = {}
     problems: List[Problem] = []

@@ -14,13 +14,24 @@ import os
 import re
 from typing import Any, Callable, Iterable, List, Optional, Sequence
 
+from nnconsole.engine.data.loading import peek_csv
 from nnconsole.engine.network.parameter_files import ParameterFileError, parameter_differences, read_parameter_file
-from nnconsole.engine.network.shapes import infer_network
+from nnconsole.engine.network.shapes import dataset_variables, infer_network
 from nnconsole.engine.project.errors import Problem
 from nnconsole.engine.project.model import Project
 from nnconsole.engine.project.paths import dataset_path, outside_project, project_folder
-from nnconsole.engine.project.schema import MAX_COUNT, SETTINGS, Setting, value_at
+from nnconsole.engine.project.schema import (MAX_COUNT, NON_NEGATIVE_SOLVER_PARAMS, Setting, SETTINGS, SOLVER_PARAMS,
+                                             SOLVER_SPECS, UNIT_INTERVAL_SOLVER_PARAMS, value_at)
 
+from nnconsole.engine.plan.hosts import check_hosts, HOST_FORMS
+from nnconsole.engine.plan.timing_inputs import LINK_FIX, LINK_SETTING, link_setting_problem
+from nnconsole.engine.layers.registry import prod
+from nnconsole.engine.project.structure import all_networks, MAIN_NETWORK
+from nnconsole.engine.network.shared_params import weight_scope_of
+from nnconsole.engine.network.repeat_blocks import unroll
+from nnconsole.engine.network.units import expanded_project, UnitError
+from nnconsole.engine.data.loading import check_dataset
+from nnconsole.engine.data.labels import class_label_variables
 # One array (a layer's output for a sample, or a parameter) above this many values cannot be trained.
 MAX_ARRAY_VALUES = 2**31 - 1
 OUTSIDE_FLAG = "--allow-outside-data"
@@ -95,10 +106,8 @@ def check_settings(project: Project) -> List[Problem]:
     m = project.multi_gpu
     problems += _check_solver_params(project)
     problems += check_mpiexec_args(m.mpiexec_args)
-    from nnconsole.engine.plan.hosts import HOST_FORMS, check_hosts  # mpiexec hands hosts to ssh: no option-shaped names
     problems += [Problem(f"multi_gpu.hosts[{i}]", why, fix=f"write {HOST_FORMS}")
                  for i, why in check_hosts(m.hosts)]
-    from nnconsole.engine.plan.timing_inputs import LINK_FIX, LINK_SETTING, link_setting_problem  # read as plan --link
     link_problem = link_setting_problem(m.link)
     if link_problem:
         problems.append(Problem(LINK_SETTING, link_problem, fix=LINK_FIX))
@@ -106,9 +115,6 @@ def check_settings(project: Project) -> List[Problem]:
 
 
 def _check_solver_params(project: Project) -> List[Problem]:
-    from nnconsole.engine.project.schema import (NON_NEGATIVE_SOLVER_PARAMS, SOLVER_PARAMS, SOLVER_SPECS,
-                                                 UNIT_INTERVAL_SOLVER_PARAMS)
-
     o = project.optimizer
     known = SOLVER_PARAMS.get(o.solver)
     problems: List[Problem] = []
@@ -185,8 +191,6 @@ def check_mpiexec_args(args: Sequence[str], path: str = "multi_gpu.mpiexec_args"
 
 def check_network(project: Project) -> List[Problem]:
     """Layer names, initializers, sizes and the engine's shape inference, located at each layer."""
-    from nnconsole.engine.layers.registry import prod
-    from nnconsole.engine.network.shapes import infer_network
 
     problems: List[Problem] = []
     layers = project.network.layers
@@ -217,7 +221,6 @@ def check_network(project: Project) -> List[Problem]:
         problems.append(Problem("network.layers", "the network has no layers",
                                 fix="start from a template: nnconsole new --template digits_cnn"))
         return problems
-    from nnconsole.engine.project.structure import MAIN_NETWORK, all_networks
 
     info = infer_network(project.network, all_networks(project), MAIN_NETWORK)  # Units use the other networks
     for name, message in info.errors:
@@ -299,11 +302,8 @@ def check_initial_parameters(project: Project, allow_outside: bool = False) -> L
         return [Problem("config.initial_parameters", str(exc).split("; it is damaged")[0] + " (damaged or truncated)",
                         fix="export the parameters again, or clear the field to start from the initializers")]
     # nnabla names a parameter <layer>/<function scope>/<weight>; the registry knows layer and weight.
-    from nnconsole.engine.network.shared_params import weight_scope_of
 
-    from nnconsole.engine.network.repeat_blocks import unroll
 
-    from nnconsole.engine.network.units import UnitError, expanded_project
 
     try:  # Units' weights are named as their expansion names them ('unit/layer/affine/W')
         network = expanded_project(project).network
@@ -339,10 +339,8 @@ def check_datasets(project: Project, peek: Optional[Callable] = None, allow_outs
     Paths outside the project folder (and, with ``deep``, image cells of the CSVs that lead outside
     it) are refused unless ``allow_outside`` (the user said so).
     """
-    if peek is None:
-        from nnconsole.engine.data.loading import peek_csv as peek
+    peek = peek or peek_csv
     problems: List[Problem] = []
-    from nnconsole.engine.network.shapes import dataset_variables
 
     needed = dataset_variables(project)  # Main's Inputs and those of every network an optimizer trains
     for key in ("training", "validation"):
@@ -370,8 +368,6 @@ def check_datasets(project: Project, peek: Optional[Callable] = None, allow_outs
                 fix="rename the Input layer's 'variable' or the CSV header so they match"))
             continue
         if deep:
-            from nnconsole.engine.data.loading import check_dataset
-            from nnconsole.engine.data.labels import class_label_variables
             try:
                 check_dataset(full, expected_shapes={k: tuple(v) for k, v in needed.items()},
                               confine_to=None if allow_outside else project_folder(project),

@@ -17,8 +17,11 @@ import sys
 import time
 from typing import Callable, Optional
 
-from nnconsole.engine.rundir.protocol import DATASET_CREATED_EVENT, DATASET_PROGRESS_EVENT, announce
+from nnconsole.engine.rundir.protocol import announce, DATASET_CREATED_EVENT, DATASET_PROGRESS_EVENT, format_duration
 from nnconsole.engine.errors import ExitCode
+from nnconsole.engine.data.create.writer import create_dataset, CreateOptions
+from nnconsole.engine.data.create.sources import DatasetCreateError, make_plan
+from nnconsole.engine.data.create.shaping import MODES
 
 _TRUE, _FALSE = ("true", "yes", "1", "on"), ("false", "no", "0", "off")
 
@@ -61,8 +64,6 @@ class _Reporter:
         self.shown = self.sent = 0.0
 
     def __call__(self, done: int, total: int, elapsed: float) -> None:
-        from nnconsole.engine.rundir.protocol import format_duration
-
         eta = elapsed / done * (total - done) if done else None
         now = time.monotonic()
         last = done == total
@@ -104,9 +105,6 @@ def _stop_on_sigterm():
 
 
 def cmd_dataset_create(args: argparse.Namespace) -> int:
-    from nnconsole.engine.data.create.writer import CreateOptions, create_dataset
-    from nnconsole.engine.data.create.sources import DatasetCreateError, make_plan
-
     try:
         ratio2 = _ratio2(args)
     except ValueError as exc:
@@ -154,7 +152,6 @@ def _dataset_help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespa
 
 def register(add: Callable) -> None:
     """Add ``dataset create`` through nnconsole.engine.cli.main's ``add(name, fn, help)``."""
-    from nnconsole.engine.data.create.shaping import MODES
 
     group = add("dataset", None, "Dataset tools: 'dataset create' makes an image classification dataset "
                 "(NNC's create dataset).")

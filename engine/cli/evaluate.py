@@ -11,15 +11,14 @@ import sys
 from typing import Callable
 
 from nnconsole.engine.errors import ExitCode
+from nnconsole.engine.data.loading import DatasetError
+from nnconsole.engine.evaluate.evaluation import evaluate_run, EvaluationError
+from nnconsole.engine.metrics.results import summary_text, write_evaluation
 
 EXIT_BAD_INPUT = ExitCode.BAD_INPUT
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from nnconsole.engine.data.loading import DatasetError
-    from nnconsole.engine.evaluate.evaluation import EvaluationError, evaluate_run
-    from nnconsole.engine.metrics.results import summary_text, write_evaluation
-
     try:
         result = evaluate_run(args.run_dir, model=args.model, batch_size=args.batch_size,
                               dataset=os.path.abspath(args.dataset) if args.dataset else None)

@@ -15,6 +15,7 @@ from typing import Callable
 from nnconsole.engine.data.create.shaping import MODES
 from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.rundir.protocol import progress_line
+from nnconsole.engine.evaluate.inference import infer
 
 PROGRESS_EVERY_S = 0.5
 
@@ -24,8 +25,6 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def cmd_infer(args: argparse.Namespace) -> int:
-    from nnconsole.engine.evaluate.inference import infer
-
     signal.signal(signal.SIGTERM, _interrupt)  # the GUI's Stop: leave no half-written file behind
     last = [0.0]
 

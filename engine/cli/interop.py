@@ -13,14 +13,18 @@ from typing import Callable
 
 from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.check.project_file import load_valid_project
+from nnconsole.engine.interop import export_run, import_to_project, InteropError
+from nnconsole.engine.project.paths import outside_project
+from nnconsole.engine.rundir.protocol import RESOLVED_FILE
+from nnconsole.engine.interop.nntxt.exporter import export_nntxt
+from nnconsole.engine.interop.run_export import refuse_existing
+from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 
 EXIT_BAD_INPUT = ExitCode.BAD_INPUT
 PROJECT_FORMATS = ("nntxt", "sdcproj")  # what a project file (not a trained run) exports to
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from nnconsole.engine.interop import InteropError, import_to_project
-
     out = os.path.abspath(args.output)
     if os.path.exists(out) and not args.force:
         print(f"nnconsole import: {out} exists; choose another -o or add --force", file=sys.stderr)
@@ -44,10 +48,6 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def _datasets_outside(project) -> list:
     """Dataset paths outside the project's folder (which nnconsole refuses to read unless allowed)."""
-    try:
-        from nnconsole.engine.project.paths import outside_project
-    except ImportError:  # an engine without that rule
-        return []
     found = []
     for key in ("training", "validation"):
         value = getattr(project.datasets, key)
@@ -57,12 +57,9 @@ def _datasets_outside(project) -> list:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from nnconsole.engine.interop import InteropError, export_run
-
     source = args.source
     try:
         if os.path.isdir(source) and args.format == "sdcproj":
-            from nnconsole.engine.rundir.protocol import RESOLVED_FILE
             print(f"nnconsole export: a run directory exports its model (nnp, nntxt, onnx); for sdcproj give a "
                   f"project file, such as the run's own {os.path.join(source, RESOLVED_FILE)}", file=sys.stderr)
             return EXIT_BAD_INPUT
@@ -75,9 +72,6 @@ def cmd_export(args: argparse.Namespace) -> int:
                       f"{args.format} give a run directory of a trained run", file=sys.stderr)
                 return EXIT_BAD_INPUT
 
-            from nnconsole.engine.interop.nntxt.exporter import export_nntxt
-            from nnconsole.engine.interop.run_export import refuse_existing
-            from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
             project = load_valid_project(source, check_datasets=False)
             output = args.output or os.path.splitext(source)[0] + "." + args.format
             refuse_existing([output], args.force)

@@ -14,6 +14,20 @@ from nnconsole.engine.project.schema import DEVICES, LAUNCHERS, PRECISIONS, SCAL
 from nnconsole.engine.rundir.protocol import RUN_DIR_EVENT, announce
 from nnconsole.engine.errors import EXIT_CODE_MEANINGS, ExitCode
 from nnconsole.engine.check.project_file import load_valid_project
+from nnconsole.engine.plan.hosts import host_problem, network_problem, read_hostfile_problems
+from nnconsole.engine.launch.launcher import launch, LaunchRequest, plan_for
+from nnconsole.engine.launch.progress import ProgressPrinter
+from nnconsole.engine.launch.overrides import describe_overrides
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.launch.replay import replay
+from nnconsole.engine.project.structure import all_networks, FIRST_OPTIMIZER, MAIN_NETWORK, optimizer_project
+from nnconsole.engine.network.shapes import infer_network
+from nnconsole.engine.network.layer_table import info_text
+from nnconsole.engine.plan.explain import format_plan_table
+from nnconsole.templates import list_templates
+from nnconsole.engine.project.templates import create_from_template
+from nnconsole.engine.doctor.checks import run_doctor
+from nnconsole.engine.plan.timing_inputs import prediction_report
 
 
 def _say(text: str, err: bool = False) -> None:
@@ -43,7 +57,6 @@ def _positive_int(text: str) -> int:
 
 def _host_list(text: str) -> List[str]:
     """``--hosts H1,H2:slots``: host names only (mpiexec hands them to ssh, where '-o...' is an option)."""
-    from nnconsole.engine.plan.hosts import host_problem
 
     hosts = [h for h in text.split(",") if h]
     for host in hosts:
@@ -55,7 +68,6 @@ def _host_list(text: str) -> List[str]:
 
 def _hostfile(text: str) -> str:
     """``--hostfile FILE``: made absolute here, and every line must name a host (see nnconsole.engine.plan.hosts)."""
-    from nnconsole.engine.plan.hosts import read_hostfile_problems
 
     path = _user_path(text)
     problems = read_hostfile_problems(path)
@@ -66,7 +78,6 @@ def _hostfile(text: str) -> str:
 
 def _network(text: str) -> str:
     """``--network NET``: subnets or interface names (nnconsole.engine.plan.hosts.network_problem)."""
-    from nnconsole.engine.plan.hosts import network_problem
 
     problem = network_problem(text)
     if problem:
@@ -82,9 +93,6 @@ def _user_path(text: Optional[str]) -> Optional[str]:
 
 # ---- commands -------------------------------------------------------------------------------------
 def cmd_train(args: argparse.Namespace) -> int:
-    from nnconsole.engine.launch.launcher import LaunchRequest, launch
-    from nnconsole.engine.launch.progress import ProgressPrinter
-
     if not args.project and not args.resume:
         print("nnconsole train: give a PROJECT file, or --resume RUN_DIR", file=sys.stderr)
         return ExitCode.BAD_INPUT
@@ -126,7 +134,6 @@ def _print_plan_summary(plan) -> None:
 
 def _print_overrides(request) -> None:
     """The project settings this run uses in place of the project's (``--allreduce-precision`` ...)."""
-    from nnconsole.engine.launch.overrides import describe_overrides
 
     given = describe_overrides(request.__dict__)
     if given:
@@ -134,8 +141,6 @@ def _print_overrides(request) -> None:
 
 
 def _print_result(result) -> int:
-    from nnconsole.engine.rundir import store as runs
-
     status = runs.read_status(result.run_dir)
     if result.status == "finished":
         last = [r for r in runs.iter_metrics(result.run_dir, "validation")]
@@ -155,15 +160,10 @@ def _print_result(result) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from nnconsole.engine.launch.replay import replay
-
     return replay(_user_path(args.run_dir), quiet=args.quiet, events=args.events)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from nnconsole.engine.project.structure import MAIN_NETWORK, all_networks
-    from nnconsole.engine.network.shapes import infer_network
-
     project = load_valid_project(args.project, allow_outside_data=args.allow_outside_data)
     info = infer_network(project.network, all_networks(project), MAIN_NETWORK)  # Units use the other networks
     print(f"{args.project}: OK ({len(project.network.layers)} layers, {info.total_params:,} parameters, "
@@ -172,18 +172,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    from nnconsole.engine.network.layer_table import info_text
-
     print(info_text(load_valid_project(args.project, check_datasets=False)))  # one table per network (issue 17)
     return ExitCode.OK
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from nnconsole.engine.launch.launcher import plan_for
-    from nnconsole.engine.plan.explain import format_plan_table
-
-    from nnconsole.engine.project.structure import FIRST_OPTIMIZER, optimizer_project
-
     project = load_valid_project(args.project, check_datasets=False)
     counts = args.gpus or [project.multi_gpu.workers]
     plans = [plan_for(project, n, args.device, args.policy) for n in counts]
@@ -203,7 +196,6 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(format_plan_table(extra))
     if args.hosts or args.link or args.compute_ms is not None or args.latency_ms is not None or \
             project.multi_gpu.link.strip():  # the predictor (issue 20); a project naming its link asks for it
-        from nnconsole.engine.plan.timing_inputs import prediction_report
 
         print("\n" + prediction_report(project, args.hosts or project.multi_gpu.hosts, counts,
                                         lambda n: plan_for(project, n, args.device, args.policy),
@@ -212,24 +204,18 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_templates(args: argparse.Namespace) -> int:
-    from nnconsole.templates import list_templates
-
     for t in list_templates():
         print(f"{t.name:22s} {t.title}")
     return ExitCode.OK
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    from nnconsole.engine.project.templates import create_from_template
-
     path = create_from_template(args.template, args.destination)
     print(f"created {path}")
     return ExitCode.OK
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from nnconsole.engine.doctor.checks import run_doctor
-
     return run_doctor(workers=args.gpus, hosts=args.hosts or [])
 
 

@@ -17,6 +17,8 @@ import numpy as np
 
 from nnconsole.engine.backend.mpi import CommError, host_count, launched_by_mpi, local_rank_of, mpi_world
 from nnconsole.engine.test_seams import seam
+from nnconsole.engine.comm.half import HalfPrecisionReducer
+from nnconsole.engine.comm.overlap import OverlappedBackward
 
 # From the bucket sweep of bench/allreduce.py (three runs, three gradient layouts): 2 MB was at or
 # within noise of the fastest size everywhere and ahead of 4 MB in 8 of the 9 comparisons.
@@ -175,8 +177,6 @@ class MpiCpuComm(_MpiBase):
     def __init__(self, mpi_comm: Any, bucket_mb: float = DEFAULT_BUCKET_MB, half: bool = False,
                  overlap: bool = False) -> None:
         super().__init__(mpi_comm)
-        from nnconsole.engine.comm.half import HalfPrecisionReducer
-        from nnconsole.engine.comm.overlap import OverlappedBackward
 
         self.half = HalfPrecisionReducer(mpi_comm, self._MPI) if half else None  # float16 messages (comm_half)
         self.overlaps_backward = overlap

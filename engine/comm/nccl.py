@@ -11,6 +11,8 @@ from typing import Any, Dict, Optional, Sequence
 
 from nnconsole.engine.comm.cpu import _MpiBase
 from nnconsole.engine.backend.mpi import CommError
+from nnconsole.engine.backend.device import check_nccl_device, nccl_library
+from nnconsole.engine.backend.gpu_libs import nccl_failure_hint
 
 # nnabla-ext-cuda 1.39's AllReduceCallback carves a fixed 40 MiB device pool into buffers of
 # pack_size elements (libnnabla_cuda-120_8.so, all_reduce_callback<float>: 10485760 / pack buffers,
@@ -32,8 +34,6 @@ class NcclGpuComm(_MpiBase):
 
     def __init__(self, mpi_comm: Any, ctx: Any, params: Dict[str, Any]) -> None:
         super().__init__(mpi_comm)
-        from nnconsole.engine.backend.device import check_nccl_device, nccl_library
-        from nnconsole.engine.backend.gpu_libs import nccl_failure_hint
 
         try:
             import nnabla.communicators as C

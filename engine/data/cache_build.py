@@ -22,6 +22,7 @@ import numpy as np
 from nnconsole.engine.data import cache
 from nnconsole.engine.data import decode_worker
 from nnconsole.engine.data.decode import ImageLayout
+from nnconsole.engine.helper_processes import python_module_command
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +158,6 @@ def build_entry(partial: Path, jobs: Sequence[ImageJob], key: str, progress: Opt
 def _run_pool(todo: List[int], task: Callable, finished: Callable, workers: int) -> Optional[Failure]:
     """The chunks ``todo`` decoded by ``workers`` decode_worker processes, two tasks in flight per process;
     chunks a dead worker held are decoded here instead."""
-    from nnconsole.engine.helper_processes import python_module_command
 
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     procs = [subprocess.Popen(python_module_command("nnconsole.engine.data.decode_worker"), stdin=subprocess.PIPE,

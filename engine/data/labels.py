@@ -17,6 +17,10 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from nnconsole.engine.project.model import Network, Project
+from nnconsole.engine.layers.types.inputs import input_variable
+from nnconsole.engine.layers.registry import find_spec, norm_axis
+from nnconsole.engine.network.shapes import infer_network
+from nnconsole.engine.project.paths import dataset_path
 
 
 def class_label_variables(network: Network) -> Dict[str, int]:
@@ -26,9 +30,6 @@ def class_label_variables(network: Network) -> Dict[str, int]:
     layers (not read straight from an Input) is not a dataset column, so it has no entry; a
     variable read by several such losses gets the smallest count.
     """
-    from nnconsole.engine.layers.types.inputs import input_variable
-    from nnconsole.engine.layers.registry import norm_axis
-    from nnconsole.engine.network.shapes import infer_network
 
     info = infer_network(network)
     by_name = {layer.name: layer for layer in network.layers}
@@ -76,8 +77,6 @@ def label_rule_text(classes: int) -> str:
 
 
 def _class_index_loss(type_name: str) -> bool:
-    from nnconsole.engine.layers.registry import find_spec
-
     spec = find_spec(type_name)
     return spec is not None and spec.class_index_target
 
@@ -104,7 +103,6 @@ def project_class_names(project: Project) -> List[str]:
     """The class names of a project: ``labels.txt`` beside its training dataset CSV, or [] when there is none."""
     import os
 
-    from nnconsole.engine.project.paths import dataset_path
 
     if not project.datasets.training:
         return []

@@ -32,6 +32,10 @@ from nnconsole.engine.data.csv_reader import (IMAGE_EXTENSIONS, CsvPreview, Data
 from nnconsole.engine.data.matrix import load_matrices, looks_like_matrix
 from nnconsole.engine.data.decode import (_image_files, _image_layout, _image_target, _load_images, _load_numbers,
                                           image_problem)
+from nnconsole.engine.data.labels import class_label_variables, first_bad_label, label_rule_text
+from nnconsole.engine.network.shapes import dataset_variables
+from nnconsole.engine.project.paths import dataset_path
+from nnconsole.engine.rundir.protocol import DATASET_CACHE, DatasetCacheRecord
 
 if TYPE_CHECKING:
     from nnconsole.engine.project.model import Project
@@ -222,7 +226,6 @@ def _prepare(table: _Table, expected: Dict[str, Tuple[int, ...]], base: Path, ro
 
 def _check_labels(table: _Table, var: _Var, values: Optional[np.ndarray], classes: int) -> None:
     """Every value of a class-label variable is a class index (nnconsole.engine.data.labels), else a located error."""
-    from nnconsole.engine.data.labels import first_bad_label, label_rule_text
 
     if values is None:
         raise _err(table.shown, 1, var.name, f"'{var.name}' holds file paths, but the network reads it as class "
@@ -317,15 +320,12 @@ def class_histogram(dataset: Dataset, variable: str) -> Dict[int, int]:
 
 
 def _expected_shapes(project: "Project") -> Dict[str, tuple]:
-    from nnconsole.engine.network.shapes import dataset_variables
     return dataset_variables(project)  # Main's Inputs and those of every network an optimizer trains
 
 
 def load_dataset_split(project: "Project", which: str, shapes: Optional[Dict[str, tuple]] = None,
                        progress: Optional[ProgressFn] = None) -> Any:
     """The ``which`` ('training' or 'validation') dataset with the shapes the Input layers declare."""
-    from nnconsole.engine.data.labels import class_label_variables
-    from nnconsole.engine.project.paths import dataset_path
 
     if which not in ("training", "validation"):
         raise ValueError(f"unknown dataset split {which!r}; expected 'training' or 'validation'")
@@ -352,7 +352,6 @@ def cache_progress_records(write: Callable[[Dict[str, Any]], None], every_s: flo
                            ) -> Callable[[str, int, int, Optional[float]], None]:
     """A ``load_datasets`` progress callback writing ``dataset_cache`` run records (at most every ``every_s``
     seconds, and always the first and the last), which the CLI and the GUI's TRAINING tab show."""
-    from nnconsole.engine.rundir.protocol import DATASET_CACHE, DatasetCacheRecord
 
     last = {"t": 0.0}
 

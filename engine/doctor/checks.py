@@ -17,6 +17,10 @@ from typing import Callable, List, Optional
 from nnconsole.engine.doctor import gpu_checks as doctor_gpu
 from nnconsole.engine.doctor.outcome import Check
 from nnconsole.engine.errors import ExitCode
+from nnconsole.engine.backend.device import cuda_diagnosis, nccl_library
+from nnconsole.engine.launch.launcher import find_mpiexec, LaunchError, mpi_environment, worker_command
+from nnconsole.engine.helper_processes import python_module_command
+from nnconsole.engine.plan.timing import Link, ring_allreduce_seconds
 
 LATENCY_REPEATS = 30
 SMOKE_MB = 16
@@ -41,8 +45,6 @@ def _nnabla() -> Check:
 
 
 def _nccl() -> Check:
-    from nnconsole.engine.backend.device import cuda_diagnosis, nccl_library
-
     lib = nccl_library()
     if lib:
         return Check("libnccl", "ok", lib)
@@ -80,8 +82,6 @@ def _mpi_library() -> Check:
 
 
 def _mpiexec() -> Check:
-    from nnconsole.engine.launch.launcher import LaunchError, find_mpiexec
-
     try:
         path = find_mpiexec()
     except LaunchError as exc:
@@ -126,13 +126,10 @@ def _hosts(hosts: List[str]) -> List[Check]:
 
 
 def _smoke(workers: int, hosts: List[str]) -> Check:
-    from nnconsole.engine.launch.launcher import LaunchError, mpi_environment, worker_command
-
     try:
         cmd = worker_command("unused", workers, "mpiexec", hosts)
     except LaunchError as exc:
         return Check(f"all-reduce smoke test ({workers} processes)", "fail", str(exc))
-    from nnconsole.engine.helper_processes import python_module_command
 
     cmd = cmd[: cmd.index(sys.executable)] + python_module_command("nnconsole.engine.doctor.checks") + ["--smoke"]
     start = time.monotonic()
@@ -158,7 +155,6 @@ def _smoke(workers: int, hosts: List[str]) -> Check:
 
 def _verdict(result: dict) -> str:
     """Whether training across these hosts will pay: what a typical gradient costs on the measured link."""
-    from nnconsole.engine.plan.timing import Link, ring_allreduce_seconds
 
     link = Link(result["busbw_gbs"] * 1e9, result.get("latency_s", 0.0))
     costs = ", ".join(f"{mb} MB {ring_allreduce_seconds(mb * 1e6, 2, link) * 1000:.0f} ms"

@@ -13,6 +13,11 @@ from typing import Any, List, Optional
 
 from nnconsole.engine.backend import gpu_libs
 from nnconsole.engine.doctor.outcome import Check
+from nnconsole.engine.backend.device import cuda_diagnosis, gpu_count, select_device
+from nnconsole.engine.launch.launcher import LaunchError, mpi_environment, worker_command
+from nnconsole.engine.helper_processes import python_module_command
+from nnconsole.engine.comm.cpu import create_communicator
+from nnconsole.engine.comm.nccl import bus_bandwidth_gbs, device_synchronizer, NcclGpuComm, time_nccl_all_reduce
 
 # The NCCL smoke test's all-reduce, as the MPI smoke test's (nnconsole.engine.doctor.checks.SMOKE_MB).
 NCCL_SMOKE_MB = 64
@@ -73,7 +78,6 @@ def nvidia_driver() -> Optional[Any]:
 
 def cuda_extension(workers: int) -> Any:
     """nnabla-ext-cuda imports and sees GPUs: SKIP without it, FAIL when installed but unusable."""
-    from nnconsole.engine.backend.device import cuda_diagnosis, gpu_count
 
     name = "nnabla-ext-cuda and GPUs"
     if not gpu_libs.extension_installed():
@@ -112,8 +116,6 @@ def nccl_smoke(workers: int, hosts: List[str], gpus_usable: bool, failed: int) -
     """Run ``--smoke-nccl`` under mpiexec: communicator, all_reduce, one callback backward, bandwidth."""
     import subprocess
 
-    from nnconsole.engine.launch.launcher import LaunchError, mpi_environment, worker_command
-    from nnconsole.engine.helper_processes import python_module_command
 
     name = f"NCCL smoke test ({workers} processes)"
     if not gpus_usable:
@@ -167,9 +169,6 @@ def _nccl_smoke_rank(world: Any, np: Any) -> dict:
     import nnabla.parametric_functions as PF
     from mpi4py import MPI
 
-    from nnconsole.engine.comm.cpu import create_communicator
-    from nnconsole.engine.comm.nccl import NcclGpuComm, bus_bandwidth_gbs, device_synchronizer, time_nccl_all_reduce
-    from nnconsole.engine.backend.device import select_device
 
     rank, size = world.Get_rank(), world.Get_size()
     choice = select_device("cuda", "float", create_communicator(require_mpi=size > 1).local_rank)

@@ -20,6 +20,14 @@ from nnconsole.engine.metrics.curves import curve_metrics
 from nnconsole.engine.project.model import Project
 from nnconsole.engine.metrics.results import (EvaluationError, EvaluationResult, classification_metrics, open_run,
                                               probability_columns, regression_metrics, target_variable)
+from nnconsole.engine.data.loading import load_dataset, load_dataset_split, validation_batches
+from nnconsole.engine.runtime.nnp import build_runtime
+from nnconsole.engine.network.parameter_files import ParameterFileError
+from nnconsole.engine.runtime.checkpoint import CheckpointError, load_parameters_checked
+from nnconsole.engine.project.structure import evaluation_view
+from nnconsole.engine.layers import get_spec
+from nnconsole.engine.data.labels import class_label_variables, project_class_names
+from nnconsole.engine.network.shapes import infer_network
 
 
 # ---------------------------------------------------------------------------------------------- running
@@ -28,13 +36,8 @@ def _run_network(project: Project, params_file: str, dataset: Any, batch_size: i
     """Runtime-network outputs for every sample of ``dataset``, shape (size, *output shape)."""
     import nnabla as nn
 
-    from nnconsole.engine.data.loading import validation_batches
-    from nnconsole.engine.runtime.nnp import build_runtime
 
-    from nnconsole.engine.network.parameter_files import ParameterFileError
-    from nnconsole.engine.runtime.checkpoint import CheckpointError, load_parameters_checked
 
-    from nnconsole.engine.project.structure import evaluation_view
 
     nn.clear_parameters()
     batch = max(1, min(int(batch_size), dataset.size))
@@ -86,15 +89,12 @@ def evaluate_run(run_dir: str, model: str = "best", batch_size: Optional[int] = 
     ``dataset`` is any dataset CSV with the network's inputs and its target variable (decoded as the
     project's own data, without writing a decode cache beside it).
     """
-    from nnconsole.engine.data.loading import load_dataset, load_dataset_split
 
     run_dir, project, params_file = open_run(run_dir, model)
     loss_type, label_var = target_variable(project)
     if dataset is None:
         valid = load_dataset_split(project, "validation")
     else:
-        from nnconsole.engine.data.labels import class_label_variables
-        from nnconsole.engine.network.shapes import infer_network
 
         if not os.path.isfile(dataset):
             raise EvaluationError(f"{dataset}: no such dataset CSV")
@@ -106,14 +106,12 @@ def evaluate_run(run_dir: str, model: str = "best", batch_size: Optional[int] = 
     if label_var not in valid.arrays:
         raise EvaluationError(f"{valid.path}: no column for the target variable '{label_var}'")
     targets = valid.arrays[label_var].reshape(valid.size, -1).astype(np.float64)
-    from nnconsole.engine.layers import get_spec
 
     task = get_spec(loss_type).task or "regression"
     if task == "classification":
         outputs, predictions, labels = _classify(outputs, targets, valid.path, label_var)
         metrics = classification_metrics(labels, predictions, outputs.shape[1])
         metrics.update(curve_metrics(outputs, labels))
-        from nnconsole.engine.data.labels import project_class_names
 
         names = project_class_names(project)
         if names:  # labels.txt beside the training CSV: the EVALUATION tab shows them beside the numbers

@@ -24,7 +24,19 @@ import numpy as np
 
 from nnconsole.engine.data.csv_reader import IMAGE_EXTENSIONS, DatasetError, _looks_like_image, _read_table, _Table
 from nnconsole.engine.errors import NnconsoleError
-from nnconsole.engine.metrics.results import EvaluationError, open_run, probability_columns
+from nnconsole.engine.metrics.results import EvaluationError, open_run, probability_columns, target_variable
+from nnconsole.engine.data.decode import _decode_image, _image_files, _load_numbers
+from nnconsole.engine.data.create.shaping import fit, ImageShapeError, MODES
+from nnconsole.engine.data.matrix import load_matrices, looks_like_matrix
+from nnconsole.engine.data.labels import class_name, project_class_names
+from nnconsole.engine.atomic import write_via
+from nnconsole.engine.network.parameter_files import ParameterFileError
+from nnconsole.engine.runtime.checkpoint import CheckpointError, load_parameters_checked
+from nnconsole.engine.runtime.nnp import build_runtime
+from nnconsole.engine.layers import get_spec
+from nnconsole.engine.network.shapes import first_loss
+from nnconsole.engine.project.structure import evaluation_view
+from nnconsole.engine.evaluate.evaluation import combine_passes
 
 DEFAULT_TOP_K = 5
 DEFAULT_BATCH = 64
@@ -33,7 +45,6 @@ MAX_IMAGE_PIXELS = 64_000_000  # a bigger image is refused before decoding (a de
 
 class InferenceError(NnconsoleError, ValueError):
     """The data cannot be inferred (wrong image size, no input column, existing output...); says how to fix it."""
-
 
 @dataclasses.dataclass
 class InferenceSummary:
@@ -65,8 +76,6 @@ def load_image(path: str, shape: Tuple[int, ...], variable: str, normalize: bool
     """
     from PIL import Image
 
-    from nnconsole.engine.data.decode import _decode_image
-    from nnconsole.engine.data.create.shaping import ImageShapeError, fit
 
     mode, (height, width), channel_axis = _image_mode(shape, variable)
     try:
@@ -150,8 +159,6 @@ def _images_source(paths: List[str], shapes: Dict[str, Tuple[int, ...]], normali
 
 def _csv_source(csv_path: str, shapes: Dict[str, Tuple[int, ...]], label_variable: Optional[str],
                 normalize: bool, resize: Optional[str]) -> _Source:
-    from nnconsole.engine.data.decode import _image_files, _load_numbers
-    from nnconsole.engine.data.matrix import load_matrices, looks_like_matrix
 
     table = _read_table(csv_path)
     if not table.rows:
@@ -218,8 +225,6 @@ def _header(task: str, classes: int, top_k: int, names: List[str], has_labels: b
 
 
 def _row(task: str, values: np.ndarray, top_k: int, names: List[str]) -> List[str]:
-    from nnconsole.engine.data.labels import class_name
-
     if task != "classification":
         return [f"{v:.6g}" for v in values]
     order = np.argsort(-values, kind="stable")[:top_k]
@@ -260,16 +265,8 @@ def infer(run_dir: str, data: Sequence[str], output: Optional[str] = None, model
     ``resize``: None or False refuses images of another size, True or 'resize' stretches them, 'trimming' or
     'padding' keep their aspect ratio (see :mod:`nnconsole.engine.data.create.shaping`).
     """
-    from nnconsole.engine.data.create.shaping import MODES
     import nnabla as nn
 
-    from nnconsole.engine.atomic import write_via
-    from nnconsole.engine.network.parameter_files import ParameterFileError
-    from nnconsole.engine.runtime.checkpoint import CheckpointError, load_parameters_checked
-    from nnconsole.engine.runtime.nnp import build_runtime
-    from nnconsole.engine.data.labels import project_class_names
-    from nnconsole.engine.layers import get_spec
-    from nnconsole.engine.network.shapes import first_loss
 
     started = time.monotonic()
     resize = "resize" if resize is True else (resize or None)
@@ -286,14 +283,12 @@ def infer(run_dir: str, data: Sequence[str], output: Optional[str] = None, model
     task = (get_spec(project.network.layer(loss).type).task if loss else "") or "regression"
     label_variable = None
     if loss:
-        from nnconsole.engine.metrics.results import target_variable
 
         try:
             label_variable = target_variable(project)[1]
         except EvaluationError:
             label_variable = None
 
-    from nnconsole.engine.project.structure import evaluation_view
 
     view, passes, how = evaluation_view(project)  # the executor's network and passes, as evaluate runs them
     nn.clear_parameters()
@@ -345,7 +340,6 @@ def _forward(runtime: Any, arrays: Dict[str, np.ndarray], valid: int, passes: in
              ) -> np.ndarray:
     """Outputs (valid, values) of one batch, ``passes`` evaluations combined as evaluate combines them; a short
     last batch is padded with its first sample."""
-    from nnconsole.engine.evaluate.evaluation import combine_passes
 
     for name, var in runtime.inputs.items():
         x = arrays[name]

@@ -17,6 +17,7 @@ import os
 from typing import Optional
 
 from nnconsole.engine.interop.report import ExportResult, ImportResult, InteropError
+from nnconsole.engine.project.io import save_project
 
 NNTXT_EXTENSIONS = (".nntxt", ".prototxt", ".protobuf", ".pb", ".nnp")
 SDCPROJ_EXTENSIONS = (".sdcproj",)
@@ -68,7 +69,6 @@ def import_to_project(path: str, out: str, backup: bool = False) -> "tuple":
     """
     import shutil
 
-    from nnconsole.engine.project.io import save_project
 
     from nnconsole.engine.interop.common import relocate_datasets
 

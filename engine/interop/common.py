@@ -8,7 +8,11 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from nnconsole.engine.layers.nnc_values import as_bool, as_float, as_int  # noqa: F401  (re-exported)
 from nnconsole.engine.project.model import Layer, Network, Project
 
-from nnconsole.engine.interop.netgraph import Node, unique_name
+from nnconsole.engine.interop.netgraph import Node, to_layers, unique_name
+from nnconsole.engine.layers import find_spec, resolve_params
+from nnconsole.engine.network.shapes import infer_network
+from nnconsole.engine.interop.mapping import registry_type
+from nnconsole.engine.data.loading import peek_csv
 
 
 def resolve_dataset(uri: str, base_dir: str, notes: List[str], what: str) -> str:
@@ -41,7 +45,6 @@ def peek_dataset(path: str) -> Optional[Any]:
     if not path or not os.path.isfile(path):
         return None
     try:
-        from nnconsole.engine.data.loading import peek_csv
         return peek_csv(path, 0)
     except Exception:  # any unreadable file only means "unknown"
         return None
@@ -79,7 +82,6 @@ def relocate_datasets(project: Project, project_path: str) -> None:
 
 def label_target_shape(loss_type: str, pred_shape: Sequence[int], axis: int) -> Tuple[int, ...]:
     """The target shape a loss layer expects for a prediction shape (see nnconsole.engine.layers.types.loss)."""
-    from nnconsole.engine.layers import find_spec
 
     pred = tuple(int(s) for s in pred_shape)
     spec = find_spec(loss_type)
@@ -97,11 +99,6 @@ def add_loss_targets(nodes: List[Node], targets: Dict[str, str], unsupported: Li
     ``targets`` maps loss node name -> dataset variable. Shapes come from shape inference on the
     rest of the network; losses sharing a variable share one Input.
     """
-    from nnconsole.engine.layers import find_spec
-    from nnconsole.engine.network.shapes import infer_network
-
-    from nnconsole.engine.interop.mapping import registry_type
-    from nnconsole.engine.interop.netgraph import to_layers
 
     if not targets:
         return nodes
@@ -146,7 +143,6 @@ def add_loss_targets(nodes: List[Node], targets: Dict[str, str], unsupported: Li
 
 def canonical_params(layer: Layer) -> Dict[str, Any]:
     """A layer's checked parameters with defaults filled in, lists instead of tuples (for YAML)."""
-    from nnconsole.engine.layers import resolve_params
 
     try:
         params = resolve_params(layer.type, layer.params)

@@ -17,6 +17,8 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from nnconsole.engine.project.model import Initializer, Layer
 
 from nnconsole.engine.interop.mapping import non_trainable, registry_type
+from nnconsole.engine.network.repeat_blocks import enclosing_blocks, find_blocks
+from nnconsole.engine.layers import find_spec
 
 LAYOUT_STEP = 80.0  # vertical distance between layers laid out automatically (same as the templates)
 
@@ -72,7 +74,6 @@ def keep_repeat_blocks(nodes: List[Node], times: Dict[str, int], marked_weights:
     ``conv{RepeatStart}/conv/W``) a repeated layer whose weights lack a block's mark reads one set of
     weights in every repetition: it keeps its source scope as ``parameter_scope``. Raises ValueError naming
     ``where`` and the layer when a block is malformed."""
-    from nnconsole.engine.network.repeat_blocks import enclosing_blocks, find_blocks
 
     for n in nodes:
         if n.type == "RepeatStart":
@@ -111,7 +112,6 @@ def repeated_names(nodes: Sequence[Node]) -> Dict[str, List[Tuple[Dict[str, int]
     (outermost block first); nodes outside blocks are left out."""
     import itertools
 
-    from nnconsole.engine.network.repeat_blocks import enclosing_blocks, find_blocks
 
     if not any(n.type in ("RepeatStart", "RepeatEnd") for n in nodes):
         return {}
@@ -178,7 +178,6 @@ def to_layers(nodes: List[Node], unsupported: List[str], layout: bool) -> List[L
 def share_scopes(nodes: Sequence[Node], notes: List[str]) -> None:
     """Nodes whose weights have the same source names (NNC's ParameterScope, nnabla parameters several
     functions read) get one ``parameter_scope``: the source's scope, so the project keeps one set of weights."""
-    from nnconsole.engine.layers import find_spec
 
     users: Dict[str, List[Node]] = {}
     for n in nodes:
@@ -202,7 +201,6 @@ def share_scopes(nodes: Sequence[Node], notes: List[str]) -> None:
 def parameter_renames(nodes: Sequence[Node]) -> Tuple[Dict[str, List[str]], List[str]]:
     """Source parameter name -> project parameter names (``<layer>/<scope>/<key>``), and the names of
     parameters more than one layer uses (weight sharing, which the project model cannot express)."""
-    from nnconsole.engine.layers import find_spec
 
     out: Dict[str, List[str]] = {}
     repeats = repeated_names(nodes)

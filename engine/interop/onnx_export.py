@@ -15,6 +15,7 @@ from typing import List, Optional
 from nnconsole.engine.atomic import write_via
 
 from nnconsole.engine.interop.report import ExportResult, InteropError
+from nnconsole.engine.helper_processes import is_frozen
 
 ONNX_VERSION = "1.13.1"
 INSTALL_HINT = (f"pip install onnx=={ONNX_VERSION} && pip install --no-deps nnabla-converter==1.39.0 "
@@ -35,7 +36,6 @@ def onnx_missing() -> Optional[str]:
         missing.append("nnabla-converter")
     if not missing:
         return None
-    from nnconsole.engine.helper_processes import is_frozen
 
     if is_frozen():
         return ("ONNX export is not included in the nnconsole app; export the run to .nnp here and convert it "

@@ -21,6 +21,7 @@ from nnconsole.engine.interop.common import add_loss_targets
 from nnconsole.engine.interop.netgraph import (Node, keep_repeat_blocks, parameter_renames, remove_pass_through,
                                                share_scopes, to_layers, unique_name)
 from nnconsole.engine.interop.report import InteropError
+from nnconsole.engine.network.shapes import infer_network
 
 
 @dataclass
@@ -58,8 +59,6 @@ def reshape_scalar_predictions(nodes: List[Node], targets: Dict[str, str], notes
     """Losses whose prediction is one scalar per sample (BatchDet, BatchLogdet, a Sum over every axis) read it
     through a Reshape to [1], so their target Input gets shape [1]: a dataset variable is at least one value
     per sample, and an Input of shape [] is not a valid project layer (NNC broadcasts the two)."""
-    from nnconsole.engine.project.model import Network
-    from nnconsole.engine.network.shapes import infer_network
 
     losses = [n for n in nodes if n.name in targets and n.inputs]
     if not losses:

@@ -7,6 +7,11 @@ from typing import List, Optional
 
 from nnconsole.engine.interop.report import ExportResult, InteropError
 from nnconsole.engine.rundir.protocol import RESOLVED_FILE
+from nnconsole.engine.atomic import write_via
+from nnconsole.engine.runtime.nnp import export_nnp
+from nnconsole.engine.project.io import load_project
+from nnconsole.engine.interop.nntxt.exporter import export_nntxt
+from nnconsole.engine.interop.onnx_export import DEFAULT_OPSET, export_onnx
 
 FORMATS = ("nnp", "nntxt", "onnx")
 
@@ -22,13 +27,11 @@ def refuse_existing(paths: List[str], force: bool) -> None:
 
 def _copy(source: str, target: str) -> None:
     """Copy atomically, so a replaced file is never left half written."""
-    from nnconsole.engine.atomic import write_via
 
     write_via(target, lambda tmp: shutil.copyfile(source, tmp))
 
 
 def _run_files(run_dir: str, which: str):
-
     if not os.path.isdir(run_dir):
         raise InteropError(f"{run_dir}: not a directory; give a run directory (results/<project>/<date>)")
     project_file = os.path.join(run_dir, RESOLVED_FILE)
@@ -47,8 +50,6 @@ def _run_files(run_dir: str, which: str):
 def _ensure_nnp(project_file: str, params: str, nnp: str) -> str:
     if os.path.isfile(nnp):
         return nnp
-    from nnconsole.engine.runtime.nnp import export_nnp
-    from nnconsole.engine.project.io import load_project
 
     project = load_project(project_file)
     return export_nnp(project, params, nnp)
@@ -83,13 +84,10 @@ def export_run(run_dir: str, fmt: str, output: Optional[str] = None, which: str 
             "training network, losses, optimizer, datasets and CONFIG: the .nnp holds the runtime network and its "
             "parameters (use --format nntxt for the training setup)"])
     if fmt == "onnx":
-        from nnconsole.engine.interop.onnx_export import DEFAULT_OPSET, export_onnx
 
         source = _ensure_nnp(project_file, params, nnp)
         return export_onnx(source, output, opset=opset or DEFAULT_OPSET)
-    from nnconsole.engine.project.io import load_project
 
-    from nnconsole.engine.interop.nntxt.exporter import export_nntxt
 
     project = load_project(project_file)
     result = export_nntxt(project, output)

@@ -37,13 +37,19 @@ from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.rundir.launch_options import WorkerOptions
 from nnconsole.engine.check.project_file import load_valid_project
 from nnconsole.engine.rundir.protocol import LAUNCHER, RESOLVED_FILE, SNAPSHOT_FILE
+from nnconsole.engine.data.loading import peek_csv
+from nnconsole.engine.backend.device import gpu_count
+from nnconsole.engine.plan.worker_plan import make_plan
+from nnconsole.engine.runtime.checkpoint import find_usable_checkpoint, read_checkpoint, ResumeRefusedError
+from nnconsole.engine.project.structure import all_networks, MAIN_NETWORK
+from nnconsole.engine.network.shapes import infer_network
+from nnconsole.engine.rundir.store import latest_checkpoint
 
 OVERSUBSCRIBE_FLAG = "--oversubscribe"
 
 
 class LaunchError(NnconsoleError, RuntimeError):
     """The job could not be started (no mpiexec, bad hostfile...); the message says how to fix it."""
-
 
 @dataclass
 class LaunchRequest:
@@ -226,9 +232,6 @@ def _preexec() -> None:
 
 def plan_for(project: Project, workers: int, device: Optional[str] = None, policy: Optional[str] = None):
     """The plan the workers will compute, with the dataset size and (on GPU) the GPUs visible here."""
-    from nnconsole.engine.data.loading import peek_csv
-    from nnconsole.engine.backend.device import gpu_count
-    from nnconsole.engine.plan.worker_plan import make_plan
 
     size = None
     if project.datasets.training:
@@ -255,7 +258,6 @@ def check_resumable(run_dir: str, warn: Callable[[str], None] = lambda m: None) 
 
     Raises ResumeRefusedError (a CheckpointError) when the run is still going or has no usable checkpoint.
     """
-    from nnconsole.engine.runtime.checkpoint import ResumeRefusedError, find_usable_checkpoint
 
     if not os.path.isfile(os.path.join(run_dir, RESOLVED_FILE)):
         raise ResumeRefusedError(f"{run_dir}: not a run directory (no {RESOLVED_FILE}); give the folder that "
@@ -287,9 +289,6 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
     problems found on the way that do not stop the run (e.g. a damaged checkpoint skipped on resume);
     they are also written to metrics.jsonl as ``warning`` records, where the GUI sees them.
     """
-    from nnconsole.engine.runtime.checkpoint import read_checkpoint
-    from nnconsole.engine.project.structure import MAIN_NETWORK, all_networks
-    from nnconsole.engine.network.shapes import infer_network
 
     warnings: List[str] = []
     if request.resume_dir:
@@ -410,8 +409,6 @@ def _project_hostfile(project: Project) -> str:
 
 
 def _finish(run_dir: str, code: int, stall: Optional[Stall] = None) -> LaunchResult:
-    from nnconsole.engine.rundir.store import latest_checkpoint
-
     stop_file = os.path.join(run_dir, STOP_FILE)
     try:
         os.unlink(stop_file)

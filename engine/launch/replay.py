@@ -12,6 +12,8 @@ from nnconsole.engine.rundir.protocol import LAUNCH_FILE, OPTIMIZER_LOSS, RUN_DI
 from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.rundir.launch_options import WorkerOptions
 from nnconsole.engine.rundir.protocol import RESOLVED_FILE, SNAPSHOT_FILE
+from nnconsole.engine.launch.launcher import launch, LaunchRequest
+from nnconsole.engine.launch.progress import ProgressPrinter
 
 TOLERANCE = 1e-6
 RUN_OPTIONS_FILE = LAUNCH_FILE  # nnconsole.engine.rundir.launch_options.WorkerOptions
@@ -43,8 +45,6 @@ def replay(run_dir: str, quiet: bool = False, events: str = "") -> int:
 
     ``events``: the file that gets the new run's ``run_dir`` event (``nnconsole replay --events``).
     """
-    from nnconsole.engine.launch.launcher import LaunchRequest, launch
-    from nnconsole.engine.launch.progress import ProgressPrinter
 
     resolved = os.path.join(run_dir, RESOLVED_FILE)
     if not os.path.isfile(resolved):

@@ -27,6 +27,7 @@ from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.protocol import STOP_FILE, read_error_records
 from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.test_seams import seam_seconds
+from nnconsole.engine.rundir.store import latest_checkpoint
 
 STOP_GRACE_SECONDS = 120.0  # a stop request waits this long for the workers' checkpoint at an iteration end
 KILL_GRACE_SECONDS = 5.0  # after SIGTERM, the job's processes get this long before SIGKILL
@@ -324,7 +325,6 @@ def diagnose_failure(run_dir: str, exit_code: int, stall: Optional[Stall] = None
     ``exit_code`` is the launcher's child's status as subprocess reports it: negative when a signal
     killed it. A positive status is an exit code even above 128 (mpiexec's own codes are not signals).
     """
-    from nnconsole.engine.rundir.store import latest_checkpoint
 
     errors = [] if stall else read_error_records(run_dir)
     free = disk_free(run_dir)

@@ -47,16 +47,3 @@ def generic(params: Mapping[str, Any], defaults: Mapping[str, Any], always: bool
         if len(parts) == 3:
             break
     return " · ".join(parts)
-
-
-def caption(type_name: str, params: Mapping[str, Any]) -> str:
-    """The caption of a layer of ``type_name`` with ``params``; '' for an unknown type."""
-    from nnconsole.engine.layers.registry import UnknownLayerType, get_spec
-
-    try:
-        spec = get_spec(type_name)
-    except UnknownLayerType:
-        return ""
-    if spec.caption is not None:
-        return spec.caption(params)
-    return generic(params, spec.defaults(), spec.caption_always)

@@ -10,6 +10,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 from nnconsole.engine.layers.nntxt_codec import (AXIS_PARAMS, Unsupported, axis_to_nnabla, f7, read_fields,
                                                  write_fields)
 from nnconsole.engine.layers.registry import Shape, ShapeError, fmt_shape, norm_axis
+from nnconsole.engine.layers.nnc_values import resolve
 
 
 def nnabla_kwargs(params: Mapping[str, Any]) -> Dict[str, Any]:
@@ -67,7 +68,6 @@ def side_input_properties(*pins: str) -> Callable:
     reported. (An unlinked pin, which NNC would fill from its Generator, leaves the layer an input short,
     which the network check reports by name.)"""
     def hook(name: str, props: Mapping[str, Any], params: dict, unsupported: list) -> set:
-        from nnconsole.engine.layers.nnc_values import resolve
         handled = set()
         for pin in pins:
             dataset = (resolve(dict(props), f"{pin}.Dataset") or "").strip()

@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from nnconsole.engine.project.model import Initializer
 
+from nnconsole.engine.layers import captions
 from nnconsole.engine.layers.groups import GROUPS
 from nnconsole.engine.layers.params import PARAM_KINDS, ParamSpec  # noqa: F401  (re-exported: layer modules import them from here)
 
@@ -298,3 +299,14 @@ def norm_axis(axis: int, ndim: int, what: str = "axis") -> int:
         raise ShapeError(f"{what} {axis} is out of range for an input with {ndim} dimension"
                          f"{'s' if ndim != 1 else ''}; use 0..{ndim - 1} or -1 for the last")
     return a
+
+
+def caption(type_name: str, params: Mapping[str, Any]) -> str:
+    """The caption of a layer of ``type_name`` with ``params``; '' for an unknown type."""
+    try:
+        spec = get_spec(type_name)
+    except UnknownLayerType:
+        return ""
+    if spec.caption is not None:
+        return spec.caption(params)
+    return captions.generic(params, spec.defaults(), spec.caption_always)

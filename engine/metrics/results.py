@@ -19,9 +19,12 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 
 from nnconsole.engine.errors import NnconsoleError
-from nnconsole.engine.project.io import atomic_write
+from nnconsole.engine.project.io import atomic_write, load_project
 from nnconsole.engine.project.model import Project
 from nnconsole.engine.rundir.protocol import RESOLVED_FILE
+from nnconsole.engine.layers import get_spec
+from nnconsole.engine.layers.types.inputs import input_variable
+from nnconsole.engine.network.shapes import first_loss
 
 MODELS = ("best", "final")
 EVALUATION_DIR = "evaluation"
@@ -32,7 +35,6 @@ TOP_CONFUSIONS = 10
 
 class EvaluationError(NnconsoleError, ValueError):
     """The run cannot be evaluated (no parameters, labels out of range...); the message says how to fix it."""
-
 
 @dataclass
 class EvaluationResult:
@@ -151,7 +153,6 @@ def parameters_path(run_dir: str, model: str) -> str:
 
 def open_run(run_dir: str, model: str) -> tuple:
     """(absolute run folder, its resolved project, its ``model`` parameter file) or EvaluationError naming the fix."""
-    from nnconsole.engine.project.io import load_project
 
     run_dir = os.path.abspath(run_dir)
     project_file = os.path.join(run_dir, RESOLVED_FILE)
@@ -175,9 +176,6 @@ def evaluation_dir(run_dir: str, model: str, dataset: Optional[str] = None) -> s
 
 def target_variable(project: Project) -> tuple:
     """(loss layer type, dataset variable holding the loss's target) of the first loss layer."""
-    from nnconsole.engine.layers import get_spec
-    from nnconsole.engine.layers.types.inputs import input_variable
-    from nnconsole.engine.network.shapes import first_loss
 
     name = first_loss(project.network)
     if name is None:

@@ -9,13 +9,15 @@ from __future__ import annotations
 from typing import Dict, List
 
 from nnconsole.engine.project.model import MAIN_NETWORK, Network, Project
+from nnconsole.engine.network.repeat_blocks import enclosing_blocks, find_blocks, has_repeats
+from nnconsole.engine.project.structure import all_networks, FIRST_OPTIMIZER
+from nnconsole.engine.network.shapes import infer_network
 
 HEADER = ("layer", "type", "output shape", "parameters", "multiply-adds")
 
 
 def repetitions(network: Network) -> Dict[str, int]:
     """Layer name -> how many times it runs once its repeat blocks are unrolled (only layers inside blocks)."""
-    from nnconsole.engine.network.repeat_blocks import enclosing_blocks, find_blocks, has_repeats
 
     if not has_repeats(network.layers):
         return {}
@@ -31,8 +33,6 @@ def repetitions(network: Network) -> Dict[str, int]:
 
 def layer_table(project: Project, network: Network, name: str = MAIN_NETWORK) -> List[str]:
     """The lines of one network's table (a 'repeated' column when it has repeat blocks)."""
-    from nnconsole.engine.project.structure import all_networks
-    from nnconsole.engine.network.shapes import infer_network
 
     info = infer_network(network, all_networks(project), name)  # Units use the other networks
     repeated = repetitions(network)
@@ -57,7 +57,6 @@ def layer_table(project: Project, network: Network, name: str = MAIN_NETWORK) ->
 def info_text(project: Project) -> str:
     """Main's table, then each other network's, each headed by the optimizers that train it when the project
     has several networks or optimizers (a one-network project prints its table alone, as before)."""
-    from nnconsole.engine.project.structure import FIRST_OPTIMIZER, all_networks
 
     if not project.networks and not project.optimizers:
         return "\n".join(layer_table(project, project.network))

@@ -32,6 +32,7 @@ from nnconsole.engine.layers.registry import resolve_params
 from nnconsole.engine.project.model import Layer, Network
 from nnconsole.engine.network.recurrent_units import UNIT_TYPES, expand_units
 from nnconsole.engine.network.shared_params import weight_scope_of
+from nnconsole.engine.network.layer_order import topological_order
 
 LOOP_TYPES = ("RecurrentInput", "RecurrentOutput", "Delay")
 MAX_UNROLLED_LAYERS = 50_000  # steps x layers of a block: beyond it a graph is too big to check, build or train
@@ -324,17 +325,6 @@ def unroll_recurrent(network: Network, infer_plain: Callable[[Network], Any]) ->
     return out
 
 
-def unrolled_network(network: Network) -> Network:
-    """The network to build: its recurrent blocks unrolled (unchanged without loop control, or when the
-    blocks cannot be unrolled: checking it then reports why)."""
-    if not has_recurrent(network):
-        return network
-    from nnconsole.engine.network.shapes import infer_plain
-
-    result = unroll_recurrent(network, infer_plain)
-    return result.network if result.network is not None else network
-
-
 def infer_recurrent(network: Network, infer_plain: Callable[[Network], Any]) -> Any:
     """Shape inference of a network with recurrent blocks, in its own layer names: a block's layers show
     their per-step shapes, costs count every step, weights shared over time count once."""
@@ -357,7 +347,6 @@ def infer_recurrent(network: Network, infer_plain: Callable[[Network], Any]) -> 
 def _file_order_without_loops(network: Network) -> List[str]:
     """Data-flow order of the original layers with each Delay's loop-back input cut (ties keep file order),
     the order a file lists them in."""
-    from nnconsole.engine.network.shapes import topological_order
 
     cut = Network(layers=[dataclasses.replace(layer, inputs=layer.inputs[1:]) if layer.type == "Delay" else layer
                           for layer in network.layers])

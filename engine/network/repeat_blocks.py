@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from nnconsole.engine.project.model import Network
 
 START, END = "RepeatStart", "RepeatEnd"
 REPEAT_SHIFT = 240.0  # horizontal offset of each further repetition in an unrolled layout
@@ -254,7 +255,6 @@ def unroll(network: Any) -> Any:
     malformed: shape inference reports that on the block's layers)."""
     if not has_repeats(network.layers) or find_blocks(network.layers)[1]:
         return network
-    from nnconsole.engine.project.model import Network
 
     return Network(layers=unroll_layers(network.layers))
 
@@ -312,18 +312,3 @@ def block_totals(network: Any, info: Any) -> Dict[str, Tuple[int, int, Optional[
         end = info.layers.get(b.end)
         out[b.start] = (b.times, params, None if end is None else end.out_shape)
     return out
-
-
-def unrolled_project(project: Any, info: Any, notes: List[str]) -> Tuple[Any, Any]:
-    """For exporters: a shallow copy of ``project`` with its repeat blocks unrolled and that network's
-    inference (``project`` and ``info`` themselves when it has none); ``notes`` says so."""
-    if not has_repeats(project.network.layers):
-        return project, info
-    from nnconsole.engine.network.shapes import infer_network
-
-    out = copy.copy(project)
-    out.network = unroll(project.network)
-    starts = [layer.name for layer in project.network.layers if layer.type == START]
-    notes.append(f"repeat blocks ({', '.join(starts)}) are written unrolled, one copy of their layers per "
-                 "repetition (parameters 'layer[i]/...', the names nnabla gives them)")
-    return out, infer_network(out.network)

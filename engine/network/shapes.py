@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import copy
 import difflib
-import heapq
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
@@ -25,7 +23,11 @@ from nnconsole.engine.layers.types.inputs import input_variable
 from nnconsole.engine.layers.registry import LayerSpec, ShapeError, UnknownLayerType, prod
 from nnconsole.engine.project.model import Layer, Network, Project
 from nnconsole.engine.project.structure import trained_networks
-from nnconsole.engine.network.units import is_unit_inner
+from nnconsole.engine.network.units import expand_units, fold_unit_problems, with_default_arguments
+from nnconsole.engine.network.layer_order import topological_order
+from nnconsole.engine.network.recurrent_unroll import has_recurrent, infer_recurrent, unroll_recurrent
+from nnconsole.engine.network.repeat_blocks import check_blocks
+from nnconsole.engine.network.shared_params import is_unit_inner, share_parameters
 
 Shape = Tuple[int, ...]
 MODES = ("train", "validation", "runtime")
@@ -76,115 +78,6 @@ def _spec_or_none(type_name: str) -> Optional[LayerSpec]:
         return None
 
 
-def topological_order(network: Network) -> Tuple[List[str], List[List[str]]]:
-    """Layer names in data-flow order (ties keep file order) and the cycles that block the rest.
-
-    Inputs naming missing layers are ignored here. Each cycle is a list of names a -> b -> ... -> a
-    (without repeating a). Layers downstream of a cycle are in neither list.
-    """
-    index: Dict[str, int] = {}
-    for i, layer in enumerate(network.layers):
-        index.setdefault(layer.name, i)
-    layers = [network.layers[i] for i in sorted(index.values())]
-    consumers: Dict[str, List[str]] = {layer.name: [] for layer in layers}
-    indeg: Dict[str, int] = {layer.name: 0 for layer in layers}
-    for layer in layers:
-        for src in layer.inputs:
-            if src in consumers:
-                consumers[src].append(layer.name)
-                indeg[layer.name] += 1
-    heap = [(index[n], n) for n, d in indeg.items() if d == 0]
-    heapq.heapify(heap)
-    order: List[str] = []
-    while heap:
-        _, name = heapq.heappop(heap)
-        order.append(name)
-        for c in consumers[name]:
-            indeg[c] -= 1
-            if indeg[c] == 0:
-                heapq.heappush(heap, (index[c], c))
-    if len(order) == len(layers):
-        return order, []
-    rest = {n for n in indeg if indeg[n] > 0}
-    return order, _cycles(rest, consumers, index)
-
-
-def _cycles(nodes: Set[str], consumers: Dict[str, List[str]], index: Dict[str, int]) -> List[List[str]]:
-    """The cycles among ``nodes``: one per strongly connected component that loops (Tarjan)."""
-    counter = [0]
-    low: Dict[str, int] = {}
-    num: Dict[str, int] = {}
-    stack: List[str] = []
-    on_stack: Set[str] = set()
-    comps: List[List[str]] = []
-
-    def edges(n: str) -> List[str]:
-        return [c for c in consumers[n] if c in nodes]
-
-    for root in sorted(nodes, key=index.get):
-        if root in num:
-            continue
-        work = [(root, iter(edges(root)))]
-        num[root] = low[root] = counter[0]
-        counter[0] += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, it = work[-1]
-            advanced = False
-            for nxt in it:
-                if nxt not in num:
-                    num[nxt] = low[nxt] = counter[0]
-                    counter[0] += 1
-                    stack.append(nxt)
-                    on_stack.add(nxt)
-                    work.append((nxt, iter(edges(nxt))))
-                    advanced = True
-                    break
-                if nxt in on_stack:
-                    low[node] = min(low[node], num[nxt])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == num[node]:
-                comp = []
-                while True:
-                    n = stack.pop()
-                    on_stack.discard(n)
-                    comp.append(n)
-                    if n == node:
-                        break
-                if len(comp) > 1 or node in consumers[node]:
-                    comps.append(comp)
-    cycles = []
-    for comp in comps:
-        members = set(comp)
-        start = min(comp, key=index.get)
-        # shortest path start -> ... -> start inside the component (BFS)
-        prev: Dict[str, str] = {}
-        queue = deque([start])
-        seen = {start}
-        end = None
-        while queue and end is None:
-            n = queue.popleft()
-            for c in consumers[n]:
-                if c == start:
-                    end = n
-                    break
-                if c in members and c not in seen:
-                    seen.add(c)
-                    prev[c] = n
-                    queue.append(c)
-        path = [end] if end is not None else [start]
-        while path[-1] != start:
-            path.append(prev[path[-1]])
-        cycles.append(list(reversed(path)))
-    cycles.sort(key=lambda c: index[c[0]])
-    return cycles
-
-
 def _known_list(names: Sequence[str], limit: int = 12) -> str:
     shown = ", ".join(names[:limit])
     return shown + (f", ... ({len(names)} in all)" if len(names) > limit else "") if names else "none"
@@ -194,10 +87,7 @@ def infer_network(network: Network, networks: Optional[Mapping[str, Network]] = 
     """Infer every layer's output shape, weights and cost; collect errors instead of raising.
 
     ``networks`` (the project's, by name) and ``name`` (this network's) are needed only by Unit layers, which
-    are expanded into their networks' layers first (``unit_expand``; the Unit reports its output's shape)."""
-    from nnconsole.engine.network.recurrent_unroll import has_recurrent, infer_recurrent
-    from nnconsole.engine.network.units import expand_units, fold_unit_problems, with_default_arguments
-
+    are expanded into their networks' layers first (``network.units``; the Unit reports its output's shape)."""
     unit_inputs = {x.name: list(x.inputs) for x in network.layers if x.type == "Unit" and isinstance(x.inputs, list)}
     network, origin, unit_problems = expand_units(network, networks, name)
     network = with_default_arguments(network)  # Arguments seen on their own take their own values
@@ -206,6 +96,16 @@ def infer_network(network: Network, networks: Optional[Mapping[str, Network]] = 
     else:
         info = infer_plain(network)
     return fold_unit_problems(info, origin, unit_problems, unit_inputs)
+
+
+def unrolled_network(network: Network) -> Network:
+    """The network to build: its recurrent blocks unrolled (unchanged without loop control, or when the
+    blocks cannot be unrolled: checking it then reports why)."""
+    if not has_recurrent(network):
+        return network
+
+    result = unroll_recurrent(network, infer_plain)
+    return result.network if result.network is not None else network
 
 
 def infer_plain(network: Network) -> NetworkInfo:
@@ -252,11 +152,8 @@ def infer_plain(network: Network) -> NetworkInfo:
             info.errors.append((name, li.error))
     if not any(_is_input(by_name[n]) for n in all_names):
         info.warnings.append(("", "the network has no Input layer"))
-    from nnconsole.engine.network.shared_params import share_parameters
 
     share_parameters(info, by_name)  # layers naming one parameter scope share (and count once) their weights
-    from nnconsole.engine.network.repeat_blocks import check_blocks
-
     check_blocks(net, info)  # repeat blocks: pairing, shape kept, counts once per repetition
     return info
 

@@ -7,9 +7,22 @@ layers sharing a scope agree on the weights' shapes and counts shared weights on
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Dict, Tuple
 
 from nnconsole.engine.layers.registry import fmt_shape, get_spec, prod
+from nnconsole.engine.project.model import Layer
+
+
+@dataclass
+class UnitInnerLayer(Layer):
+    """A layer that a Unit's expansion made: its name and parameter scope contain '/' by design
+    (``u1/fc``); dataclasses.replace and copy keep the class, so checks can tell it from a user's layer."""
+
+
+def is_unit_inner(layer: Any) -> bool:
+    """Whether a layer was made by expanding a Unit (its '/' names are by design)."""
+    return isinstance(layer, UnitInnerLayer)
 
 
 def weight_scope_of(layer: Any) -> str:
@@ -25,7 +38,6 @@ def parameter_name(layer: Any, key: str) -> str:
 def share_parameters(info: Any, layers: Dict[str, Any]) -> None:
     """Count each shared weight once in ``info`` (a shapes.NetworkInfo) and report sharers whose weights
     differ in shape (nnabla could not give them one set)."""
-    from nnconsole.engine.network.units import is_unit_inner  # a unit's layers have '<unit>/<layer>' scopes
 
     owner: Dict[str, Tuple[str, Tuple[int, ...]]] = {}
     for name in info.order:

@@ -17,23 +17,17 @@ network, an argument ``N`` does not declare or inputs that do not match are erro
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from nnconsole.engine.layers.registry import find_spec
 from nnconsole.engine.layers.types.unit import parse_arguments
 from nnconsole.engine.project.model import Layer, Network
-from nnconsole.engine.network.shared_params import weight_scope_of
+from nnconsole.engine.network.shared_params import UnitInnerLayer, weight_scope_of
+from nnconsole.engine.project.structure import all_networks, MAIN_NETWORK
 
 Problem = Tuple[str, str]
 MAX_UNIT_DEPTH = 32  # units inside units: deeper is a mistake (and would exhaust Python's stack)
 MAX_UNIT_LAYERS = 50_000  # layers one unit expands into (units of units multiply): beyond it, too big to build
-
-
-@dataclass
-class UnitInnerLayer(Layer):
-    """A layer that a Unit's expansion made: its name and parameter scope contain '/' by design
-    (``u1/fc``); dataclasses.replace and copy keep the class, so checks can tell it from a user's layer."""
 
 
 def has_units(network: Network) -> bool:
@@ -215,11 +209,6 @@ def expand_units(network: Network, networks: Optional[Mapping[str, Network]],
     return expanded, origin, problems
 
 
-def is_unit_inner(layer: Any) -> bool:
-    """Whether a layer was made by expanding a Unit (its '/' names are by design)."""
-    return isinstance(layer, UnitInnerLayer)
-
-
 def fold_unit_problems(info: Any, origin: Mapping[str, str], problems: Sequence[Problem],
                        unit_inputs: Optional[Mapping[str, List[str]]] = None) -> Any:
     """Shape inference of an expanded network reported on the user's layers: each Unit shows its own type and
@@ -253,11 +242,9 @@ def fold_unit_problems(info: Any, origin: Mapping[str, str], problems: Sequence[
 class UnitError(ValueError):
     """A project's units cannot be expanded; the message lists each problem by network and layer."""
 
-
 def expanded_project(project: Any) -> Any:
     """A copy of ``project`` whose networks (Main and the others) have every Unit expanded, for the engine to
     train or export (the project itself keeps its units); UnitError lists what stops a unit."""
-    from nnconsole.engine.project.structure import MAIN_NETWORK, all_networks
 
     networks = all_networks(project)
     if not any(has_units(n) or has_arguments(n) for n in networks.values()):

@@ -10,6 +10,7 @@ from nnconsole.engine.project import model
 from nnconsole.engine.project.schema import ALPHA_SOLVERS
 
 from nnconsole.engine.plan.record import Plan, PlanWarning
+from nnconsole.engine.layers import find_spec
 
 GPU_DEVICES = ("cuda", "gpu", "cudnn")
 # Goyal et al. 2017 trained ResNet-50 with linear scaling up to a logical batch of 8k without loss.
@@ -216,7 +217,6 @@ def _size_warnings(plan: Plan, project: model.Project, gpus_available: Optional[
 def _batchnorm_layers(plan: Plan, project: model.Project) -> List[Tuple[str, bool]]:
     """(name, synchronized across workers) of each layer normalizing with batch statistics (BatchNormalization;
     the layer registry's ``uses_batch_stat`` says which types do)."""
-    from nnconsole.engine.layers import find_spec
 
     return [(layer.name, plan.workers > 1 and layer.params.get("sync_across_workers") is True)
             for layer in project.network.layers if getattr(find_spec(layer.type), "uses_batch_stat", False)]

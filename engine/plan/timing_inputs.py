@@ -25,6 +25,10 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.plan.timing import LOCAL_BANDWIDTH, LOCAL_LATENCY, Estimate, Link, allreduce_seconds, parse_rate
+from nnconsole.engine.rundir.protocol import METRICS_FILE, PLAN_FILE, TRAIN
+from nnconsole.engine.rundir.store import iter_metrics, list_runs, results_root
+from nnconsole.engine.project.structure import all_networks, MAIN_NETWORK
+from nnconsole.engine.network.shapes import infer_network
 
 FLOAT32_BYTES = 4
 # Bytes per gradient on the wire, by multi_gpu.allreduce_precision (half: engine/comm/half.py sends float16).
@@ -40,7 +44,6 @@ MAX_LAYOUT_WORKERS = 1024
 
 class PredictionError(NnconsoleError, ValueError):
     """A link, host list or timing the prediction cannot use; the message says what to write instead."""
-
 
 def parse_link(text: str, latency_ms: Optional[float] = None) -> Link:
     """``--link 1gbit,100us`` (or ``--link 0.94gbit --latency-ms 0.12``, as ``doctor --hosts`` suggests)."""
@@ -159,7 +162,6 @@ _MEASURED: Dict[tuple, Optional[MeasuredCompute]] = {}  # by (run, metrics.jsonl
 def measured_compute(run_dir: str) -> Optional[MeasuredCompute]:
     """One worker's compute per sample in a run (median over its train records after the first, which holds the
     start-up); None when the run has no usable timing."""
-    from nnconsole.engine.rundir.protocol import METRICS_FILE
 
     try:
         st = os.stat(os.path.join(run_dir, METRICS_FILE))
@@ -174,9 +176,6 @@ def measured_compute(run_dir: str) -> Optional[MeasuredCompute]:
 
 
 def _read_measured_compute(run_dir: str) -> Optional[MeasuredCompute]:
-    from nnconsole.engine.rundir.protocol import PLAN_FILE, TRAIN
-    from nnconsole.engine.rundir.store import iter_metrics
-
     try:
         with open(os.path.join(run_dir, PLAN_FILE), encoding="utf-8") as f:
             per_worker_batch = int(json.load(f)["per_worker_batch"])
@@ -199,7 +198,6 @@ def _read_measured_compute(run_dir: str) -> Optional[MeasuredCompute]:
 
 def latest_measured_compute(project_path: Optional[str]) -> Optional[MeasuredCompute]:
     """The newest run of the project (default results folder) that has iteration timings."""
-    from nnconsole.engine.rundir.store import list_runs, results_root
 
     if not project_path:
         return None
@@ -212,8 +210,6 @@ def latest_measured_compute(project_path: Optional[str]) -> Optional[MeasuredCom
 
 def gradient_bytes(project) -> int:
     """Bytes all-reduced per iteration: every learned parameter of the training network as float32."""
-    from nnconsole.engine.project.structure import MAIN_NETWORK, all_networks
-    from nnconsole.engine.network.shapes import infer_network
 
     return infer_network(project.network, all_networks(project), MAIN_NETWORK).total_params * FLOAT32_BYTES
 

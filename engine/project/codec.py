@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Tuple
 
 from nnconsole.engine.project.errors import Problem
 from nnconsole.engine.project.model import Layer, Network, Project
+from nnconsole.engine.project.yamlpos import format_path
 
 PathKey = Tuple[Any, ...]
 # Keys of older formats that a file of the current format may still carry by habit.
@@ -56,8 +57,6 @@ def _from_value(value: Any) -> Any:
 
 
 def _convert(tp: Any, value: Any, path: PathKey, problems: List[Problem]) -> Any:
-    from nnconsole.engine.project.yamlpos import format_path
-
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if tp is Any:
@@ -124,8 +123,6 @@ def _constructible(tp: Any) -> bool:
 
 
 def _to_dataclass(tp: Any, data: Dict[str, Any], path: PathKey, problems: List[Problem]) -> Any:
-    from nnconsole.engine.project.yamlpos import format_path
-
     hints = typing.get_type_hints(tp)
     fields = {f.name: f for f in dataclasses.fields(tp) if f.name != "path"}
     kwargs: Dict[str, Any] = {}

@@ -5,6 +5,7 @@ import os
 import shutil
 
 from nnconsole.engine.project.errors import Problem, ProjectError
+from nnconsole.templates import list_templates, template_path
 
 
 def create_from_template(name: str, destination: str) -> str:
@@ -12,7 +13,6 @@ def create_from_template(name: str, destination: str) -> str:
 
     Refuses to write into an existing non-empty folder, so nothing of the user's is overwritten.
     """
-    from nnconsole.templates import list_templates, template_path
 
     names = [t.name for t in list_templates()]
     if name not in names:

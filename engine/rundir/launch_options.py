@@ -11,6 +11,7 @@ from typing import Optional
 
 from nnconsole.engine.atomic import atomic_write
 from nnconsole.engine.rundir.protocol import LAUNCH_FILE
+from nnconsole.engine.rundir.typed_json import read_run_json
 
 
 @dataclass
@@ -24,8 +25,6 @@ class WorkerOptions:
 
     @classmethod
     def read(cls, run_dir: str) -> "WorkerOptions":
-        from nnconsole.engine.rundir.typed_json import read_run_json  # a damaged file is a RunFileError naming the field
-
         return read_run_json(os.path.join(run_dir, LAUNCH_FILE), cls, required=False, fix="delete launch.json "
                              "to use the project's settings, or start a new run") or cls()
 

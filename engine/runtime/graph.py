@@ -21,7 +21,7 @@ from nnconsole.engine.layers.initializers import make_initializer
 from nnconsole.engine.layers.types.inputs import input_variable
 from nnconsole.engine.layers.registry import fmt_shape
 from nnconsole.engine.project.model import Layer, Network
-from nnconsole.engine.network.recurrent_unroll import unrolled_network
+from nnconsole.engine.network.shapes import unrolled_network
 from nnconsole.engine.network.repeat_blocks import has_repeats, unroll
 from nnconsole.engine.network.shapes import MODES, NetworkInfo, derive_network, infer_network
 from nnconsole.engine.network.shared_params import weight_scope_of

@@ -18,7 +18,12 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Sequence
 
-from nnconsole.engine.project.model import Layer, Network, Project
+from nnconsole.engine.project.model import Layer, MAIN_NETWORK, Network, Project
+from nnconsole.engine.network.shapes import first_loss, infer_network, runtime_layer_names
+from nnconsole.engine.layers import get_spec
+from nnconsole.engine.runtime.graph import build_graph
+from nnconsole.engine.network.units import expanded_project
+from nnconsole.engine.atomic import write_via
 
 
 @dataclass
@@ -44,7 +49,6 @@ class RuntimeGraph:
 
 def _loss_layer(project: Project):
     """The first loss layer of the training network (it decides the runtime head), or None."""
-    from nnconsole.engine.network.shapes import first_loss
 
     name = first_loss(project.network)
     return project.network.layer(name) if name else None
@@ -52,7 +56,6 @@ def _loss_layer(project: Project):
 
 def _with_head(F: Any, output: Any, loss_layer: Any) -> Any:
     """The runtime head of ``loss_layer``'s type on its prediction (Softmax, Sigmoid or none)."""
-    from nnconsole.engine.layers import get_spec
 
     head = get_spec(loss_layer.type).runtime_head if loss_layer is not None else ""
     if head == "Softmax":
@@ -67,7 +70,6 @@ def _other_heads(project: Project, graph: Any) -> Dict[str, Any]:
     """The runtime heads besides the primary prediction, by layer name (see RuntimeGraph)."""
     import nnabla.functions as F
 
-    from nnconsole.engine.network.shapes import infer_network, runtime_layer_names
 
     network = project.network
     kept = set(runtime_layer_names(network))
@@ -91,8 +93,6 @@ def build_runtime(project: Project, batch_size: int = 1, keep: Sequence[str] = (
     whose outputs are heads too (a generator's output inside a GAN's network, ``export_networks``)."""
     import nnabla.functions as F
 
-    from nnconsole.engine.runtime.graph import build_graph
-    from nnconsole.engine.network.units import expanded_project
 
     project = expanded_project(project)  # Units run as their networks' layers (a run's project keeps them)
     graph = build_graph(project.network, batch_size, "runtime")
@@ -122,7 +122,6 @@ def export_nnp(project: Project, parameters_path: str, nnp_path: str) -> str:
     }
 
     add_other_networks(project, contents)  # a GAN's Generator... (issue 17)
-    from nnconsole.engine.atomic import write_via
 
     return write_via(nnp_path, lambda tmp: save(tmp, contents, variable_batch_size=True))
 
@@ -139,7 +138,6 @@ def is_frozen(layer: Layer) -> bool:
 def trained_part_ends(network: Network) -> List[str]:
     """Runtime layers, neither Inputs nor frozen nor downstream of a frozen layer, whose output feeds a frozen
     layer, in file order (data-flow order is file order here only for the result's order)."""
-    from nnconsole.engine.network.shapes import runtime_layer_names
 
     kept = set(runtime_layer_names(network))
     layers = [layer for layer in network.layers if layer.name in kept]
@@ -167,7 +165,6 @@ def nnp_name(name: str) -> str:
 def add_other_networks(project: Project, contents: Dict[str, Any]) -> None:
     """Append every network of ``project.networks`` and an executor for it to nnabla ``save`` ``contents``
     (on the current parameters)."""
-    from nnconsole.engine.network.shapes import runtime_layer_names
 
     for name, network in project.networks.items():
         if not runtime_layer_names(network):
@@ -185,7 +182,6 @@ def add_other_networks(project: Project, contents: Dict[str, Any]) -> None:
 def add_project_executors(project: Project, contents: Dict[str, Any]) -> None:
     """The project's executors (NumEvaluations, repeat evaluation type: Monte-Carlo dropout...), each on the
     written runtime network of its network; a name taken already (a network's own executor) is left out."""
-    from nnconsole.engine.project.model import MAIN_NETWORK
 
     taken = {e["name"] for e in contents["executors"]}
     by_network = {e["network"]: e for e in contents["executors"]}

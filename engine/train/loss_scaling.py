@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from typing import Any, Optional, Sequence
+from nnconsole.engine.errors import TrainingError
 
 # PyTorch's GradScaler and NVIDIA's guide start high (2**16) and let overflows bring the scale down:
 # each halving costs one skipped update. nnabla's updater starts at 8, which leaves small fp16
@@ -67,7 +68,6 @@ class DynamicLossScaler:
                 log.info("half precision: gradients overflowed at iteration %d; update skipped, loss scale %g -> %g",
                          iteration, old, self.scale)
             if self.overflows_in_a_row >= MAX_CONSECUTIVE_OVERFLOWS:
-                from nnconsole.engine.errors import TrainingError  # the run diverged: reported like a NaN loss
 
                 raise TrainingError(
                     f"the gradients were inf or NaN in {self.overflows_in_a_row} updates in a row (iteration "

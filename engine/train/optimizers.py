@@ -16,6 +16,13 @@ from typing import Any, List, Optional
 import numpy as np
 
 from nnconsole.engine.project.model import ExtraOptimizer, Project
+from nnconsole.engine.plan.worker_plan import make_plan
+from nnconsole.engine.project.structure import FIRST_OPTIMIZER, optimizer_project
+from nnconsole.engine.runtime.graph import build_graph, lr_multipliers
+from nnconsole.engine.runtime.solvers import applies_weight_decay_itself, group_parameters, make_solver
+from nnconsole.engine.data.loading import epoch_order, worker_batches
+from nnconsole.engine.errors import TrainingError
+from nnconsole.engine.rundir.protocol import OPTIMIZER_LOSS, OptimizerLossRecord
 
 
 def run_range(entry: ExtraOptimizer, divisor: int) -> tuple:
@@ -30,8 +37,6 @@ def run_range(entry: ExtraOptimizer, divisor: int) -> tuple:
 def optimizer_plans(project: Project, workers: Optional[int] = None, dataset_size: Optional[int] = None,
                     device: str = "cpu", gpus_available: Optional[int] = None) -> List[tuple]:
     """(name, Plan) of every optimizer, the CONFIG tab's first, each planned as today's one optimizer."""
-    from nnconsole.engine.plan.worker_plan import make_plan
-    from nnconsole.engine.project.structure import FIRST_OPTIMIZER, optimizer_project
 
     plans = [(FIRST_OPTIMIZER, make_plan(project, workers=workers, dataset_size=dataset_size, device=device,
                                          gpus_available=gpus_available))]
@@ -66,15 +71,10 @@ class OptimizerRun:
 
 def build_optimizer_runs(trainer: Any) -> List[OptimizerRun]:
     """The extra optimizers of ``trainer.project`` on its workers (after the first optimizer's set-up)."""
-    from nnconsole.engine.runtime.graph import build_graph, lr_multipliers
-    from nnconsole.engine.plan.worker_plan import make_plan
-    from nnconsole.engine.project.structure import optimizer_project
-    from nnconsole.engine.runtime.solvers import applies_weight_decay_itself, group_parameters, make_solver
     from nnconsole.engine.layers.sync_batchnorm import across_workers
 
     project, comm, cfg = trainer.project, trainer.comm, trainer.project.config
     if getattr(trainer.device, "type_config", "float") == "half":
-        from nnconsole.engine.errors import TrainingError
 
         raise TrainingError("a project with several optimizers trains in float precision only (half precision's "
                             "loss scaling covers the first optimizer); set config.precision to float")
@@ -106,8 +106,6 @@ def step_optimizers(trainer: Any, runs: List[OptimizerRun], iteration: int, epoc
     """One iteration of every extra optimizer whose range holds 0-based ``iteration`` (collective)."""
     import nnabla as nn
 
-    from nnconsole.engine.data.loading import epoch_order, worker_batches
-    from nnconsole.engine.errors import TrainingError
 
     N = trainer.comm.size
     for run in runs:
@@ -153,7 +151,6 @@ def step_optimizers(trainer: Any, runs: List[OptimizerRun], iteration: int, epoc
 def loss_records(trainer: Any, runs: List[OptimizerRun], epoch: float) -> List[Any]:
     """One ``optimizer_loss`` record per extra optimizer that ran since the last call: its loss averaged over
     those iterations and all ranks (collective: every rank calls it with the ``train`` record). Resets the sums."""
-    from nnconsole.engine.rundir.protocol import OPTIMIZER_LOSS, OptimizerLossRecord
 
     if not runs:
         return []

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Tuple
 
 import numpy as np
+from nnconsole.engine.test_seams import seam_int
 
 SHOWN_PARAMETERS = 5
 
@@ -54,7 +55,6 @@ def divergence_report(differing: List[Tuple[str, float]], total: int) -> str:
 def perturb_for_test(rank: int, params: Dict[str, Any]) -> bool:
     """Tests: on the rank named by the ``diverge_rank`` test seam, change the first learned parameter (to prove
     that differing ranks fail the run)."""
-    from nnconsole.engine.test_seams import seam_int
 
     if seam_int("diverge_rank") != rank:
         return False

@@ -18,13 +18,14 @@ from nnconsole.engine.errors import TrainingError
 from nnconsole.engine.rundir.protocol import (SYNC_CHECK, TRAIN, VALIDATION, SyncCheckRecord, TrainRecord,
                                               ValidationRecord, warning_record)
 from nnconsole.engine.test_seams import pause_until_stop, seam_int
-from nnconsole.engine.train import rank_sync
+from nnconsole.engine.train import prefetch, rank_sync
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.runtime.checkpoint import (CheckpointState, find_usable_checkpoint, load_checkpoint,
                                                  load_parameters_checked, save_checkpoint)
 from nnconsole.engine.project.io import atomic_write
 from nnconsole.engine.data.batching import sample_coverage
-from nnconsole.engine.data.loading import cache_progress_records, load_datasets
+from nnconsole.engine.data.loading import (cache_progress_records, epoch_order, load_datasets, validation_batches,
+                                           worker_batches)
 from nnconsole.engine.runtime.host_arrays import HostArrays
 from nnconsole.engine.rundir.protocol import COMM_WARN_SHARE
 from nnconsole.engine.train.rank_process import StopRequest, close_logger, rank_logger
@@ -33,12 +34,21 @@ from nnconsole.engine.rundir.launch_options import WorkerOptions
 from nnconsole.engine.check.project_file import load_valid_project
 from nnconsole.engine.rundir.protocol import PLAN_FILE, RESOLVED_FILE, WORKER
 
+from nnconsole.engine.atomic import write_via
+from nnconsole.engine.train.loss_scaling import DynamicLossScaler
+from nnconsole.engine.comm.cpu import speed_up_nnabla_accessors
+from nnconsole.engine.backend.device import select_device
+from nnconsole.engine.runtime.graph import build_graph, lr_multipliers
+from nnconsole.engine.plan.worker_plan import make_plan
+from nnconsole.engine.plan.schedule import learning_rate
+from nnconsole.engine.runtime.solvers import applies_weight_decay_itself, group_parameters, make_solver
+from nnconsole.engine.network.units import expanded_project
+from nnconsole.engine.runtime.nnp import export_nnp
 
 
 def _save_parameters_atomic(path: str) -> None:
     import nnabla as nn
 
-    from nnconsole.engine.atomic import write_via
 
     write_via(path, lambda tmp: nn.save_parameters(tmp, extension=".h5"))
 
@@ -61,17 +71,10 @@ class Trainer:
         """Build everything a run needs; ``project`` is the run's resolved project when already loaded."""
         import nnabla as nn
 
-        from nnconsole.engine.comm.cpu import speed_up_nnabla_accessors
-        from nnconsole.engine.backend.device import select_device
-        from nnconsole.engine.runtime.graph import build_graph, lr_multipliers
-        from nnconsole.engine.plan.worker_plan import make_plan
-        from nnconsole.engine.plan.schedule import learning_rate
-        from nnconsole.engine.runtime.solvers import applies_weight_decay_itself, group_parameters, make_solver
         from nnconsole.engine.layers.sync_batchnorm import across_workers
 
         speed_up_nnabla_accessors()
         self.host = HostArrays()
-        from nnconsole.engine.network.units import expanded_project
 
         # Units run as their networks' layers (the run's project file keeps them as units)
         self.project = expanded_project(project or load_valid_project(os.path.join(self.run_dir, RESOLVED_FILE), check_datasets=False))
@@ -168,7 +171,6 @@ class Trainer:
 
     def _prefetch(self, graph: Any, batches: list) -> Any:
         """The epoch's batches gathered and normalised ahead in a background thread while training runs."""
-        from nnconsole.engine.train import prefetch
 
         if self._ahead is not None:
             self._ahead.close()
@@ -214,7 +216,6 @@ class Trainer:
         """Exact validation loss and error over the whole set: sums and counts reduced over ranks."""
         import nnabla as nn
 
-        from nnconsole.engine.data.loading import validation_batches
 
         g = self.valid_graph
         B = self.plan.per_worker_batch
@@ -246,7 +247,6 @@ class Trainer:
         """Train to the end or to a stop request; returns 'finished' or 'stopped'."""
         import nnabla as nn
 
-        from nnconsole.engine.data.loading import epoch_order, worker_batches
 
         cfg = self.project.config
         U = self.plan.update_interval
@@ -424,7 +424,6 @@ class Trainer:
         self._sync_check()
         if self.rank != 0:
             return
-        from nnconsole.engine.runtime.nnp import export_nnp
 
         _save_parameters_atomic(os.path.join(self.run_dir, "parameters_final.h5"))
         export_nnp(self.project, os.path.join(self.run_dir, "parameters_final.h5"),
@@ -443,7 +442,6 @@ class Trainer:
 
 def _loss_scaler(device: Any) -> Any:
     """Dynamic loss scaling for half precision (engine/train/loss_scaling.py); None in float."""
-    from nnconsole.engine.train.loss_scaling import DynamicLossScaler
 
     return DynamicLossScaler() if getattr(device, "type_config", "float") == "half" else None
 

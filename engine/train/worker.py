@@ -14,9 +14,16 @@ import traceback
 from typing import Any
 
 from nnconsole.engine.atomic import atomic_write
-from nnconsole.engine.rundir.protocol import error_file, error_record
+from nnconsole.engine.rundir.protocol import error_file, error_record, RESOLVED_FILE
 from nnconsole.engine.errors import ExitCode  # noqa: F401 - error_file: tests
 from nnconsole.engine.check.project_file import load_valid_project
+from nnconsole.engine.backend.agreement import agree_on_backend
+from nnconsole.engine.comm.cpu import create_communicator
+from nnconsole.engine.comm.nccl import NcclGpuComm
+from nnconsole.engine.backend.device import select_device
+from nnconsole.engine.train.trainer import Trainer
+from nnconsole.engine.rundir.launch_options import WorkerOptions
+from nnconsole.engine.backend.mpi import launched_by_mpi
 
 
 def _rank_and_size() -> tuple:
@@ -26,7 +33,6 @@ def _rank_and_size() -> tuple:
     shared-memory segment in /dev/shm behind at every run.
     """
     try:
-        from nnconsole.engine.backend.mpi import launched_by_mpi
         if not launched_by_mpi():
             return 0, 1
         from mpi4py import MPI
@@ -80,13 +86,6 @@ def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> str
     the gradients then go through NCCL, whose communicator needs the context and the parameters
     that ``Trainer.setup`` creates.
     """
-    from nnconsole.engine.backend.agreement import agree_on_backend
-    from nnconsole.engine.comm.cpu import create_communicator
-    from nnconsole.engine.comm.nccl import NcclGpuComm
-    from nnconsole.engine.backend.device import select_device
-    from nnconsole.engine.rundir.protocol import RESOLVED_FILE
-    from nnconsole.engine.train.trainer import Trainer
-    from nnconsole.engine.rundir.launch_options import WorkerOptions
 
     options = WorkerOptions.read(run_dir)
     project = load_valid_project(os.path.join(run_dir, RESOLVED_FILE), check_datasets=False)

@@ -30,6 +30,14 @@ from nnconsole.engine.interop.nntxt.writers import (OUTPUT_DATA_NAME, NetworkWri
                                                    write_solver)
 from nnconsole.engine.interop.report import ExportResult, InteropError
 from nnconsole.engine.interop.settings_map import write_training_config
+from nnconsole.engine.layers.types.inputs import input_variable
+from nnconsole.engine.network.shapes import dataset_variables, infer_network, runtime_layer_names
+from nnconsole.engine.project.paths import dataset_path
+from nnconsole.engine.interop.nntxt.repeat import unrolled_project
+from nnconsole.engine.network.units import expanded_project, UnitError
+from nnconsole.engine.interop.nntxt.recurrent import annotate_recurrent, units_expanded
+from nnconsole.engine.interop.nntxt.reader import EXTRAS_PREFIX
+from nnconsole.engine.project.io import atomic_write
 
 MAIN, VALIDATION, RUNTIME = "Main", "MainValidation", "MainRuntime"
 
@@ -97,13 +105,7 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
     """The NNablaProtoBuf for a project, plus (unsupported, notes). Raises InteropError for a broken network."""
     from nnabla.utils import nnabla_pb2
 
-    from nnconsole.engine.layers.types.inputs import input_variable
-    from nnconsole.engine.network.shapes import dataset_variables
-    from nnconsole.engine.project.paths import dataset_path
-    from nnconsole.engine.network.repeat_blocks import unrolled_project
-    from nnconsole.engine.network.shapes import infer_network, runtime_layer_names
 
-    from nnconsole.engine.network.units import UnitError, expanded_project
 
     unsupported: List[str] = []
     notes: List[str] = []
@@ -120,7 +122,6 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
             raise InteropError(f"layer '{lname}' has type {t}, which nnabla files cannot hold")
     repeat_form = keeps_blocks(project)  # repeat blocks as NNC writes them (unrolled beside recurrent layers)
     project, info = (project, info) if repeat_form else unrolled_project(project, info, notes)
-    from nnconsole.engine.interop.nntxt.recurrent import units_expanded
 
     project, info = units_expanded(project, info, notes)  # NNC's LSTM unit is written as its layers
     cfg = project.config
@@ -230,7 +231,6 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
         e.parameter_variable.add().variable_name = pname
 
     write_extra_optimizers(proto, project, ipe, unsupported, notes, dict(main, owner=writer.param_owner))
-    from nnconsole.engine.interop.nntxt.recurrent import annotate_recurrent
 
     annotate_recurrent(proto, project.network, info, unsupported)  # recurrent blocks as NNC writes them
     annotate_project(proto, project, repeat_form, (MAIN, VALIDATION, RUNTIME))  # repeat blocks, every network
@@ -241,7 +241,6 @@ def proto_text(proto: Any, extras: Optional[Dict[str, Any]] = None) -> str:
     """The protobuf text, with the nnconsole settings comment first when ``extras`` is given."""
     from google.protobuf import text_format
 
-    from nnconsole.engine.interop.nntxt.reader import EXTRAS_PREFIX
 
     text = text_format.MessageToString(proto)
     if extras is not None:
@@ -252,7 +251,6 @@ def proto_text(proto: Any, extras: Optional[Dict[str, Any]] = None) -> str:
 def export_nntxt(project: Project, path: str, with_extras: bool = True,
                  dataset_dir: Optional[str] = None) -> ExportResult:
     """Write ``project`` to ``path`` (.nntxt) for ``nnabla_cli train -c PATH -o OUTDIR``."""
-    from nnconsole.engine.project.io import atomic_write
 
     proto, unsupported, notes = project_to_proto(project, dataset_dir=dataset_dir)
     ipe = int(proto.training_config.iter_per_epoch) or None

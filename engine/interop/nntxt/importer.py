@@ -19,7 +19,8 @@ import os
 import tempfile
 from typing import Any, Dict, List, Optional, Tuple
 
-from nnconsole.engine.project.model import FORMAT_VERSION, Comment, MultiGPU, Network, Project, Schedule
+from nnconsole.engine.project.model import (Comment, FORMAT_VERSION, MultiGPU, MultiGPU as _MultiGPU, Network,
+                                            Project, Schedule)
 
 from nnconsole.engine.interop.netgraph import Node
 from nnconsole.engine.interop.nntxt.network import network_nodes, training_network
@@ -28,6 +29,9 @@ from nnconsole.engine.interop.nntxt.settings import read_config, read_datasets, 
 from nnconsole.engine.interop.pipeline import ImportedGraph, graph_to_layers, parameter_names
 from nnconsole.engine.interop.report import ImportResult
 
+from nnconsole.engine.interop.nntxt.optimizers import derived_network, read_executors, read_extra_optimizers
+from nnconsole.engine.project.codec import project_from_dict
+from nnconsole.engine.layers import find_spec, resolve_params
 
 # ------------------------------------------------------------------------------------- parameters
 def write_initial_parameters(params: Dict[str, Tuple[Any, bool]], renames: Dict[str, List[str]], out_path: str,
@@ -66,7 +70,6 @@ def proto_to_project(proto: Any, base_dir: str, name: str, unsupported: List[str
                      where: str, extras: Optional[Dict[str, Any]] = None) -> Tuple[Project, List[Node]]:
     """A Project from a parsed NNablaProtoBuf (dataset URIs resolved against ``base_dir``)."""
     net = training_network(proto, notes)
-    from nnconsole.engine.interop.nntxt.optimizers import derived_network  # the other networks are imported there
 
     trained = {o.network_name for o in proto.optimizer}
     others = [n.name for n in proto.network if n.name != net.name and n.name not in trained and derived_network(n.name)]
@@ -84,7 +87,6 @@ def proto_to_project(proto: Any, base_dir: str, name: str, unsupported: List[str
     optimizer = read_optimizer(proto, unsupported, notes)
     project = Project(name=name, network=Network(layers=layers), datasets=datasets, config=config,
                       optimizer=optimizer, multi_gpu=MultiGPU())
-    from nnconsole.engine.interop.nntxt.optimizers import read_executors, read_extra_optimizers
 
     nodes = nodes + read_extra_optimizers(proto, net, nodes, project, unsupported, notes, where)
     read_executors(proto, net, project, notes)
@@ -95,8 +97,6 @@ def proto_to_project(proto: Any, base_dir: str, name: str, unsupported: List[str
 
 def apply_extras(project: Project, extras: Dict[str, Any], notes: List[str]) -> None:
     """Restore the nnconsole settings an nnconsole-written .nntxt keeps in its header comment."""
-    from nnconsole.engine.project.codec import project_from_dict
-    from nnconsole.engine.project.model import MultiGPU as _MultiGPU
 
     project.name = str(extras.get("name", project.name))
     project.description = str(extras.get("description", project.description))
@@ -190,7 +190,6 @@ def import_nntxt(path: str, workdir: Optional[str] = None) -> ImportResult:
 def _restore_exported_type(layer: Any, info: Dict[str, Any]) -> None:
     """A type written as an equivalent nnabla function (Flatten as Reshape, Broadcast as Tile) is
     restored from the extras comment, with its parameters when they are valid ones."""
-    from nnconsole.engine.layers import find_spec, resolve_params
 
     spec = find_spec(info.get("type"))
     if spec is None or not spec.export_as or spec.export_as != layer.type:

@@ -14,6 +14,8 @@ from nnconsole.engine.interop.netgraph import Node, WeightInfo, unique_name
 from nnconsole.engine.interop.nntxt.recurrent import (LOOP_TYPES, generator_values, recurrent_ids,
                                                       recurrent_node_params)
 from nnconsole.engine.interop.report import InteropError
+from nnconsole.engine.layers import get_spec
+from nnconsole.engine.layers.types.sequence_rnn_nntxt import collapse
 
 _dims = dims
 _f = f7
@@ -24,7 +26,6 @@ def _function_params(f: Any, in_shapes: List[Optional[List[int]]], weights: Dict
     """Registry parameters of one nnabla function (its type's ``from_nntxt`` hook, else its
     ``nntxt_fields``); ``ftype`` overrides the function's type (a Broadcast read as a Parameter layer);
     raises Unsupported for settings nnconsole lacks."""
-    from nnconsole.engine.layers import get_spec
 
     ftype = ftype or f.type
     spec = get_spec(mapping.registry_type(ftype) or ftype)
@@ -113,7 +114,6 @@ def _kept_at_test(proto: Any, net: Any, f: Any) -> bool:
 
 def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str], where: str) -> List[Node]:
     """Nodes of one network (repeats not yet expanded)."""
-    from nnconsole.engine.layers.types.sequence_rnn_nntxt import collapse
 
     sequence_outputs = collapse(net, unsupported)  # nnabla's Transpose + LSTM/GRU/RNN + Transpose: one LSTMSequence ...
     variables = {v.name: v for v in net.variable}

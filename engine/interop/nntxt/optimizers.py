@@ -12,7 +12,14 @@ from typing import Any, Dict, List, Optional
 
 from nnconsole.engine.interop.nntxt.writers import NetworkWriter, write_optimizer_variables, write_solver
 from nnconsole.engine.interop.report import InteropError
-from nnconsole.engine.project.model import MAIN_NETWORK, ExtraOptimizer, Network, Project
+from nnconsole.engine.project.model import Executor, ExtraOptimizer, MAIN_NETWORK, Network, Project
+from nnconsole.engine.interop.nntxt.network import network_nodes
+from nnconsole.engine.interop.nntxt.settings import read_optimizer
+from nnconsole.engine.interop.pipeline import graph_to_layers, ImportedGraph
+from nnconsole.engine.layers import find_spec
+from nnconsole.engine.project.structure import network_named
+from nnconsole.engine.interop.netgraph import registry_type
+from nnconsole.engine.network.shapes import infer_network
 
 
 # ------------------------------------------------------------------------------------------ import
@@ -27,9 +34,6 @@ def read_extra_optimizers(proto: Any, main_proto: Any, main_nodes: List[Any], pr
     """Fill ``project.networks``/``optimizers`` from the file's optimizers after the first; returns the graph
     nodes of the networks read (their parameters join the initial weights). Parameters that layers of
     several networks read get one parameter scope, so the project keeps one set of weights."""
-    from nnconsole.engine.interop.nntxt.network import network_nodes
-    from nnconsole.engine.interop.nntxt.settings import read_optimizer
-    from nnconsole.engine.interop.pipeline import ImportedGraph, graph_to_layers
 
     networks = {n.name: n for n in proto.network}
     train_dataset = proto.optimizer[0].dataset_name[0] if len(proto.optimizer) and proto.optimizer[0].dataset_name \
@@ -75,10 +79,6 @@ def read_extra_optimizers(proto: Any, main_proto: Any, main_nodes: List[Any], pr
 
 def _share_across_networks(nodes: List[tuple], project: Project, notes: List[str]) -> None:
     """(network, node) pairs whose layers read one source parameter from different networks: one scope."""
-    from nnconsole.engine.layers import find_spec
-    from nnconsole.engine.project.structure import network_named
-
-    from nnconsole.engine.interop.netgraph import registry_type
 
     users: Dict[str, List[tuple]] = {}
     for net_name, n in nodes:
@@ -106,8 +106,6 @@ def _share_across_networks(nodes: List[tuple], project: Project, notes: List[str
 def write_extra_optimizers(proto: Any, project: Project, ipe: Optional[int], unsupported: List[str],
                            notes: List[str], main_params: Dict[str, Any]) -> None:
     """Append every network besides Main (Main is written already) and each extra optimizer."""
-    from nnconsole.engine.project.structure import network_named
-    from nnconsole.engine.network.shapes import infer_network
 
     written: Dict[str, Dict[str, Any]] = {MAIN_NETWORK: main_params}
     for name in project.networks:
@@ -137,7 +135,6 @@ def write_extra_optimizers(proto: Any, project: Project, ipe: Optional[int], uns
 def read_executors(proto: Any, main_proto: Any, project: Project, notes: List[str]) -> None:
     """The file's executors that evaluate otherwise than once through the runtime network (NumEvaluations,
     repeat evaluation type, another network) become ``Project.executors``; the default one is implied."""
-    from nnconsole.engine.project.model import Executor
 
     derived = {main_proto.name, "MainValidation", "MainRuntime"}
     for e in proto.executor:

@@ -14,6 +14,9 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 from nnconsole.engine.layers import resolve_params
 from nnconsole.engine.network.recurrent_unroll import LOOP_TYPES, find_blocks
+from nnconsole.engine.layers.nntxt_codec import set_shape
+from nnconsole.engine.network.recurrent_units import expand_units, has_units
+from nnconsole.engine.network.shapes import infer_network
 
 INITIAL_SUFFIX = "_initial"  # the variable holding a generated Delay initial value
 
@@ -70,7 +73,6 @@ def annotate_recurrent(proto: Any, network: Any, info: Any, unsupported: List[st
 def _generated_initial(net: Any, f: Any, p: Dict[str, Any], generated: Dict[str, Dict[str, float]],
                        unsupported: List[str]) -> None:
     """A Delay without an Initial input reads a variable filled by a Constant generator."""
-    from nnconsole.engine.layers.nntxt_codec import set_shape
 
     if p["initial_generator"] != "Constant":
         unsupported.append(f"layer '{f.name}' (Delay): an initial value read from the dataset variable "
@@ -117,8 +119,6 @@ def recurrent_node_params(f: Any, variables: Dict[str, Any], generators: Dict[st
 def units_expanded(project: Any, info: Any, notes: List[str]) -> Tuple[Any, Any]:
     """The project to write with NNC's LSTM units replaced by the recurrent layers they are made of (nnabla's
     own LSTM function is another computation), and its shape inference."""
-    from nnconsole.engine.network.recurrent_units import expand_units, has_units
-    from nnconsole.engine.network.shapes import infer_network
 
     if not has_units(project.network):
         return project, info

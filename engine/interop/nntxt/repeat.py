@@ -12,10 +12,12 @@ back as blocks (``netgraph.keep_repeat_blocks``).
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
+import copy
+from typing import Any, Dict, List, Sequence, Tuple
 
 from nnconsole.engine.network.recurrent_unroll import LOOP_TYPES
-from nnconsole.engine.network.repeat_blocks import END, START, enclosing_blocks, find_blocks, has_repeats
+from nnconsole.engine.network.repeat_blocks import END, START, enclosing_blocks, find_blocks, has_repeats, unroll
+from nnconsole.engine.network.shapes import infer_network
 
 
 def keeps_blocks(project: Any) -> bool:
@@ -107,3 +109,17 @@ def _rename_elsewhere(proto: Any, renames: Dict[str, str]) -> None:
                 pv.variable_name = renames.get(pv.variable_name, pv.variable_name)
     for param in proto.parameter:
         param.variable_name = renames.get(param.variable_name, param.variable_name)
+
+
+def unrolled_project(project: Any, info: Any, notes: List[str]) -> Tuple[Any, Any]:
+    """For exporters: a shallow copy of ``project`` with its repeat blocks unrolled and that network's
+    inference (``project`` and ``info`` themselves when it has none); ``notes`` says so."""
+    if not has_repeats(project.network.layers):
+        return project, info
+
+    out = copy.copy(project)
+    out.network = unroll(project.network)
+    starts = [layer.name for layer in project.network.layers if layer.type == START]
+    notes.append(f"repeat blocks ({', '.join(starts)}) are written unrolled, one copy of their layers per "
+                 "repetition (parameters 'layer[i]/...', the names nnabla gives them)")
+    return out, infer_network(out.network)

@@ -11,11 +11,11 @@ from nnconsole.engine.project.model import Datasets, Optimizer, Schedule, Traini
 from nnconsole.engine.interop import solver_table
 from nnconsole.engine.interop.common import resolve_dataset
 from nnconsole.engine.interop.settings_map import read_training_config
+from nnconsole.engine.runtime.solvers import SOLVER_PARAMS
 
 def read_optimizer(proto: Any, unsupported: List[str], notes: List[str], index: int = 0) -> Optimizer:
     """An optimizer's (the first by default) solver, learning rate, weight decay and schedule as nnconsole's
     Optimizer; the others' networks and ranges are read by nntxt_optimizers."""
-    from nnconsole.engine.runtime.solvers import SOLVER_PARAMS
 
     opt = Optimizer()
     p: Any = None

@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from nnconsole.engine.layers import get_spec
-from nnconsole.engine.layers.nntxt_codec import set_shape
-from nnconsole.engine.project.model import Layer, Project
+from nnconsole.engine.layers.nntxt_codec import set_shape, write_fields
+from nnconsole.engine.project.model import Initializer, Layer, Project
 from nnconsole.engine.network.shared_params import parameter_name
 
 from nnconsole.engine.interop import mapping, solver_table
 from nnconsole.engine.interop.solver_table import LR_FIELD, SOLVER_PARAM_FIELDS
+from nnconsole.engine.runtime.solvers import SOLVER_PARAMS
+from nnconsole.engine.layers.types.inputs import input_variable
 
 OUTPUT_DATA_NAME = "y'"
 
@@ -19,7 +21,6 @@ def _fill_params(f: Any, layer: Layer, p: Dict[str, Any], in_shapes: List[Tuple[
                  out_shape: Tuple[int, ...], mode: str) -> None:
     """Set the function's *_param message from the layer's checked parameters (the type's registration
     says how: its ``to_nntxt`` hook, else its ``nntxt_fields``)."""
-    from nnconsole.engine.layers.nntxt_codec import write_fields
 
     spec = get_spec(layer.type)
     if spec.to_nntxt is not None:
@@ -81,7 +82,6 @@ class NetworkWriter:
                 set_shape(pv.shape, li.weight_shapes[key])
                 init = (layer.initializers or {}).get(key) or spec.weights.get(key)
                 if init is None and key in mapping.RUNNING_STAT_INIT:
-                    from nnconsole.engine.project.model import Initializer
                     init = Initializer("Constant", 1.0, mapping.RUNNING_STAT_INIT[key])
                 if init is not None:
                     _initializer_message(pv.initializer, init)
@@ -113,7 +113,6 @@ class NetworkWriter:
 
 def write_solver(proto_solver: Any, project: Project, ipe: Optional[int], unsupported: List[str],
             notes: List[str]) -> None:
-    from nnconsole.engine.runtime.solvers import SOLVER_PARAMS
 
     opt = project.optimizer
     s = proto_solver
@@ -191,7 +190,6 @@ def write_optimizer_variables(o: Any, network: Any, info: Any, written: Dict[str
                               param_owner: Dict[str, Tuple[Layer, str]]) -> None:
     """An optimizer's data (its network's Inputs), loss and parameter variables with their learning-rate
     multipliers (0 for running statistics)."""
-    from nnconsole.engine.layers.types.inputs import input_variable
 
     for v in written["inputs"]:
         dv = o.data_variable.add()

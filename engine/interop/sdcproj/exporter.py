@@ -18,6 +18,8 @@ from nnconsole.engine.project.model import Comment, Layer, Project
 from nnconsole.engine.interop import mapping
 from nnconsole.engine.interop.report import ExportResult, InteropError
 from nnconsole.engine.interop.sdcproj.network import input_pin
+from nnconsole.engine.interop.sdcproj.settings_writer import extra_optimizer_sections, settings_sections
+from nnconsole.engine.atomic import atomic_write
 
 NETWORK = "Main"
 NODE_SIZE = ["Position_2=240", "Position_3=48"]  # a layer box's width and height on NNC's canvas, as NNC saves them
@@ -158,7 +160,6 @@ def extra_network_sections(project: Project, unsupported: List[str]) -> List[str
 
 def project_text(project: Project, out_dir: str, unsupported: List[str], notes: List[str]) -> str:
     """The whole .sdcproj text for ``project`` (dataset paths relative to ``out_dir``)."""
-    from nnconsole.engine.interop.sdcproj.settings_writer import extra_optimizer_sections, settings_sections
 
     names = [NETWORK] + list(project.networks)  # Main, then the project's other networks (issue 17)
     lines = ["[Engine]", "SDeepEngineType=NNabla", "[Global]", f"NumNetwork={len(names)}"]
@@ -176,7 +177,6 @@ def project_text(project: Project, out_dir: str, unsupported: List[str], notes: 
 
 def export_sdcproj(project: Project, path: str) -> ExportResult:
     """Write ``project`` to ``path`` as an NNC desktop project (atomically; ordinary file permissions)."""
-    from nnconsole.engine.atomic import atomic_write
 
     unsupported: List[str] = []
     notes: List[str] = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from nnconsole.engine.layers import find_spec
+from nnconsole.engine.layers import find_spec, get_spec
 from nnconsole.engine.layers.nnc_values import as_float, convert_value, ints, resolve
 from nnconsole.engine.project.model import Comment, Initializer
 
@@ -40,7 +40,6 @@ def layer_params(rtype: str, name: str, props: Dict[str, str], unsupported: List
     The type's registration says how: its ``from_sdcproj`` hook first (properties it handled are
     done), then its ``nnc_properties`` table, converted by each parameter's kind. A property written as
     the name of one of the network's ``arguments`` (Argument layers) is kept as that name (unit_expand)."""
-    from nnconsole.engine.layers import get_spec
 
     spec = get_spec(rtype)
     names = spec.nnc_properties
@@ -161,7 +160,6 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
             if scope != name and "/" not in scope:  # the user's own scope is kept, shared or not (as NNC names it)
                 node.parameter_scope = scope
             node.weights = _weights(rtype, name, props, node.params, scope, unsupported)
-            from nnconsole.engine.layers import get_spec
             if get_spec(rtype).is_loss:  # the target pin is T, or q for KLMultinomial
                 pin = "q" if "q.Dataset" in props else "T"
                 targets[name] = (_resolve(props, f"{pin}.Dataset") or "y").strip()

@@ -16,14 +16,14 @@ from nnconsole.engine.project.model import MAIN_NETWORK, ExtraOptimizer, Network
 
 from nnconsole.engine.interop.nntxt.optimizers import derived_network
 from nnconsole.engine.interop.sdcproj.reader import SdcReader
+from nnconsole.engine.interop.pipeline import graph_to_layers, ImportedGraph
+from nnconsole.engine.interop.sdcproj.network import network_comments, network_nodes
+from nnconsole.engine.interop.sdcproj.settings import _iterations, read_optimizer
 
 
 def read_extra_optimizers(reader: SdcReader, project: Project, count: int, main_name: str, networks: List[str],
                           ipe: Optional[int], unsupported: List[str], notes: List[str]) -> None:
     """Fill ``project.optimizers`` and ``project.networks`` from ``[Optimizer_1]`` ... ``[Optimizer_<count-1>]``."""
-    from nnconsole.engine.interop.pipeline import ImportedGraph, graph_to_layers
-    from nnconsole.engine.interop.sdcproj.network import network_comments, network_nodes
-    from nnconsole.engine.interop.sdcproj.settings import read_optimizer
 
     def convert(network: str) -> None:
         nodes, targets, times = network_nodes(reader, network, unsupported, notes)
@@ -63,7 +63,6 @@ def read_extra_optimizers(reader: SdcReader, project: Project, count: int, main_
 
 def _bound(reader: SdcReader, s, key: str, ipe: Optional[int], unsupported: List[str], name: str) -> int:
     """NNC's RangeFrom/RangeTo as single-worker iterations (0 = no bound)."""
-    from nnconsole.engine.interop.sdcproj.settings import _iterations
 
     value = reader.int(s, key, -1) if s.get(key) is not None else -1
     if value < 0:

@@ -17,6 +17,7 @@ from nnconsole.engine.interop.common import resolve_dataset
 from nnconsole.engine.interop.report import InteropError
 from nnconsole.engine.interop.sdcproj.reader import SdcReader, Section
 from nnconsole.engine.interop.settings_map import read_nnc_config
+from nnconsole.engine.project.schema import SOLVER_PARAMS, SOLVER_SPECS
 
 EPOCH_UNIT = 0  # NNC's LearningRate*Unit: 0 = epochs, 1 = iterations (a missing unit means iterations)
 
@@ -90,7 +91,6 @@ def read_optimizer(reader: SdcReader, s: Optional[Section], ipe: Optional[int], 
                notes: List[str], ranged: bool = False) -> Optimizer:
     """An [Optimizer_i] section's solver and schedule; ``ranged``: its RangeFrom/RangeTo are read by the caller
     (the optimizers after the first, sdcproj_optimizers), else they are reported as not kept."""
-    from nnconsole.engine.project.schema import SOLVER_PARAMS, SOLVER_SPECS
 
     opt = Optimizer()
     if s is None:

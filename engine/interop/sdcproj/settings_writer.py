@@ -14,6 +14,7 @@ from nnconsole.engine.project.model import Optimizer, Project, Schedule, Trainin
 
 from nnconsole.engine.interop import solver_table
 from nnconsole.engine.interop.settings_map import nnc_config_settings
+from nnconsole.engine.project.schema import SOLVER_SPECS
 
 ITERATIONS = 1  # NNC's *Unit: 0 epochs, 1 iterations
 NNC_UNITS = {"epochs": 0, "iterations": ITERATIONS}
@@ -59,8 +60,6 @@ def _config(cfg: TrainingConfig, unsupported: List[str]) -> List[str]:
 
 
 def _solver(opt: Optimizer, unsupported: List[str]) -> List[str]:
-    from nnconsole.engine.project.schema import SOLVER_SPECS
-
     spec = SOLVER_SPECS[opt.solver]
     if opt.solver in solver_table.NOT_IN_NNC:
         unsupported.append(f"solver {opt.solver}: NNC has no such solver (nnconsole imports it back)")

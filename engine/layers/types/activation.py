@@ -10,6 +10,7 @@ from nnconsole.engine.layers.factory import function_layer
 from nnconsole.engine.layers.function_hooks import axis_build, axis_checked_shape, doubled_axis_shape, fixed_nntxt
 from nnconsole.engine.layers.nntxt_codec import Unsupported, axis_from_nnabla, axis_to_nnabla
 from nnconsole.engine.layers.registry import LayerSpec, ParamSpec, Shape, norm_axis, prod, register
+from nnconsole.engine.layers.nnc_values import as_float, resolve
 
 
 def _simple(type_name: str, fn: str, doc: str, params: List[ParamSpec] = (), **more: Any) -> None:
@@ -37,7 +38,6 @@ def _selu_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> di
 
 def _selu_from_sdcproj(name: str, props: Mapping[str, Any], params: dict, unsupported: list) -> set:
     """NNC's Scale/Alpha are handled when they are the standard constants nnconsole's SELU has built in."""
-    from nnconsole.engine.layers.nnc_values import as_float, resolve
 
     handled = set()
     for prop, standard in (("Scale", SELU_SCALE), ("Alpha", SELU_ALPHA)):

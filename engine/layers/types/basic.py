@@ -17,6 +17,7 @@ from nnconsole.engine.layers.captions import fmt_dims, nonzero, same
 from nnconsole.engine.layers.nntxt_codec import Unsupported, dims, per_dim_or, set_shape
 from nnconsole.engine.layers.registry import (LayerSpec, ParamSpec, Shape, ShapeError, fmt_shape, per_dim, prod,
                                               register)
+from nnconsole.engine.layers.nnc_values import ints, resolve
 
 _BIAS = Initializer("Constant", 1.0, 0.0)
 _CONV_PROPERTIES = {"OutMaps": "outmaps", "KernelShape": "kernel", "Padding": "pad", "Strides": "stride",
@@ -190,7 +191,6 @@ def _conv_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> Di
 def _conv_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any], unsupported: list) -> set:
     """NNC's Padding is often the macro *ConvolutionPaddingSize, computed from BorderMode: valid 0,
     same (k-1)/2, full k-1 (times the dilation)."""
-    from nnconsole.engine.layers.nnc_values import ints, resolve
 
     value = resolve(props, "Padding")
     if "Padding" not in props or (value is not None and not value.startswith("*")):
@@ -298,7 +298,6 @@ def _embed_build(ctx, inputs, layer):
 
 def _embed_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any], unsupported: list) -> set:
     """NNC's Shape is a list; nnconsole's Embed has 1-D features."""
-    from nnconsole.engine.layers.nnc_values import ints, resolve
 
     value = resolve(props, "Shape")
     if value is None or value.startswith("*"):

@@ -5,6 +5,7 @@ from typing import Any, Dict, Mapping
 
 from nnconsole.engine.layers.nntxt_codec import Unsupported, set_shape
 from nnconsole.engine.layers.registry import LayerSpec, ParamSpec, Shape, ShapeError, register
+from nnconsole.engine.layers.nnc_values import as_int, resolve
 
 
 def input_variable(layer, params) -> str:
@@ -14,7 +15,6 @@ def input_variable(layer, params) -> str:
 
 def _input_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any], unsupported: list) -> set:
     """NNC's Order -1 (inputs in their automatic order) is what nnconsole does; another order is reported."""
-    from nnconsole.engine.layers.nnc_values import as_int, resolve
 
     value = resolve(props, "Order")
     if value is not None and as_int(value, -1) != -1:

@@ -17,6 +17,7 @@ from nnconsole.engine.project.model import Initializer
 from nnconsole.engine.layers.nntxt_codec import Unsupported, f7
 from nnconsole.engine.layers.registry import (LayerSpec, ParamSpec, Shape, ShapeError, fmt_shape, norm_axis, prod,
                                               register)
+from nnconsole.engine.layers.nnc_values import as_int, resolve
 
 _ZERO = Initializer("Constant", 1.0, 0.0)
 _ONE = Initializer("Constant", 1.0, 1.0)
@@ -81,7 +82,6 @@ def _norm_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> Di
 
 def _batch_axis_from_sdcproj(type_name: str):
     def hook(name: str, props: Dict[str, str], params: Dict[str, Any], unsupported: list) -> set:
-        from nnconsole.engine.layers.nnc_values import as_int, resolve
         value = resolve(props, "BatchAxis")
         if value is not None and as_int(value, -1) != -1:
             unsupported.append(f"layer '{name}' ({type_name}): BatchAxis={value} is not supported; nnconsole "

@@ -14,6 +14,7 @@ from nnconsole.engine.project.model import Initializer
 
 from nnconsole.engine.layers.nntxt_codec import Unsupported, axis_from_nnabla, axis_to_nnabla, f7
 from nnconsole.engine.layers.registry import LayerSpec, ParamSpec, Shape, ShapeError, fmt_shape, prod, register
+from nnconsole.engine.layers.nnc_values import as_int, resolve
 
 _ZERO = Initializer("Constant", 1.0, 0.0)
 _ONE = Initializer("Constant", 1.0, 1.0)
@@ -140,7 +141,6 @@ def _ln_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> Dict
 def _ln_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any], unsupported: list) -> set:
     """NNC's BatchAxis counts without the batch axis: its default -1 is nnabla's batch_axis 0, the only
     one nnconsole's LayerNormalization has."""
-    from nnconsole.engine.layers.nnc_values import as_int, resolve
 
     value = resolve(props, "BatchAxis")
     if value is not None and as_int(value, -1) != -1:

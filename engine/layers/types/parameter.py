@@ -13,6 +13,7 @@ from nnconsole.engine.project.model import Initializer
 
 from nnconsole.engine.layers.nntxt_codec import Unsupported, set_shape
 from nnconsole.engine.layers.registry import LayerSpec, ParamSpec, Shape, prod, register
+from nnconsole.engine.layers.nnc_values import as_float, resolve
 
 
 def _build(ctx, inputs, layer):
@@ -43,8 +44,6 @@ def _from_sdcproj(learned: bool):
     """NNC spells the weight's settings without the 'W.' prefix (Initializer, InitializerMultiplier, ...; the
     importer reads them as W's); a WorkingMemory is never learned, so a learning rate for it is reported."""
     def hook(name: str, props: Dict[str, str], params: Dict[str, Any], unsupported: list) -> set:
-        from nnconsole.engine.layers.nnc_values import as_float, resolve
-
         lr = resolve(props, "LRateMultiplier")
         if not learned and lr is not None and as_float(lr, 0.0) != 0.0:
             unsupported.append(f"layer '{name}' (WorkingMemory): LRateMultiplier={lr} is not supported; a "

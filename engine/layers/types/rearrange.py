@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Mapping
 
 from nnconsole.engine.layers.captions import fmt_dims
 from nnconsole.engine.layers.factory import function_layer
-from nnconsole.engine.layers.nntxt_codec import axis_from_nnabla
+from nnconsole.engine.layers.nntxt_codec import axis_from_nnabla, read_fields, Unsupported
 from nnconsole.engine.layers.registry import ParamSpec, Shape, ShapeError, fmt_shape, norm_axis
 
 _GROUP = "Other"
@@ -57,7 +57,6 @@ def _broadcast_to_nntxt(f: Any, p: Mapping[str, Any], in_shapes: list, out_shape
 
 def _broadcast_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> Dict[str, Any]:
     """nnabla's (NNC's) Broadcast: the shape starts with the batch size; nnconsole's Tile form is read as Tile."""
-    from nnconsole.engine.layers.nntxt_codec import Unsupported
     shape = [int(d) for d in f.broadcast_param.shape.dim]
     if len(shape) < 2:
         raise Unsupported(f"shape {shape} (no sample axes)")
@@ -167,7 +166,6 @@ def _transpose_to_nntxt(f: Any, p: Mapping[str, Any], in_shapes: list, out_shape
 
 
 def _transpose_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> Dict[str, Any]:
-    from nnconsole.engine.layers.nntxt_codec import Unsupported
     axes = [int(a) for a in f.transpose_param.axes]
     if not axes or axes[0] != 0:
         raise Unsupported(f"axes {axes} move the batch axis")
@@ -224,7 +222,6 @@ def _interpolate_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
 
 
 def _interpolate_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> Dict[str, Any]:
-    from nnconsole.engine.layers.nntxt_codec import Unsupported, read_fields
     q = f.interpolate_param
     if q.half_pixel or q.half_pixel_for_nn or q.channel_last:
         raise Unsupported("half_pixel / half_pixel_for_nn / channel_last")
@@ -248,7 +245,6 @@ def _sort_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
 
 
 def _sort_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> Dict[str, Any]:
-    from nnconsole.engine.layers.nntxt_codec import Unsupported, read_fields
     if f.sort_param.with_index:
         raise Unsupported("with_index (two outputs: nnconsole's Sort has one)")
     return read_fields(f, {"axis": "sort_param.axis", "reverse": "sort_param.reverse",

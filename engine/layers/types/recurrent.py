@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, List, Mapping
 
 from nnconsole.engine.layers.registry import LayerSpec, ParamSpec, Shape, ShapeError, fmt_shape, norm_axis, register
+from nnconsole.engine.layers.nntxt_codec import Unsupported
 
 DELAY_GENERATORS = ("None", "Normal", "Uniform", "Constant")
 
@@ -128,8 +129,6 @@ def _lstm_from_sdcproj(name: str, props: Mapping[str, str], params: dict, unsupp
 
 
 def _lstm_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> dict:
-    from nnconsole.engine.layers.nntxt_codec import Unsupported
-
     raise Unsupported("nnabla's LSTM function (sequence-first, with h and c inputs) is read as an LSTMSequence "
                       "layer only when a Transpose makes its input batch-first and its initial states are zeros; "
                       "rebuild it with LSTMSequence or NNC's LSTM unit")

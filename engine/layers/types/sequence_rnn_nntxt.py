@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from nnconsole.engine.layers.nntxt_codec import set_shape
+from nnconsole.engine.layers.nntxt_codec import f7, set_shape, Unsupported
 
 _FIELD = {"LSTM": "lstm_param", "GRU": "gru_param", "RNN": "rnn_param"}
 ZERO_AXES = (1, 2, 0, 3)  # (batch, 1, 1, 1) -> (1, 1, batch, 1)
@@ -108,7 +108,6 @@ def expand(net: Any, in_shapes: list, out_shape: tuple) -> None:
 def from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> dict:
     """Parameters of a collapsed LSTM/GRU/RNN (see ``collapse``): the hidden size and directions from
     weight_l0 (D, [gates,] H, I + H), the rest from the function's message."""
-    from nnconsole.engine.layers.nntxt_codec import Unsupported, f7
 
     w0 = weights.get("weight_l0")
     if not w0:
