@@ -1,4 +1,4 @@
-"""Building the shared dataset cache: image files decoded by worker processes over all cores (engine/data/decode_worker.py)
+"""Building the shared dataset cache: image files decoded by worker processes over all cores (engine/data/decode_process.py)
 straight into the entry's uint8 ``.npy`` files, with progress and ETA; an interrupted build resumes from the chunks it finished.
 
 ``cached_images`` is the one entry point: it returns the read-only memory maps of a valid entry, building
@@ -20,7 +20,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from nnconsole.engine.data import cache
-from nnconsole.engine.data import decode_worker
+from nnconsole.engine.data import decode_process
 from nnconsole.engine.data.decode import ImageLayout
 from nnconsole.engine.helper_processes import python_module_command
 
@@ -144,11 +144,11 @@ def build_entry(partial: Path, jobs: Sequence[ImageJob], key: str, progress: Opt
         else:
             failure = None
             for i in todo:
-                failure = finished(i, decode_worker.decode_chunk(*task(i)))
+                failure = finished(i, decode_process.decode_chunk(*task(i)))
                 if failure is not None:
                     break
     finally:
-        decode_worker.close_maps()
+        decode_process.close_maps()
     if failure is not None:
         return failure
     record(final=True)
@@ -156,11 +156,11 @@ def build_entry(partial: Path, jobs: Sequence[ImageJob], key: str, progress: Opt
 
 
 def _run_pool(todo: List[int], task: Callable, finished: Callable, workers: int) -> Optional[Failure]:
-    """The chunks ``todo`` decoded by ``workers`` decode_worker processes, two tasks in flight per process;
+    """The chunks ``todo`` decoded by ``workers`` decode processes, two tasks in flight per process;
     chunks a dead worker held are decoded here instead."""
 
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    procs = [subprocess.Popen(python_module_command("nnconsole.engine.data.decode_worker"), stdin=subprocess.PIPE,
+    procs = [subprocess.Popen(python_module_command("nnconsole.engine.data.decode_process"), stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, env=env) for _ in range(workers)]
     pending = list(reversed(todo))
     held: Dict[int, List[int]] = {p.pid: [] for p in procs}
@@ -227,7 +227,7 @@ def _run_pool(todo: List[int], task: Callable, finished: Callable, workers: int)
     if orphans or pending:
         log.warning("a dataset decoding process ended early; decoding its part here")
     for i in orphans + list(reversed(pending)):
-        failure = finished(i, decode_worker.decode_chunk(*task(i)))
+        failure = finished(i, decode_process.decode_chunk(*task(i)))
         if failure is not None:
             return failure
     return None

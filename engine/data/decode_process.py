@@ -1,6 +1,6 @@
 """A worker process of a dataset cache build: decodes chunks of image files into the entry's ``.npy`` files.
 
-``dataset_build`` starts one per core as ``python -m nnconsole.engine.data.decode_worker`` (a fresh interpreter:
+``cache_build`` starts one per core as ``python -m nnconsole.engine.data.decode_process`` (a fresh interpreter:
 no fork of an MPI rank or of a threaded GUI, and no re-import of the caller's main module, which
 multiprocessing's spawn would do). Protocol: one JSON task per line on stdin
 ``{"id", "path", "start", "paths", "layout": [mode, height, width, channel_axis]}``, one JSON answer per
