@@ -78,7 +78,7 @@ def test_a_cache_twice_the_memory_limit_trains_to_the_end(tmp_path):
     run = limited(f"""
         import sys
         sys.path.insert(0, {str(ROOT)!r})
-        from nnconsole.engine import runs
+        from nnconsole.engine.rundir import store as runs
         from nnconsole.engine.project.io import load_project
         from tests.helpers import train_in_process
         run_dir, losses = train_in_process(load_project({str(project)!r}), {str(tmp_path / 'results')!r})
