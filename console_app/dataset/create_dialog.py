@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QLabel, QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QVBoxLayout,
                                QWidget)
 
-from nnconsole.app.engine_process import engine_program
+from nnconsole.app.bridge.engine_process import engine_program
 
 from nnconsole.engine.data.create.shaping import MODES
 from nnconsole.engine.rundir.protocol import DATASET_CREATED_EVENT, DATASET_PROGRESS_EVENT, format_duration, read_events

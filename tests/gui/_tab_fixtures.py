@@ -74,7 +74,7 @@ def digits_project(tmp_path) -> str:
 @pytest.fixture
 def digits_document(digits_project, qtbot):
     """A ProjectDocument with the copied digits project loaded."""
-    from nnconsole.app.document import ProjectDocument
+    from nnconsole.app.document.project_document import ProjectDocument
 
     document = ProjectDocument()
     document.load(digits_project)
@@ -105,7 +105,7 @@ def trained_digits_run(tmp_path_factory) -> tuple:
 
 def open_tab_page(qtbot, create_page: Callable, project_path: str):
     """A tab page (from its ``create_page``) on a document loaded from ``project_path``, shown at 1400x900."""
-    from nnconsole.app.document import ProjectDocument
+    from nnconsole.app.document.project_document import ProjectDocument
 
     document = ProjectDocument()
     document.load(project_path)

@@ -16,8 +16,8 @@ from PySide6.QtCore import QSettings, QStandardPaths  # noqa: E402
 
 QStandardPaths.setTestModeEnabled(True)  # ~/.qttest/...: never the user's real settings
 
-from nnconsole.app import dialogs  # noqa: E402
-from nnconsole.app.settings import Settings  # noqa: E402
+from nnconsole.app.shell import dialogs  # noqa: E402
+from nnconsole.app.shell.settings import Settings  # noqa: E402
 
 DIALOGS = ("ask_save_changes", "ask_open_project", "ask_save_path", "ask_directory", "choose_template",
            "ask_recover_autosave", "show_error", "show_project_error", "show_about", "ask_import_target",
@@ -26,9 +26,9 @@ DIALOGS = ("ask_save_changes", "ask_open_project", "ask_save_path", "ask_directo
 
 @pytest.fixture(autouse=True)
 def main_thread_gc(qapp):
-    """Garbage collection on the GUI thread only, as the app does (nnconsole.app.main_thread_gc): a worker
+    """Garbage collection on the GUI thread only, as the app does (nnconsole.app.shell.main_thread_gc): a worker
     thread's collection of an earlier test's Qt wrappers deadlocked a CI run."""
-    from nnconsole.app.main_thread_gc import suspended
+    from nnconsole.app.shell.main_thread_gc import suspended
 
     with suspended(qapp):
         yield
@@ -97,7 +97,7 @@ def _discard_changes(widget):
 @pytest.fixture
 def make_window(qtbot, settings):
     """Build MainWindows (EDIT tab only by default) that are closed without a save prompt."""
-    from nnconsole.app.main_window import MainWindow
+    from nnconsole.app.shell.main_window import MainWindow
 
     def make(tab_keys=("edit",), settings_=None, document=None):
         window = MainWindow(document=document, settings=settings_ or settings, tab_keys=tab_keys)
@@ -115,7 +115,7 @@ def window(make_window):
 @pytest.fixture
 def page(qtbot):
     """An EDIT page on an empty document."""
-    from nnconsole.app.document import ProjectDocument
+    from nnconsole.app.document.project_document import ProjectDocument
     from nnconsole.app.edit.page import EditPage
 
     document = ProjectDocument()
@@ -129,7 +129,7 @@ def page(qtbot):
 @pytest.fixture
 def digits_page(qtbot, template_project):
     """An EDIT page showing a copy of the digits_cnn template."""
-    from nnconsole.app.document import ProjectDocument
+    from nnconsole.app.document.project_document import ProjectDocument
     from nnconsole.app.edit.page import EditPage
 
     document = ProjectDocument()

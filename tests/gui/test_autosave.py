@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from nnconsole.app import autosave, dialogs
+from nnconsole.app.document import autosave
+from nnconsole.app.shell import dialogs
 from nnconsole.engine.project.io import dumps_project
 from nnconsole.engine.check.project_file import load_valid_project
 

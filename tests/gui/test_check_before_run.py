@@ -12,7 +12,7 @@ try:
 except ImportError:
     from _tab_fixtures import copy_digits, wait_until
 
-from nnconsole.app import engine_process
+from nnconsole.app.bridge import engine_process
 from nnconsole.app.training import preflight
 from nnconsole.engine.project.errors import Problem
 

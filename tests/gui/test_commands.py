@@ -5,8 +5,8 @@ import copy
 
 import pytest
 
-from nnconsole.app import commands
-from nnconsole.app.document import ProjectDocument
+from nnconsole.app.document import commands
+from nnconsole.app.document.project_document import ProjectDocument
 from nnconsole.engine.project.model import Initializer, Layer
 
 pytestmark = pytest.mark.gui

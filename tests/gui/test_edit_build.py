@@ -103,7 +103,7 @@ def test_a_project_edited_here_validates_with_the_cli(qtbot, tmp_path, capsys):
     """Edit the digits template in the EDIT tab, save, and let ``nnconsole validate`` (what
     ``nnconsole train`` runs first) check the file with its datasets."""
     from _tab_fixtures import copy_digits
-    from nnconsole.app.document import ProjectDocument
+    from nnconsole.app.document.project_document import ProjectDocument
     from nnconsole.app.edit.page import EditPage
     from nnconsole.engine.cli import main as cli
 

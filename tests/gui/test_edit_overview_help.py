@@ -45,7 +45,7 @@ def resnet110() -> Project:
 
 @pytest.fixture
 def resnet_page(qtbot):
-    from nnconsole.app.document import ProjectDocument
+    from nnconsole.app.document.project_document import ProjectDocument
     from nnconsole.app.edit.page import EditPage
 
     document = ProjectDocument(resnet110())

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow  # an EDIT page on a template copy: about 3 s each
 
 @pytest.fixture
 def rnn_page(qtbot, tmp_path):
-    from nnconsole.app.document import ProjectDocument
+    from nnconsole.app.document.project_document import ProjectDocument
     from nnconsole.app.edit.page import EditPage
 
     shutil.copytree(template_path("sine_rnn"), tmp_path / "sine_rnn")

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.gui
 
 @pytest.fixture
 def blocks_page(qtbot, tmp_path):
-    from nnconsole.app.document import ProjectDocument
+    from nnconsole.app.document.project_document import ProjectDocument
     from nnconsole.app.edit.page import EditPage
     from tests.test_repeat_blocks import _write_project, resnet_like
 

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from nnconsole.app import error_hook
+from nnconsole.app.shell import error_hook
 
 
 @pytest.fixture
@@ -96,8 +96,9 @@ def test_the_dialog_names_the_log(qtbot, monkeypatch):
 
 def test_the_console_runs_with_the_hook_installed_and_removes_it_at_exit(qtbot, qapp, monkeypatch):
     """``nnconsole-gui`` (app.main) installs the hook for the life of the window, then restores the old one."""
-    from nnconsole.app import app as app_module
-    from nnconsole.app import cli, main_window, qt_libraries
+    from nnconsole.app.shell import application as app_module
+    from nnconsole.app import cli
+    from nnconsole.app.shell import main_window, qt_libraries
 
     class FakeWindow:
         def show(self):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from nnconsole.app.document import ProjectDocument
+from nnconsole.app.document.project_document import ProjectDocument
 from nnconsole.app.evaluation.page import create_page
 from nnconsole.engine.metrics.curves import likelihood_graph, roc_auc, top_n_accuracy
 from nnconsole.engine.metrics.results import evaluation_dir

@@ -9,7 +9,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication
 
-from nnconsole.app.document import ProjectDocument
+from nnconsole.app.document.project_document import ProjectDocument
 from nnconsole.app.evaluation.page import create_page
 from nnconsole.engine.evaluate.inference import infer
 from tests.test_infer import make_image_run, write_images
@@ -180,7 +180,7 @@ def test_inference_imports_no_code_from_the_run_or_data_folders(qtbot, tmp_path,
 def test_stop_ends_a_running_inference_and_shows_no_results(qtbot, tmp_path, page_with_run, monkeypatch):
     """Stop sends SIGTERM to the command (the CLI's side: tests/test_infer.py, stopped inference); here a stand-in
     that prints one progress line and waits, so the test does not race a real inference."""
-    import nnconsole.app.engine_process as engine_process
+    import nnconsole.app.bridge.engine_process as engine_process
 
     script = "echo 'inferred 1/10 samples'; exec sleep 60"
     monkeypatch.setattr(engine_process, "engine_program", lambda: ("/bin/sh", ["-c", script, "sh"]))

@@ -50,11 +50,11 @@ def test_the_engine_cli_stays_qt_free():
 def test_gui_command_starts_the_app_with_the_project(monkeypatch):
     import argparse
 
-    import nnconsole.app.app
+    import nnconsole.app.shell.application
 
     started = []
     monkeypatch.setattr(cli, "has_display", lambda environ=None: True)
-    monkeypatch.setattr(nnconsole.app.app, "main", lambda argv: started.append(argv) or 0)
+    monkeypatch.setattr(nnconsole.app.shell.application, "main", lambda argv: started.append(argv) or 0)
     assert cli.cmd_gui(argparse.Namespace(project="p/project.yaml")) == 0
     assert cli.cmd_gui(argparse.Namespace(project=None)) == 0
     assert started == [["p/project.yaml"], []]

@@ -1,4 +1,4 @@
-"""Garbage collection happens on the GUI thread only (nnconsole.app.main_thread_gc).
+"""Garbage collection happens on the GUI thread only (nnconsole.app.shell.main_thread_gc).
 
 A worker thread that crossed gc's threshold collected an earlier test's unreachable Qt wrappers:
 QObject::~QObject waited for a Qt lock the GUI thread held while it waited for the GIL, and a CI run
@@ -10,7 +10,7 @@ import gc
 import threading
 import weakref
 
-from nnconsole.app.main_thread_gc import MainThreadCollector, suspended
+from nnconsole.app.shell.main_thread_gc import MainThreadCollector, suspended
 
 
 class Cycle:

@@ -10,10 +10,10 @@ import types
 import pytest
 from PySide6.QtWidgets import QLabel, QWidget
 
-from nnconsole.app import dialogs
-from nnconsole.app import settings as app_settings
-from nnconsole.app.main_window import TABS
-from nnconsole.app.templates_dialog import TemplateChooserDialog
+from nnconsole.app.shell import dialogs
+from nnconsole.app.shell import settings as app_settings
+from nnconsole.app.shell.main_window import TABS
+from nnconsole.app.shell.templates_dialog import TemplateChooserDialog
 from nnconsole.engine.project.io import load_project
 from nnconsole.engine.check.project_file import load_valid_project
 
@@ -300,7 +300,8 @@ def test_the_console_freezes_its_start_up_objects_once_the_window_is_up(monkeypa
     redraws for 12-28 ms): main() freezes them after the window has opened its project."""
     import gc
 
-    from nnconsole.app import app as console_app_main, cli, main_window
+    from nnconsole.app import cli
+    from nnconsole.app.shell import application as console_app_main, main_window
 
     calls = []
 

@@ -13,8 +13,9 @@ import time
 
 import pytest
 
-from nnconsole.app import autosave, dialogs
-from nnconsole.app.document import ProjectDocument
+from nnconsole.app.document import autosave
+from nnconsole.app.shell import dialogs
+from nnconsole.app.document.project_document import ProjectDocument
 from nnconsole.engine.project.io import dumps_project, load_project
 from nnconsole.engine.check.project_file import load_valid_project
 

@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-import nnconsole.app.app
+import nnconsole.app.shell.application
 from nnconsole.app import cli
 
 XCB_NAMES = ("libxcb-cursor.so.0", "libxcb-icccm.so.4", "libxcb-keysyms.so.1", "libxcb-image.so.0",
@@ -35,7 +35,7 @@ def x11_desktop(monkeypatch):
     def created(*_args, **_kwargs):
         raise QApplicationCreated()
 
-    monkeypatch.setattr(nnconsole.app.app, "create_application", created)
+    monkeypatch.setattr(nnconsole.app.shell.application, "create_application", created)
 
 
 def simulate_libraries(monkeypatch, missing):
@@ -64,7 +64,7 @@ def simulate_libraries(monkeypatch, missing):
 
 def test_missing_xcb_cursor_names_the_package_and_exits_2(x11_desktop, monkeypatch, capsys):
     simulate_libraries(monkeypatch, missing={"libxcb-cursor.so.0"})
-    assert nnconsole.app.app.main([]) == 2
+    assert nnconsole.app.shell.application.main([]) == 2
     err = capsys.readouterr().err
     assert "libxcb-cursor.so.0" in err
     assert "sudo apt install libxcb-cursor0" in err
@@ -83,7 +83,7 @@ def test_nnconsole_gui_command_stops_the_same_way(x11_desktop, monkeypatch, caps
 def test_all_libraries_present_starts_the_app(x11_desktop, monkeypatch):
     simulate_libraries(monkeypatch, missing=set())
     with pytest.raises(QApplicationCreated):
-        nnconsole.app.app.main([])
+        nnconsole.app.shell.application.main([])
 
 
 @pytest.mark.parametrize("env", [
@@ -98,19 +98,19 @@ def test_platforms_without_xcb_are_not_held_back(x11_desktop, monkeypatch, env):
         monkeypatch.setenv(name, value)
     simulate_libraries(monkeypatch, missing=set(XCB_NAMES))
     with pytest.raises(QApplicationCreated):
-        nnconsole.app.app.main([])
+        nnconsole.app.shell.application.main([])
 
 
 def test_an_explicit_xcb_platform_is_checked(x11_desktop, monkeypatch, capsys):
     monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")
     monkeypatch.setenv("WAYLAND_DISPLAY", "wayland-0")
     simulate_libraries(monkeypatch, missing={"libxcb-cursor.so.0"})
-    assert nnconsole.app.app.main([]) == 2
+    assert nnconsole.app.shell.application.main([]) == 2
     assert "libxcb-cursor0" in capsys.readouterr().err
 
 
 def test_library_loads_asks_the_dynamic_loader():
-    from nnconsole.app import qt_libraries
+    from nnconsole.app.shell import qt_libraries
 
     assert qt_libraries.library_loads("libc.so.6")
     assert not qt_libraries.library_loads("libnnconsole-no-such-library.so.0")

@@ -20,7 +20,7 @@ time.sleep(0.5)
 
 
 def test_the_run_directory_comes_from_the_cli_event_not_its_printed_text(qtbot, tmp_path, monkeypatch):
-    from nnconsole.app import engine_process, run_controller
+    from nnconsole.app.bridge import engine_process, run_controller
 
     project = str(tmp_path / "p" / "project.yaml")
     os.makedirs(os.path.dirname(project))

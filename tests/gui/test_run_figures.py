@@ -16,7 +16,7 @@ except ImportError:
 
 from nnconsole.app.dataset.matching import ExpectedVariable, variable_status
 from nnconsole.app.dataset.page import DatasetPage
-from nnconsole.app.document import ProjectDocument
+from nnconsole.app.document.project_document import ProjectDocument
 from nnconsole.app.training.page import TrainingPage
 from nnconsole.engine.data.loading import DatasetError, load_dataset
 from nnconsole.engine.rundir.protocol import LAUNCHER, WORKER

@@ -202,7 +202,7 @@ import os, sys
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from nnconsole.app.document import ProjectDocument
+from nnconsole.app.document.project_document import ProjectDocument
 from nnconsole.app.training.page import TrainingPage
 document = ProjectDocument()
 document.load(sys.argv[1])

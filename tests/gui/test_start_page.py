@@ -7,8 +7,8 @@ import os
 import pytest
 from PySide6.QtCore import Qt
 
-from nnconsole.app import dialogs
-from nnconsole.app import settings as app_settings
+from nnconsole.app.shell import dialogs
+from nnconsole.app.shell import settings as app_settings
 from nnconsole.engine.rundir import store as runs
 
 pytestmark = pytest.mark.gui

@@ -14,7 +14,7 @@ try:
 except ImportError:
     from _tab_fixtures import open_tab_page, copy_run, trained_digits_run  # noqa: F401
 
-from nnconsole.app.document import ProjectDocument
+from nnconsole.app.document.project_document import ProjectDocument
 from nnconsole.app.evaluation.page import EvaluationPage, create_page
 from nnconsole.engine.metrics.results import evaluation_dir
 

@@ -14,7 +14,7 @@ except ImportError:
     from _tab_fixtures import copy_digits, wait_until
     from run_fakes import fake_regression_evaluation, fake_run, train_records
 
-from nnconsole.app.document import ProjectDocument
+from nnconsole.app.document.project_document import ProjectDocument
 from nnconsole.app.dataset.page import DatasetPage
 from nnconsole.app.evaluation.page import EvaluationPage
 from nnconsole.app.training.page import TrainingPage

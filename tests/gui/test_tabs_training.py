@@ -17,7 +17,7 @@ except ImportError:
 
 from PySide6.QtCore import QPointF
 
-from nnconsole.app.document import ProjectDocument
+from nnconsole.app.document.project_document import ProjectDocument
 from nnconsole.app.training import dialogs
 from nnconsole.app.training.curves import LearningCurves
 from nnconsole.app.training.page import TrainingPage, create_page
@@ -364,7 +364,7 @@ def test_pareto_front():
 
 
 def test_an_engine_that_cannot_start_is_reported(qtbot, tmp_path, monkeypatch):
-    from nnconsole.app import engine_process
+    from nnconsole.app.bridge import engine_process
 
     project = copy_digits(str(tmp_path / "digits"))
     page = make_page(qtbot, project)

@@ -2,7 +2,7 @@
 the unsaved-changes prompt, crash recovery from autosave copies, and edits made to the project file
 outside nnconsole (asked about before a save over them and when the window becomes active again).
 
-Every question goes through ``nnconsole.app.dialogs`` so tests can answer it.
+Every question goes through ``nnconsole.app.shell.dialogs`` so tests can answer it.
 """
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from typing import Any, List, Optional, Tuple
 
 from PySide6.QtCore import QEvent, QObject, Signal
 
-from nnconsole.app import autosave, dialogs, file_versions
-from nnconsole.app import settings as app_settings
+from nnconsole.app.document import autosave, file_versions
+from nnconsole.app.shell import dialogs
+from nnconsole.app.shell import settings as app_settings
 from nnconsole.engine.project.errors import ProjectError, UnsupportedVersionError
 from nnconsole.engine.project.io import load_project
 from nnconsole.engine.project.model import Project

@@ -79,7 +79,7 @@ def ask_directory(parent: Optional[QWidget], start_dir: str) -> Optional[str]:
 def choose_template(parent: Optional[QWidget], start_dir: str,
                     template: Optional[str] = None) -> Optional[Tuple[str, str]]:
     """(template name, new project folder) from the template chooser (``template`` chosen first), or None."""
-    from nnconsole.app.templates_dialog import TemplateChooserDialog
+    from nnconsole.app.shell.templates_dialog import TemplateChooserDialog
 
     dialog = TemplateChooserDialog(parent, start_dir)
     if template:

@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPushButton,
                                QVBoxLayout, QWidget)
 
-from nnconsole.app import settings as app_settings
+from nnconsole.app.shell import settings as app_settings
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.project.model import Project
 from nnconsole.templates import list_templates

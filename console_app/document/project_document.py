@@ -1,6 +1,6 @@
 """The open project as the GUI sees it: the engine's Project dataclasses plus an undo stack and signals.
 
-Views never change the Project directly: they push QUndoCommands (``console_app/commands.py`` for
+Views never change the Project directly: they push QUndoCommands (``console_app/document/commands.py`` for
 the network, ``console_app/config/commands.py`` for settings) whose redo/undo call the small
 mutation methods here, which announce what changed through past-tense signals.
 """
@@ -12,8 +12,8 @@ from typing import Any, Optional
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
-from nnconsole.app import file_versions
-from nnconsole.app.file_versions import DiskState
+from nnconsole.app.document import file_versions
+from nnconsole.app.document.file_versions import DiskState
 from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import MAIN_NETWORK, Layer, Network, Project
 from nnconsole.engine.check.project_file import load_valid_project

@@ -15,12 +15,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
-from nnconsole.app import dialogs
-from nnconsole.app import settings as app_settings
-from nnconsole.app.autosave import Autosaver
-from nnconsole.app.document import ProjectDocument
-from nnconsole.app.project_files import ProjectFiles
-from nnconsole.app.start_page import StartPage, new_empty_project
+from nnconsole.app.shell import dialogs
+from nnconsole.app.shell import settings as app_settings
+from nnconsole.app.document.autosave import Autosaver
+from nnconsole.app.document.project_document import ProjectDocument
+from nnconsole.app.document.project_files import ProjectFiles
+from nnconsole.app.shell.start_page import StartPage, new_empty_project
 
 log = logging.getLogger(__name__)
 

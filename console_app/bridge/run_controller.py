@@ -12,7 +12,7 @@ The training process is detached from the GUI: it runs in its own session with i
 attaches to it through its status.json (``attach``). The output files start in a private folder in
 the results root and move into the run directory once the CLI names it (``cli-output.log``,
 ``cli-errors.log``): the CLI keeps writing to them there, GUI or not. Starting the CLI as a process is
-:mod:`nnconsole.app.engine_process`'s job.
+:mod:`nnconsole.app.bridge.engine_process`'s job.
 """
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ from typing import List, Optional
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from nnconsole.app import engine_process
-from nnconsole.app.engine_process import OutputTail, is_engine_launcher, output_folder, remove_empty
+from nnconsole.app.bridge import engine_process
+from nnconsole.app.bridge.engine_process import OutputTail, is_engine_launcher, output_folder, remove_empty
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.protocol import RUN_DIR_EVENT, STOP_FILE, read_events
 from nnconsole.engine.errors import ExitCode

@@ -123,7 +123,7 @@ class TemplateChooserDialog(QDialog):
         self.buttons.button(QDialogButtonBox.Ok).setEnabled(not problem)
 
     def _browse(self) -> None:
-        from nnconsole.app import dialogs
+        from nnconsole.app.shell import dialogs
 
         folder = dialogs.ask_directory(self, self.location.text())
         if folder:

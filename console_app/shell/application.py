@@ -15,7 +15,7 @@ def create_application(argv: Optional[List[str]] = None):
     from PySide6.QtCore import QObject
     from PySide6.QtWidgets import QApplication
 
-    from nnconsole.app.settings import APPLICATION, ORGANIZATION
+    from nnconsole.app.shell.settings import APPLICATION, ORGANIZATION
 
     app = QApplication.instance()
     if app is None:
@@ -25,7 +25,7 @@ def create_application(argv: Optional[List[str]] = None):
     app.setApplicationDisplayName("nnconsole")
     app.setStyle("Fusion")
     if app.findChild(QObject, MAIN_THREAD_GC) is None:  # worker threads must never collect Qt wrappers
-        from nnconsole.app.main_thread_gc import install
+        from nnconsole.app.shell.main_thread_gc import install
         install(app).setObjectName(MAIN_THREAD_GC)
     return app
 
@@ -52,15 +52,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     if not has_display():
         print(NO_DISPLAY_MESSAGE, file=sys.stderr)
         return EXIT_NO_DISPLAY
-    from nnconsole.app.qt_libraries import missing_libraries_message, missing_xcb_libraries
+    from nnconsole.app.shell.qt_libraries import missing_libraries_message, missing_xcb_libraries
 
     missing = missing_xcb_libraries()
     if missing:  # Qt would abort inside QApplication() with "no Qt platform plugin could be initialized"
         print(missing_libraries_message(missing), file=sys.stderr)
         return EXIT_NO_DISPLAY
     app = create_application()
-    from nnconsole.app import error_hook
-    from nnconsole.app.main_window import MainWindow
+    from nnconsole.app.shell import error_hook
+    from nnconsole.app.shell.main_window import MainWindow
 
     uninstall_hook = error_hook.install()  # unexpected errors: a dialog and gui-errors.log, not only stderr
     try:
