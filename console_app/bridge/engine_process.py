@@ -1,7 +1,9 @@
 """Starting the engine's CLI from the GUI: ``nnconsole ARGS`` exactly as a terminal user types it.
 
 ``start_detached`` starts a training (or replay) in its own session with its output in files, so it
-outlives the GUI; ``EngineCommand`` runs one short command (evaluate) in a QProcess, off the GUI thread.
+outlives the GUI; ``EngineCommand`` runs one short command (evaluate, infer, export, import) in a QProcess,
+off the GUI thread; ``new_engine_process`` and ``start_engine`` give a QProcess to a caller that reads its
+output itself (dataset create).
 ``is_engine_launcher`` tells whether a PID from a run's status.json is still an nnconsole launcher.
 """
 from __future__ import annotations
@@ -109,12 +111,21 @@ class OutputTail:
         return data.decode("utf-8", "replace")
 
 
-def _engine_process(owner: QObject, cwd: Optional[str], on_stdout, on_stderr, on_finished, on_error) -> QProcess:
-    """A QProcess for ``nnconsole ...`` owned by ``owner``, its output and end wired up (not started)."""
+def new_engine_process(owner: QObject, cwd: Optional[str] = None, merged: bool = False) -> QProcess:
+    """A QProcess for ``nnconsole ...`` owned by ``owner`` (unbuffered output; stderr into stdout when
+    ``merged``), not started: the owner connects its signals, then calls ``start_engine``."""
     process = QProcess(owner)
     process.setProcessEnvironment(_environment())
     if cwd:
         process.setWorkingDirectory(cwd)
+    if merged:
+        process.setProcessChannelMode(QProcess.MergedChannels)
+    return process
+
+
+def _engine_process(owner: QObject, cwd: Optional[str], on_stdout, on_stderr, on_finished, on_error) -> QProcess:
+    """A QProcess for ``nnconsole ...`` owned by ``owner``, its output and end wired up (not started)."""
+    process = new_engine_process(owner, cwd)
     process.readyReadStandardOutput.connect(on_stdout)
     process.readyReadStandardError.connect(on_stderr)
     process.finished.connect(on_finished)
@@ -122,7 +133,7 @@ def _engine_process(owner: QObject, cwd: Optional[str], on_stdout, on_stderr, on
     return process
 
 
-def _start_engine(process: QProcess, args: List[str]) -> None:
+def start_engine(process: QProcess, args: List[str]) -> None:
     """Start ``nnconsole ARGS`` (the same command a terminal user types) in ``process``."""
     program, lead = engine_program()
     process.start(program, lead + list(args))
@@ -148,12 +159,17 @@ class EngineCommand(QObject):
             raise RuntimeError("a command is already running")
         self._stdout = self._stderr = ""
         self._process = _engine_process(self, cwd, self._read, self._read, self._on_finished, self._on_error)
-        _start_engine(self._process, args)
+        start_engine(self._process, args)
 
     def stop(self) -> None:
         """Ask the running command to end (SIGTERM, which the CLI treats as Ctrl-C); command_finished follows."""
         if self._process is not None:
             self._process.terminate()
+
+    def kill(self) -> None:
+        """End the running command at once (SIGKILL), for one that did not end on ``stop``."""
+        if self._process is not None:
+            self._process.kill()
 
     def _read(self) -> None:
         if self._process is None:

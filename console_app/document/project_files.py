@@ -2,7 +2,8 @@
 the unsaved-changes prompt, crash recovery from autosave copies, and edits made to the project file
 outside nnconsole (asked about before a save over them and when the window becomes active again).
 
-Every question goes through ``nnconsole.app.shell.dialogs`` so tests can answer it.
+Every question goes through ``nnconsole.app.shell.dialogs`` so tests can answer it. An NNC / nnabla file is
+imported by ``nnconsole import`` in a subprocess (``nnconsole.app.bridge.import_runner``), then opened.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any, List, Optional, Tuple
 
 from PySide6.QtCore import QEvent, QObject, Signal
 
+from nnconsole.app.bridge import import_runner
 from nnconsole.app.document import autosave, file_versions
 from nnconsole.app.shell import dialogs
 from nnconsole.app.shell import settings as app_settings
@@ -18,6 +20,7 @@ from nnconsole.engine.project.errors import ProjectError, UnsupportedVersionErro
 from nnconsole.engine.project.io import load_project
 from nnconsole.engine.project.model import Project
 from nnconsole.engine.check.project_file import load_valid_project
+from nnconsole.engine.interop.formats import IMPORT_EXTENSIONS
 
 
 class ProjectFiles(QObject):
@@ -106,8 +109,6 @@ class ProjectFiles(QObject):
         if ask_save and not self.maybe_save():
             return False
         path = os.path.abspath(path)
-        from nnconsole.engine.interop import IMPORT_EXTENSIONS
-
         if os.path.splitext(path)[1].lower() in IMPORT_EXTENSIONS:
             path = self.import_nnc(path)
             if not path:
@@ -210,20 +211,21 @@ class ProjectFiles(QObject):
             self._asking = False
 
     def import_nnc(self, source: str) -> Optional[str]:
-        """Import an NNC / nnabla file into a new project file (asking where); its path, or None."""
-        from nnconsole.engine.interop import InteropError, import_to_project
-
+        """Import an NNC / nnabla file into a new project file (asking where) with ``nnconsole import`` in a
+        subprocess (the importers load nnabla, which the GUI process never does); its path, or None."""
         target = dialogs.ask_import_target(self.window, source)
         if not target:
             return None
-        try:
-            result, _ = import_to_project(source, target, backup=True)
-        except (InteropError, OSError) as exc:
-            dialogs.show_project_error(self.window, "import", source, exc)
+        outcome = import_runner.run_import(self.window, source, os.path.abspath(target))
+        if outcome.cancelled:
+            self.message_posted.emit(f"import of {source} cancelled")
             return None
-        if result.unsupported or result.notes:
-            dialogs.show_import_report(self.window, result.report())
-        return os.path.abspath(target)
+        if not outcome.project:
+            dialogs.show_error(self.window, "Cannot import project", *outcome.error_text())
+            return None
+        if outcome.has_report:
+            dialogs.show_import_report(self.window, outcome.report)
+        return os.path.abspath(outcome.project)
 
     def recover_untitled(self) -> bool:
         """At start-up without a project: offer the untitled project a crash left behind."""
