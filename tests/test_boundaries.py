@@ -30,8 +30,8 @@ def tree_copy(tmp_path, edits: dict) -> str:
     touched = {path.split("/")[0] for path in edits}
     for folder in ("nnconsole", "engine", "console_app", "project_templates"):
         if folder in touched:
-            shutil.copytree(os.path.join(ROOT, folder), root / folder,
-                            ignore=shutil.ignore_patterns("__pycache__", "results", ".nnconsole-cache", "data"))
+            skipped = ("__pycache__", "results", ".nnconsole-cache") + (("data",) if folder == "project_templates" else ())
+            shutil.copytree(os.path.join(ROOT, folder), root / folder, ignore=shutil.ignore_patterns(*skipped))
         else:
             os.symlink(os.path.join(ROOT, folder), root / folder)
     for path, text in edits.items():
@@ -71,7 +71,7 @@ def test_each_contract_catches_its_violation(tmp_path, path, text, contract):
     result = lint(tree_copy(tmp_path, {path: text}))
     assert result.returncode != 0, result.stdout
     assert "1 broken" in result.stdout, result.stdout
-    broken = result.stdout.split("Broken contracts", 1)[1]
+    broken = " ".join(result.stdout.split("Broken contracts", 1)[1].split())  # the linter wraps long names
     assert contract in broken
 
 
