@@ -13,8 +13,9 @@ import time
 from nnconsole.app.bridge import engine_process, import_runner
 from nnconsole.app.shell import dialogs
 from nnconsole.engine.rundir.protocol import IMPORT_FINISHED_EVENT, read_events
+from tests.gui.support import TEST_DATA
 
-DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "data", "interop")
+DATA = os.path.join(TEST_DATA, "interop")
 
 
 def test_the_import_command_announces_its_report_as_an_event(tmp_path):

@@ -17,9 +17,10 @@ import sys
 
 import pytest
 
+from tests.gui.support import ROOT, TEST_DATA
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-DATA = os.path.join(ROOT, "tests", "data", "interop")
+
+DATA = os.path.join(TEST_DATA, "interop")
 FORBIDDEN = ("nnabla", "nnabla_ext", "mpi4py")
 
 _GUI_PROCESS = r"""
