@@ -58,6 +58,15 @@ def test_an_import_that_crashes_is_reported_as_a_bug_with_its_output(qtbot, tmp_
     assert "bug" in informative and details == "Traceback: boom"
 
 
+def test_a_command_that_cannot_start_is_reported_and_the_wait_ends(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setattr(engine_process, "engine_program", lambda: (str(tmp_path / "no-such-python"), []))
+    outcome = import_runner.run_import(None, str(tmp_path / "x.nntxt"), str(tmp_path / "x.yaml"))
+    assert outcome.project is None and outcome.exit_code == -1
+    text, _, details = outcome.error_text()
+    assert text == "Cannot import x.nntxt: nnconsole import failed (it did not start)."
+    assert details.startswith("could not start the engine")
+
+
 def test_a_command_that_ends_well_without_its_event_is_a_failure(qtbot, tmp_path, monkeypatch):
     monkeypatch.setattr(engine_process, "engine_program", lambda: (sys.executable, ["-c", "pass"]))
     outcome = import_runner.run_import(None, str(tmp_path / "x.nntxt"), str(tmp_path / "x.yaml"))
