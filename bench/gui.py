@@ -18,7 +18,7 @@ the same settings. The widget is 1000 x 700 pixels.
    above 16 ms at 1e5 points) is judged on the CPU time, which is what the redraw costs: on a shared
    VM the wall time also holds whatever the host gave to other tenants meanwhile (both are printed).
 2. Latency: a 2-worker ``nnconsole train`` (digits CNN, a record every iteration) streams metrics;
-   the GUI side tails metrics.jsonl as the training tab does (``nnconsole.app.run_controller.
+   the GUI side tails metrics.jsonl as the training tab does (``nnconsole.app.bridge.run_controller.
    RunController`` at its 66 ms poll, records into the curves), while a 5 ms QTimer measures how late
    the event loop serves it. Lateness = actual interval - 5 ms.
 """
@@ -211,7 +211,7 @@ def latency(app, seconds_cap: float, quick: bool) -> dict:
     got = [0]
     state = {"done": False, "how": ""}
     try:
-        from nnconsole.app.run_controller import RunController
+        from nnconsole.app.bridge.run_controller import RunController
         controller = RunController()
         state["how"] = "RunController"
 
@@ -223,7 +223,7 @@ def latency(app, seconds_cap: float, quick: bool) -> dict:
         controller.launch_failed.connect(lambda msg: state.update(done=True, how=f"launch failed: {msg}"))
         controller.start_training(project, 2, output=os.path.join(folder, "runs"))
     except ImportError as exc:
-        return {"error": f"nnconsole.app.run_controller not importable: {exc}"}
+        return {"error": f"nnconsole.app.bridge.run_controller not importable: {exc}"}
 
     lateness, seconds = timer_lateness(app, lambda elapsed: not state["done"] and elapsed < seconds_cap)
     curves.widget.close()
@@ -238,7 +238,7 @@ def main() -> int:
     app = QApplication.instance() or QApplication([sys.argv[0]])
     reps = 10 if args.quick else 30
     try:  # what nnconsole-gui does once its window is up
-        from nnconsole.app.app import freeze_startup_objects
+        from nnconsole.app.shell.application import freeze_startup_objects
         Curves().widget.close()  # import and build what the console has built by then
         frozen = freeze_startup_objects()
     except ImportError:  # an older console_app

@@ -9,7 +9,7 @@ file is polled every 2 ms. Milestones, all from the moment the CLI process is sp
 - worker up: rank 0 logged its device line (mpiexec + worker interpreter + nnabla import + communicator);
 - 1st iteration: the first train record (datasets from the decode cache, graph build, iteration 1).
 
-GUI: a child process does what ``nnconsole gui PROJECT`` does (``nnconsole.app.app``: QApplication,
+GUI: a child process does what ``nnconsole gui PROJECT`` does (``nnconsole.app.shell.application``: QApplication,
 MainWindow, show, open the project) with QT_QPA_PLATFORM=offscreen and a scratch settings folder, and
 reports the time of the main window's first paint event. Runs alternate; medians are reported.
 """
@@ -28,9 +28,9 @@ pin_threads(1)
 GUI_DRIVER = r'''
 import sys, time
 from PySide6.QtCore import QEvent, QObject, QTimer
-from nnconsole.app.app import create_application
+from nnconsole.app.shell.application import create_application
 app = create_application()
-from nnconsole.app.main_window import MainWindow
+from nnconsole.app.shell.main_window import MainWindow
 window = MainWindow()
 
 class FirstPaint(QObject):
@@ -93,9 +93,9 @@ def train_startup(project: str, workers: int, out: str) -> dict:
 
 
 def gui_available() -> str:
-    """'' when nnconsole.app.app and nnconsole.app.main_window import; otherwise why not."""
+    """'' when nnconsole.app.shell.application and nnconsole.app.shell.main_window import; otherwise why not."""
     env = dict(bench_env(), QT_QPA_PLATFORM="offscreen")
-    probe = subprocess.run([PYTHON, "-c", "import nnconsole.app.app, nnconsole.app.main_window"],
+    probe = subprocess.run([PYTHON, "-c", "import nnconsole.app.shell.application, nnconsole.app.shell.main_window"],
                            capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
     return "" if probe.returncode == 0 else (probe.stderr.strip().splitlines() or ["import failed"])[-1]
 
@@ -138,12 +138,12 @@ def main() -> int:
                 title="nnconsole train -> milestones (seconds after spawning the CLI; medians)"))
     why = gui_available()
     if why:
-        print(f"\nGUI start-up: not measured, nnconsole.app.app / nnconsole.app.main_window do not import here ({why})")
+        print(f"\nGUI start-up: not measured, nnconsole.app.shell.application / nnconsole.app.shell.main_window do not import here ({why})")
     else:
         home = scratch("startup-gui")
         times = [gui_startup(project, home) for _ in range(rounds)]
         print(table(("GUI start -> main window painted", "runs", "median s", "range s"),
-                    [("python -c <nnconsole.app.app main, offscreen>", len(times), median(times), spread(times))],
+                    [("python -c <nnconsole.app.shell.application main, offscreen>", len(times), median(times), spread(times))],
                     title="GUI start-up (QT_QPA_PLATFORM=offscreen, scratch settings folder, project opened)"))
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
     return 0

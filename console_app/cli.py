@@ -40,7 +40,7 @@ def cmd_gui(args: argparse.Namespace) -> int:
     if not has_display():
         print(NO_DISPLAY_MESSAGE, file=sys.stderr)
         return EXIT_NO_DISPLAY
-    from nnconsole.app.app import main
+    from nnconsole.app.shell.application import main
 
     return main([args.project] if args.project else [])
 

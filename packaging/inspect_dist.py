@@ -56,7 +56,7 @@ def inspect_wheel(path: str, png_expected: int) -> List[str]:
     problems = check_names("wheel", names, png_expected, WHEEL_LAYOUT)
     if any(n.split("/")[0] in ("engine", "console_app", "project_templates") for n in names):
         problems.append("wheel: installs a top-level package other than nnconsole")
-    for script in ("nnconsole = nnconsole.cli:main", "nnconsole-gui = nnconsole.app.app:main"):
+    for script in ("nnconsole = nnconsole.cli:main", "nnconsole-gui = nnconsole.app.shell.application:main"):
         if script not in entry_points:
             problems.append(f"wheel: entry point '{script}' missing from entry_points.txt")
     print(f"wheel {os.path.basename(path)}: {len(names)} files, {os.path.getsize(path) / 1e6:.2f} MB")

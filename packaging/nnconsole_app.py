@@ -57,7 +57,7 @@ def run_module(module: str, args: List[str]) -> int:
 def run_gui(args: List[str]) -> int:
     """Start the desktop app; say clearly when this build has no GUI module."""
     try:
-        from nnconsole.app.app import main as gui_main
+        from nnconsole.app.shell.application import main as gui_main
     except ImportError as exc:
         print(f"nnconsole-app: the desktop app is not available in this build ({exc}); "
               "the command line works: nnconsole-app --help", file=sys.stderr)

@@ -9,7 +9,7 @@ echo "ruff check (rules: pyproject.toml [tool.ruff])"
 "$root/.venv/bin/ruff" check --no-cache .
 echo "import boundaries (contracts: pyproject.toml [tool.importlinter])"
 "$root/.venv/bin/python" "$root/scripts/lint_imports.py"
-# The Xvfb flow (tests/gui/test_xvfb_flow.py) needs Xvfb, xdotool and the libraries of Qt's xcb plugin. CI is
+# The Xvfb flow (tests/gui/shell/test_xvfb_flow.py) needs Xvfb, xdotool and the libraries of Qt's xcb plugin. CI is
 # Debian and root: install what is missing; elsewhere the test skips, naming the packages.
 xvfb_packages="xvfb xdotool libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-util1 libxkbcommon-x11-0"
 if command -v dpkg-query >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then

@@ -27,12 +27,12 @@ def main(argv: list | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     QStandardPaths.setTestModeEnabled(True)
-    from nnconsole.app.app import create_application
+    from nnconsole.app.shell.application import create_application
 
     app = create_application()
     app.setOrganizationName("nnconsole-screenshots")
-    from nnconsole.app.main_window import MainWindow
-    from nnconsole.app.settings import Settings
+    from nnconsole.app.shell.main_window import MainWindow
+    from nnconsole.app.shell.settings import Settings
     from nnconsole.engine.project.templates import create_from_template
 
     os.makedirs(args.out, exist_ok=True)

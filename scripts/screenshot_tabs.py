@@ -49,7 +49,7 @@ def main() -> int:
 
     app = QApplication.instance() or QApplication(sys.argv)
     from nnconsole.app.config.commands import set_setting
-    from nnconsole.app.document import ProjectDocument
+    from nnconsole.app.document.project_document import ProjectDocument
     from nnconsole.engine.rundir import store as runs
     from nnconsole.engine.project.templates import create_from_template
 

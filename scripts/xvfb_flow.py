@@ -32,7 +32,7 @@ SCREEN = (1280, 860)
 # ---- the parent: Xvfb ---------------------------------------------------------------------------------
 def missing_packages() -> List[str]:
     """Debian packages the flow needs and this machine lacks: Xvfb, xdotool and Qt's xcb libraries."""
-    from nnconsole.app.qt_libraries import XCB_LIBRARIES, missing_xcb_libraries
+    from nnconsole.app.shell.qt_libraries import XCB_LIBRARIES, missing_xcb_libraries
 
     tools = [package for tool, package in (("Xvfb", "xvfb"), ("xdotool", "xdotool")) if shutil.which(tool) is None]
     libraries = missing_xcb_libraries({"QT_QPA_PLATFORM": "xcb"})
@@ -165,8 +165,8 @@ class Flow:
     def new_from_template(self) -> str:
         from PySide6.QtCore import Qt
 
-        from nnconsole.app import dialogs
-        from nnconsole.app.templates_dialog import TemplateChooserDialog
+        from nnconsole.app.shell import dialogs
+        from nnconsole.app.shell.templates_dialog import TemplateChooserDialog
 
         def choose(parent: Any, start_dir: str, template: Any = None) -> Any:  # the real dialog, shown, filled in
             dialog = TemplateChooserDialog(parent, self.work)
@@ -294,10 +294,10 @@ class Flow:
 def drive(out: str, work: str) -> int:
     from PySide6.QtCore import QSettings
 
-    from nnconsole.app import error_hook
-    from nnconsole.app.app import create_application
-    from nnconsole.app.main_window import MainWindow
-    from nnconsole.app.settings import Settings
+    from nnconsole.app.shell import error_hook
+    from nnconsole.app.shell.application import create_application
+    from nnconsole.app.shell.main_window import MainWindow
+    from nnconsole.app.shell.settings import Settings
 
     app = create_application()
     uninstall = error_hook.install()

@@ -52,7 +52,7 @@ GUI_NNABLA = "The GUI imports nnabla and mpi4py neither itself nor through a mod
 
 @pytest.mark.parametrize("path, text, contract", [
     ("engine/qt_leak.py", "from PySide6 import QtCore\n", "The engine never imports Qt or the GUI"),
-    ("engine/gui_leak.py", "from nnconsole.app import main_window\n", "The engine never imports Qt or the GUI"),
+    ("engine/gui_leak.py", "from nnconsole.app.shell import main_window\n", "The engine never imports Qt or the GUI"),
     # an upward import, at the top or deferred into a function, anywhere in the stack
     ("engine/project/upward.py", "from nnconsole.engine.check.validate import validate\n", LAYERS),
     ("engine/data/upward.py", "def f():\n    from nnconsole.engine.train.trainer import Trainer\n", LAYERS),
@@ -71,7 +71,7 @@ def test_each_contract_catches_its_violation(tmp_path, path, text, contract):
     result = lint(tree_copy(tmp_path, {path: text}))
     assert result.returncode != 0, result.stdout
     assert "1 broken" in result.stdout, result.stdout
-    broken = result.stdout.split("Broken contracts", 1)[1]
+    broken = " ".join(result.stdout.split("Broken contracts", 1)[1].split())  # the linter wraps long names
     assert contract in broken
 
 

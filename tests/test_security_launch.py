@@ -40,8 +40,8 @@ def engine_env() -> dict:
 
 
 def run_engine(args, cwd: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    """``nnconsole ARGS`` exactly as the GUI starts it (nnconsole.app.engine_process.engine_program)."""
-    from nnconsole.app.engine_process import engine_program
+    """``nnconsole ARGS`` exactly as the GUI starts it (nnconsole.app.bridge.engine_process.engine_program)."""
+    from nnconsole.app.bridge.engine_process import engine_program
 
     program, lead = engine_program()
     return subprocess.run([program, *lead, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,

@@ -68,7 +68,7 @@ def test_fifty_cli_runs_back_to_back(tmp_path):
 
 def test_ten_gui_runs_leak_no_processes_files_or_memory(tmp_path, qtbot, monkeypatch):
     pytest.importorskip("PySide6")
-    from nnconsole.app.run_controller import RunController
+    from nnconsole.app.bridge.run_controller import RunController
 
     project = tabular_project(str(tmp_path / "gui"), n=128, batch=16, epochs=2)
     env = private_mpi_dirs(tmp_path)

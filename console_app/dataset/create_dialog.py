@@ -13,12 +13,12 @@ import shutil
 import tempfile
 from typing import List, Optional, Tuple
 
-from PySide6.QtCore import QProcess, QProcessEnvironment, QTimer, Signal
+from PySide6.QtCore import QProcess, QTimer, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout,
                                QLabel, QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QVBoxLayout,
                                QWidget)
 
-from nnconsole.app.engine_process import engine_program
+from nnconsole.app.bridge.engine_process import new_engine_process, start_engine
 
 from nnconsole.engine.data.create.shaping import MODES
 from nnconsole.engine.rundir.protocol import DATASET_CREATED_EVENT, DATASET_PROGRESS_EVENT, format_duration, read_events
@@ -203,20 +203,16 @@ class CreateDatasetDialog(QDialog):
         self.events_offset, self.output_text = 0, ""
         self.log.clear()
         self.progress.setRange(0, 0)  # busy until the first count arrives
-        program, lead = engine_program()
-        process = QProcess(self)
-        environment = QProcessEnvironment.systemEnvironment()
-        environment.insert("PYTHONUNBUFFERED", "1")
-        process.setProcessEnvironment(environment)
-        process.setWorkingDirectory(self.start_dir if os.path.isdir(self.start_dir) else os.getcwd())
-        process.setProcessChannelMode(QProcess.MergedChannels)  # notes, skips and the summary in their order
+        # merged: notes, skips and the summary in their order
+        process = new_engine_process(self, self.start_dir if os.path.isdir(self.start_dir) else os.getcwd(),
+                                     merged=True)
         process.readyReadStandardOutput.connect(self._read_output)
         process.finished.connect(self._finished)
         process.errorOccurred.connect(self._process_error)
         self.process = process
         self._set_running(True)
         self._show_status("Listing the source...")
-        process.start(program, lead + self.arguments() + ["--events", os.path.join(self.events_dir, "events")])
+        start_engine(process, self.arguments() + ["--events", os.path.join(self.events_dir, "events")])
         self.timer.start()
 
     def cancel(self) -> None:

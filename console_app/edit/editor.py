@@ -12,7 +12,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 from PySide6.QtCore import QObject, Signal
 
-from nnconsole.app import commands
+from nnconsole.app.document import commands
 from nnconsole.app.edit import layout
 from nnconsole.app.edit.clipboard import layers_from_json, layers_to_json, plain, rename_for_paste, unique_name
 from nnconsole.engine.layers import defaults, get_spec

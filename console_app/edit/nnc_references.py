@@ -3,7 +3,7 @@ shown in the EDIT tab's layer help with its links.
 
 Copied from Sony's Neural Network Console desktop settings (``layer_component/*/*.txt``), distributed
 under the Apache License 2.0, the license nnconsole itself is under (``LICENSE``; the definitions and
-that license are also in ``tests/data/nnc_reference``). ``tests/gui/test_layer_help.py`` checks this
+that license are also in ``tests/data/nnc_reference``). ``tests/gui/edit/test_edit_overview_help.py`` checks this
 table against those definitions. Keyed by NNC's layer type name.
 """
 from __future__ import annotations

@@ -28,7 +28,7 @@ from nnconsole.app.edit.palette import TYPE_ROLE, LayerPalette
 from nnconsole.app.edit.properties import PropertyPanel
 from nnconsole.app.edit.statistics import StatisticsView
 from nnconsole.app.edit.view import NetworkView
-from nnconsole.app import settings as app_settings
+from nnconsole.app.shell import settings as app_settings
 from nnconsole.engine.layers import groups
 from nnconsole.engine.project.structure import all_networks
 from nnconsole.engine.network.shapes import NetworkInfo, infer_network

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, Q
 
 from nnconsole.app.dataset.preview import is_image_cell
 from nnconsole.app.dataset.thumbnails import thumbnail
-from nnconsole.app.engine_process import EngineCommand
+from nnconsole.app.bridge.engine_process import EngineCommand
 from nnconsole.app.evaluation.samples import SORT_ROLE, MAX_PROBABILITY_COLUMNS, _number
 from nnconsole.app.evaluation.zoom import show_large_image
 from nnconsole.engine.atomic import write_via

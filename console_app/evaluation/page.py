@@ -23,7 +23,7 @@ from nnconsole.app.evaluation.report import PerClassTable, RegressionView, TopCo
 from nnconsole.app.evaluation.samples import SamplesFilter, SamplesModel
 from nnconsole.app.evaluation.zoom import show_large_image
 from nnconsole.app.dataset.preview import is_image_cell
-from nnconsole.app.engine_process import EngineCommand
+from nnconsole.app.bridge.engine_process import EngineCommand
 from nnconsole.app.training.history import collect_runs
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.metrics.results import METRICS_FILE, MODELS, evaluation_dir, read_evaluation

@@ -54,7 +54,7 @@ def confirm_outside_data(parent: Optional[QWidget], paths: list) -> bool:
 
 def choose_project_path(parent: Optional[QWidget], suggested: str = "project.yaml") -> str:
     """Where to save a project that has never been saved ('' when cancelled): the app's own save dialog."""
-    from nnconsole.app import dialogs as app_dialogs
+    from nnconsole.app.shell import dialogs as app_dialogs
 
     return app_dialogs.ask_save_path(parent, suggested) or ""
 

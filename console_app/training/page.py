@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPlainTextEdit, Q
                                QSplitter, QVBoxLayout, QWidget)
 
 from nnconsole.app.dataset.background import BackgroundCall
-from nnconsole.app.run_controller import RunController
+from nnconsole.app.bridge.run_controller import RunController
 from nnconsole.app.training import dialogs
 from nnconsole.app.training.curves import LearningCurves
 from nnconsole.app.training import preflight

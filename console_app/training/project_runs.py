@@ -14,7 +14,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QLabel
 
-from nnconsole.app.run_controller import RunController
+from nnconsole.app.bridge.run_controller import RunController
 from nnconsole.engine.rundir.protocol import TRAIN
 
 

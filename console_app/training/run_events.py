@@ -8,7 +8,7 @@ import html
 import os
 from typing import Any, Dict, List
 
-from nnconsole.app.run_controller import RunController
+from nnconsole.app.bridge.run_controller import RunController
 from nnconsole.app.training.project_runs import project_key, project_name
 from nnconsole.engine.rundir import store as runs
 

@@ -14,7 +14,7 @@ from typing import Any, List, Optional
 from PySide6.QtCore import QPoint
 from PySide6.QtWidgets import QMenu
 
-from nnconsole.app.engine_process import EngineCommand
+from nnconsole.app.bridge.engine_process import EngineCommand
 from nnconsole.app.training import dialogs, run_manage
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.notes import read_note, write_note

@@ -1,6 +1,6 @@
 """``nnconsole import`` and ``nnconsole export``: subcommands contributed through ``register(add)``.
 
-    nnconsole import FILE.(sdcproj|nntxt|nnp) -o PROJECT.yaml [--force]
+    nnconsole import FILE.(sdcproj|nntxt|nnp) -o PROJECT.yaml [--force] [--events FILE]
     nnconsole export RUN_DIR --format nnp|nntxt|onnx [-o FILE] [--best] [--opset N]
     nnconsole export PROJECT.yaml --format nntxt|sdcproj [-o FILE] [--force]
 """
@@ -19,6 +19,7 @@ from nnconsole.engine.rundir.protocol import RESOLVED_FILE
 from nnconsole.engine.interop.nntxt.exporter import export_nntxt
 from nnconsole.engine.interop.run_export import refuse_existing
 from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
+from nnconsole.engine.rundir.protocol import IMPORT_FINISHED_EVENT, announce
 
 EXIT_BAD_INPUT = ExitCode.BAD_INPUT
 PROJECT_FORMATS = ("nntxt", "sdcproj")  # what a project file (not a trained run) exports to
@@ -43,6 +44,10 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"note: the datasets lie outside the project folder ({', '.join(outside)}); copy them next to "
               f"{os.path.basename(out)} and use relative paths, or train with the flag that allows outside data")
     print(f"project: {out}")
+    # The GUI runs this command and shows the report from this event, never from the text above.
+    announce(args.events, IMPORT_FINISHED_EVENT, project=out, report=result.report(),
+             unsupported=list(result.unsupported), notes=list(result.notes), initial_parameters=wanted,
+             datasets_outside=outside)
     return ExitCode.OK
 
 
@@ -90,6 +95,8 @@ def register(add: Callable) -> None:
     p.add_argument("file", help=".sdcproj, .nntxt, .prototxt, .protobuf or .nnp file")
     p.add_argument("--output", "-o", required=True, metavar="PROJECT.yaml", help="project file to write")
     p.add_argument("--force", action="store_true", help="overwrite an existing project file (keeps a .bak)")
+    p.add_argument("--events", metavar="FILE", help="append a machine-readable JSON line (event 'import_finished': "
+                   "project, report, unsupported, notes) to FILE when the project is written (used by the GUI)")
     p = add("export", cmd_export, "Export a trained run (nnp, nntxt, onnx) for nnabla tools, or a project "
                                          "(nntxt, or sdcproj for Neural Network Console).")
     p.add_argument("source", help="run directory, or a project YAML for --format nntxt or sdcproj")

@@ -9,21 +9,17 @@ Importers run one pipeline (``pipeline``): a format's reader (``nntxt_read``, ``
 graph stage (``nntxt_network``, ``sdcproj_network``: layer types converted by their registrations in
 nnconsole.engine.layers), the shared steps, its settings stage (``*_settings``, solver and scheduler
 names from ``solver_table``) and the report. Nothing here imports nnabla or Qt at import time; the
-heavy modules load on first use.
+heavy modules load on first use. The importable extensions are in ``formats`` (constants only), the one
+module of this package the GUI imports: the GUI imports files through ``nnconsole import``, a subprocess.
 """
 from __future__ import annotations
 
 import os
 from typing import Optional
 
+from nnconsole.engine.interop.formats import IMPORT_EXTENSIONS, IMPORT_FILTER, NNTXT_EXTENSIONS, SDCPROJ_EXTENSIONS
 from nnconsole.engine.interop.report import ExportResult, ImportResult, InteropError
 from nnconsole.engine.project.io import save_project
-
-NNTXT_EXTENSIONS = (".nntxt", ".prototxt", ".protobuf", ".pb", ".nnp")
-SDCPROJ_EXTENSIONS = (".sdcproj",)
-IMPORT_EXTENSIONS = NNTXT_EXTENSIONS + SDCPROJ_EXTENSIONS
-# For the GUI's open dialog.
-IMPORT_FILTER = "NNC / nnabla files (*.sdcproj *.nntxt *.nnp *.prototxt *.protobuf)"
 
 
 def import_file(path: str, workdir: Optional[str] = None) -> ImportResult:
@@ -61,7 +57,7 @@ __all__ = ["ExportResult", "ImportResult", "InteropError", "IMPORT_EXTENSIONS", 
 
 
 def import_to_project(path: str, out: str, backup: bool = False) -> "tuple":
-    """Import ``path`` and save it as the project file ``out`` (CLI and GUI share this).
+    """Import ``path`` and save it as the project file ``out`` (``nnconsole import``, which the GUI runs).
 
     Dataset paths become relative to ``out`` where sensible, a ``.nnp``'s weights are kept beside it
     as ``<stem>_initial.h5`` and named in ``config.initial_parameters`` so training starts from them.

@@ -255,6 +255,7 @@ def read_error_records(run_dir: str) -> List[dict]:
 RUN_DIR_EVENT = "run_dir"
 DATASET_PROGRESS_EVENT = "dataset_progress"  # nnconsole dataset create: done, total, elapsed, eta
 DATASET_CREATED_EVENT = "dataset_created"  # nnconsole dataset create: output, files, ...
+IMPORT_FINISHED_EVENT = "import_finished"  # nnconsole import: project, report, unsupported, notes, ...
 
 
 def announce(events_path: Optional[str], event: str, **fields: object) -> None:

@@ -1,5 +1,7 @@
-"""Fixtures for the desktop-console tests: offscreen Qt, throwaway settings and autosave folders,
-dialogs that fail the test unless a test answers them, and windows closed without prompts.
+"""Fixtures for the desktop-console tests (every folder below: one per tab, shell, document, bridge): offscreen
+Qt, throwaway settings and autosave folders, dialogs that fail the test unless a test answers them, windows
+closed without prompts, and the digits template as a project, a document and one trained run. The functions
+the tests share are in ``tests/gui/support.py``.
 """
 from __future__ import annotations
 
@@ -16,8 +18,9 @@ from PySide6.QtCore import QSettings, QStandardPaths  # noqa: E402
 
 QStandardPaths.setTestModeEnabled(True)  # ~/.qttest/...: never the user's real settings
 
-from nnconsole.app import dialogs  # noqa: E402
-from nnconsole.app.settings import Settings  # noqa: E402
+from nnconsole.app.shell import dialogs  # noqa: E402
+from nnconsole.app.shell.settings import Settings  # noqa: E402
+from tests.gui.support import copy_digits, train_digits_run  # noqa: E402
 
 DIALOGS = ("ask_save_changes", "ask_open_project", "ask_save_path", "ask_directory", "choose_template",
            "ask_recover_autosave", "show_error", "show_project_error", "show_about", "ask_import_target",
@@ -26,9 +29,9 @@ DIALOGS = ("ask_save_changes", "ask_open_project", "ask_save_path", "ask_directo
 
 @pytest.fixture(autouse=True)
 def main_thread_gc(qapp):
-    """Garbage collection on the GUI thread only, as the app does (nnconsole.app.main_thread_gc): a worker
+    """Garbage collection on the GUI thread only, as the app does (nnconsole.app.shell.main_thread_gc): a worker
     thread's collection of an earlier test's Qt wrappers deadlocked a CI run."""
-    from nnconsole.app.main_thread_gc import suspended
+    from nnconsole.app.shell.main_thread_gc import suspended
 
     with suspended(qapp):
         yield
@@ -97,7 +100,7 @@ def _discard_changes(widget):
 @pytest.fixture
 def make_window(qtbot, settings):
     """Build MainWindows (EDIT tab only by default) that are closed without a save prompt."""
-    from nnconsole.app.main_window import MainWindow
+    from nnconsole.app.shell.main_window import MainWindow
 
     def make(tab_keys=("edit",), settings_=None, document=None):
         window = MainWindow(document=document, settings=settings_ or settings, tab_keys=tab_keys)
@@ -115,7 +118,7 @@ def window(make_window):
 @pytest.fixture
 def page(qtbot):
     """An EDIT page on an empty document."""
-    from nnconsole.app.document import ProjectDocument
+    from nnconsole.app.document.project_document import ProjectDocument
     from nnconsole.app.edit.page import EditPage
 
     document = ProjectDocument()
@@ -129,7 +132,7 @@ def page(qtbot):
 @pytest.fixture
 def digits_page(qtbot, template_project):
     """An EDIT page showing a copy of the digits_cnn template."""
-    from nnconsole.app.document import ProjectDocument
+    from nnconsole.app.document.project_document import ProjectDocument
     from nnconsole.app.edit.page import EditPage
 
     document = ProjectDocument()
@@ -139,3 +142,30 @@ def digits_page(qtbot, template_project):
     qtbot.addWidget(page)
     page.show()
     return page
+
+
+@pytest.fixture
+def digits_project(tmp_path) -> str:
+    """A fresh copy of the digits template; returns project.yaml's path."""
+    return copy_digits(str(tmp_path / "digits"))
+
+
+@pytest.fixture
+def digits_document(digits_project, qtbot):
+    """A ProjectDocument with the copied digits project loaded."""
+    from nnconsole.app.document.project_document import ProjectDocument
+
+    document = ProjectDocument()
+    document.load(digits_project)
+    yield document
+    try:  # the undo stack may announce cleanChanged while it is destroyed, after its document
+        document.undo_stack.cleanChanged.disconnect()
+    except (RuntimeError, TypeError):
+        pass
+
+
+@pytest.fixture(scope="session")
+def trained_digits_run(tmp_path_factory) -> tuple:
+    """(project path, run directory) of a finished 2-epoch digits run (``nnconsole train`` as a subprocess,
+    1 worker), trained once per session; tests that change the run copy it first (``support.copy_run``)."""
+    return train_digits_run(str(tmp_path_factory.mktemp("trained") / "digits"))
