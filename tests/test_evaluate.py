@@ -117,7 +117,7 @@ def _tiny_run(tmp_path, loss="SoftmaxCrossEntropy", targets=LABELS, out=3, with_
     if with_best:
         nn.save_parameters(str(run_dir / "parameters_best.h5"))
     nn.clear_parameters()
-    runs.write_status(str(run_dir), runs.RunStatus(status="finished"))
+    runs.write_status(str(run_dir), runs.StatusRecord(status="finished"))
     return str(run_dir)
 
 

@@ -51,7 +51,7 @@ def make_image_run(tmp_path, shape=SHAPE, with_best=True, names=None):
     run_dir.mkdir(parents=True)
     save_project(project, str(run_dir / RESOLVED_FILE), backup=False)
     save_project(project, str(tmp_path / "tiny.yaml"), backup=False)  # the project whose results root holds the run
-    runs.write_status(str(run_dir), runs.RunStatus(status="finished"))
+    runs.write_status(str(run_dir), runs.StatusRecord(status="finished"))
     rng = np.random.default_rng(7)
     w = rng.normal(0, 0.5, (int(np.prod(shape)), CLASSES)).astype(np.float32)
     b = rng.normal(0, 0.1, CLASSES).astype(np.float32)

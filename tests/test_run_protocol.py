@@ -111,8 +111,8 @@ def test_a_failing_worker_writes_its_flags_from_the_exception_class(tmp_path):
 
 # ---- one writer per status.json field ----------------------------------------------------------------------
 def test_every_status_field_has_one_owner_and_others_are_refused(tmp_path):
-    assert set(STATUS_FIELD_OWNERS) == set(runs.RunStatus().to_dict())
-    runs.write_status(str(tmp_path), runs.RunStatus())
+    assert set(STATUS_FIELD_OWNERS) == set(runs.StatusRecord().to_dict())
+    runs.write_status(str(tmp_path), runs.StatusRecord())
     runs.update_status(str(tmp_path), WORKER, iteration=5)
     runs.update_status(str(tmp_path), LAUNCHER, status="stopped")
     with pytest.raises(ValueError, match="status"):

@@ -8,7 +8,8 @@ import sys
 from typing import Dict, List, Tuple
 
 from nnconsole.engine.rundir import store as runs
-from nnconsole.engine.rundir.protocol import LAUNCH_FILE, OPTIMIZER_LOSS, RUN_DIR_EVENT, TRAIN, VALIDATION, announce
+from nnconsole.engine.rundir.protocol import (LAUNCH_FILE, OPTIMIZER_LOSS, RUN_DIR_EVENT, TRAIN, VALIDATION, RunStatus,
+                                              announce)
 from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.rundir.launch_options import WorkerOptions
 from nnconsole.engine.rundir.protocol import RESOLVED_FILE, SNAPSHOT_FILE
@@ -71,7 +72,7 @@ def replay(run_dir: str, quiet: bool = False, events: str = "") -> int:
         print(f"replaying {run_dir} into {new_dir}", flush=True)
 
     result = launch(request, report=printer, on_started=started)
-    if result.status != "finished":
+    if result.status != RunStatus.FINISHED:
         print(f"replay did not finish: {result.message}")
         return ExitCode.FAILED
     worst, problems = metric_differences(run_dir, result.run_dir)

@@ -14,8 +14,8 @@ import traceback
 from typing import Any
 
 from nnconsole.engine.atomic import atomic_write
-from nnconsole.engine.rundir.protocol import error_file, error_record
-from nnconsole.engine.errors import ExitCode  # noqa: F401 - error_file: tests
+from nnconsole.engine.rundir.protocol import RunStatus, error_file, error_record
+from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.check.project_file import load_valid_project
 
 
@@ -70,11 +70,11 @@ def main(argv: list | None = None) -> int:
             from mpi4py import MPI
             MPI.COMM_WORLD.Abort(ExitCode.FAILED)
         return ExitCode.FAILED
-    return ExitCode.STOPPED if outcome == "stopped" else ExitCode.OK
+    return ExitCode.STOPPED if outcome == RunStatus.STOPPED else ExitCode.OK
 
 
-def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> str:
-    """Entry of every rank: returns the outcome ('finished' or 'stopped'); raises on failure.
+def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> RunStatus:
+    """Entry of every rank: returns the outcome (FINISHED or STOPPED); raises on failure.
 
     Ranks agree on their start (parameter broadcast, resume) through the MPI communicator; on GPU
     the gradients then go through NCCL, whose communicator needs the context and the parameters
