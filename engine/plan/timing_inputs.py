@@ -17,7 +17,6 @@ No nnabla, no Qt.
 """
 from __future__ import annotations
 
-import json
 import os
 import statistics
 from dataclasses import dataclass
@@ -174,15 +173,18 @@ def measured_compute(run_dir: str) -> Optional[MeasuredCompute]:
 
 
 def _read_measured_compute(run_dir: str) -> Optional[MeasuredCompute]:
-    from nnconsole.engine.rundir.protocol import PLAN_FILE, TRAIN
-    from nnconsole.engine.rundir.store import iter_metrics
+    from nnconsole.engine.rundir.protocol import TRAIN
+    from nnconsole.engine.rundir.store import iter_metrics, read_plan
+    from nnconsole.engine.rundir.typed_json import RunFileError
 
     try:
-        with open(os.path.join(run_dir, PLAN_FILE), encoding="utf-8") as f:
-            per_worker_batch = int(json.load(f)["per_worker_batch"])
-        records = list(iter_metrics(run_dir, TRAIN))
-    except (OSError, ValueError, KeyError, TypeError):
+        plan = read_plan(run_dir)
+    except RunFileError:
         return None
+    if plan is None or plan.per_worker_batch is None:
+        return None
+    per_worker_batch = plan.per_worker_batch
+    records = list(iter_metrics(run_dir, TRAIN))
     times = []
     for r in records[1:] or records:
         try:

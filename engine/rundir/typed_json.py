@@ -52,6 +52,19 @@ def _fits(tp: Any, value: Any) -> bool:
     return tp is Any
 
 
+def _converted(tp: Any, value: Any) -> Any:
+    """A value that fits ``tp`` as the field holds it: a float for a whole number JSON gave (also where the
+    field may be null), a member for an enum's word."""
+    if typing.get_origin(tp) is typing.Union and value is not None:
+        others = [arg for arg in typing.get_args(tp) if arg is not type(None)]
+        tp = others[0] if len(others) == 1 else tp
+    if tp is float:
+        return float(value)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return tp(value)
+    return value
+
+
 def _describe(tp: Any) -> str:
     origin = typing.get_origin(tp)
     if origin is typing.Union:
@@ -99,9 +112,5 @@ def read_run_json(path: str, cls: Type[T], fix: str, required: bool = True) -> O
         if not _fits(hints[f.name], value):
             shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
             raise RunFileError(f"{path}: field '{f.name}' should be {_describe(hints[f.name])}, got {shown}; {fix}")
-        if hints[f.name] is float:
-            value = float(value)
-        elif isinstance(hints[f.name], type) and issubclass(hints[f.name], enum.Enum):
-            value = hints[f.name](value)
-        values[f.name] = value
+        values[f.name] = _converted(hints[f.name], value)
     return cls(**values)
