@@ -383,21 +383,3 @@ def format_duration(seconds: Optional[float]) -> str:
     m, s = divmod(rem, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
 
-
-PROGRESS_PREFIX = "inferred "
-
-
-def progress_line(done: int, total: int) -> str:
-    """The progress line the CLI prints (and the GUI parses): ``inferred 64/300 samples``."""
-    return f"{PROGRESS_PREFIX}{done}/{total} samples"
-
-
-def parse_progress(line: str) -> tuple:
-    """(done, total) from a progress line, or None for any other line."""
-    if not line.startswith(PROGRESS_PREFIX) or not line.endswith(" samples"):
-        return None
-    try:
-        done, total = line[len(PROGRESS_PREFIX):-len(" samples")].split("/")
-        return int(done), int(total)
-    except ValueError:
-        return None
