@@ -20,6 +20,7 @@ from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.protocol import read_events
 from nnconsole.engine.errors import ExitCode
 
+EVENTS_FILE = "events.jsonl"  # in a private folder: the CLI's machine-readable events (--events)
 EVENTS_POLL_MS = 200  # how often a command's events file is read while it runs
 
 
@@ -165,7 +166,7 @@ class EngineCommand(QObject):
         args = list(args)
         if events:
             self._events_dir, self._events_offset = tempfile.mkdtemp(prefix="nnconsole-events-"), 0
-            args += ["--events", os.path.join(self._events_dir, "events.jsonl")]
+            args += ["--events", os.path.join(self._events_dir, EVENTS_FILE)]
             self._events_timer.start()
         self._process = _engine_process(self, cwd, self._read, self._read, self._on_finished, self._on_error)
         _start_engine(self._process, args)
@@ -173,7 +174,7 @@ class EngineCommand(QObject):
     def _read_events(self) -> None:
         if self._events_dir is None:
             return
-        found, self._events_offset = read_events(os.path.join(self._events_dir, "events.jsonl"), self._events_offset)
+        found, self._events_offset = read_events(os.path.join(self._events_dir, EVENTS_FILE), self._events_offset)
         for event in found:
             self.event_received.emit(event)
 

@@ -26,7 +26,7 @@ from typing import List, Optional
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from nnconsole.app import engine_process
-from nnconsole.app.engine_process import OutputTail, is_engine_launcher, output_folder, remove_empty
+from nnconsole.app.engine_process import EVENTS_FILE, OutputTail, is_engine_launcher, output_folder, remove_empty
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.protocol import RUN_DIR_EVENT, STOP_FILE, RunStatus, read_events
 from nnconsole.engine.errors import ExitCode
@@ -34,7 +34,6 @@ from nnconsole.engine.errors import ExitCode
 POLL_MS = 66  # ~15 Hz: how often metrics.jsonl is read while a run goes
 ALIVE_CHECK_TICKS = 15  # attached runs: check the process every ~1 s
 OUTPUT_FILES = (("stdout", "cli-output.log"), ("stderr", "cli-errors.log"))  # (started as, name in the run dir)
-EVENTS_FILE = "events.jsonl"  # in the private output folder: the CLI's machine-readable events (--events)
 
 
 class RunController(QObject):

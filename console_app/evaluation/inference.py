@@ -25,7 +25,7 @@ from nnconsole.app.engine_process import EngineCommand
 from nnconsole.app.evaluation.samples import SORT_ROLE, MAX_PROBABILITY_COLUMNS, _number
 from nnconsole.app.evaluation.zoom import show_large_image
 from nnconsole.engine.atomic import write_via
-from nnconsole.engine.rundir.protocol import INFER_FINISHED_EVENT, INFER_PROGRESS_EVENT
+from nnconsole.engine.rundir.protocol import INFER_FINISHED_EVENT, INFER_PROGRESS_EVENT, INFERENCE_DIR
 from nnconsole.engine.errors import ExitCode
 
 ERROR_STYLE = "QLabel { color: #a00000; background: #fff0f0; border: 1px solid #e0a0a0; padding: 4px; }"
@@ -39,7 +39,7 @@ def results_path(run_dir: str, data: List[str], model: str) -> str:
     stem = os.path.splitext(os.path.basename(first))[0] or "data"
     if len(data) > 1:
         stem += f"_and_{len(data) - 1}_more"
-    folder = os.path.join(run_dir, "inference")
+    folder = os.path.join(run_dir, INFERENCE_DIR)
     candidate = os.path.join(folder, f"{stem}_{model}.csv")
     number = 2
     while os.path.lexists(candidate):

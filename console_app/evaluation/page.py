@@ -28,7 +28,7 @@ from nnconsole.app.engine_process import EngineCommand
 from nnconsole.app.training.history import collect_runs
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.protocol import EVALUATE_FINISHED_EVENT, EVALUATE_PROGRESS_EVENT
-from nnconsole.engine.metrics.results import METRICS_FILE, MODELS, evaluation_dir, read_evaluation
+from nnconsole.engine.metrics.results import EVALUATION_METRICS_FILE, MODELS, evaluation_dir, read_evaluation
 from nnconsole.engine.errors import ExitCode
 
 ERROR_STYLE = "QLabel { color: #a00000; background: #fff0f0; border: 1px solid #e0a0a0; padding: 4px; }"
@@ -303,7 +303,7 @@ class EvaluationPage(QWidget):
         run_dir = self.selected_run()
         folder = evaluation_dir(run_dir, self.model_combo.currentText(), self.dataset_choice.current_dataset()) \
             if run_dir else None
-        metrics_file = os.path.join(folder, METRICS_FILE) if folder else ""
+        metrics_file = os.path.join(folder, EVALUATION_METRICS_FILE) if folder else ""
         if folder and os.path.isfile(metrics_file):
             stamp = os.stat(metrics_file).st_mtime_ns
             if folder != self.folder or stamp != self._loaded_stamp:
@@ -339,7 +339,7 @@ class EvaluationPage(QWidget):
             return
         self.metrics, self.folder = metrics, folder
         try:
-            self._loaded_stamp = os.stat(os.path.join(folder, METRICS_FILE)).st_mtime_ns
+            self._loaded_stamp = os.stat(os.path.join(folder, EVALUATION_METRICS_FILE)).st_mtime_ns
         except OSError:
             self._loaded_stamp = None
         self.error.hide()

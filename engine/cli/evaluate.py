@@ -16,8 +16,6 @@ from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.rundir.protocol import (EVALUATE_FINISHED_EVENT, EVALUATE_PROGRESS_EVENT, announce,
                                               progress_announcer)
 
-EXIT_BAD_INPUT = ExitCode.BAD_INPUT
-
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from nnconsole.engine.data.loading import DatasetError
@@ -30,7 +28,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                               progress=progress_announcer(args.events, EVALUATE_PROGRESS_EVENT))
     except (EvaluationError, DatasetError) as exc:
         print(f"nnconsole evaluate: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     folder = write_evaluation(result, args.output)
     print(summary_text(result.metrics))
     print(f"evaluation: {os.path.abspath(folder)}", flush=True)

@@ -25,6 +25,7 @@ import numpy as np
 from nnconsole.engine.data.csv_reader import IMAGE_EXTENSIONS, DatasetError, _looks_like_image, _read_table, _Table
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.metrics.results import EvaluationError, open_run, probability_columns
+from nnconsole.engine.rundir.protocol import INFERENCE_DIR
 
 DEFAULT_TOP_K = 5
 DEFAULT_BATCH = 64
@@ -236,7 +237,7 @@ def default_output(run_dir: str, data: Sequence[str], model: str) -> str:
     stem = os.path.splitext(os.path.basename(first))[0] or "data"
     if len(data) > 1:
         stem += f"_and_{len(data) - 1}_more"
-    return os.path.join(run_dir, "inference", f"{stem}_{model}.csv")
+    return os.path.join(run_dir, INFERENCE_DIR, f"{stem}_{model}.csv")
 
 
 def _check_output(output: str, data: Sequence[str], force: bool) -> None:

@@ -15,7 +15,6 @@ from nnconsole.engine.rundir.launch_options import WorkerOptions
 from nnconsole.engine.rundir.protocol import RESOLVED_FILE, SNAPSHOT_FILE
 
 TOLERANCE = 1e-6
-RUN_OPTIONS_FILE = LAUNCH_FILE  # nnconsole.engine.rundir.launch_options.WorkerOptions
 
 
 def metric_differences(a_dir: str, b_dir: str) -> Tuple[float, List[str]]:
@@ -53,11 +52,11 @@ def replay(run_dir: str, quiet: bool = False, events: str = "") -> int:
         return ExitCode.BAD_INPUT
     # The run's own project.yaml is trusted (absolute dataset paths) only next to the files nnconsole
     # wrote with it; without them it would be refused as a project reaching outside its folder.
-    missing = [name for name in (SNAPSHOT_FILE, RUN_OPTIONS_FILE)
+    missing = [name for name in (SNAPSHOT_FILE, LAUNCH_FILE)
                if not os.path.isfile(os.path.join(run_dir, name))]
     if missing:
         print(f"{run_dir}: {' and '.join(missing)} missing: replay trains again from the project as it was when "
-              f"the run started ({SNAPSHOT_FILE}) with the run's options ({RUN_OPTIONS_FILE}), both written "
+              f"the run started ({SNAPSHOT_FILE}) with the run's options ({LAUNCH_FILE}), both written "
               "then; this folder cannot be replayed (train its project again with 'nnconsole train')",
               file=sys.stderr)
         return ExitCode.BAD_INPUT

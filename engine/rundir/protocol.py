@@ -30,6 +30,9 @@ checkpoints/                  rank-0 worker: ckpt-<it>.h5, .json,  resume
 writer.lock                   launcher (flock, ``run_lock``)       another launcher (refused)
 STOP                          launcher or GUI (stop request)       workers (stop at an update)
 parameters_*.h5, model_*.nnp  rank-0 worker                        evaluate, export
+evaluation/<model>[-<csv>-    evaluate (metrics.json, samples.csv; GUI EVALUATION tab
+<hash>]/                      ``metrics.results``)
+inference/<data>_<model>.csv  infer (the GUI names a new file)     GUI Inference view, people
 cli-output.log, -errors.log   the CLI the GUI started              people
 note.json                     GUI (``run_note``: title and note)   GUI history (never the engine)
 
@@ -75,6 +78,8 @@ CHECKPOINT_DIR = "checkpoints"
 LOCK_FILE = "writer.lock"
 STOP_FILE = "STOP"
 NOTE_FILE = "note.json"
+EVALUATION_DIR = "evaluation"
+INFERENCE_DIR = "inference"
 
 # ---- status.json: the run's status, one writer per field -------------------------------------------
 class RunStatus(str, enum.Enum):

@@ -8,6 +8,7 @@ import time
 from typing import Any, Dict, List, Optional
 
 from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.rundir.protocol import METRICS_FILE
 
 
 def train_records(epochs: int, per_epoch: int = 23, every: int = 10) -> List[Dict[str, Any]]:
@@ -32,7 +33,7 @@ def fake_run(project_path: str, name: str, status: str = "finished", records: Op
     os.makedirs(run_dir)
     st = runs.StatusRecord(status=status, started=started or time.time(), workers=1, logical_batch=32, **fields)
     runs.write_status(run_dir, st)
-    with open(os.path.join(run_dir, runs.METRICS_FILE), "w") as fh:
+    with open(os.path.join(run_dir, METRICS_FILE), "w") as fh:
         for record in records if records is not None else train_records(2):
             fh.write(json.dumps(record) + "\n")
     return os.path.abspath(run_dir)

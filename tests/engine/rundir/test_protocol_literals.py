@@ -8,6 +8,7 @@ a run status. ``"unknown"`` (RunStatus.UNKNOWN, never written) is left out: it i
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import os
 import tokenize
@@ -45,6 +46,7 @@ def status_literals(source: str) -> List[Tuple[int, str]]:
     return found
 
 
+@functools.lru_cache(maxsize=None)
 def scan() -> List[Tuple[str, int, str]]:
     """(file relative to the repository, line, word) for every status literal in the scanned folders."""
     found = []
@@ -59,7 +61,9 @@ def scan() -> List[Tuple[str, int, str]]:
                 if rel == PROTOCOL:
                     continue
                 with open(path, encoding="utf-8") as fh:
-                    found += [(rel, line, word) for line, word in status_literals(fh.read())]
+                    source = fh.read()
+                if any(f"{q}{word}{q}" in source for word in STATUS_WORDS for q in "'\""):  # else no such token
+                    found += [(rel, line, word) for line, word in status_literals(source)]
     return found
 
 
