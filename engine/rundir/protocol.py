@@ -27,32 +27,32 @@ logs/launcher.log             mpiexec's and the workers' output    launcher (fai
 train.log, logs/rank<r>.log   the workers                          people
 checkpoints/                  rank-0 worker: ckpt-<it>.h5, .json,  resume
                               .solver.h5, written atomically
-writer.lock                   launcher (flock, ``run_lock``)       another launcher (refused)
+writer.lock                   launcher (flock, ``rundir.lock``)    another launcher (refused)
 STOP                          launcher or GUI (stop request)       workers (stop at an update)
 parameters_*.h5, model_*.nnp  rank-0 worker                        evaluate, export
-evaluation/<model>[-<csv>-    evaluate (metrics.json, samples.csv; GUI EVALUATION tab
-<hash>]/                      ``metrics.results``)
+evaluation/<model>.../        evaluate (``metrics.results``:       GUI EVALUATION tab
+                              metrics.json, samples.csv)
 inference/<data>_<model>.csv  infer (the GUI names a new file)     GUI Inference view, people
 cli-output.log, -errors.log   the CLI the GUI started              people
-note.json                     GUI (``run_note``: title and note)   GUI history (never the engine)
+note.json                     GUI (``rundir.notes``: title, note)  GUI history (never the engine)
 
 The events file (``--events FILE``, a file the caller names, outside the run directory) holds one JSON
 object a line, ``{"event": NAME, ...fields}``, appended by ``announce`` and read by ``read_events``. It is the
 one way a command tells the GUI what it does; the terminal lines beside it are for people and nobody parses
 them.
 
-Event (``*_EVENT``)   Written by                       Fields                              Read by
---------------------  -------------------------------  ----------------------------------  -------------------
-run_dir               train, replay (the launcher)     run_dir, pid (replay: replay_of)     GUI run controller
-dataset_progress      dataset create, every 0.2 s and  done, total, elapsed, eta            GUI create dialog
+Event (``*_EVENT``)   Written by                       Fields                             Read by
+--------------------  -------------------------------  ---------------------------------  ------------------
+run_dir               train, replay (the launcher)     run_dir, pid (replay: replay_of)   GUI run controller
+dataset_progress      dataset create, every 0.2 s and  done, total, elapsed, eta          GUI create dialog
                       at the end
-dataset_created       dataset create                   output, files, failed                GUI create dialog
-infer_progress        infer, every 0.5 s and at the    done, total (samples)                GUI Inference view
+dataset_created       dataset create                   output, files, failed              GUI create dialog
+infer_progress        infer, every 0.5 s and at the    done, total (samples)              GUI Inference view
                       end
-infer_finished        infer                            output (the results CSV), count      GUI Inference view
-evaluate_progress     evaluate, every 0.5 s and at     done, total (samples)                GUI EVALUATION tab
+infer_finished        infer                            output (the results CSV), count    GUI Inference view
+evaluate_progress     evaluate, every 0.5 s and at     done, total (samples)              GUI EVALUATION tab
                       the end
-evaluate_finished     evaluate                         output (the evaluation folder)       GUI EVALUATION tab
+evaluate_finished     evaluate                         output (the evaluation folder)     GUI EVALUATION tab
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``python -m nnconsole.engine.train.worker RUN_DIR``: the process every rank runs (alone, or under mpiexec/srun).
 
-A rank that fails writes its error record (``run_protocol.ErrorRecord``: traceback and the user_error /
+A rank that fails writes its error record (``protocol.ErrorRecord``: traceback and the user_error /
 exit_code flags of its exception) to ``logs/rank<r>.error.json`` and aborts the whole MPI job,
 so the launcher can name the failing rank within seconds and no rank is left waiting.
 """
