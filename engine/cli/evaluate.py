@@ -50,5 +50,5 @@ def register(add: Callable) -> None:
                    "(default: RUN_DIR/evaluation/<model>, or <model>-<CSV name>-<hash> with --dataset)")
     p.add_argument("--batch-size", type=int, default=None, metavar="B", help="samples per forward pass")
     p.add_argument("--events", metavar="FILE", type=os.path.abspath, help="append progress and the evaluation folder "
-                   'as JSON lines to FILE ({"event": "evaluate_progress", "done": ..., "total": ...}, then '
-                   '"evaluate_finished" with "output"); the GUI reads them')
+                   f'as JSON lines to FILE ({{"event": "{EVALUATE_PROGRESS_EVENT}", "done": ..., "total": ...}}, '
+                   f'then "{EVALUATE_FINISHED_EVENT}" with "output"); the GUI reads them')

@@ -76,5 +76,5 @@ def register(add: Callable) -> None:
     p.add_argument("--force", action="store_true", help="replace the results file if it exists")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     p.add_argument("--events", metavar="FILE", type=os.path.abspath, help="append progress and the results file "
-                   'as JSON lines to FILE ({"event": "infer_progress", "done": ..., "total": ...}, then '
-                   '"infer_finished" with "output"); the GUI reads them')
+                   f'as JSON lines to FILE ({{"event": "{INFER_PROGRESS_EVENT}", "done": ..., "total": ...}}, then '
+                   f'"{INFER_FINISHED_EVENT}" with "output"); the GUI reads them')
