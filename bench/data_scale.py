@@ -148,7 +148,9 @@ def before_env(tree: str) -> dict:
 WAIT_SCRIPT = """
 import json, time
 import nnabla as nn
-from nnconsole.engine import prefetch, runs, train
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.rundir.protocol import RunStatus
+from nnconsole.engine.train import prefetch, trainer as train
 from nnconsole.engine.comm.cpu import SingleComm
 from nnconsole.engine.launch.launcher import LaunchRequest, prepare_run
 from nnconsole.engine.project.io import load_project
@@ -171,7 +173,7 @@ run_dir = prepare_run(load_project({project!r}), LaunchRequest(output={out!r}), 
 trainer = train.Trainer(run_dir, SingleComm(), WorkerOptions())
 trainer.setup()
 t = time.perf_counter()
-assert trainer.run() == "finished"
+assert trainer.run() == RunStatus.FINISHED
 spent = time.perf_counter() - t
 trainer.close()
 iterations = [r for r in runs.iter_metrics(run_dir, "train")][-1]["iteration"]

@@ -9,7 +9,6 @@ Usage: .venv/bin/python scripts/make_guide_figures.py [--epochs 20]
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -51,10 +50,10 @@ def main() -> int:
         print("|---|---|---|---|---|---|")
         for label, run_dir in (("1 worker", one), ("2 workers, linear LR scaling", linear),
                                ("2 workers, no scaling", unscaled)):
-            plan = json.load(open(os.path.join(run_dir, "plan.json")))
+            plan = runs.read_plan(run_dir)
             status = runs.read_status(run_dir)
             elapsed = list(runs.iter_metrics(run_dir, "validation"))[-1]["elapsed"]
-            print(f"| {label} | {plan['workers']} | {plan['logical_batch']} | {plan['effective_lr']:g} | "
+            print(f"| {label} | {plan.workers} | {plan.logical_batch} | {plan.effective_lr:g} | "
                   f"{status.best_validation_error:.4f} | {elapsed:.1f} |")
 
         from PySide6.QtWidgets import QApplication

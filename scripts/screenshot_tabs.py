@@ -51,6 +51,7 @@ def main() -> int:
     from nnconsole.app.config.commands import set_setting
     from nnconsole.app.document.project_document import ProjectDocument
     from nnconsole.engine.rundir import store as runs
+    from nnconsole.engine.rundir.protocol import RunStatus
     from nnconsole.engine.project.templates import create_from_template
 
     work = tempfile.mkdtemp(prefix="nnconsole-shots-")
@@ -69,7 +70,7 @@ def main() -> int:
     training = pages["training"]
     finished = []
     training.controller.run_finished.connect(lambda *a: finished.append(a))
-    training.controller.launch_failed.connect(lambda msg: finished.append(("", "failed", msg)))
+    training.controller.launch_failed.connect(lambda msg: finished.append(("", RunStatus.FAILED, msg)))
 
     # Run 1: a narrower network on 1 worker, so the trade-off graph has two costs to compare.
     conv1 = document.project.network.layer("conv1")
@@ -78,7 +79,7 @@ def main() -> int:
     document.save()
     training.workers.setValue(1)
     training.start_run()
-    if not wait_until(app, lambda: finished, 300) or finished[-1][1] != "finished":
+    if not wait_until(app, lambda: finished, 300) or finished[-1][1] != RunStatus.FINISHED:
         print(f"first run did not finish: {finished}", file=sys.stderr)
         return 1
     first_run = finished[-1][0]
@@ -99,7 +100,7 @@ def main() -> int:
     os.makedirs(args.output, exist_ok=True)
     shots = {}
     shots["training"] = tabs.grab()
-    if not wait_until(app, lambda: finished, 300) or finished[-1][1] != "finished":
+    if not wait_until(app, lambda: finished, 300) or finished[-1][1] != RunStatus.FINISHED:
         print(f"second run did not finish: {finished}", file=sys.stderr)
         return 1
     second_run = finished[-1][0]

@@ -222,6 +222,7 @@ class Flow:
 
     def stop(self) -> str:
         from nnconsole.engine.rundir import store as runs
+        from nnconsole.engine.rundir.protocol import RunStatus
 
         page = self.window.pages["training"]
         if not page.controller.is_running():
@@ -230,13 +231,14 @@ class Flow:
         self.wait(lambda: not page.controller.is_running(), 120, "the run to stop")
         self.settle(1.0)
         status = runs.read_status(self.run_dir)
-        if status is None or status.status != "stopped":
+        if status is None or status.status != RunStatus.STOPPED:
             raise RuntimeError(f"status after Stop: {status.status if status else None}")
         self.shot("05_stopped")
         return f"stopped at epoch {status.epoch}, checkpoint {bool(runs.latest_checkpoint(self.run_dir))}"
 
     def resume(self) -> str:
         from nnconsole.engine.rundir import store as runs
+        from nnconsole.engine.rundir.protocol import RunStatus
 
         page = self.window.pages["training"]
         if not page.resume_run(self.run_dir, workers=2):
@@ -247,7 +249,7 @@ class Flow:
             if page.controller.is_running():
                 return False
             status = runs.read_status(self.run_dir)
-            if status is not None and status.status == "finished":
+            if status is not None and status.status == RunStatus.FINISHED:
                 return True
             if time.monotonic() - started > 30:  # the launch had time to start: it ended otherwise
                 raise RuntimeError(f"the resumed run ended {status.status if status else None}: "
@@ -257,7 +259,7 @@ class Flow:
         self.wait(finished, 420, "the resumed run to finish")
         self.settle(1.0)
         status = runs.read_status(self.run_dir)
-        if status is None or status.status != "finished":
+        if status is None or status.status != RunStatus.FINISHED:
             raise RuntimeError(f"status after Resume: {status.status if status else None}")
         self.shot("06_resumed_finished")
         return f"finished, {status.workers} workers, best validation error {status.best_validation_error}"

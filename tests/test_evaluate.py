@@ -11,6 +11,7 @@ import pytest
 
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.cli.main import main as cli_main
+from nnconsole.engine.rundir.protocol import EVALUATE_FINISHED_EVENT, EVALUATE_PROGRESS_EVENT, read_events
 from nnconsole.engine.data.loading import DatasetError
 from nnconsole.engine.evaluate.evaluation import (EvaluationError, classification_metrics, evaluate_run,
                                                   regression_metrics)
@@ -117,13 +118,16 @@ def _tiny_run(tmp_path, loss="SoftmaxCrossEntropy", targets=LABELS, out=3, with_
     if with_best:
         nn.save_parameters(str(run_dir / "parameters_best.h5"))
     nn.clear_parameters()
-    runs.write_status(str(run_dir), runs.RunStatus(status="finished"))
+    runs.write_status(str(run_dir), runs.StatusRecord(status="finished"))
     return str(run_dir)
 
 
 def test_evaluate_run_matches_numpy_on_a_tiny_classifier(tmp_path):
     run_dir = _tiny_run(tmp_path)
-    result = evaluate_run(run_dir, "best", batch_size=4)  # 6 samples: the last batch is padded
+    seen = []
+    result = evaluate_run(run_dir, "best", batch_size=4,  # 6 samples: the last batch is padded
+                          progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(4, 6), (6, 6)]  # real samples only, after each batch
     logits = X @ W + B
     probs = np.exp(logits - logits.max(axis=1, keepdims=True))
     probs /= probs.sum(axis=1, keepdims=True)
@@ -183,9 +187,14 @@ def test_missing_parameters_and_bad_labels_are_reported_with_a_fix(tmp_path):
 def test_cli_evaluate_writes_files_and_prints_a_summary(tmp_path, capsys):
     run_dir = _tiny_run(tmp_path)
     out = tmp_path / "eval-out"
-    assert cli_main(["evaluate", run_dir, "--model", "final", "--output", str(out)]) == 0
+    events = tmp_path / "events.jsonl"
+    assert cli_main(["evaluate", run_dir, "--model", "final", "--output", str(out), "--events", str(events)]) == 0
     printed = capsys.readouterr().out
     assert "accuracy" in printed and "macro precision" in printed and str(out) in printed
+    found, _ = read_events(str(events))  # what the GUI reads: progress, then the folder
+    assert found[-2:] == [{"event": EVALUATE_PROGRESS_EVENT, "done": len(X), "total": len(X)},
+                          {"event": EVALUATE_FINISHED_EVENT, "output": str(out)}]
+    assert {e["event"] for e in found[:-1]} == {EVALUATE_PROGRESS_EVENT}
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["model"] == "final" and metrics["count"] == len(X)
     with open(out / "samples.csv", newline="") as fh:

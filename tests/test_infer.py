@@ -13,7 +13,7 @@ from nnconsole.engine.cli.main import main as cli_main
 from nnconsole.engine.data.csv_reader import DatasetError
 from nnconsole.engine.metrics.results import EvaluationError
 from nnconsole.engine.evaluate.inference import InferenceError, infer
-from nnconsole.engine.rundir.protocol import parse_progress, progress_line
+from nnconsole.engine.rundir.protocol import INFER_FINISHED_EVENT, INFER_PROGRESS_EVENT, read_events
 from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import Datasets, Layer, Network, Project, TrainingConfig
 from tests.helpers import nnconsole
@@ -51,7 +51,7 @@ def make_image_run(tmp_path, shape=SHAPE, with_best=True, names=None):
     run_dir.mkdir(parents=True)
     save_project(project, str(run_dir / RESOLVED_FILE), backup=False)
     save_project(project, str(tmp_path / "tiny.yaml"), backup=False)  # the project whose results root holds the run
-    runs.write_status(str(run_dir), runs.RunStatus(status="finished"))
+    runs.write_status(str(run_dir), runs.StatusRecord(status="finished"))
     rng = np.random.default_rng(7)
     w = rng.normal(0, 0.5, (int(np.prod(shape)), CLASSES)).astype(np.float32)
     b = rng.normal(0, 0.1, CLASSES).astype(np.float32)
@@ -251,10 +251,14 @@ def test_cli_infer_with_relative_paths_from_another_folder(tmp_path, monkeypatch
     write_images(tmp_path / "photos", count=3)
     monkeypatch.chdir(tmp_path)
     rel_run = os.path.relpath(run_dir, tmp_path)
-    assert cli_main(["infer", rel_run, "photos", "--top", "2"]) == 0
+    assert cli_main(["infer", rel_run, "photos", "--top", "2", "--events", "events.jsonl"]) == 0
     out = capsys.readouterr().out
     default = os.path.join(run_dir, "inference", "photos_best.csv")
-    assert f"results: {default}" in out and progress_line(3, 3) in out
+    assert f"results: {default}" in out and "inferred 3/3 samples" in out  # for people; the GUI reads the events
+    events, _ = read_events(str(tmp_path / "events.jsonl"))  # --events relative to where the command ran
+    assert {e["event"] for e in events[:-1]} == {INFER_PROGRESS_EVENT}
+    assert events[-2] == {"event": INFER_PROGRESS_EVENT, "done": 3, "total": 3}  # the last figure always goes
+    assert events[-1] == {"event": INFER_FINISHED_EVENT, "output": default, "count": 3}
     assert len(_read(default)) == 3
     assert cli_main(["infer", rel_run, "photos"]) == 2  # exists: refused, exit code 2, no traceback
     err = capsys.readouterr().err
@@ -262,12 +266,6 @@ def test_cli_infer_with_relative_paths_from_another_folder(tmp_path, monkeypatch
     with pytest.raises(SystemExit) as exited:  # argparse refuses it before anything runs
         cli_main(["infer", rel_run, "photos", "--top", "0"])
     assert exited.value.code == 2 and "expected a whole number >= 1, got '0'" in capsys.readouterr().err
-
-
-def test_progress_lines_parse_back():
-    assert parse_progress(progress_line(64, 300)) == (64, 300)
-    assert parse_progress("results: x.csv") is None
-    assert parse_progress("inferred x/y samples") is None
 
 
 @pytest.mark.slow  # two CLI subprocesses (~3 s)
@@ -375,22 +373,29 @@ def test_a_stopped_inference_leaves_no_file_behind(tmp_path):
     import signal
     import subprocess
     import sys
+    import time
 
     from tests.helpers import ROOT
 
     run_dir, _, _ = make_image_run(tmp_path)
     write_images(tmp_path / "many", count=300)
     out = tmp_path / "out" / "o.csv"
+    events = str(tmp_path / "events.jsonl")
     env = dict(os.environ, PYTHONPATH=ROOT, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli.main", "infer", run_dir, str(tmp_path / "many"),
-                             "-o", str(out), "--batch-size", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, cwd=ROOT)
-    first = proc.stdout.readline()
-    assert first.startswith("inferred 1/300"), first + proc.stderr.read()
+                             "-o", str(out), "--batch-size", "1", "--events", events], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    first, deadline = [], time.monotonic() + 120
+    while not first and proc.poll() is None and time.monotonic() < deadline:  # as the GUI polls the events file
+        first, _ = read_events(events)
+        time.sleep(0.02)
+    assert first[:1] == [{"event": INFER_PROGRESS_EVENT, "done": 1, "total": 300}], \
+        (first, None if proc.poll() is None else proc.stderr.read())
     proc.send_signal(signal.SIGTERM)  # what the GUI's Stop sends
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
     assert os.listdir(out.parent) == []  # no results and no temp file
+    assert INFER_FINISHED_EVENT not in {e["event"] for e in read_events(events)[0]}  # nor a results file named
 
 
 def test_infer_runs_the_executor_as_evaluate_does(tmp_path):

@@ -425,7 +425,7 @@ def test_resume_is_refused_cleanly_when_impossible(tmp_path):
     assert out.returncode == 2 and "before its first checkpoint" in out.stderr
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        runs.write_status(str(run_dir), runs.RunStatus(status="running", pid=sleeper.pid))
+        runs.write_status(str(run_dir), runs.StatusRecord(status="running", pid=sleeper.pid))
         with pytest.raises(CheckpointError, match="still going"):
             check_resumable(str(run_dir))
     finally:

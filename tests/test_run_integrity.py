@@ -19,6 +19,7 @@ import time
 import pytest
 
 from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.rundir.protocol import METRICS_FILE
 from nnconsole.engine.test_seams import seam_environment
 from tests.helpers import ROOT, live_processes, nnconsole, run_dir_from, tabular_project, wait_until_gone
 
@@ -51,7 +52,7 @@ def resume_cmd(run_dir: str) -> list:
 
 
 def metrics_bytes(run_dir: str) -> bytes:
-    with open(os.path.join(run_dir, runs.METRICS_FILE), "rb") as fh:
+    with open(os.path.join(run_dir, METRICS_FILE), "rb") as fh:
         return fh.read()
 
 
@@ -168,7 +169,7 @@ def test_kill_9_then_resume_leaves_one_validation_record_per_epoch(tmp_path):
     with open(metas[-1][:-5] + ".h5", "r+b") as fh:
         fh.truncate(100)
     start = json.load(open(metas[-2]))["iteration"]
-    with open(os.path.join(run_dir, runs.METRICS_FILE), "ab") as fh:
+    with open(os.path.join(run_dir, METRICS_FILE), "ab") as fh:
         fh.write(b'{"type":"train","itera')  # a record torn by the kill
     before = metrics_bytes(run_dir)
     beyond = [r for r in runs.iter_metrics(run_dir) if isinstance(r.get("iteration"), int) and r["iteration"] > start]
@@ -189,7 +190,7 @@ def test_the_reader_survives_torn_and_stray_lines(tmp_path):
     good = [{"type": "train", "iteration": i, "loss": 1.0} for i in (1, 2, 3)]
     lines = [json.dumps(good[0]), '{"type":"tra', json.dumps(good[1]), "42", '"text"', "[1, 2]", "\x00\x00\x00",
              json.dumps(good[2])]
-    with open(os.path.join(run_dir, runs.METRICS_FILE), "w") as fh:
+    with open(os.path.join(run_dir, METRICS_FILE), "w") as fh:
         fh.write("\n".join(lines) + "\n" + '{"type":"validation","ep')  # torn last line
     assert list(runs.iter_metrics(run_dir)) == good
     assert list(runs.iter_metrics(run_dir, "train")) == good
@@ -209,7 +210,7 @@ def test_trimming_keeps_the_history_up_to_the_checkpoint(tmp_path):
                "iteration": 20}] + [{"type": "warning", "iteration": None, "message": "resumed"}]
                + [{"type": "train", "iteration": i} for i in (30, 40)] + [{"type": "validation", "epoch": 2,
                "iteration": 40}] + [{"type": "train", "iteration": 50}])
-    path = os.path.join(run_dir, runs.METRICS_FILE)
+    path = os.path.join(run_dir, METRICS_FILE)
     text = "".join(json.dumps(r) + "\n" for r in records)
     with open(path, "w") as fh:
         fh.write(text + '{"type":"tr')

@@ -12,8 +12,8 @@ import pytest
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.errors import NnconsoleError, RunFailedError
 from nnconsole.engine.launch.watch import diagnose_failure
-from nnconsole.engine.rundir.protocol import (LAUNCHER, RUN_DIR_EVENT, STATUS_FIELD_OWNERS, WORKER, error_file,
-                                              read_error_records, read_events, record_problems)
+from nnconsole.engine.rundir.protocol import (LAUNCHER, RUN_DIR_EVENT, STATUS_FIELD_OWNERS, STATUS_FILE, WORKER,
+                                              error_file, read_error_records, read_events, record_problems)
 from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.test_seams import SEAMS_VARIABLE, seam, seam_environment
 from tests.helpers import ROOT, nnconsole, run_dir_from, tabular_project
@@ -111,8 +111,8 @@ def test_a_failing_worker_writes_its_flags_from_the_exception_class(tmp_path):
 
 # ---- one writer per status.json field ----------------------------------------------------------------------
 def test_every_status_field_has_one_owner_and_others_are_refused(tmp_path):
-    assert set(STATUS_FIELD_OWNERS) == set(runs.RunStatus().to_dict())
-    runs.write_status(str(tmp_path), runs.RunStatus())
+    assert set(STATUS_FIELD_OWNERS) == set(runs.StatusRecord().to_dict())
+    runs.write_status(str(tmp_path), runs.StatusRecord())
     runs.update_status(str(tmp_path), WORKER, iteration=5)
     runs.update_status(str(tmp_path), LAUNCHER, status="stopped")
     with pytest.raises(ValueError, match="status"):
@@ -155,7 +155,7 @@ def test_a_replay_announces_its_new_run_directory(announced_run, tmp_path):
     [event], _ = read_events(events)
     assert event["event"] == RUN_DIR_EVENT and event["replay_of"] == run_dir
     assert event["run_dir"] != run_dir and f"into {event['run_dir']}" in out.stdout
-    assert os.path.isfile(os.path.join(event["run_dir"], runs.STATUS_FILE))
+    assert os.path.isfile(os.path.join(event["run_dir"], STATUS_FILE))
 
 
 @pytest.mark.slow

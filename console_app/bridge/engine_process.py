@@ -1,22 +1,29 @@
 """Starting the engine's CLI from the GUI: ``nnconsole ARGS`` exactly as a terminal user types it.
 
 ``start_detached`` starts a training (or replay) in its own session with its output in files, so it
-outlives the GUI; ``EngineCommand`` runs one short command (evaluate, infer, export, import) in a QProcess,
-off the GUI thread; ``new_engine_process`` and ``start_engine`` give a QProcess to a caller that reads its
-output itself (dataset create).
+outlives the GUI; ``EngineCommand`` runs one short command (evaluate, infer, export, import) in a QProcess, off
+the GUI thread, and with ``events=True`` hands on the command's ``--events`` stream (progress, the file it wrote)
+as it comes: the one way such a command tells the GUI what it does (its terminal lines are for people);
+``new_engine_process`` and ``start_engine`` give a QProcess to a caller that reads its output itself (dataset
+create).
 ``is_engine_launcher`` tells whether a PID from a run's status.json is still an nnconsole launcher.
 """
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tempfile
 from typing import List, Optional
 
-from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
+from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, QTimer, Signal
 
 from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.rundir.protocol import read_events
 from nnconsole.engine.errors import ExitCode
+
+EVENTS_FILE = "events.jsonl"  # in a private folder: the CLI's machine-readable events (--events)
+EVENTS_POLL_MS = 200  # how often a command's events file is read while it runs
 
 
 def engine_program() -> tuple:
@@ -140,26 +147,55 @@ def start_engine(process: QProcess, args: List[str]) -> None:
 
 
 class EngineCommand(QObject):
-    """One short CLI command in a QProcess (e.g. ``evaluate RUN_DIR``); reports its output when done."""
+    """One short CLI command in a QProcess (e.g. ``evaluate RUN_DIR``); reports its output when done.
+
+    Started with ``events=True`` it gets ``--events FILE`` (a private temporary file) and emits each event the
+    command announces there (``nnconsole.engine.rundir.protocol``), all of them before ``command_finished``.
+    """
 
     command_finished = Signal(int, str, str)  # exit code, stdout, stderr
-    stdout_received = Signal(str)  # new stdout text as it comes (progress lines)
+    event_received = Signal(object)  # one event of the command's --events stream (a dict with "event")
 
     def __init__(self, parent: Optional[QObject] = None) -> None:
         super().__init__(parent)
         self._process: Optional[QProcess] = None
         self._stdout = ""
         self._stderr = ""
+        self._events_dir: Optional[str] = None
+        self._events_offset = 0
+        self._events_timer = QTimer(self)
+        self._events_timer.setInterval(EVENTS_POLL_MS)
+        self._events_timer.timeout.connect(self._read_events)
 
     def is_running(self) -> bool:
         return self._process is not None
 
-    def start(self, args: List[str], cwd: Optional[str] = None) -> None:
+    def start(self, args: List[str], cwd: Optional[str] = None, events: bool = False) -> None:
         if self._process is not None:
             raise RuntimeError("a command is already running")
         self._stdout = self._stderr = ""
+        args = list(args)
+        if events:
+            self._events_dir, self._events_offset = tempfile.mkdtemp(prefix="nnconsole-events-"), 0
+            args += ["--events", os.path.join(self._events_dir, EVENTS_FILE)]
+            self._events_timer.start()
         self._process = _engine_process(self, cwd, self._read, self._read, self._on_finished, self._on_error)
         start_engine(self._process, args)
+
+    def _read_events(self) -> None:
+        if self._events_dir is None:
+            return
+        found, self._events_offset = read_events(os.path.join(self._events_dir, EVENTS_FILE), self._events_offset)
+        for event in found:
+            self.event_received.emit(event)
+
+    def _end_events(self) -> None:
+        """The command ended: hand on the events it wrote last, then remove its events file."""
+        self._events_timer.stop()
+        self._read_events()
+        if self._events_dir is not None:
+            shutil.rmtree(self._events_dir, ignore_errors=True)
+            self._events_dir = None
 
     def stop(self) -> None:
         """Ask the running command to end (SIGTERM, which the CLI treats as Ctrl-C); command_finished follows."""
@@ -174,18 +210,15 @@ class EngineCommand(QObject):
     def _read(self) -> None:
         if self._process is None:
             return
-        out = bytes(self._process.readAllStandardOutput()).decode("utf-8", "replace")
-        err = bytes(self._process.readAllStandardError()).decode("utf-8", "replace")
-        self._stdout += out
-        self._stderr += err
-        if out:
-            self.stdout_received.emit(out)
+        self._stdout += bytes(self._process.readAllStandardOutput()).decode("utf-8", "replace")
+        self._stderr += bytes(self._process.readAllStandardError()).decode("utf-8", "replace")
 
     def _on_error(self, error: QProcess.ProcessError) -> None:
         if error == QProcess.FailedToStart and self._process is not None:
             message = self._process.errorString()
             self._process.deleteLater()
             self._process = None
+            self._end_events()
             self.command_finished.emit(-1, "", f"could not start the engine: {message}")
 
     def _on_finished(self, code: int, exit_status: QProcess.ExitStatus) -> None:
@@ -194,6 +227,7 @@ class EngineCommand(QObject):
         self._read()
         process, self._process = self._process, None
         process.deleteLater()
+        self._end_events()
         if exit_status == QProcess.CrashExit and code == ExitCode.OK:
             code = -1
         self.command_finished.emit(int(code), self._stdout, self._stderr)

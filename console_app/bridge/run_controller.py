@@ -26,15 +26,14 @@ from typing import List, Optional
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from nnconsole.app.bridge import engine_process
-from nnconsole.app.bridge.engine_process import OutputTail, is_engine_launcher, output_folder, remove_empty
+from nnconsole.app.bridge.engine_process import EVENTS_FILE, OutputTail, is_engine_launcher, output_folder, remove_empty
 from nnconsole.engine.rundir import store as runs
-from nnconsole.engine.rundir.protocol import RUN_DIR_EVENT, STOP_FILE, read_events
+from nnconsole.engine.rundir.protocol import RUN_DIR_EVENT, STOP_FILE, RunStatus, read_events
 from nnconsole.engine.errors import ExitCode
 
 POLL_MS = 66  # ~15 Hz: how often metrics.jsonl is read while a run goes
 ALIVE_CHECK_TICKS = 15  # attached runs: check the process every ~1 s
 OUTPUT_FILES = (("stdout", "cli-output.log"), ("stderr", "cli-errors.log"))  # (started as, name in the run dir)
-EVENTS_FILE = "events.jsonl"  # in the private output folder: the CLI's machine-readable events (--events)
 
 
 class RunController(QObject):
@@ -42,7 +41,7 @@ class RunController(QObject):
 
     run_started = Signal(str)  # run directory
     records_received = Signal(str, list)  # run directory, new metrics records (dicts)
-    run_finished = Signal(str, str, int)  # run directory, status (finished|stopped|failed), exit code
+    run_finished = Signal(str, str, int)  # run directory, status (a RunStatus word), exit code
     launch_failed = Signal(str)  # the engine ended before creating a run directory: its message
     running_changed = Signal(bool)
 
@@ -152,7 +151,7 @@ class RunController(QObject):
         if self.is_running():
             return False
         status = runs.read_status(run_dir)
-        if status is None or status.status != "running" or not is_engine_launcher(status.pid):
+        if status is None or status.status != RunStatus.RUNNING or not is_engine_launcher(status.pid):
             return False
         self._reset()
         self._attached_pid = status.pid
@@ -298,7 +297,7 @@ class RunController(QObject):
         if self._attached_pid and self._ticks % ALIVE_CHECK_TICKS == 0:
             # The launcher writes its final status before it exits; a vanished process ends it too.
             status = runs.read_status(self._run_dir)
-            if (status is not None and status.status != "running") or not runs.pid_alive(self._attached_pid):
+            if (status is not None and status.status != RunStatus.RUNNING) or not runs.pid_alive(self._attached_pid):
                 self._attached_pid = None
                 self._finish(0, attached=True)
 
@@ -314,8 +313,8 @@ class RunController(QObject):
         if records:
             self.records_received.emit(run_dir, records)
         status = runs.effective_status(run_dir)
-        name = status.status if status else ("finished" if code == ExitCode.OK else "failed")
+        name = status.status if status else (RunStatus.FINISHED if code == ExitCode.OK else RunStatus.FAILED)
         if attached:  # not our child: no exit code seen, so give the CLI's code for that outcome
-            code = {"finished": ExitCode.OK, "stopped": ExitCode.STOPPED}.get(name, ExitCode.FAILED)
+            code = {RunStatus.FINISHED: ExitCode.OK, RunStatus.STOPPED: ExitCode.STOPPED}.get(name, ExitCode.FAILED)
         self.running_changed.emit(False)
         self.run_finished.emit(run_dir, name, int(code))

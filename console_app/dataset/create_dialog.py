@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QLabel, QLineEdit, QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QVBoxLayout,
                                QWidget)
 
-from nnconsole.app.bridge.engine_process import new_engine_process, start_engine
+from nnconsole.app.bridge.engine_process import EVENTS_FILE, new_engine_process, start_engine
 
 from nnconsole.engine.data.create.shaping import MODES
 from nnconsole.engine.rundir.protocol import DATASET_CREATED_EVENT, DATASET_PROGRESS_EVENT, format_duration, read_events
@@ -212,7 +212,7 @@ class CreateDatasetDialog(QDialog):
         self.process = process
         self._set_running(True)
         self._show_status("Listing the source...")
-        start_engine(process, self.arguments() + ["--events", os.path.join(self.events_dir, "events")])
+        start_engine(process, self.arguments() + ["--events", os.path.join(self.events_dir, EVENTS_FILE)])
         self.timer.start()
 
     def cancel(self) -> None:
@@ -257,7 +257,7 @@ class CreateDatasetDialog(QDialog):
                 self.log.appendPlainText(line)
 
     def _read_progress(self) -> None:
-        events, self.events_offset = read_events(os.path.join(self.events_dir, "events"), self.events_offset)
+        events, self.events_offset = read_events(os.path.join(self.events_dir, EVENTS_FILE), self.events_offset)
         for event in events:
             if event.get("event") == DATASET_PROGRESS_EVENT:
                 done, total = int(event.get("done", 0)), max(int(event.get("total", 1)), 1)

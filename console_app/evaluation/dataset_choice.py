@@ -14,7 +14,8 @@ from typing import List, Optional
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFileDialog, QWidget
 
-from nnconsole.engine.metrics.results import EVALUATION_DIR, METRICS_FILE
+from nnconsole.engine.metrics.results import EVALUATION_METRICS_FILE
+from nnconsole.engine.rundir.protocol import EVALUATION_DIR
 
 VALIDATION = "validation set"
 OTHER = "Other dataset CSV..."
@@ -31,7 +32,7 @@ def evaluated_datasets(run_dir: Optional[str]) -> List[str]:
         return []
     for name in names:
         try:
-            with open(os.path.join(folder, name, METRICS_FILE)) as fh:
+            with open(os.path.join(folder, name, EVALUATION_METRICS_FILE)) as fh:
                 metrics = json.load(fh)
         except (OSError, ValueError):
             continue

@@ -2,7 +2,8 @@
 
 Data comes from the buttons (a CSV, image files, a folder) or from files dropped on the view. The
 work is ``nnconsole infer RUN DATA`` in a QProcess (``EngineCommand``), exactly as in a terminal; its
-``inferred N/M samples`` lines drive the progress bar. The results CSV lands in the run's
+``infer_progress`` events (``--events``) drive the progress bar and its ``infer_finished`` event names the results
+file. The results CSV lands in the run's
 ``inference/`` folder under a new name each time (nothing is replaced), the table shows it with
 thumbnails (click one for a larger view), and Save CSV copies it where the user wants.
 """
@@ -24,7 +25,7 @@ from nnconsole.app.bridge.engine_process import EngineCommand
 from nnconsole.app.evaluation.samples import SORT_ROLE, MAX_PROBABILITY_COLUMNS, _number
 from nnconsole.app.evaluation.zoom import show_large_image
 from nnconsole.engine.atomic import write_via
-from nnconsole.engine.rundir.protocol import parse_progress
+from nnconsole.engine.rundir.protocol import INFER_FINISHED_EVENT, INFER_PROGRESS_EVENT, INFERENCE_DIR
 from nnconsole.engine.errors import ExitCode
 
 ERROR_STYLE = "QLabel { color: #a00000; background: #fff0f0; border: 1px solid #e0a0a0; padding: 4px; }"
@@ -38,7 +39,7 @@ def results_path(run_dir: str, data: List[str], model: str) -> str:
     stem = os.path.splitext(os.path.basename(first))[0] or "data"
     if len(data) > 1:
         stem += f"_and_{len(data) - 1}_more"
-    folder = os.path.join(run_dir, "inference")
+    folder = os.path.join(run_dir, INFERENCE_DIR)
     candidate = os.path.join(folder, f"{stem}_{model}.csv")
     number = 2
     while os.path.lexists(candidate):
@@ -146,11 +147,11 @@ class InferencePanel(QWidget):
         self.model_source = model_source
         self.data: List[str] = []
         self.results: Optional[str] = None
-        self._pending: Optional[str] = None
+        self._written: Optional[str] = None  # the results file the command's infer_finished event named
         self._stopping = False
         self.command = EngineCommand(self)
         self.command.command_finished.connect(self._finished)
-        self.command.stdout_received.connect(self._progress_text)
+        self.command.event_received.connect(self._event)
 
         self.csv_button = QPushButton("Dataset CSV...")
         self.images_button = QPushButton("Images...")
@@ -299,15 +300,15 @@ class InferencePanel(QWidget):
         if not run_dir or not self.data or self.command.is_running():
             return False
         model = self.model_source()
-        self._pending = results_path(run_dir, self.data, model)
-        args = ["infer", run_dir, *self.data, "--model", model, "-o", self._pending]
+        args = ["infer", run_dir, *self.data, "--model", model, "-o", results_path(run_dir, self.data, model)]
         if self.resize_box.isChecked():
             args += ["--resize", "--resize-mode", self.resize_mode.currentData()]
         self.error.hide()
-        self.progress.setRange(0, 0)  # busy until the first progress line says how many
+        self.progress.setRange(0, 0)  # busy until the first progress event says how many
         self.progress.show()
         self.state.setText(f"Inferring with the {model} model of {os.path.basename(run_dir)}...")
-        self.command.start(args, cwd=run_dir)
+        self._written = None
+        self.command.start(args, cwd=run_dir, events=True)
         self._update_buttons()
         return True
 
@@ -320,15 +321,15 @@ class InferencePanel(QWidget):
         self.command.stop()
         return True
 
-    def _progress_text(self, text: str) -> None:
-        for line in text.splitlines():
-            done_total = parse_progress(line.strip())
-            if done_total:
-                self.progress.setRange(0, max(1, done_total[1]))
-                self.progress.setValue(done_total[0])
+    def _event(self, event: Dict[str, Any]) -> None:
+        if event["event"] == INFER_PROGRESS_EVENT:
+            self.progress.setRange(0, max(1, int(event.get("total") or 0)))
+            self.progress.setValue(int(event.get("done") or 0))
+        elif event["event"] == INFER_FINISHED_EVENT and isinstance(event.get("output"), str):
+            self._written = event["output"]
 
     def _finished(self, code: int, stdout: str, stderr: str) -> None:
-        output, self._pending = self._pending, None
+        output, self._written = self._written, None
         stopped, self._stopping = self._stopping, False
         self.progress.hide()
         if stopped and code != ExitCode.OK:

@@ -2,7 +2,8 @@
 
 The evaluation runs in a QProcess (``EngineCommand``), never on the GUI thread, and writes
 ``<run>/evaluation/<model>/samples.csv`` and ``metrics.json``; the tab reads only those files, so a
-run evaluated from a terminal shows up here as well. Classifiers get the confusion matrix, per-class
+run evaluated from a terminal shows up here as well. While it runs, its ``evaluate_progress`` events
+(``--events``) count the samples in the state line, and its ``evaluate_finished`` event names the folder shown. Classifiers get the confusion matrix, per-class
 precision/recall/F-measure and the per-sample table; regressions get error statistics and a scatter.
 """
 from __future__ import annotations
@@ -26,7 +27,8 @@ from nnconsole.app.dataset.preview import is_image_cell
 from nnconsole.app.bridge.engine_process import EngineCommand
 from nnconsole.app.training.history import collect_runs
 from nnconsole.engine.rundir import store as runs
-from nnconsole.engine.metrics.results import METRICS_FILE, MODELS, evaluation_dir, read_evaluation
+from nnconsole.engine.rundir.protocol import EVALUATE_FINISHED_EVENT, EVALUATE_PROGRESS_EVENT
+from nnconsole.engine.metrics.results import EVALUATION_METRICS_FILE, MODELS, evaluation_dir, read_evaluation
 from nnconsole.engine.errors import ExitCode
 
 ERROR_STYLE = "QLabel { color: #a00000; background: #fff0f0; border: 1px solid #e0a0a0; padding: 4px; }"
@@ -45,9 +47,12 @@ class EvaluationPage(QWidget):
         self.window_ = window
         self.command = EngineCommand(self)
         self.command.command_finished.connect(self._command_finished)
+        self.command.event_received.connect(self._event)
         self.metrics: Optional[Dict[str, Any]] = None
         self.folder: Optional[str] = None
-        self._pending: Optional[str] = None
+        self._pending: Optional[str] = None  # where the running evaluation writes (whose project it belongs to)
+        self._evaluated: Optional[str] = None  # the folder its evaluate_finished event named
+        self._doing = ""  # the state line while it runs
         self._loaded_stamp: Optional[int] = None
 
         self.run_combo = QComboBox()
@@ -253,14 +258,23 @@ class EvaluationPage(QWidget):
         self._pending = evaluation_dir(run_dir, model, dataset)
         self.error.hide()
         self.evaluate_button.setEnabled(False)
-        self.state.setText(f"Evaluating the {model} model of {os.path.basename(run_dir)}...")
+        self._doing, self._evaluated = f"Evaluating the {model} model of {os.path.basename(run_dir)}...", None
+        self.state.setText(self._doing)
         self.command.start(["evaluate", run_dir, "--model", model] + (["--dataset", dataset] if dataset else []),
-                           cwd=run_dir)
+                           cwd=run_dir, events=True)
         return True
+
+    def _event(self, event: Dict[str, Any]) -> None:
+        if event["event"] == EVALUATE_PROGRESS_EVENT and self.command.is_running():
+            self.state.setText(f"{self._doing} {int(event.get('done') or 0):,}/{int(event.get('total') or 0):,} "
+                               "samples")
+        elif event["event"] == EVALUATE_FINISHED_EVENT and isinstance(event.get("output"), str):
+            self._evaluated = event["output"]
 
     def _command_finished(self, code: int, stdout: str, stderr: str) -> None:
         self.evaluate_button.setEnabled(self.run_combo.count() > 0)
         folder, self._pending = self._pending, None
+        written, self._evaluated = self._evaluated, None
         root = self._results_root()
         if folder is None or root is None or os.path.commonpath([root, os.path.abspath(folder)]) != root:
             return  # an evaluation of a project no longer open: its files are there when it is opened again
@@ -271,7 +285,13 @@ class EvaluationPage(QWidget):
             self.state.setText("Evaluation failed.")
             self.evaluation_failed.emit(message)
             return
-        self.load(folder)
+        if written is None:
+            message = f"nnconsole evaluate ended without naming its evaluation folder (expected {folder})"
+            self.show_error(message)
+            self.state.setText("Evaluation failed.")
+            self.evaluation_failed.emit(message)
+            return
+        self.load(written)
 
     def show_error(self, text: str) -> None:
         self.error.setText(html.escape(text).replace("\n", "<br>"))
@@ -283,7 +303,7 @@ class EvaluationPage(QWidget):
         run_dir = self.selected_run()
         folder = evaluation_dir(run_dir, self.model_combo.currentText(), self.dataset_choice.current_dataset()) \
             if run_dir else None
-        metrics_file = os.path.join(folder, METRICS_FILE) if folder else ""
+        metrics_file = os.path.join(folder, EVALUATION_METRICS_FILE) if folder else ""
         if folder and os.path.isfile(metrics_file):
             stamp = os.stat(metrics_file).st_mtime_ns
             if folder != self.folder or stamp != self._loaded_stamp:
@@ -319,7 +339,7 @@ class EvaluationPage(QWidget):
             return
         self.metrics, self.folder = metrics, folder
         try:
-            self._loaded_stamp = os.stat(os.path.join(folder, METRICS_FILE)).st_mtime_ns
+            self._loaded_stamp = os.stat(os.path.join(folder, EVALUATION_METRICS_FILE)).st_mtime_ns
         except OSError:
             self._loaded_stamp = None
         self.error.hide()

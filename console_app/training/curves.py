@@ -23,7 +23,8 @@ from nnconsole.app.widgets.plots import (LR_COLOR, TRAIN_COLOR, VALID_COLOR, Gro
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.project.structure import FIRST_OPTIMIZER
 from nnconsole.engine.rundir.protocol import OPTIMIZER_LOSS, TRAIN, VALIDATION
-from nnconsole.engine.rundir.protocol import PLAN_FILE
+from nnconsole.engine.rundir.store import read_plan
+from nnconsole.engine.rundir.typed_json import RunFileError
 
 SERIES = ("train_loss", "train_error", "valid_loss", "valid_error", "lr")
 Y_HEADROOM = 1.1  # the y axis ends 10% above the largest value shown
@@ -40,15 +41,14 @@ def plot_of(key: str) -> str:
 
 def run_label(run_dir: str) -> str:
     """A legend label that says what differs between runs: 'N=2, batch 64, LR 0.002 (20261122_0039)'."""
-    import json
-
     name = os.path.basename(run_dir.rstrip(os.sep))
     try:
-        with open(os.path.join(run_dir, PLAN_FILE)) as fh:
-            plan = json.load(fh)
-        return f"N={plan['workers']}, batch {plan['logical_batch']}, LR {plan['effective_lr']:g} ({name})"
-    except (OSError, ValueError, KeyError, TypeError):
+        plan = read_plan(run_dir)
+    except RunFileError:  # damaged: the name alone
         return name
+    if plan is None or None in (plan.workers, plan.logical_batch, plan.effective_lr):
+        return name
+    return f"N={plan.workers}, batch {plan.logical_batch}, LR {plan.effective_lr:g} ({name})"
 
 
 class RunCurves:

@@ -1,6 +1,6 @@
 """Run history: every run of the project from its results folder, newest first, with compare boxes.
 
-Rows come from ``nnconsole.engine.rundir.store.list_runs`` and ``effective_status`` (a 'running' run whose process is
+Rows come from ``nnconsole.engine.rundir.store.list_runs`` and ``effective_status`` (a running run whose process is
 gone reads as failed), so runs started from the CLI appear here too. A run's title and note are the GUI's
 own file in the run directory (``nnconsole.engine.rundir.notes``); a right click asks for the run's menu
 (``run_menu``), and failed or empty runs can be hidden.
@@ -19,9 +19,11 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QHeade
 
 from nnconsole.app.training.run_manage import is_failed_or_empty
 from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.rundir.protocol import RunStatus
 from nnconsole.engine.rundir.notes import read_note
 
-STATUS_COLORS = {"running": "#1f5fbf", "finished": "#1e6b1e", "stopped": "#9a5b00", "failed": "#b00000"}
+STATUS_COLORS = {RunStatus.RUNNING: "#1f5fbf", RunStatus.FINISHED: "#1e6b1e", RunStatus.STOPPED: "#9a5b00",
+                 RunStatus.FAILED: "#b00000"}
 COLUMNS = ("Compare", "Date", "N", "Logical batch", "Best val. error", "Status", "Name")
 NAME_COLUMN = 6
 
@@ -37,7 +39,7 @@ class RunRow:
     logical_batch: int
     best_error: Optional[float]
     best_epoch: Optional[int]
-    status: str
+    status: RunStatus
     message: str
     pid: Optional[int]
     epoch: int
@@ -152,7 +154,7 @@ class RunHistory(QWidget):
                     error += f" (ep. {row.best_epoch})"
                 cells = [box, QTableWidgetItem(row.date), QTableWidgetItem(str(row.workers)),
                          QTableWidgetItem(str(row.logical_batch or "-")), QTableWidgetItem(error),
-                         QTableWidgetItem(row.status), QTableWidgetItem(row.label)]
+                         QTableWidgetItem(str(row.status)), QTableWidgetItem(row.label)]
                 cells[5].setForeground(QBrush(QColor(STATUS_COLORS.get(row.status, "#222222"))))
                 tip = "\n".join(t for t in (row.run_dir, row.note, row.message) if t)
                 for c, item in enumerate(cells):

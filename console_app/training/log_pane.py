@@ -17,7 +17,7 @@ from PySide6.QtGui import QColor, QFont, QGuiApplication, QSyntaxHighlighter, QT
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from nnconsole.engine.rundir import store as runs
-from nnconsole.engine.rundir.protocol import LOG_FILE, LOGS_DIR
+from nnconsole.engine.rundir.protocol import LOG_FILE, LOGS_DIR, RESUMABLE_STATUSES
 
 MAX_LINES = 5000  # lines kept in the pane
 BACKLOG_BYTES = 256 * 1024  # read at most this much of a file at a time
@@ -203,7 +203,7 @@ class RunLogPane(QWidget):
     def update_resume(self) -> None:
         """Resume buttons for a stopped or failed run with a checkpoint (hidden otherwise)."""
         st = runs.effective_status(self.run_dir) if self.run_dir else None
-        can = bool(st and st.status in ("stopped", "failed") and runs.latest_checkpoint(self.run_dir))
+        can = bool(st and st.status in RESUMABLE_STATUSES and runs.latest_checkpoint(self.run_dir))
         self.resume_button.setVisible(can)
         self.copy_button.setVisible(can)
         if can:

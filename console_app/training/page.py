@@ -31,6 +31,7 @@ from nnconsole.app.training.run_events import RunEventsMixin
 from nnconsole.app.training.run_menu import RunMenuMixin
 from nnconsole.app.training.tradeoff import TradeoffPlot
 from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.rundir.protocol import RunStatus
 
 HISTORY_POLL_MS = 4000  # notice runs started from a terminal
 ERROR_STYLE = ("QPlainTextEdit { color: #7a0000; background: #fff4f4; border: 1px solid #e0a0a0; "
@@ -355,13 +356,13 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
         self.tradeoff.set_runs(self.rows)
         if not self.controller.is_running():
             for row in self.rows:
-                if row.status == "running" and self.controller.attach(row.run_dir):
+                if row.status == RunStatus.RUNNING and self.controller.attach(row.run_dir):
                     break
 
     def _poll_history(self) -> None:
         root = self.results_root()
         listing = runs.list_runs(root) if root else []
-        if listing != self._listing or any(r.status == "running" for r in self.rows):
+        if listing != self._listing or any(r.status == RunStatus.RUNNING for r in self.rows):
             self.refresh_history()
 
     def show_run(self, run_dir: str) -> None:
@@ -377,7 +378,7 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
             return
         best = "" if st.best_validation_error is None else f", best validation error {st.best_validation_error:.4f}"
         self.status.setText(f"Showing <b>{name}</b>: {html.escape(st.status)}, N={st.workers}{best}")
-        if st.status == "failed":
+        if st.status == RunStatus.FAILED:
             rank = f" on rank {st.failed_rank}" if st.failed_rank is not None else ""
             self.show_error(f"Run {os.path.basename(run_dir)} failed{rank}.\n{st.message}")
         else:

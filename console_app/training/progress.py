@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.protocol import format_duration
 from nnconsole.engine.rundir.protocol import COMM_WARN_SHARE  # the share above which the engine warns, too
-from nnconsole.engine.rundir.protocol import DATASET_CACHE, TRAIN
+from nnconsole.engine.rundir.protocol import DATASET_CACHE, TRAIN, RunStatus
 
 
 class RunProgress(QWidget):
@@ -73,12 +73,12 @@ class RunProgress(QWidget):
         self.bar.setFormat(f"building {r.get('dataset', '')} dataset cache {fraction:.0%}"
                            + (f" ETA {eta:.0f} s" if eta is not None else ""))
 
-    def finish(self, status: str, iteration: Optional[int] = None) -> None:
+    def finish(self, status: RunStatus, iteration: Optional[int] = None) -> None:
         """The run ended: ``iteration`` is where, as the run's status.json records it (the last record
         shown here may be a few iterations before the real end), or None when it records none."""
-        if status == "finished":
+        if status == RunStatus.FINISHED:
             self.bar.setValue(1000)
-        self.bar.setFormat(status + (f" at iteration {iteration:,}" if iteration else ""))
+        self.bar.setFormat(str(status) + (f" at iteration {iteration:,}" if iteration else ""))
 
     def _show(self, r: Dict[str, Any]) -> None:
         epoch = r.get("epoch")

@@ -11,6 +11,7 @@ from typing import Any, Dict, List
 from nnconsole.app.bridge.run_controller import RunController
 from nnconsole.app.training.project_runs import project_key, project_name
 from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.rundir.protocol import RunStatus
 
 
 class RunEventsMixin:
@@ -54,21 +55,22 @@ class RunEventsMixin:
                 self.status.setText(f"<span style='color:#9a5b00'>&#9888; {html.escape(message.split('. ')[0])}"
                                     "</span>")
 
-    def _run_finished(self, controller: RunController, run_dir: str, status: str, code: int) -> None:
+    def _run_finished(self, controller: RunController, run_dir: str, name: str, code: int) -> None:
+        status = RunStatus(name)
         if not self._is_shown(controller):
             self._background_message(f"The run {os.path.basename(run_dir)} of "
                                      f"{project_name(self.projects.key_of(controller))} ended: {status}.")
             return
         st = runs.read_status(run_dir)
         # the run's own figure: status.json records where a stopped or finished run ended
-        self.progress.finish(status, st.iteration if st and status in ("stopped", "finished") else None)
+        self.progress.finish(status, st.iteration if st and status in (RunStatus.STOPPED, RunStatus.FINISHED) else None)
         name = os.path.basename(run_dir)
-        if status == "failed":
+        if status == RunStatus.FAILED:
             rank = f" on rank {st.failed_rank}" if st and st.failed_rank is not None else ""
             message = (st.message if st and st.message else "") or controller.stderr_text.strip()
             self.show_error(f"Run {name} failed{rank} (exit code {code}).\n{message}")
             self.status.setText(f"<span style='color:#b00000'>Run {html.escape(name)} failed{rank}.</span>")
-        elif status == "stopped":
+        elif status == RunStatus.STOPPED:
             self.status.setText(f"Run <b>{html.escape(name)}</b> stopped with a checkpoint; the log pane's "
                                 "<b>Resume</b> continues it")
         else:

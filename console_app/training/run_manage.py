@@ -16,7 +16,7 @@ from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.project.io import load_project, save_project
 from nnconsole.engine.project.schema import SETTINGS, set_value_at, value_at
 from nnconsole.engine.rundir.lock import RunBusyError, RunLock
-from nnconsole.engine.rundir.protocol import RESOLVED_FILE
+from nnconsole.engine.rundir.protocol import RESOLVED_FILE, STATUS_FILE, RunStatus
 
 RUN_TRASH = ".trash"  # in the results root, where the desktop has no trash to move a run to
 TRAINED_WEIGHTS = ("parameters_best.h5", "parameters_final.h5")
@@ -37,7 +37,7 @@ def desktop_trash(path: str) -> bool:
 def run_in_use(run_dir: str) -> str:
     """Why the run cannot be changed now ('' when no process trains it)."""
     status = runs.read_status(run_dir)
-    if status is not None and status.status == "running" and runs.pid_alive(status.pid):
+    if status is not None and status.status == RunStatus.RUNNING and runs.pid_alive(status.pid):
         return f"{os.path.basename(run_dir)} is running (process {status.pid}); stop it first"
     try:
         RunLock(run_dir).acquire().release()
@@ -54,8 +54,8 @@ def delete_run(run_dir: str, trash: Optional[Callable[[str], bool]] = None) -> s
     Raises RunInUse when a process trains it. The run's writer lock is held during the move.
     """
     run_dir = os.path.abspath(run_dir)
-    if not os.path.isfile(os.path.join(run_dir, runs.STATUS_FILE)):
-        raise FileNotFoundError(f"{run_dir} is not a run directory (no {runs.STATUS_FILE})")
+    if not os.path.isfile(os.path.join(run_dir, STATUS_FILE)):
+        raise FileNotFoundError(f"{run_dir} is not a run directory (no {STATUS_FILE})")
     why = run_in_use(run_dir)
     if why:
         raise RunInUse(why)
@@ -78,11 +78,11 @@ def delete_run(run_dir: str, trash: Optional[Callable[[str], bool]] = None) -> s
         lock.release()
 
 
-def is_failed_or_empty(status: str, run_dir: str, iteration: int) -> bool:
+def is_failed_or_empty(status: RunStatus, run_dir: str, iteration: int) -> bool:
     """Failed runs, and ended runs that trained no iteration and kept no checkpoint (nothing to look at)."""
-    if status == "running":
+    if status == RunStatus.RUNNING:
         return False
-    if status == "failed":
+    if status == RunStatus.FAILED:
         return True
     return not iteration and runs.latest_checkpoint(run_dir) is None
 

@@ -18,9 +18,7 @@ from nnconsole.app.bridge.engine_process import EngineCommand
 from nnconsole.app.training import dialogs, run_manage
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.notes import read_note, write_note
-from nnconsole.engine.rundir.protocol import RESOLVED_FILE
-
-RESUMABLE = ("stopped", "failed")
+from nnconsole.engine.rundir.protocol import RESOLVED_FILE, RESUMABLE_STATUSES, RunStatus
 
 
 class RunMenuMixin:
@@ -33,7 +31,7 @@ class RunMenuMixin:
     def build_run_menu(self, run_dir: str) -> QMenu:
         """The menu for one run; actions that cannot apply now are disabled (their tooltips say why)."""
         st = runs.effective_status(run_dir)
-        status = st.status if st else "unknown"
+        status = st.status if st else RunStatus.UNKNOWN
         busy = self.controller.is_running()
         finals = any(os.path.isfile(os.path.join(run_dir, n)) for n in run_manage.TRAINED_WEIGHTS)
         menu = QMenu(self)
@@ -48,7 +46,7 @@ class RunMenuMixin:
             action.triggered.connect(lambda _checked=False: slot(run_dir))
 
         add("rename", "Rename / annotate...", self.rename_run)
-        can_resume = status in RESUMABLE and runs.latest_checkpoint(run_dir) is not None and not busy
+        can_resume = status in RESUMABLE_STATUSES and runs.latest_checkpoint(run_dir) is not None and not busy
         add("resume", "Resume...", self.resume_run, can_resume,
             f"nnconsole train --resume {run_dir} (stopped or failed runs with a checkpoint)")
         add("reedit", "Re-edit in EDIT (trained weights as initial parameters)...", self.reedit_run,
@@ -60,7 +58,7 @@ class RunMenuMixin:
         add("compare", "Remove from comparison" if checked else "Compare (overlay its curves)", self.compare_run)
         add("folder", "Open folder", lambda d: dialogs.open_folder(d))
         menu.addSeparator()
-        add("delete", "Delete (move to trash)...", lambda d: self.delete_runs([d]), status != "running")
+        add("delete", "Delete (move to trash)...", lambda d: self.delete_runs([d]), status != RunStatus.RUNNING)
         add("prune", "Prune failed and empty runs...", lambda _d: self.prune_runs(),
             any(row.failed_or_empty for row in self.rows))
         menu.setToolTipsVisible(True)

@@ -1,6 +1,8 @@
 """``nnconsole evaluate RUN_DIR [--model best|final] [--dataset CSV] [--output DIR]``: the EVALUATION tab from the terminal.
 
-Registered by ``nnconsole.engine.cli.main._extensions``. Exit codes: 0 written, 2 bad input (not a run, missing
+Registered by ``nnconsole.engine.cli.main._extensions``. With ``--events FILE`` it announces ``evaluate_progress``
+(samples evaluated) and ``evaluate_finished`` (the evaluation folder) events (``nnconsole.engine.rundir.protocol``),
+which the GUI reads. Exit codes: 0 written, 2 bad input (not a run, missing
 parameters, labels out of range, dataset problems), 1 anything unexpected.
 """
 from __future__ import annotations
@@ -14,20 +16,22 @@ from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.data.loading import DatasetError
 from nnconsole.engine.evaluate.evaluation import evaluate_run, EvaluationError
 from nnconsole.engine.metrics.results import summary_text, write_evaluation
-
-EXIT_BAD_INPUT = ExitCode.BAD_INPUT
+from nnconsole.engine.rundir.protocol import (EVALUATE_FINISHED_EVENT, EVALUATE_PROGRESS_EVENT, announce,
+                                              progress_announcer)
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     try:
         result = evaluate_run(args.run_dir, model=args.model, batch_size=args.batch_size,
-                              dataset=os.path.abspath(args.dataset) if args.dataset else None)
+                              dataset=os.path.abspath(args.dataset) if args.dataset else None,
+                              progress=progress_announcer(args.events, EVALUATE_PROGRESS_EVENT))
     except (EvaluationError, DatasetError) as exc:
         print(f"nnconsole evaluate: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return ExitCode.BAD_INPUT
     folder = write_evaluation(result, args.output)
     print(summary_text(result.metrics))
     print(f"evaluation: {os.path.abspath(folder)}", flush=True)
+    announce(args.events, EVALUATE_FINISHED_EVENT, output=os.path.abspath(folder))
     return ExitCode.OK
 
 
@@ -44,3 +48,6 @@ def register(add: Callable) -> None:
     p.add_argument("--output", "-o", metavar="DIR", help="where to write samples.csv and metrics.json "
                    "(default: RUN_DIR/evaluation/<model>, or <model>-<CSV name>-<hash> with --dataset)")
     p.add_argument("--batch-size", type=int, default=None, metavar="B", help="samples per forward pass")
+    p.add_argument("--events", metavar="FILE", type=os.path.abspath, help="append progress and the evaluation folder "
+                   f'as JSON lines to FILE ({{"event": "{EVALUATE_PROGRESS_EVENT}", "done": ..., "total": ...}}, '
+                   f'then "{EVALUATE_FINISHED_EVENT}" with "output"); the GUI reads them')

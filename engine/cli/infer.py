@@ -1,23 +1,22 @@
 """``nnconsole infer RUN_DIR DATA...``: apply a trained run to a dataset CSV, image files or a folder of images.
 
 Registered by ``nnconsole.engine.cli.main._extensions``. Prints ``inferred N/M samples`` lines while it works
-(the GUI's progress bar reads them) and the results file at the end; SIGTERM (the GUI's Stop) ends it like
-Ctrl-C, without a results file. Exit codes: 0 written, 2 bad input
+and the results file at the end, for people; with ``--events FILE`` it announces the same as ``infer_progress``
+and ``infer_finished`` events (``nnconsole.engine.rundir.protocol``), which the GUI reads. SIGTERM (the GUI's
+Stop) ends it like Ctrl-C, without a results file. Exit codes: 0 written, 2 bad input
 (not a run, no parameters, wrong image size, existing output without --force), 1 anything unexpected.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import signal
-import time
 from typing import Callable
 
 from nnconsole.engine.data.create.shaping import MODES
 from nnconsole.engine.errors import ExitCode
-from nnconsole.engine.rundir.protocol import progress_line
 from nnconsole.engine.evaluate.inference import infer
-
-PROGRESS_EVERY_S = 0.5
+from nnconsole.engine.rundir.protocol import INFER_FINISHED_EVENT, INFER_PROGRESS_EVENT, announce, progress_announcer
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -26,20 +25,19 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def cmd_infer(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _interrupt)  # the GUI's Stop: leave no half-written file behind
-    last = [0.0]
 
-    def progress(done: int, total: int) -> None:
-        now = time.monotonic()
-        if not args.quiet and (now - last[0] >= PROGRESS_EVERY_S or done == total):
-            last[0] = now
-            print(progress_line(done, total), flush=True)
+    def show(done: int, total: int) -> None:
+        if not args.quiet:
+            print(f"inferred {done}/{total} samples", flush=True)
 
+    progress = progress_announcer(args.events, INFER_PROGRESS_EVENT, show)
     summary = infer(args.run_dir, args.data, output=args.output, model=args.model, batch_size=args.batch_size,
                     top_k=args.top, resize=args.resize_mode if args.resize else None, force=args.force,
                     progress=progress)
     what = f"{summary.classes} classes" if summary.task == "classification" else summary.task
     print(f"{summary.count} samples ({what}) in {summary.seconds:.1f} s", flush=True)
     print(f"results: {summary.output}", flush=True)
+    announce(args.events, INFER_FINISHED_EVENT, output=summary.output, count=summary.count)
     return ExitCode.OK
 
 
@@ -76,3 +74,6 @@ def register(add: Callable) -> None:
                    "(memory holds one batch; default 64)")
     p.add_argument("--force", action="store_true", help="replace the results file if it exists")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    p.add_argument("--events", metavar="FILE", type=os.path.abspath, help="append progress and the results file "
+                   f'as JSON lines to FILE ({{"event": "{INFER_PROGRESS_EVENT}", "done": ..., "total": ...}}, then '
+                   f'"{INFER_FINISHED_EVENT}" with "output"); the GUI reads them')

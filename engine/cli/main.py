@@ -11,7 +11,7 @@ from nnconsole import __version__
 from nnconsole.engine.cli import dataset_create, evaluate, infer, interop  # every further subcommand, by name
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.project.schema import DEVICES, LAUNCHERS, PRECISIONS, SCALING_POLICIES
-from nnconsole.engine.rundir.protocol import RUN_DIR_EVENT, announce
+from nnconsole.engine.rundir.protocol import RUN_DIR_EVENT, RunStatus, announce
 from nnconsole.engine.errors import EXIT_CODE_MEANINGS, ExitCode
 from nnconsole.engine.check.project_file import load_valid_project
 from nnconsole.engine.plan.hosts import host_problem, network_problem, read_hostfile_problems
@@ -142,7 +142,7 @@ def _print_overrides(request) -> None:
 
 def _print_result(result) -> int:
     status = runs.read_status(result.run_dir)
-    if result.status == "finished":
+    if result.status == RunStatus.FINISHED:
         last = [r for r in runs.iter_metrics(result.run_dir, "validation")]
         if last and status and status.best_validation_error is not None:
             final = last[-1]
@@ -151,7 +151,7 @@ def _print_result(result) -> int:
                  f"{status.best_validation_error:.4f} at epoch {status.best_epoch}")
         _say(f"results: {result.run_dir}")
         return ExitCode.OK
-    if result.status == "stopped":
+    if result.status == RunStatus.STOPPED:
         _say(result.message)
         return result.exit_code
     _say(f"training failed: {result.message}", err=True)

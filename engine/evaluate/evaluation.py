@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional
 
 import numpy as np
 
@@ -32,8 +32,10 @@ from nnconsole.engine.network.shapes import infer_network
 
 # ---------------------------------------------------------------------------------------------- running
 
-def _run_network(project: Project, params_file: str, dataset: Any, batch_size: int) -> np.ndarray:
-    """Runtime-network outputs for every sample of ``dataset``, shape (size, *output shape)."""
+def _run_network(project: Project, params_file: str, dataset: Any, batch_size: int,
+                 progress: Optional[Callable[[int, int], None]] = None) -> np.ndarray:
+    """Runtime-network outputs for every sample of ``dataset``, shape (size, *output shape); ``progress(done,
+    total)`` after each batch."""
     import nnabla as nn
 
 
@@ -52,6 +54,7 @@ def _run_network(project: Project, params_file: str, dataset: Any, batch_size: i
     if missing:
         raise EvaluationError(f"{dataset.path}: no column for the network input(s) {', '.join(missing)}")
     chunks = []
+    done = 0
     for idx, valid in validation_batches(dataset.size, batch, 0, 1):  # last batch padded; only `valid` rows count
         for name, var in runtime.inputs.items():
             var.d = dataset.gather(name, idx)  # only this batch's samples become float32
@@ -60,6 +63,9 @@ def _run_network(project: Project, params_file: str, dataset: Any, batch_size: i
             runtime.output.forward(clear_buffer=True)
             outputs.append(np.array(runtime.output.d[:valid], dtype=np.float64))
         chunks.append(combine_passes(outputs, how))
+        done += valid
+        if progress:
+            progress(done, dataset.size)
     nn.clear_parameters()
     return np.concatenate(chunks, axis=0)
 
@@ -83,8 +89,10 @@ def _sources(dataset: Any) -> List[str]:
 
 
 def evaluate_run(run_dir: str, model: str = "best", batch_size: Optional[int] = None,
-                 dataset: Optional[str] = None) -> EvaluationResult:
-    """Run the ``model`` ('best' or 'final') parameters of ``run_dir`` on its validation set, or on ``dataset``.
+                 dataset: Optional[str] = None,
+                 progress: Optional[Callable[[int, int], None]] = None) -> EvaluationResult:
+    """Run the ``model`` ('best' or 'final') parameters of ``run_dir`` on its validation set, or on ``dataset``;
+    ``progress(done, total)`` is called with the samples evaluated so far after each batch.
 
     ``dataset`` is any dataset CSV with the network's inputs and its target variable (decoded as the
     project's own data, without writing a decode cache beside it).
@@ -101,7 +109,8 @@ def evaluate_run(run_dir: str, model: str = "best", batch_size: Optional[int] = 
         shapes = {k: tuple(v) for k, v in infer_network(project.network).input_variables.items()}
         valid = load_dataset(dataset, expected_shapes=shapes, normalize=project.datasets.normalize, cache=False,
                              label_classes=class_label_variables(project.network))
-    outputs = _run_network(project, params_file, valid, batch_size or min(256, max(project.config.batch_size, 1)))
+    outputs = _run_network(project, params_file, valid, batch_size or min(256, max(project.config.batch_size, 1)),
+                           progress)
     outputs = outputs.reshape(valid.size, -1)
     if label_var not in valid.arrays:
         raise EvaluationError(f"{valid.path}: no column for the target variable '{label_var}'")

@@ -37,6 +37,7 @@ from nnconsole.engine.layers import get_spec
 from nnconsole.engine.network.shapes import first_loss
 from nnconsole.engine.project.structure import evaluation_view
 from nnconsole.engine.evaluate.evaluation import combine_passes
+from nnconsole.engine.rundir.protocol import INFERENCE_DIR
 
 DEFAULT_TOP_K = 5
 DEFAULT_BATCH = 64
@@ -241,7 +242,7 @@ def default_output(run_dir: str, data: Sequence[str], model: str) -> str:
     stem = os.path.splitext(os.path.basename(first))[0] or "data"
     if len(data) > 1:
         stem += f"_and_{len(data) - 1}_more"
-    return os.path.join(run_dir, "inference", f"{stem}_{model}.csv")
+    return os.path.join(run_dir, INFERENCE_DIR, f"{stem}_{model}.csv")
 
 
 def _check_output(output: str, data: Sequence[str], force: bool) -> None:

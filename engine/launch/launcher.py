@@ -32,7 +32,7 @@ from nnconsole.engine.project.paths import dataset_path
 from nnconsole.engine.rundir.lock import one_writer_per_run
 from nnconsole.engine.launch.overrides import apply_overrides
 from nnconsole.engine.helper_processes import bundled_mpiexec, python_module_command
-from nnconsole.engine.rundir.protocol import STOP_FILE, warning_record
+from nnconsole.engine.rundir.protocol import STOP_FILE, RunStatus, warning_record
 from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.rundir.launch_options import WorkerOptions
 from nnconsole.engine.check.project_file import load_valid_project
@@ -76,7 +76,7 @@ class LaunchRequest:
 @dataclass
 class LaunchResult:
     run_dir: str
-    status: str  # finished | stopped | failed
+    status: RunStatus  # FINISHED, STOPPED or FAILED
     exit_code: int  # an ExitCode: OK finished, STOPPED, FAILED, BAD_INPUT (failed on a dataset/project)
     message: str = ""
     failed_rank: Optional[int] = None
@@ -263,7 +263,7 @@ def check_resumable(run_dir: str, warn: Callable[[str], None] = lambda m: None) 
         raise ResumeRefusedError(f"{run_dir}: not a run directory (no {RESOLVED_FILE}); give the folder that "
                               "'nnconsole train' printed as 'run directory'")
     status = runs.read_status(run_dir, strict=True)  # a damaged status.json is reported, not guessed at
-    if status and status.status == "running" and status.pid != os.getpid() and runs.pid_alive(status.pid):
+    if status and status.status == RunStatus.RUNNING and status.pid != os.getpid() and runs.pid_alive(status.pid):
         raise ResumeRefusedError(f"{run_dir}: the run is still going (process {status.pid}); stop it first "
                               "(Ctrl-C, or the GUI's Stop) and resume afterwards")
     left = worker_processes(run_dir)
@@ -329,8 +329,8 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
         run_dir = prepare_run(project, request, workers)
     cmd = worker_command(run_dir, workers, launcher, hosts, hostfile, extra, cpu=device != "cuda",
                          oversubscribe=consent, network=request.network)
-    status = runs.read_status(run_dir) or runs.RunStatus()
-    status.status, status.pid, status.workers, status.message, status.failed_rank = "running", os.getpid(), \
+    status = runs.read_status(run_dir) or runs.StatusRecord()
+    status.status, status.pid, status.workers, status.message, status.failed_rank = RunStatus.RUNNING, os.getpid(), \
         workers, "", None
     status.resumable = False
     status.logical_batch = plan.logical_batch
@@ -415,18 +415,18 @@ def _finish(run_dir: str, code: int, stall: Optional[Stall] = None) -> LaunchRes
     except OSError:
         pass
     if code == ExitCode.OK and stall is None:
-        result = LaunchResult(run_dir, "finished", ExitCode.OK)
-        _set_status(result, status="finished", finished=time.time(), resumable=False)
+        result = LaunchResult(run_dir, RunStatus.FINISHED, ExitCode.OK)
+        _set_status(result, status=RunStatus.FINISHED, finished=time.time(), resumable=False)
         return result
     if code == ExitCode.STOPPED and stall is None:
         message = f"stopped with a checkpoint; continue with: nnconsole train --resume {run_dir}"
-        result = LaunchResult(run_dir, "stopped", ExitCode.STOPPED, message)
-        _set_status(result, status="stopped", finished=time.time(), resumable=True, message=message)
+        result = LaunchResult(run_dir, RunStatus.STOPPED, ExitCode.STOPPED, message)
+        _set_status(result, status=RunStatus.STOPPED, finished=time.time(), resumable=True, message=message)
         return result
     rank, message, exit_code = diagnose_failure(run_dir, code, stall)
     resumable = latest_checkpoint(run_dir) is not None
-    result = LaunchResult(run_dir, "failed", exit_code, message, rank)
-    _set_status(result, status="failed", finished=time.time(), resumable=resumable, message=message,
+    result = LaunchResult(run_dir, RunStatus.FAILED, exit_code, message, rank)
+    _set_status(result, status=RunStatus.FAILED, finished=time.time(), resumable=resumable, message=message,
                 failed_rank=rank)
     return result
 

@@ -8,7 +8,7 @@ from typing import Any, Dict, Optional, TextIO
 from nnconsole.engine.rundir.protocol import DATASET_CACHE, TRAIN, VALIDATION, WARNING, format_duration
 
 class ProgressPrinter:
-    """Receives metrics records (``run_protocol.MetricsRecord``, as the launcher tails them) and draws progress."""
+    """Receives metrics records (``protocol.MetricsRecord``, as the launcher tails them) and draws progress."""
 
     def __init__(self, stream: TextIO = sys.stderr, live: Optional[bool] = None, width: int = 28):
         self.stream = stream

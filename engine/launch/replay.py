@@ -8,7 +8,8 @@ import sys
 from typing import Dict, List, Tuple
 
 from nnconsole.engine.rundir import store as runs
-from nnconsole.engine.rundir.protocol import LAUNCH_FILE, OPTIMIZER_LOSS, RUN_DIR_EVENT, TRAIN, VALIDATION, announce
+from nnconsole.engine.rundir.protocol import (LAUNCH_FILE, OPTIMIZER_LOSS, RUN_DIR_EVENT, TRAIN, VALIDATION, RunStatus,
+                                              announce)
 from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.rundir.launch_options import WorkerOptions
 from nnconsole.engine.rundir.protocol import RESOLVED_FILE, SNAPSHOT_FILE
@@ -16,7 +17,6 @@ from nnconsole.engine.launch.launcher import launch, LaunchRequest
 from nnconsole.engine.launch.progress import ProgressPrinter
 
 TOLERANCE = 1e-6
-RUN_OPTIONS_FILE = LAUNCH_FILE  # nnconsole.engine.rundir.launch_options.WorkerOptions
 
 
 def metric_differences(a_dir: str, b_dir: str) -> Tuple[float, List[str]]:
@@ -52,11 +52,11 @@ def replay(run_dir: str, quiet: bool = False, events: str = "") -> int:
         return ExitCode.BAD_INPUT
     # The run's own project.yaml is trusted (absolute dataset paths) only next to the files nnconsole
     # wrote with it; without them it would be refused as a project reaching outside its folder.
-    missing = [name for name in (SNAPSHOT_FILE, RUN_OPTIONS_FILE)
+    missing = [name for name in (SNAPSHOT_FILE, LAUNCH_FILE)
                if not os.path.isfile(os.path.join(run_dir, name))]
     if missing:
         print(f"{run_dir}: {' and '.join(missing)} missing: replay trains again from the project as it was when "
-              f"the run started ({SNAPSHOT_FILE}) with the run's options ({RUN_OPTIONS_FILE}), both written "
+              f"the run started ({SNAPSHOT_FILE}) with the run's options ({LAUNCH_FILE}), both written "
               "then; this folder cannot be replayed (train its project again with 'nnconsole train')",
               file=sys.stderr)
         return ExitCode.BAD_INPUT
@@ -71,7 +71,7 @@ def replay(run_dir: str, quiet: bool = False, events: str = "") -> int:
         print(f"replaying {run_dir} into {new_dir}", flush=True)
 
     result = launch(request, report=printer, on_started=started)
-    if result.status != "finished":
+    if result.status != RunStatus.FINISHED:
         print(f"replay did not finish: {result.message}")
         return ExitCode.FAILED
     worst, problems = metric_differences(run_dir, result.run_dir)

@@ -338,7 +338,7 @@ def diagnose_failure(run_dir: str, exit_code: int, stall: Optional[Stall] = None
         message = f"rank {rank} failed: {kind}: {first.get('message', '')}"
         if first.get("errno") == errno.ENOSPC:
             disk_full = True
-        if first["user_error"]:  # the flags the failing rank wrote (run_protocol.ErrorRecord), not names
+        if first["user_error"]:  # the flags the failing rank wrote (protocol.ErrorRecord), not names
             code = ExitCode.BAD_INPUT if first["exit_code"] == ExitCode.BAD_INPUT else ExitCode.FAILED
         elif not disk_full:
             message += "\n" + str(first.get("traceback", "")).rstrip()

@@ -21,15 +21,14 @@ import numpy as np
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.project.io import atomic_write, load_project
 from nnconsole.engine.project.model import Project
-from nnconsole.engine.rundir.protocol import RESOLVED_FILE
+from nnconsole.engine.rundir.protocol import EVALUATION_DIR, RESOLVED_FILE
 from nnconsole.engine.layers import get_spec
 from nnconsole.engine.layers.types.inputs import input_variable
 from nnconsole.engine.network.shapes import first_loss
 
 MODELS = ("best", "final")
-EVALUATION_DIR = "evaluation"
-SAMPLES_FILE = "samples.csv"
-METRICS_FILE = "metrics.json"
+SAMPLES_FILE = "samples.csv"  # in an evaluation folder (<run>/evaluation/<model>...)
+EVALUATION_METRICS_FILE = "metrics.json"  # beside it (not the run's metrics.jsonl)
 TOP_CONFUSIONS = 10
 
 
@@ -224,7 +223,7 @@ def write_evaluation(result: EvaluationResult, output: Optional[str] = None) -> 
     folder = output or evaluation_dir(result.run_dir, result.model, other)
     os.makedirs(folder, exist_ok=True)
     atomic_write(os.path.join(folder, SAMPLES_FILE), samples_csv_text(result).encode("utf-8"))
-    atomic_write(os.path.join(folder, METRICS_FILE), metrics_json(result.metrics).encode("utf-8"))
+    atomic_write(os.path.join(folder, EVALUATION_METRICS_FILE), metrics_json(result.metrics).encode("utf-8"))
     return folder
 
 
@@ -237,7 +236,7 @@ def metrics_json(metrics: Dict[str, Any]) -> str:
 
 def read_evaluation(folder: str) -> tuple:
     """(metrics dict, list of sample rows as dicts) from a folder written by ``write_evaluation``."""
-    with open(os.path.join(folder, METRICS_FILE)) as fh:
+    with open(os.path.join(folder, EVALUATION_METRICS_FILE)) as fh:
         metrics = json.load(fh)
     with open(os.path.join(folder, SAMPLES_FILE), newline="") as fh:
         rows = list(csv.DictReader(fh))

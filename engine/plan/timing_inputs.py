@@ -17,7 +17,6 @@ No nnabla, no Qt.
 """
 from __future__ import annotations
 
-import json
 import os
 import statistics
 from dataclasses import dataclass
@@ -25,8 +24,9 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.plan.timing import LOCAL_BANDWIDTH, LOCAL_LATENCY, Estimate, Link, allreduce_seconds, parse_rate
-from nnconsole.engine.rundir.protocol import METRICS_FILE, PLAN_FILE, TRAIN
-from nnconsole.engine.rundir.store import iter_metrics, list_runs, results_root
+from nnconsole.engine.rundir.protocol import METRICS_FILE, TRAIN
+from nnconsole.engine.rundir.store import iter_metrics, list_runs, read_plan, results_root
+from nnconsole.engine.rundir.typed_json import RunFileError
 from nnconsole.engine.project.structure import all_networks, MAIN_NETWORK
 from nnconsole.engine.network.shapes import infer_network
 
@@ -177,11 +177,13 @@ def measured_compute(run_dir: str) -> Optional[MeasuredCompute]:
 
 def _read_measured_compute(run_dir: str) -> Optional[MeasuredCompute]:
     try:
-        with open(os.path.join(run_dir, PLAN_FILE), encoding="utf-8") as f:
-            per_worker_batch = int(json.load(f)["per_worker_batch"])
-        records = list(iter_metrics(run_dir, TRAIN))
-    except (OSError, ValueError, KeyError, TypeError):
+        plan = read_plan(run_dir)
+    except RunFileError:
         return None
+    if plan is None or plan.per_worker_batch is None:
+        return None
+    per_worker_batch = plan.per_worker_batch
+    records = list(iter_metrics(run_dir, TRAIN))
     times = []
     for r in records[1:] or records:
         try:

@@ -2,18 +2,20 @@
 
 The processes of a run never share memory; they meet only through the files below, the process exit
 codes (``ExitCode``) and one machine-readable event stream (``--events FILE``). This module is the
-one place that says what each file holds and which process writes it; ``nnconsole.engine.rundir.store``
-reads and writes them.
+one place that says what each file holds, which process writes it, every value of a run's status
+(``RunStatus``) and every event name; ``nnconsole.engine.rundir.store`` reads and writes the files.
 
 File in the run directory     Written by                           Read by
 ----------------------------  -----------------------------------  ------------------------------
 snapshot.yaml                 launcher (the project's bytes)       replay
 project.yaml                  launcher (datasets made absolute)    workers, replay, resume
 launch.json                   launcher (``WorkerOptions``)         workers, replay
-plan.json                     rank-0 worker                        GUI (TRAINING tab)
+plan.json                     rank-0 worker (``Plan.to_dict``)     GUI curve labels, epoch-time
+                                                                   prediction (``store.read_plan``:
+                                                                   ``PlanRecord``)
 status.json                   launcher and rank-0 worker, one      CLI, GUI history, resume
-                              writer per field (owners below);
-                              the launcher creates it before
+                              writer per field (owners below);     (``store.read_status``;
+                              the launcher creates it before       ``status`` is a ``RunStatus``)
                               any worker starts
 metrics.jsonl                 rank-0 worker (``MetricsRecord``);   launcher (terminal progress), GUI
                               the launcher adds ``warning``        curves, replay
@@ -25,18 +27,45 @@ logs/launcher.log             mpiexec's and the workers' output    launcher (fai
 train.log, logs/rank<r>.log   the workers                          people
 checkpoints/                  rank-0 worker: ckpt-<it>.h5, .json,  resume
                               .solver.h5, written atomically
-writer.lock                   launcher (flock, ``run_lock``)       another launcher (refused)
+writer.lock                   launcher (flock, ``rundir.lock``)    another launcher (refused)
 STOP                          launcher or GUI (stop request)       workers (stop at an update)
 parameters_*.h5, model_*.nnp  rank-0 worker                        evaluate, export
+evaluation/<model>.../        evaluate (``metrics.results``:       GUI EVALUATION tab
+                              metrics.json, samples.csv)
+inference/<data>_<model>.csv  infer (the GUI names a new file)     GUI Inference view, people
 cli-output.log, -errors.log   the CLI the GUI started              people
-note.json                     GUI (``run_note``: title and note)   GUI history (never the engine)
+note.json                     GUI (``rundir.notes``: title, note)  GUI history (never the engine)
+
+The events file (``--events FILE``, a file the caller names, outside the run directory) holds one JSON
+object a line, ``{"event": NAME, ...fields}``, appended by ``announce`` and read by ``read_events``. It is the
+one way a command tells the GUI what it does; the terminal lines beside it are for people and nobody parses
+them.
+
+Event (``*_EVENT``)   Written by                       Fields                             Read by
+--------------------  -------------------------------  ---------------------------------  ------------------
+run_dir               train, replay (the launcher)     run_dir, pid (replay: replay_of)   GUI run controller
+dataset_progress      dataset create, every 0.2 s and  done, total, elapsed, eta          GUI create dialog
+                      at the end
+dataset_created       dataset create                   output, files, failed              GUI create dialog
+infer_progress        infer, every 0.5 s and at the    done, total (samples)              GUI Inference view
+                      end
+infer_finished        infer                            output (the results CSV), count    GUI Inference view
+evaluate_progress     evaluate, every 0.5 s and at     done, total (samples)              GUI EVALUATION tab
+                      the end
+evaluate_finished     evaluate                         output (the evaluation folder)     GUI EVALUATION tab
+import_finished       import                           project, report, unsupported,      GUI import runner
+                                                       notes, initial_parameters,
+                                                       datasets_outside
 """
 from __future__ import annotations
 
-from nnconsole.engine.errors import ExitCode, exit_code_of
+import enum
 import json
 import os
-from typing import Dict, FrozenSet, List, Optional, TypedDict, Union
+import time
+from typing import Callable, Dict, FrozenSet, List, Optional, TypedDict, Union
+
+from nnconsole.engine.errors import ExitCode, exit_code_of
 
 
 # ---- files ---------------------------------------------------------------------------------------
@@ -52,8 +81,36 @@ CHECKPOINT_DIR = "checkpoints"
 LOCK_FILE = "writer.lock"
 STOP_FILE = "STOP"
 NOTE_FILE = "note.json"
+EVALUATION_DIR = "evaluation"
+INFERENCE_DIR = "inference"
 
-# ---- status.json: one writer per field ----------------------------------------------------------
+# ---- status.json: the run's status, one writer per field -------------------------------------------
+class RunStatus(str, enum.Enum):
+    """status.json's ``status``: where a run stands. A ``str`` enum, so the file holds the same words it always
+    did and a member equals its word (``RunStatus.FAILED == "failed"``).
+
+    The launcher writes RUNNING when it creates the run and FINISHED, STOPPED or FAILED when it ends; a RUNNING
+    run whose launcher is gone reads as FAILED (``store.effective_status``). UNKNOWN is never written: it is
+    what a word this version does not know reads as (status.json written by a newer nnconsole), so readers
+    treat such a run as neither running nor resumable instead of failing on it.
+    """
+
+    RUNNING = "running"
+    FINISHED = "finished"
+    STOPPED = "stopped"  # on request, with a checkpoint
+    FAILED = "failed"
+    UNKNOWN = "unknown"
+
+    def __str__(self) -> str:  # the word, in messages and f-strings alike
+        return self.value
+
+    @classmethod
+    def _missing_(cls, value: object) -> Optional["RunStatus"]:
+        return cls.UNKNOWN if isinstance(value, str) else None
+
+
+RESUMABLE_STATUSES = frozenset({RunStatus.STOPPED, RunStatus.FAILED})  # with a checkpoint, ``train --resume``
+
 LAUNCHER = "launcher"
 WORKER = "worker"  # rank 0 only
 STATUS_FIELD_OWNERS: Dict[str, str] = {
@@ -251,11 +308,19 @@ def read_error_records(run_dir: str) -> List[dict]:
     return sorted(found, key=lambda r: r.get("time") if isinstance(r.get("time"), (int, float)) else 0.0)
 
 
-# ---- the run directory announced to the GUI ---------------------------------------------------------
-RUN_DIR_EVENT = "run_dir"
+# ---- events: what a command tells its caller (the GUI) as it works --------------------------------------
+# Every event name; the fields of each are in the module docstring's table.
+RUN_DIR_EVENT = "run_dir"  # train, replay: run_dir, pid (replay: replay_of)
 DATASET_PROGRESS_EVENT = "dataset_progress"  # nnconsole dataset create: done, total, elapsed, eta
-DATASET_CREATED_EVENT = "dataset_created"  # nnconsole dataset create: output, files, ...
+DATASET_CREATED_EVENT = "dataset_created"  # nnconsole dataset create: output, files, failed
+INFER_PROGRESS_EVENT = "infer_progress"  # nnconsole infer: done, total (samples)
+INFER_FINISHED_EVENT = "infer_finished"  # nnconsole infer: output (the results CSV), count
+EVALUATE_PROGRESS_EVENT = "evaluate_progress"  # nnconsole evaluate: done, total (samples)
+EVALUATE_FINISHED_EVENT = "evaluate_finished"  # nnconsole evaluate: output (the evaluation folder)
 IMPORT_FINISHED_EVENT = "import_finished"  # nnconsole import: project, report, unsupported, notes, ...
+EVENTS = (RUN_DIR_EVENT, DATASET_PROGRESS_EVENT, DATASET_CREATED_EVENT, INFER_PROGRESS_EVENT, INFER_FINISHED_EVENT,
+          EVALUATE_PROGRESS_EVENT, EVALUATE_FINISHED_EVENT, IMPORT_FINISHED_EVENT)
+PROGRESS_EVERY_S = 0.5  # progress events (and terminal lines) at most this often, and always at the end
 
 
 def announce(events_path: Optional[str], event: str, **fields: object) -> None:
@@ -271,6 +336,25 @@ def announce(events_path: Optional[str], event: str, **fields: object) -> None:
             fh.write(line)
     except OSError:
         pass
+
+
+def progress_announcer(events_path: Optional[str], event: str,
+                       show: Optional[Callable[[int, int], None]] = None) -> Callable[[int, int], None]:
+    """A ``progress(done, total)`` callback for a command's loop: announces ``event`` with ``done`` and ``total``
+    at most every ``PROGRESS_EVERY_S`` seconds and always at the end (``done == total``), and hands the same
+    figures to ``show`` (the command's terminal line for people) at the same moments."""
+    last: List[Optional[float]] = [None]  # when the previous one went out
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if last[0] is not None and now - last[0] < PROGRESS_EVERY_S and done != total:
+            return
+        last[0] = now
+        announce(events_path, event, done=int(done), total=int(total))
+        if show is not None:
+            show(done, total)
+
+    return progress
 
 
 def read_events(events_path: str, offset: int = 0) -> tuple:
@@ -308,21 +392,3 @@ def format_duration(seconds: Optional[float]) -> str:
     m, s = divmod(rem, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
 
-
-PROGRESS_PREFIX = "inferred "
-
-
-def progress_line(done: int, total: int) -> str:
-    """The progress line the CLI prints (and the GUI parses): ``inferred 64/300 samples``."""
-    return f"{PROGRESS_PREFIX}{done}/{total} samples"
-
-
-def parse_progress(line: str) -> tuple:
-    """(done, total) from a progress line, or None for any other line."""
-    if not line.startswith(PROGRESS_PREFIX) or not line.endswith(" samples"):
-        return None
-    try:
-        done, total = line[len(PROGRESS_PREFIX):-len(" samples")].split("/")
-        return int(done), int(total)
-    except ValueError:
-        return None

@@ -16,8 +16,8 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from nnconsole.engine.atomic import atomic_write
 from nnconsole.engine.rundir.typed_json import RunFileError, read_run_json
-from nnconsole.engine.rundir.protocol import (CHECKPOINT_DIR, METRICS_FILE, STATUS_FILE, MetricsRecord,
-                                              check_status_writer)
+from nnconsole.engine.rundir.protocol import (CHECKPOINT_DIR, METRICS_FILE, PLAN_FILE, STATUS_FILE, MetricsRecord,
+                                              RunStatus, check_status_writer)
 
 
 def results_root(project_path: str) -> str:
@@ -43,10 +43,10 @@ def new_run_dir(root: str, now: Optional[float] = None) -> str:
 
 
 @dataclass
-class RunStatus:
-    """The state of a run as a person reads it in the history list."""
+class StatusRecord:
+    """status.json: the state of a run as a person reads it in the history list."""
 
-    status: str = "running"  # running | finished | failed | stopped
+    status: RunStatus = RunStatus.RUNNING
     started: float = field(default_factory=time.time)
     finished: Optional[float] = None
     pid: Optional[int] = None
@@ -62,22 +62,25 @@ class RunStatus:
     resumable: bool = False
     total_macs: Optional[int] = None
 
+    def __post_init__(self) -> None:
+        self.status = RunStatus(self.status)  # a word given by a caller (or a newer writer's) becomes a member
+
     def to_dict(self) -> Dict[str, Any]:
-        return asdict(self)
+        return dict(asdict(self), status=RunStatus(self.status).value)  # also a word set after __init__
 
 
-def write_status(run_dir: str, status: RunStatus) -> None:
+def write_status(run_dir: str, status: StatusRecord) -> None:
     atomic_write(os.path.join(run_dir, STATUS_FILE), json.dumps(status.to_dict(), indent=2).encode())
 
 
-def read_status(run_dir: str, strict: bool = False) -> Optional[RunStatus]:
+def read_status(run_dir: str, strict: bool = False) -> Optional[StatusRecord]:
     """The run's status, or None when the file is missing (or, unless ``strict``, damaged).
 
     With ``strict`` a damaged file (not JSON, a field of the wrong type) raises RunFileError naming
     the file and the field: commands that act on the run (resume) say so instead of guessing.
     """
     try:
-        return read_run_json(os.path.join(run_dir, STATUS_FILE), RunStatus, required=False,
+        return read_run_json(os.path.join(run_dir, STATUS_FILE), StatusRecord, required=False,
                              fix="delete status.json to let nnconsole treat the run as ended, or start a new run")
     except RunFileError:
         if strict:
@@ -85,14 +88,43 @@ def read_status(run_dir: str, strict: bool = False) -> Optional[RunStatus]:
         return None
 
 
-def update_status(run_dir: str, writer: str, **changes: Any) -> RunStatus:
-    """Change the fields ``writer`` (run_protocol.LAUNCHER or WORKER) owns; another's field is a ValueError."""
+def update_status(run_dir: str, writer: str, **changes: Any) -> StatusRecord:
+    """Change the fields ``writer`` (protocol.LAUNCHER or WORKER) owns; another's field is a ValueError."""
     check_status_writer(writer, list(changes))
-    status = read_status(run_dir) or RunStatus()
+    status = read_status(run_dir) or StatusRecord()
     for key, value in changes.items():
         setattr(status, key, value)
     write_status(run_dir, status)
     return status
+
+
+@dataclass
+class PlanRecord:
+    """plan.json as its readers see it: the figures of ``nnconsole.engine.plan.worker_plan.Plan.to_dict()`` that the
+    GUI's curve labels and the epoch-time prediction use. The file holds more (the schedule, notes, warnings),
+    ignored here; a figure the file lacks (an older or a newer nnconsole wrote it) reads as None."""
+
+    workers: Optional[int] = None
+    policy: Optional[str] = None
+    per_worker_batch: Optional[int] = None
+    update_interval: Optional[int] = None
+    logical_batch: Optional[int] = None
+    dataset_size: Optional[int] = None
+    iterations_per_epoch: Optional[int] = None
+    max_epoch: Optional[int] = None
+    total_iterations: Optional[int] = None
+    base_lr: Optional[float] = None
+    effective_lr: Optional[float] = None
+    device: Optional[str] = None
+
+
+def read_plan(run_dir: str) -> Optional[PlanRecord]:
+    """The run's plan.json, or None when the run has none (yet: rank 0 writes it as training starts).
+
+    A damaged file (not JSON, a figure of the wrong type) raises RunFileError naming the file and the field.
+    """
+    return read_run_json(os.path.join(run_dir, PLAN_FILE), PlanRecord, required=False,
+                         fix="plan.json is rewritten when the run is resumed; or start a new run")
 
 
 class MetricsWriter:
@@ -196,7 +228,7 @@ def planned_epochs(record: Dict[str, Any]) -> int:
 
 
 def iter_metrics(run_dir: str, kind: Optional[str] = None) -> Iterator[MetricsRecord]:
-    """The run's metrics records (``run_protocol.MetricsRecord``); only those of ``kind`` when given."""
+    """The run's metrics records (``protocol.MetricsRecord``); only those of ``kind`` when given."""
     records, _ = read_metrics(run_dir)
     for record in records:
         if kind is None or record.get("type") == kind:
@@ -224,15 +256,15 @@ def pid_alive(pid: Optional[int]) -> bool:
     return True
 
 
-def effective_status(run_dir: str) -> Optional[RunStatus]:
-    """Status with dead 'running' runs reported as failed (their process is gone).
+def effective_status(run_dir: str) -> Optional[StatusRecord]:
+    """Status with dead running runs reported as failed (their process is gone).
 
     This is how a run whose launcher was killed (kill -9, power loss, a full disk that kept it from
     recording its end) shows in the history: failed, and resumable when a checkpoint exists.
     """
     status = read_status(run_dir)
-    if status and status.status == "running" and not pid_alive(status.pid):
-        status.status = "failed"
+    if status and status.status == RunStatus.RUNNING and not pid_alive(status.pid):
+        status.status = RunStatus.FAILED
         status.message = status.message or "the training process ended without finishing (killed?)"
         status.resumable = bool(latest_checkpoint(run_dir))
     return status

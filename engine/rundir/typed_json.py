@@ -1,5 +1,5 @@
 """Typed reading of the small JSON files nnconsole keeps in a run directory (``status.json``,
-``launch.json``, a checkpoint's ``ckpt-<it>.json``).
+``plan.json``, ``launch.json``, a checkpoint's ``ckpt-<it>.json``).
 
 They are written by nnconsole, but a crash, a full disk or a hand edit can leave them truncated or
 with values of the wrong type. Every field is checked against the dataclass it fills, so a damaged
@@ -9,6 +9,7 @@ later, somewhere else, with a traceback.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 import typing
 from typing import Any, Optional, Type, TypeVar
@@ -40,6 +41,8 @@ def _fits(tp: Any, value: Any) -> bool:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if tp is str:
         return isinstance(value, str)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum) and issubclass(tp, str):
+        return isinstance(value, str)  # a word the enum does not know is its _missing_'s business (RunStatus)
     if origin in (dict, typing.Dict):
         key_t, val_t = typing.get_args(tp) or (Any, Any)
         return isinstance(value, dict) and all(_fits(key_t, k) and _fits(val_t, v) for k, v in value.items())
@@ -47,6 +50,19 @@ def _fits(tp: Any, value: Any) -> bool:
         (item_t,) = typing.get_args(tp) or (Any,)
         return isinstance(value, list) and all(_fits(item_t, v) for v in value)
     return tp is Any
+
+
+def _converted(tp: Any, value: Any) -> Any:
+    """A value that fits ``tp`` as the field holds it: a float for a whole number JSON gave (also where the
+    field may be null), a member for an enum's word."""
+    if typing.get_origin(tp) is typing.Union and value is not None:
+        others = [arg for arg in typing.get_args(tp) if arg is not type(None)]
+        tp = others[0] if len(others) == 1 else tp
+    if tp is float:
+        return float(value)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return tp(value)
+    return value
 
 
 def _describe(tp: Any) -> str:
@@ -57,6 +73,8 @@ def _describe(tp: Any) -> str:
         return "a mapping of names to strings"
     if origin in (list, typing.List):
         return "a list"
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return "one of " + ", ".join(str(m.value) for m in tp)
     return _NAMES.get(tp, getattr(tp, "__name__", str(tp)))
 
 
@@ -94,5 +112,5 @@ def read_run_json(path: str, cls: Type[T], fix: str, required: bool = True) -> O
         if not _fits(hints[f.name], value):
             shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
             raise RunFileError(f"{path}: field '{f.name}' should be {_describe(hints[f.name])}, got {shown}; {fix}")
-        values[f.name] = float(value) if hints[f.name] is float else value
+        values[f.name] = _converted(hints[f.name], value)
     return cls(**values)

@@ -32,7 +32,7 @@ from nnconsole.engine.train.rank_process import StopRequest, close_logger, rank_
 from nnconsole.engine.train.optimizers import all_solvers, build_optimizer_runs, loss_records, step_optimizers
 from nnconsole.engine.rundir.launch_options import WorkerOptions
 from nnconsole.engine.check.project_file import load_valid_project
-from nnconsole.engine.rundir.protocol import PLAN_FILE, RESOLVED_FILE, WORKER
+from nnconsole.engine.rundir.protocol import PLAN_FILE, RESOLVED_FILE, WORKER, RunStatus
 
 from nnconsole.engine.atomic import write_via
 from nnconsole.engine.train.loss_scaling import DynamicLossScaler
@@ -243,8 +243,8 @@ class Trainer:
         save_checkpoint(self.run_dir, state, all_solvers(self))
 
     # ---- the loop -----------------------------------------------------------------------------
-    def run(self) -> str:
-        """Train to the end or to a stop request; returns 'finished' or 'stopped'."""
+    def run(self) -> RunStatus:
+        """Train to the end or to a stop request; returns FINISHED or STOPPED."""
         import nnabla as nn
 
 
@@ -319,7 +319,7 @@ class Trainer:
                         runs.update_status(self.run_dir, WORKER, iteration=self.iteration)
                     self.log.info("stopped at epoch %d, iteration %d; checkpoint written", epoch + 1,
                                   self.iteration)
-                    return "stopped"
+                    return RunStatus.STOPPED
             self.samples_into_epoch = 0
             coverage = sample_coverage(self.comm, self.train_set.size, batches) if first == 0 else None
             self._end_epoch(epoch, started, coverage)
@@ -327,7 +327,7 @@ class Trainer:
             # checkpoints are left out of the next window.
             window.update(t=time.perf_counter(), comm=self.comm.allreduce_seconds)
         self._finish()
-        return "finished"
+        return RunStatus.FINISHED
 
     def _elapsed(self, started: float) -> float:
         return self.elapsed_before + time.perf_counter() - started

@@ -1,6 +1,6 @@
 """``python -m nnconsole.engine.train.worker RUN_DIR``: the process every rank runs (alone, or under mpiexec/srun).
 
-A rank that fails writes its error record (``run_protocol.ErrorRecord``: traceback and the user_error /
+A rank that fails writes its error record (``protocol.ErrorRecord``: traceback and the user_error /
 exit_code flags of its exception) to ``logs/rank<r>.error.json`` and aborts the whole MPI job,
 so the launcher can name the failing rank within seconds and no rank is left waiting.
 """
@@ -14,8 +14,8 @@ import traceback
 from typing import Any
 
 from nnconsole.engine.atomic import atomic_write
-from nnconsole.engine.rundir.protocol import error_file, error_record, RESOLVED_FILE
-from nnconsole.engine.errors import ExitCode  # noqa: F401 - error_file: tests
+from nnconsole.engine.rundir.protocol import RESOLVED_FILE, RunStatus, error_file, error_record
+from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.check.project_file import load_valid_project
 from nnconsole.engine.backend.agreement import agree_on_backend
 from nnconsole.engine.comm.cpu import create_communicator
@@ -76,11 +76,11 @@ def main(argv: list | None = None) -> int:
             from mpi4py import MPI
             MPI.COMM_WORLD.Abort(ExitCode.FAILED)
         return ExitCode.FAILED
-    return ExitCode.STOPPED if outcome == "stopped" else ExitCode.OK
+    return ExitCode.STOPPED if outcome == RunStatus.STOPPED else ExitCode.OK
 
 
-def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> str:
-    """Entry of every rank: returns the outcome ('finished' or 'stopped'); raises on failure.
+def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> RunStatus:
+    """Entry of every rank: returns the outcome (FINISHED or STOPPED); raises on failure.
 
     Ranks agree on their start (parameter broadcast, resume) through the MPI communicator; on GPU
     the gradients then go through NCCL, whose communicator needs the context and the parameters

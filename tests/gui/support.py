@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QLineEdit
 
 from nnconsole.engine.check.project_file import load_valid_project
 from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.rundir.protocol import METRICS_FILE
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TEST_DATA = os.path.join(ROOT, "tests", "data")
@@ -120,9 +121,9 @@ def fake_run(project_path: str, name: str, status: str = "finished", records: Op
     """A run directory ``name`` under the project's results root with the given status and records."""
     run_dir = os.path.join(runs.results_root(project_path), name)
     os.makedirs(run_dir)
-    st = runs.RunStatus(status=status, started=started or time.time(), workers=1, logical_batch=32, **fields)
+    st = runs.StatusRecord(status=status, started=started or time.time(), workers=1, logical_batch=32, **fields)
     runs.write_status(run_dir, st)
-    with open(os.path.join(run_dir, runs.METRICS_FILE), "w") as fh:
+    with open(os.path.join(run_dir, METRICS_FILE), "w") as fh:
         for record in records if records is not None else train_records(2):
             fh.write(json.dumps(record) + "\n")
     return os.path.abspath(run_dir)

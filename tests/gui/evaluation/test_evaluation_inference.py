@@ -179,19 +179,24 @@ def test_inference_imports_no_code_from_the_run_or_data_folders(qtbot, tmp_path,
 
 def test_stop_ends_a_running_inference_and_shows_no_results(qtbot, tmp_path, page_with_run, monkeypatch):
     """Stop sends SIGTERM to the command (the CLI's side: tests/test_infer.py, stopped inference); here a stand-in
-    that prints one progress line and waits, so the test does not race a real inference."""
+    that announces one progress event (in the --events file, its last argument) and waits, so the test does not race
+    a real inference. Its terminal line says something else: the bar follows the events, not the text."""
     import nnconsole.app.bridge.engine_process as engine_process
 
-    script = "echo 'inferred 1/10 samples'; exec sleep 60"
+    script = ("for last; do :; done; echo '{\"event\": \"infer_progress\", \"done\": 1, \"total\": 10}' >> \"$last\"; "
+              "echo 'inferred 7/10 samples'; exec sleep 60")
     monkeypatch.setattr(engine_process, "engine_program", lambda: ("/bin/sh", ["-c", script, "sh"]))
     page, _ = page_with_run
     panel = page.inference
     write_images(tmp_path / "photos", count=1)
     panel.set_data([str(tmp_path / "photos")])
     assert not panel.stop_button.isEnabled() and not panel.stop()
-    with qtbot.waitSignal(panel.command.stdout_received, timeout=30_000):
+    with qtbot.waitSignal(panel.command.event_received, timeout=30_000) as received:
         assert panel.infer()
+    assert received.args == [{"event": "infer_progress", "done": 1, "total": 10}]
     qtbot.waitUntil(lambda: panel.progress.value() == 1)
+    qtbot.wait(300)  # the terminal line has come by now too
+    assert panel.progress.value() == 1 and "inferred 7/10 samples" in panel.command._stdout
     assert panel.progress.maximum() == 10 and panel.stop_button.isEnabled() and not panel.infer_button.isEnabled()
     with qtbot.waitSignal(panel.inference_failed, timeout=30_000) as failed:
         assert panel.stop()

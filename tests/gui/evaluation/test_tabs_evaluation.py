@@ -120,6 +120,55 @@ def test_an_engine_error_is_shown_in_the_tab(qtbot, trained_digits_run):
         shutil.rmtree(broken, ignore_errors=True)
 
 
+def test_progress_and_the_folder_shown_come_from_the_events(qtbot, trained_digits_run, tmp_path, monkeypatch):
+    """A stand-in for ``nnconsole evaluate`` announces progress in its --events file (its last argument), waits for
+    the test, then names a folder other than the default: the state line counts the samples, the page shows that
+    folder. Its terminal lines say otherwise; nothing reads them."""
+    import nnconsole.app.bridge.engine_process as engine_process
+
+    project, run_dir = trained_digits_run
+    other = copy_run(run_dir, "19990102_000000")
+    try:
+        folder = os.path.join(other, "evaluation", "named-by-the-event")
+        os.makedirs(folder)
+        metrics = {"task": "regression", "count": 1, "outputs": 1, "mae": 0.5, "rmse": 0.5, "r2": 0.0, "bias": 0.5,
+                   "max_abs_error": 0.5, "model": "best", "run_dir": other, "dataset": ""}
+        with open(os.path.join(folder, "metrics.json"), "w") as fh:
+            json.dump(metrics, fh)
+        with open(os.path.join(folder, "samples.csv"), "w") as fh:
+            fh.write("index,source,target,prediction,abs_error\n0,row 1,1.0,1.5,0.5\n")
+        go = tmp_path / "go"
+        script = ("for last; do :; done; "
+                  "echo '{\"event\": \"evaluate_progress\", \"done\": 3, \"total\": 6}' >> \"$last\"; "
+                  f"echo 'evaluation: {evaluation_dir(other, 'best')}'; "
+                  f"while [ ! -e '{go}' ]; do sleep 0.05; done; "
+                  f"echo '{{\"event\": \"evaluate_finished\", \"output\": \"{folder}\"}}' >> \"$last\"")
+        monkeypatch.setattr(engine_process, "engine_program", lambda: ("/bin/sh", ["-c", script, "sh"]))
+        page = make_page(qtbot, project)
+        page.select_run(other)
+        page.model_combo.setCurrentText("best")
+        assert page.evaluate()
+        qtbot.waitUntil(lambda: page.state.text().endswith("... 3/6 samples"), timeout=30_000)
+        assert page.state.text().startswith("Evaluating the best model of 19990102_000000")
+        with qtbot.waitSignal(page.evaluation_loaded, timeout=30_000) as loaded:
+            go.touch()
+        assert loaded.args == [folder] and page.folder == folder and page.metrics["task"] == "regression"
+    finally:
+        shutil.rmtree(other, ignore_errors=True)
+
+
+def test_an_evaluation_that_names_no_folder_is_an_error(qtbot, trained_digits_run, monkeypatch):
+    import nnconsole.app.bridge.engine_process as engine_process
+
+    project, run_dir = trained_digits_run
+    monkeypatch.setattr(engine_process, "engine_program", lambda: ("/bin/sh", ["-c", "echo 'evaluation: x'", "sh"]))
+    page = make_page(qtbot, project)
+    page.select_run(run_dir)
+    with qtbot.waitSignal(page.evaluation_failed, timeout=30_000) as failed:
+        assert page.evaluate()
+    assert "without naming its evaluation folder" in failed.args[0] and page.error.isVisible()
+
+
 def test_regression_results_show_statistics_and_a_scatter(qtbot, tmp_path):
     folder = tmp_path / "evaluation" / "final"
     folder.mkdir(parents=True)

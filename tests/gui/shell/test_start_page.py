@@ -21,7 +21,7 @@ def _texts(widget):
 def _fake_run(project: str, name: str, status: str, started: float, best=None) -> str:
     run_dir = os.path.join(runs.results_root(project), name)
     os.makedirs(run_dir)
-    runs.write_status(run_dir, runs.RunStatus(status=status, started=started, best_validation_error=best))
+    runs.write_status(run_dir, runs.StatusRecord(status=status, started=started, best_validation_error=best))
     return run_dir
 
 

@@ -21,7 +21,7 @@ from nnconsole.engine.project.io import load_project
 from nnconsole.engine.check.project_file import validate
 from nnconsole.engine.rundir.notes import MAX_TITLE, read_note
 from nnconsole.engine.check.project_file import load_valid_project
-from nnconsole.engine.rundir.protocol import RESOLVED_FILE
+from nnconsole.engine.rundir.protocol import METRICS_FILE, RESOLVED_FILE, STATUS_FILE
 
 pytestmark = pytest.mark.gui
 
@@ -51,7 +51,7 @@ def menu_actions(page: TrainingPage, run_dir: str) -> dict:
 def test_rename_and_annotate_is_kept_in_the_runs_note_file_only(qtbot, tmp_path, monkeypatch):
     project = copy_digits(str(tmp_path / "digits"))
     run_dir = fake_run(project, "20240101_000000")
-    status_before = open(os.path.join(run_dir, runs.STATUS_FILE), "rb").read()
+    status_before = open(os.path.join(run_dir, STATUS_FILE), "rb").read()
     page = make_page(qtbot, project)
     assert page.history.table.item(0, NAME_COLUMN).text() == "20240101_000000"
     asked = []
@@ -62,7 +62,7 @@ def test_rename_and_annotate_is_kept_in_the_runs_note_file_only(qtbot, tmp_path,
     assert asked == [("20240101_000000", "", "")]
     assert page.history.table.item(0, NAME_COLUMN).text() == "lr 0.01 wider"  # one line
     assert "tried a wider conv" in page.history.table.item(0, 1).toolTip()
-    assert open(os.path.join(run_dir, runs.STATUS_FILE), "rb").read() == status_before  # engine files untouched
+    assert open(os.path.join(run_dir, STATUS_FILE), "rb").read() == status_before  # engine files untouched
     assert json.load(open(os.path.join(run_dir, "note.json"))) == {"title": "lr 0.01 wider",
                                                                     "note": "tried a wider conv"}
     # asked again: the dialog starts from what was saved; clearing both removes the file
@@ -106,7 +106,7 @@ def test_delete_asks_first_and_moves_the_run_to_a_trash(qtbot, tmp_path, monkeyp
     assert page.log_pane.run_dir is None and page.curves.primary != gone  # nothing of it stays on screen
     assert not os.path.exists(gone) and os.path.isdir(keep)
     trashed = os.path.join(runs.results_root(project), ".trash", "20240102_000000")
-    assert os.path.isfile(os.path.join(trashed, runs.METRICS_FILE))  # restorable, whole
+    assert os.path.isfile(os.path.join(trashed, METRICS_FILE))  # restorable, whole
     assert [r.run_dir for r in page.history.rows] == [keep]
     assert ".trash" in page.status.text()
 
