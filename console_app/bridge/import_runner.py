@@ -58,7 +58,7 @@ class ImportOutcome:
             first = lines[-1]  # the CLI prints its refusal last, after any warnings
             reason = first[len(CLI_PREFIX):] if first.startswith(CLI_PREFIX) else first
             return f"Cannot import {name}.", reason, self.message.strip()
-        meaning = EXIT_CODE_MEANINGS.get(exit_code_of(self.exit_code), "failed")
+        meaning = EXIT_CODE_MEANINGS[exit_code_of(self.exit_code)]  # every ExitCode has its words
         code = f"exit code {self.exit_code}" if self.exit_code >= 0 else "it did not start"
         return (f"Cannot import {name}: nnconsole import {meaning} ({code}).",
                 "This is a bug in nnconsole; the details below help to report it.", self.message.strip())
