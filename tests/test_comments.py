@@ -2,7 +2,7 @@
 the graph."""
 from __future__ import annotations
 
-from nnconsole.engine.interop import export_nntxt, import_file
+from nnconsole.engine.interop.files import export_nntxt, import_file
 from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 from nnconsole.engine.project.io import load_project, save_project
 from nnconsole.engine.project.model import Comment, Datasets, Layer, Network, Project

@@ -82,7 +82,7 @@ def test_bad_executors_are_located(tmp_path, change, where):
 
 
 def test_executors_round_trip_through_the_file_and_nntxt(tmp_path):
-    from nnconsole.engine.interop import export_nntxt, import_file
+    from nnconsole.engine.interop.files import export_nntxt, import_file
     from nnconsole.engine.project.io import save_project
 
     project = _project(str(tmp_path))

@@ -143,7 +143,7 @@ def _zip_with_declared_size(path, name: str, payload: bytes, declared: int) -> N
 ])
 @pytest.mark.slow
 def test_an_nnp_zip_bomb_is_refused_quickly_with_bounded_memory(tmp_path, declared, words):
-    from nnconsole.engine.interop import InteropError
+    from nnconsole.engine.interop.report import InteropError
     from nnconsole.engine.interop.nntxt.importer import read_proto
 
     bomb = tmp_path / "bomb.nnp"
@@ -160,7 +160,7 @@ def test_an_nnp_zip_bomb_is_refused_quickly_with_bounded_memory(tmp_path, declar
 def test_an_nnp_with_thousands_of_members_is_refused(tmp_path):
     import zipfile
 
-    from nnconsole.engine.interop import InteropError
+    from nnconsole.engine.interop.report import InteropError
     from nnconsole.engine.interop.nntxt.importer import read_proto
 
     bomb = tmp_path / "many.nnp"

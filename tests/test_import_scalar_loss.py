@@ -40,7 +40,7 @@ def test_losses_sharing_one_scalar_share_one_reshape_and_the_network_trains_a_st
     import nnabla.solvers as S
 
     from nnconsole.engine.runtime.graph import build_graph
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
 
     result = import_file(_write(tmp_path, "BatchDet", "SquaredError", n_losses=2))
     net = result.project.network

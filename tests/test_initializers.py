@@ -134,7 +134,7 @@ def test_he_backward_survives_nntxt_export_and_nnablas_loader_draws_with_it(tmp_
 def test_sdcproj_he_backward_imports_as_itself(tmp_path):
     import shutil
 
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
 
     data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "interop")
     folder = tmp_path / "nnc"

@@ -137,7 +137,7 @@ def test_nnp_and_nntxt_give_the_engine_outputs_under_nnabla(tmp_path, digits_csv
     import nnabla as nn
     from nnabla.utils.nnp_graph import NnpLoader
 
-    from nnconsole.engine.interop import export_run
+    from nnconsole.engine.interop.files import export_run
 
     run = fake_run(tmp_path / "run", coverage_layers(), digits_csv)
     x, expected = engine_outputs(run, digits_csv)
@@ -167,7 +167,7 @@ def test_nnp_and_nntxt_give_the_engine_outputs_under_nnabla(tmp_path, digits_csv
 
 @pytest.mark.slow
 def test_exported_nntxt_trains_under_nnabla_cli(tmp_path):
-    from nnconsole.engine.interop import export_nntxt, import_file
+    from nnconsole.engine.interop.files import export_nntxt, import_file
 
     project = import_file(os.path.join(DATA, "nnc_tiny_repeat.nntxt")).project
     project.config.max_epoch = 1
@@ -183,7 +183,8 @@ def test_exported_nntxt_trains_under_nnabla_cli(tmp_path):
 
 
 def test_onnx_export_matches_the_engine_or_names_the_install(tmp_path, digits_csv):
-    from nnconsole.engine.interop import InteropError, export_run
+    from nnconsole.engine.interop.report import InteropError
+    from nnconsole.engine.interop.files import export_run
     from nnconsole.engine.interop.onnx_export import onnx_missing
 
     missing = onnx_missing()
@@ -234,7 +235,7 @@ def test_export_run_cli_and_errors(tmp_path, digits_csv, capsys):
 
 
 def test_onnx_missing_names_the_install_command(tmp_path, monkeypatch):
-    from nnconsole.engine.interop import InteropError
+    from nnconsole.engine.interop.report import InteropError
     from nnconsole.engine.interop.onnx_export import export_onnx, onnx_missing
 
     monkeypatch.setitem(sys.modules, "onnx", None)  # as if the package were not installed

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from nnconsole import templates as project_templates
-from nnconsole.engine.interop import InteropError, import_file
+from nnconsole.engine.interop.report import InteropError
+from nnconsole.engine.interop.files import import_file
 from nnconsole.engine.interop.common import canonical_params
 from nnconsole.engine.interop.nntxt.exporter import export_nntxt, project_to_proto
 from nnconsole.engine.interop.nntxt.importer import import_nntxt

@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from nnconsole.engine.interop import InteropError, import_file
+from nnconsole.engine.interop.report import InteropError
+from nnconsole.engine.interop.files import import_file
 from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import Initializer
 from nnconsole.engine.network.shapes import infer_network

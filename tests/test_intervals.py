@@ -42,7 +42,7 @@ def test_the_old_key_in_a_current_file_names_both_new_fields():
 
 
 def test_nnc_monitor_interval_is_epochs_between_validations_on_import(tmp_path):
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
 
     for name in ("nnc_tiny_cnn.sdcproj", "nnc_tiny_repeat.nntxt"):  # both say MonitorInterval / monitor_interval 5
         project = import_file(os.path.join(DATA, name)).project
@@ -51,7 +51,7 @@ def test_nnc_monitor_interval_is_epochs_between_validations_on_import(tmp_path):
 
 
 def test_export_writes_validation_interval_as_nnablas_monitor_interval(tmp_path):
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
     from nnconsole.engine.interop.nntxt.exporter import export_nntxt
     from nnconsole.engine.interop.nntxt.importer import read_proto
 

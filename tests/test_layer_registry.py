@@ -153,7 +153,7 @@ def test_gelu_is_one_registration(tmp_path):
     import numpy as np
 
     from nnconsole.engine.runtime.graph import build_graph
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
     from nnconsole.engine.layers import groups
     from nnconsole.engine.project.model import Layer, Network
     from tests.test_interop_sdcproj import sdcproj_text
@@ -178,7 +178,7 @@ def test_gelu_is_one_registration(tmp_path):
 def test_both_importers_share_one_pipeline_and_report(tmp_path):
     """The same network with one shared weight, as .sdcproj and as .nntxt, imports to the same layers
     and the same report line (the shared steps run once, in interop.pipeline)."""
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
     from tests.test_interop_sdcproj import sdcproj_text
 
     sdc = tmp_path / "shared.sdcproj"
@@ -252,7 +252,7 @@ def test_function_layer_derives_nnc_and_nnabla_names():
 def test_a_layer_with_nncs_default_properties_imports_cleanly(tmp_path, spec):
     """Each registered type, as NNC writes it with every property at NNC's default, imports as that type
     with no report line about it (a property nnconsole has no use for is ignored or handled)."""
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
     from tests.test_interop_sdcproj import sdcproj_text
 
     nnc = nnc_reference.layer(spec.nnc_name)
@@ -281,7 +281,7 @@ def test_exported_nntxt_builds_in_nnabla_with_the_inferred_shape(tmp_path, spec,
     import nnabla as nn
     from nnabla.utils.load import load
 
-    from nnconsole.engine.interop import export_nntxt
+    from nnconsole.engine.interop.files import export_nntxt
     from nnconsole.engine.project.model import Datasets, Layer, Network, Project
     from nnconsole.engine.network.shapes import infer_network
     from tests.layer_cases import single_layer_network

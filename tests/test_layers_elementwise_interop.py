@@ -18,7 +18,7 @@ from nnconsole.engine.check.project_file import load_valid_project
 def test_sdcproj_values_and_side_pins_import(tmp_path):
     """Div2's R and ATan2's x arrive on NNC's side pin (DestPinIndex 1) and become the second input; the
     R pin's Generator properties are not reported; reading R from a dataset is."""
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
     from tests.test_interop_sdcproj import sdcproj_text
 
     text = sdcproj_text([
@@ -105,7 +105,7 @@ def test_the_trainer_trains_and_evaluates_a_project_with_new_types(tmp_path):
 def test_nntxt_keeps_what_nnc_hides_and_reports_other_values(tmp_path):
     """SoftPlus's beta (no NNC property) is written as 1 (a missing message would make nnabla use 0); a
     file with another beta is reported, not silently changed. Logical scalars' bool val reads as 0/1."""
-    from nnconsole.engine.interop import export_nntxt, import_file
+    from nnconsole.engine.interop.files import export_nntxt, import_file
     from nnconsole.engine.project.model import Datasets, Project
 
     layers = single_layer_network("SoftPlus", {}, [S], prefix="a_") + \
@@ -127,7 +127,7 @@ def test_every_example_of_the_new_types_round_trips(tmp_path):
     """Each new type's registration examples (non-default axes, Values, flags) exported to .nntxt and
     imported again give the same layers, parameters and initializers (PReLU's slope); the .nnp a run
     exports is checked by the CLI test above."""
-    from nnconsole.engine.interop import export_nntxt, import_file
+    from nnconsole.engine.interop.files import export_nntxt, import_file
     from nnconsole.engine.project.model import Datasets, Project
     from tests.test_interop_nntxt import same_network
 
@@ -182,7 +182,7 @@ def test_nnc_project_with_every_new_type_imports_and_info_accepts_it(tmp_path):
 
     source = tmp_path / "every.sdcproj"
     source.write_text(_nnc_project_with_every_new_type(), newline="")
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
 
     assert import_file(str(source)).unsupported == []
     imported = nnconsole(["import", str(source), "-o", str(tmp_path / "every.yaml")])

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from nnconsole.engine.runtime.graph import build_graph
-from nnconsole.engine.interop import import_file
+from nnconsole.engine.interop.files import import_file
 from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 from nnconsole.engine.project.model import Datasets, Layer, Network, Project
 from nnconsole.engine.network.shapes import infer_network

@@ -64,7 +64,7 @@ def _project(layers):
 @pytest.mark.parametrize("spec", _specs(), ids=lambda s: s.type)
 def test_examples_round_trip_through_nntxt(tmp_path, spec):
     """Each example exported to .nntxt and imported again is the same layer with the same parameters."""
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
     from nnconsole.engine.interop.nntxt.exporter import export_nntxt
     from tests.test_interop_nntxt import same_network
 
@@ -116,7 +116,7 @@ SDCPROJ_CASES = [
 def test_sdcproj_import_reads_nncs_properties(tmp_path, type_, size, props, expected, out_shape):
     """A .sdcproj layer with NNC's non-default properties imports with them (computed ones understood), and
     the network is one `info` accepts."""
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
     from nnconsole.engine.network.shapes import infer_network
     from tests.test_interop_sdcproj import sdcproj_text
 
@@ -137,7 +137,7 @@ def test_sdcproj_import_reads_nncs_properties(tmp_path, type_, size, props, expe
 
 def test_sdcproj_import_reports_what_it_cannot_use(tmp_path):
     """GroupNormalization over the batch (BatchAxis 0) is said, not silently changed."""
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
     from tests.test_interop_sdcproj import sdcproj_text
 
     path = tmp_path / "one.sdcproj"
@@ -272,7 +272,7 @@ def test_parameter_and_multiply_add_counts_follow_nncs_conventions():
 def test_nnc_written_broadcast_and_transpose_import_from_nntxt(tmp_path):
     """NNC writes nnabla's own Broadcast (shape with the batch size) and Transpose (axes with the batch
     axis): both import with nnconsole's batch-free parameters."""
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
 
     path = tmp_path / "nnc.nntxt"
     path.write_text('''
@@ -380,7 +380,7 @@ def test_settings_nnabla_cannot_build_are_refused_before_the_build(type_, params
 def test_nntxt_settings_nnconsole_lacks_are_reported_not_dropped(tmp_path):
     """Interpolate's half-pixel sampling and Sort's second output (with_index) change the result:
     importing a file that sets them says so, naming the layer."""
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
 
     path = tmp_path / "nnc.nntxt"
     path.write_text('''

@@ -156,7 +156,7 @@ def _sdcproj(tmp_path, unit: str) -> str:
 
 @pytest.mark.parametrize("unit,name", [("0", "epochs"), ("1", "iterations")])
 def test_sdcproj_units_round_trip_unconverted(tmp_path, unit, name):
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
     from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 
     result = import_file(_sdcproj(tmp_path, unit))
@@ -174,7 +174,7 @@ def test_sdcproj_units_round_trip_unconverted(tmp_path, unit, name):
 
 
 def test_nntxt_export_converts_epochs_to_iterations_says_so_and_the_import_restores_them(tmp_path):
-    from nnconsole.engine.interop import export_nntxt, import_file
+    from nnconsole.engine.interop.files import export_nntxt, import_file
     from nnconsole.engine.interop.nntxt.reader import read_proto
 
     project = import_file(_sdcproj(tmp_path, "0")).project  # 48 rows, batch 8: 6 iterations per epoch
@@ -198,7 +198,7 @@ def test_nntxt_export_converts_epochs_to_iterations_says_so_and_the_import_resto
 
 
 def test_a_hand_edited_nntxt_count_is_kept_with_a_note(tmp_path):
-    from nnconsole.engine.interop import export_nntxt, import_file
+    from nnconsole.engine.interop.files import export_nntxt, import_file
 
     project = import_file(_sdcproj(tmp_path, "0")).project
     out = tmp_path / "p.nntxt"
@@ -212,7 +212,7 @@ def test_a_hand_edited_nntxt_count_is_kept_with_a_note(tmp_path):
 
 
 def test_nntxt_export_without_the_training_csv_reports_the_lossy_length(tmp_path):
-    from nnconsole.engine.interop import export_nntxt
+    from nnconsole.engine.interop.files import export_nntxt
 
     project = _project(3, "epochs", 2, "epochs")
     project.network.layers[2].params = {"out_shape": [10]}

@@ -102,7 +102,7 @@ def test_plan_uses_the_projects_link_and_link_overrides_it(tmp_path):
 
 
 def test_the_link_survives_yaml_and_nntxt_and_sdcproj_export_leaves_it_out(tmp_path):
-    from nnconsole.engine.interop import export_nntxt
+    from nnconsole.engine.interop.files import export_nntxt
     from nnconsole.engine.interop.nntxt.importer import import_nntxt
     from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 

@@ -244,7 +244,7 @@ def test_nncs_lstm_unit_imports_from_sdcproj_and_exports_as_its_layers(tmp_path)
     import nnabla as nn
     from nnabla.utils.load import load
 
-    from nnconsole.engine.interop import export_nntxt, import_file
+    from nnconsole.engine.interop.files import export_nntxt, import_file
     from nnconsole.engine.project.model import Datasets, Project
     from tests import nnc_reference
     from tests.test_interop_sdcproj import sdcproj_text

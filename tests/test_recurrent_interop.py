@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nnconsole.engine.interop import export_nntxt, import_file
+from nnconsole.engine.interop.files import export_nntxt, import_file
 from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import Datasets
 from nnconsole.engine.network.shapes import infer_network

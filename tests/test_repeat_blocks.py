@@ -113,7 +113,7 @@ SDC_LAYERS = [  # as NNC writes them: RepeatEnd's ID and Times are computed (*..
 
 def test_sdcproj_with_two_sequential_and_one_nested_block_imports_as_blocks(tmp_path):
     """Was refused: pairing needed an ID property NNC's editor does not write."""
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
     from tests.test_interop_sdcproj import sdcproj_text
 
     path = tmp_path / "blocks.sdcproj"
@@ -164,7 +164,7 @@ def test_a_saved_project_keeps_its_blocks_and_an_expanded_one_stays_valid(tmp_pa
 
 @pytest.mark.slow
 def test_exported_nntxt_of_a_project_with_blocks_trains_under_nnabla_cli(tmp_path):
-    from nnconsole.engine.interop import export_nntxt
+    from nnconsole.engine.interop.files import export_nntxt
 
     net = resnet_like()
     net.layers[0].params["shape"] = [32]  # nnabla_cli reads numeric CSV columns as a vector
@@ -194,7 +194,7 @@ def test_exported_nntxt_of_a_project_with_blocks_trains_under_nnabla_cli(tmp_pat
     nn.clear_parameters()
     assert "c2[1][2]/conv/W" in engine and "c1[1]/conv/W" in engine and trained == engine
     # and the file imports back as blocks, not unrolled
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
 
     back = import_file(str(out)).project.network
     assert [layer.name for layer in back.layers] == [layer.name for layer in project.network.layers]

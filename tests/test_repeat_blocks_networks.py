@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from nnconsole.engine.interop import export_nntxt, import_file
+from nnconsole.engine.interop.files import export_nntxt, import_file
 from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import Layer
 from tests.test_several_optimizers import gan_project

@@ -27,7 +27,7 @@ def _engine_error_classes():
     from nnconsole.engine.data.loading import DatasetError
     from nnconsole.engine.backend.device import DeviceError
     from nnconsole.engine.evaluate.evaluation import EvaluationError
-    from nnconsole.engine.interop import InteropError
+    from nnconsole.engine.interop.report import InteropError
     from nnconsole.engine.launch.launcher import LaunchError
     from nnconsole.engine.plan.record import PlanError
     from nnconsole.engine.project.errors import ProjectError

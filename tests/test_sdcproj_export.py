@@ -14,7 +14,7 @@ from typing import List
 import numpy as np
 import pytest
 
-from nnconsole.engine.interop import export_nntxt, import_file
+from nnconsole.engine.interop.files import export_nntxt, import_file
 from nnconsole.engine.interop.common import canonical_params
 from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 from nnconsole.engine.layers import all_specs, find_spec
@@ -333,7 +333,7 @@ def test_a_second_operand_is_linked_to_nncs_side_pin(tmp_path):
 
 def test_a_value_with_a_line_break_is_refused_with_the_layer_named(tmp_path):
     """A line break would end the INI value and inject a key of its own: refused before anything is written."""
-    from nnconsole.engine.interop import InteropError
+    from nnconsole.engine.interop.report import InteropError
 
     layers = [Layer("x", "Input", params={"shape": [4], "variable": "x\nType=Evil"})]
     path = tmp_path / "p.sdcproj"

@@ -175,7 +175,7 @@ def test_exported_nntxt_computes_what_the_engine_does(tmp_path, type_, params):
     from google.protobuf import text_format
     from nnabla.utils.load import load
 
-    from nnconsole.engine.interop import export_nntxt
+    from nnconsole.engine.interop.files import export_nntxt
     from nnconsole.engine.project.model import Datasets, Project
     from tests.layer_cases import single_layer_network
 
@@ -205,7 +205,7 @@ def test_exported_nntxt_computes_what_the_engine_does(tmp_path, type_, params):
 
 @pytest.mark.slow
 def test_exported_lstm_project_trains_under_nnabla_cli(tmp_path):
-    from nnconsole.engine.interop import export_nntxt
+    from nnconsole.engine.interop.files import export_nntxt
 
     project = _sine_lstm_project(tmp_path)
     out = tmp_path / "sine" / "lstm.nntxt"
@@ -226,7 +226,7 @@ def test_exported_lstm_project_trains_under_nnabla_cli(tmp_path):
 def test_nntxt_round_trip_gives_the_layer_back(tmp_path, type_, params):
     """nnabla's functions around LSTM/GRU/RNN (as exported) import as one layer with its parameters and its
     weights under nnabla's names; nothing is reported."""
-    from nnconsole.engine.interop import export_nntxt, import_file
+    from nnconsole.engine.interop.files import export_nntxt, import_file
     from nnconsole.engine.layers import resolve_params
     from nnconsole.engine.project.model import Datasets, Project
     from tests.layer_cases import single_layer_network
@@ -249,7 +249,7 @@ def test_nntxt_round_trip_gives_the_layer_back(tmp_path, type_, params):
 
 def test_an_lstm_function_read_time_first_is_reported_not_guessed(tmp_path):
     """nnabla's LSTM on a time-first input with no Transpose around it is not a batch-first layer: reported."""
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
 
     path = tmp_path / "raw.nntxt"
     path.write_text('''
@@ -284,7 +284,7 @@ def test_sdcproj_export_says_nnc_has_no_such_layer(tmp_path):
 def test_a_gru_from_constant_zero_states_imports_as_one_layer(tmp_path):
     """A file written by hand (or another tool) with Constant 0 initial states is read the same way; a Constant of
     another value is not a zero state, so that GRU is left as it is and reported."""
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
 
     def text(value: float) -> str:
         return f'''

@@ -148,7 +148,7 @@ SDCPROJ = "\r\n".join(["[Global]", "NumNetwork=1", "Network_0=Main", "[Main_Netw
 
 
 def _import_sdcproj(tmp_path, config: str):
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
 
     path = tmp_path / "p.sdcproj"
     path.write_text(SDCPROJ.format(config=config))

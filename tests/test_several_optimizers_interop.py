@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from nnconsole.engine.interop import export_nntxt, import_file
+from nnconsole.engine.interop.files import export_nntxt, import_file
 from nnconsole.engine.network.shapes import infer_network
 from tests.test_several_optimizers import gan_project
 from nnconsole.engine.check.project_file import load_valid_project

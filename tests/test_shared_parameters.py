@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnconsole.engine.runtime.graph import build_graph
-from nnconsole.engine.interop import export_nntxt, import_file
+from nnconsole.engine.interop.files import export_nntxt, import_file
 from nnconsole.engine.project.model import Datasets, Layer, Network, Project
 from nnconsole.engine.network.shapes import infer_network
 from tests.test_interop_sdcproj import sdcproj_text

@@ -13,7 +13,7 @@ from typing import Dict, List, Tuple
 import numpy as np
 import pytest
 
-from nnconsole.engine.interop import import_file
+from nnconsole.engine.interop.files import import_file
 from nnconsole.engine.interop.nntxt.exporter import export_nntxt
 from nnconsole.engine.interop.nntxt.importer import import_nntxt
 from nnconsole.engine.plan.worker_plan import exact_interval, make_plan

@@ -34,7 +34,7 @@ def generated_points(project, parameters: str = "") -> np.ndarray:
 
 @pytest.mark.slow
 def test_gan_template_trains_its_generator_towards_the_real_points_and_exports(tmp_path):
-    from nnconsole.engine.interop import export_nntxt
+    from nnconsole.engine.interop.files import export_nntxt
 
     path = create_from_template("gan_2d", str(tmp_path / "gan"))
     project = load_valid_project(path)  # validates: networks, optimizers, shared scopes, datasets

@@ -186,7 +186,7 @@ def test_a_unit_project_saves_validates_trains_and_exports_expanded(tmp_path):
 def test_sdcproj_export_and_import_keep_units_as_units(tmp_path):
     """NNC's file holds the Unit (Network and one property per argument), the unit's network with its Argument
     layer and the property written as the argument's name; importing it gives the same project layers."""
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
     from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
     from nnconsole.engine.check.project_file import validate
 
@@ -231,7 +231,7 @@ def test_exported_nntxt_of_a_unit_project_trains_under_nnabla_cli(tmp_path):
 
     import nnabla as nn
 
-    from nnconsole.engine.interop import export_nntxt
+    from nnconsole.engine.interop.files import export_nntxt
 
     project = load_valid_project(unit_project(tmp_path / "p"))
     out = tmp_path / "units.nntxt"
@@ -298,7 +298,7 @@ def _nnc_network(name: str, layers) -> list:
 def test_an_nnc_project_file_with_a_unit_imports_with_nothing_left_out(tmp_path):
     """NNC saves a Unit with its computed properties (Input, Output, ParameterScope, Cost*) and one property per
     Argument of its network; the import keeps the unit and reports nothing."""
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
     from nnconsole.engine.project.structure import all_networks
 
     main = [("x", "Input", {"Size": "4", "Dataset": "x"}, []),

@@ -13,7 +13,8 @@ from typing import Callable
 
 from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.check.project_file import load_valid_project
-from nnconsole.engine.interop import export_run, import_to_project, InteropError
+from nnconsole.engine.interop.files import export_run, import_to_project
+from nnconsole.engine.interop.report import InteropError
 from nnconsole.engine.project.paths import outside_project
 from nnconsole.engine.rundir.protocol import RESOLVED_FILE
 from nnconsole.engine.interop.nntxt.exporter import export_nntxt

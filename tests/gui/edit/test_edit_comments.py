@@ -213,7 +213,7 @@ def test_context_menu_add_comment_puts_a_note_at_the_click(digits_page):
 def test_a_comment_added_in_the_gui_is_saved_and_exported(digits_page, tmp_path, qtbot):
     from nnconsole.app.document.project_document import ProjectDocument
     from nnconsole.app.edit.page import EditPage
-    from nnconsole.engine.interop import import_file
+    from nnconsole.engine.interop.files import import_file
     from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 
     page = digits_page
