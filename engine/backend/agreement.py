@@ -57,7 +57,7 @@ def agree_on_backend(comm: Any, choice: Any, requested: str) -> None:
     mpi: Optional[Any] = getattr(comm, "mpi", None)
     if mpi is None or getattr(comm, "size", 1) < 2:
         return
-    from mpi4py import MPI
+    from mpi4py import MPI  # deferred: mpi4py stays out of the launcher
 
 
     rank = mpi.Get_rank()

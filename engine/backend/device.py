@@ -69,7 +69,7 @@ def cuda_diagnosis() -> Optional[str]:
         if printed.getvalue():
             sys.stderr.write(printed.getvalue())
     try:
-        from nnabla_ext.cuda import get_device_count
+        from nnabla_ext.cuda import get_device_count  # deferred: nnabla stays out of the launcher
         count = get_device_count()
     except Exception as exc:
         return f"cannot count CUDA devices ({exc})"
@@ -82,7 +82,7 @@ def gpu_count() -> int:
     """Number of GPUs nnabla can use (0 without the CUDA extension)."""
     if cuda_diagnosis() is not None:
         return 0
-    from nnabla_ext.cuda import get_device_count
+    from nnabla_ext.cuda import get_device_count  # deferred: nnabla stays out of the launcher
     return int(get_device_count())
 
 
@@ -141,8 +141,8 @@ def check_nccl_device(nccl_local_rank: int, ctx: Any) -> None:
 
 def select_device(device: str, precision: str = "float", local_rank: int = 0) -> DeviceChoice:
     """Pick and activate the nnabla context for this process (device id = local rank on GPU)."""
-    import nnabla as nn
-    from nnabla.ext_utils import get_extension_context
+    import nnabla as nn  # deferred: nnabla stays out of the launcher
+    from nnabla.ext_utils import get_extension_context  # deferred: nnabla stays out of the launcher
 
     type_config = "half" if precision == "half" else "float"
     reason = cuda_diagnosis() if device in ("cuda", "auto") else "not asked for"
@@ -150,7 +150,7 @@ def select_device(device: str, precision: str = "float", local_rank: int = 0) ->
         if reason:
             raise DeviceError(f"config.device is 'cuda' but the GPU cannot be used: {reason}. "
                               "Set config.device to 'cpu' (or 'auto') to train on the CPU.")
-        from nnabla_ext.cuda import get_device_count
+        from nnabla_ext.cuda import get_device_count  # deferred: nnabla stays out of the launcher
         device_id = gpu_for_local_rank(local_rank, int(get_device_count()))
         ctx = get_extension_context("cudnn", device_id=str(device_id), type_config=type_config)
         nn.set_default_context(ctx)

@@ -24,6 +24,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
+import importlib.util
 from nnconsole.engine.backend.mpi import launched_by_mpi
 
 NEEDS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "resources", "cuda_wheel_needs.json")
@@ -46,7 +47,6 @@ def wheel_needs() -> dict:
 
 def extension_installed() -> bool:
     """Whether nnabla-ext-cuda is installed, importable or not (nothing is imported but its namespace)."""
-    import importlib.util
 
     try:
         return importlib.util.find_spec("nnabla_ext.cuda") is not None

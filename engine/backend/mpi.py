@@ -16,7 +16,7 @@ class CommError(RunFailedError, RuntimeError):
 
 def local_rank_of(mpi_comm: Any) -> int:
     """This rank's index among the ranks of ``mpi_comm`` on its host (shared-memory node; collective)."""
-    from mpi4py import MPI
+    from mpi4py import MPI  # deferred: mpi4py stays out of the launcher
 
     node = mpi_comm.Split_type(MPI.COMM_TYPE_SHARED, key=mpi_comm.Get_rank())
     local = node.Get_rank()
@@ -26,7 +26,7 @@ def local_rank_of(mpi_comm: Any) -> int:
 
 def host_count(mpi_comm: Any) -> int:
     """How many hosts the ranks of ``mpi_comm`` run on (collective): one local rank 0 each."""
-    from mpi4py import MPI
+    from mpi4py import MPI  # deferred: mpi4py stays out of the launcher
 
     return int(mpi_comm.allreduce(1 if local_rank_of(mpi_comm) == 0 else 0, op=MPI.SUM))
 
@@ -34,7 +34,7 @@ def host_count(mpi_comm: Any) -> int:
 def mpi_world() -> Optional[Any]:
     """COMM_WORLD when this process was started by an MPI launcher with more than one rank."""
     try:
-        from mpi4py import MPI
+        from mpi4py import MPI  # deferred: mpi4py stays out of the launcher
     except ImportError as exc:
         raise CommError(f"mpi4py is not importable ({exc}); reinstall nnconsole into its venv") from None
     world = MPI.COMM_WORLD

@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
+import sys
 from nnconsole.engine.backend.mpi import CommError, host_count, launched_by_mpi, local_rank_of, mpi_world
 from nnconsole.engine.test_seams import seam
 from nnconsole.engine.comm.half import HalfPrecisionReducer
@@ -43,7 +44,6 @@ def speed_up_nnabla_accessors() -> None:
     the absolute import finds the loaded module. The worker loop and the all-reduce read and write
     gradients and inputs through these accessors every iteration (bench/engine_overhead.py).
     """
-    import sys
 
     sys.modules.setdefault("nnabla.nnabla_ext", None)
 
@@ -99,7 +99,7 @@ class _MpiBase(SingleComm):
 
     def __init__(self, mpi_comm: Any) -> None:
         super().__init__()
-        from mpi4py import MPI
+        from mpi4py import MPI  # deferred: mpi4py stays out of the launcher
 
         self._MPI = MPI
         self.mpi = mpi_comm
@@ -187,7 +187,7 @@ class MpiCpuComm(_MpiBase):
             self._thread_half = HalfPrecisionReducer(self._thread_mpi, self._MPI) if half else None
             self._overlap = OverlappedBackward(self._bucket_views, self._reduce_bucket_in_thread)
             self._thread_average = True
-        from nnabla_ext.cpu import context
+        from nnabla_ext.cpu import context  # deferred: nnabla stays out of the launcher
 
         speed_up_nnabla_accessors()
         self._ctx = context()
@@ -204,7 +204,7 @@ class MpiCpuComm(_MpiBase):
 
     def _plan_buckets(self, params: Sequence[Any]) -> None:
         """Pack the gradients into flat buckets and make every ``param.grad`` a view into its bucket."""
-        import nnabla as nn
+        import nnabla as nn  # deferred: nnabla stays out of the launcher
 
         self._keep_current_plan()
         limit = self.bucket_bytes // 4

@@ -36,7 +36,7 @@ class NcclGpuComm(_MpiBase):
         super().__init__(mpi_comm)
 
         try:
-            import nnabla.communicators as C
+            import nnabla.communicators as C  # deferred: nnabla stays out of the launcher
             comm = C.MultiProcessDataParallelCommunicator(ctx)
             comm.add_context_and_parameters((ctx, params))
             comm.init()
@@ -110,7 +110,7 @@ class NcclGpuComm(_MpiBase):
 
 def device_synchronizer(ctx: Any) -> Any:
     """A function that waits until the GPU of ``ctx`` has finished its queued work (NCCL's included)."""
-    from nnabla_ext.cuda import synchronize
+    from nnabla_ext.cuda import synchronize  # deferred: nnabla stays out of the launcher
 
     device_id = str(getattr(ctx, "device_id", "0") or "0")
     return lambda: synchronize(device_id=device_id)
@@ -120,7 +120,7 @@ def time_nccl_all_reduce(comm: Any, nbytes: int, synchronize: Any, warmup: int =
     """Seconds per in-place, averaging ``all_reduce`` of one float array of ``nbytes`` through the NCCL
     communicator (the slowest rank's mean over ``reps`` after ``warmup``): nccl-tests' measurement, shared
     by ``doctor``'s smoke test and the GPU test plan so their bandwidths mean the same."""
-    import nnabla as nn
+    import nnabla as nn  # deferred: nnabla stays out of the launcher
 
     data = nn.NdArray((nbytes // 4,))
     data.fill(1.0)
@@ -141,7 +141,7 @@ def bus_bandwidth_gbs(nbytes: int, seconds: float, workers: int) -> float:
 
 
 def _max_op() -> Any:
-    from mpi4py import MPI
+    from mpi4py import MPI  # deferred: mpi4py stays out of the launcher
 
     return MPI.MAX
 

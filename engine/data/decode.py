@@ -11,6 +11,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from PIL import Image
 from nnconsole.engine.data.csv_reader import IMAGE_EXTENSIONS, DatasetError, _err, _looks_like_image, _Table, _Var
 
 _GREY_MODES = {"1", "L", "LA", "La", "I", "I;16", "I;16B", "I;16L", "F"}
@@ -38,7 +39,6 @@ def _image_target(var: _Var, expected: Optional[Tuple[int, ...]], shown: str) ->
 
 def _decode_image(path: str, mode: str) -> np.ndarray:
     """Decode one image file with Pillow into a uint8 array, (H, W) for mode 'L', (H, W, 3) for 'RGB'."""
-    from PIL import Image
 
     with Image.open(path) as img:
         img.load()
@@ -49,7 +49,6 @@ def _decode_image(path: str, mode: str) -> np.ndarray:
 
 def _probe_mode(path: str) -> str:
     """The Pillow mode ('L' or 'RGB') to decode with when the network does not say (reads the header only)."""
-    from PIL import Image
 
     with Image.open(path) as img:
         return "L" if img.mode in _GREY_MODES else "RGB"

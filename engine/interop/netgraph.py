@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
+import itertools
 from nnconsole.engine.project.model import Initializer, Layer
 
 from nnconsole.engine.interop.mapping import non_trainable, registry_type
@@ -110,7 +111,6 @@ def keep_repeat_blocks(nodes: List[Node], times: Dict[str, int], marked_weights:
 def repeated_names(nodes: Sequence[Node]) -> Dict[str, List[Tuple[Dict[str, int], str]]]:
     """Node name -> one (file repeat id -> index, name suffix '[i][j]') per repetition once unrolled
     (outermost block first); nodes outside blocks are left out."""
-    import itertools
 
 
     if not any(n.type in ("RepeatStart", "RepeatEnd") for n in nodes):

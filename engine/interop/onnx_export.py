@@ -48,9 +48,9 @@ def export_onnx(nnp_path: str, onnx_path: str, opset: int = DEFAULT_OPSET, batch
     problem = onnx_missing()
     if problem:
         raise InteropError(problem)
-    from nnabla.utils.converter.nnabla import NnpImporter
-    from nnabla.utils.converter.onnx import OnnxExporter
-    from nnabla.utils.converter.utils import func_set_import_nnp, func_set_onnx_support
+    from nnabla.utils.converter.nnabla import NnpImporter  # deferred: nnabla stays out of the GUI
+    from nnabla.utils.converter.onnx import OnnxExporter  # deferred: nnabla stays out of the GUI
+    from nnabla.utils.converter.utils import func_set_import_nnp, func_set_onnx_support  # deferred: nnabla stays out of the GUI
 
     if not os.path.isfile(nnp_path):
         raise InteropError(f"{nnp_path}: no such .nnp file; train the project first or give a run directory")

@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional
 
+import tempfile
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.launch.host_watch import HostProbe, host_names
@@ -388,7 +389,6 @@ def _shared_memory_dir(cmd: List[str], hosts: List[str], hostfile: str) -> Optio
     if hosts or hostfile or cmd[0] == "srun" or "-n" not in cmd or not os.path.isdir("/dev/shm") or \
             "OMPI_MCA_btl_sm_backing_directory" in os.environ:
         return None
-    import tempfile
 
     for stale in os.listdir("/dev/shm"):  # left by launchers that were killed themselves
         found = re.match(r"^nnconsole-(\d+)-", stale)

@@ -38,7 +38,7 @@ def nnc_property_name(param: str) -> str:
 def call_build(fn: str) -> Callable:
     """A build function calling nnabla.functions.<fn>(*inputs, **checked params)."""
     def build(ctx: Any, inputs: list, layer: Any) -> Any:
-        import nnabla.functions as F
+        import nnabla.functions as F  # deferred: nnabla stays out of the GUI
         return getattr(F, fn)(*inputs, **ctx.params(layer))
     return build
 

@@ -36,7 +36,7 @@ def axis_build(fn: str, rename: Optional[Mapping[str, str]] = None, constant: bo
     maps a parameter to the Python keyword (nnabla's F.sum takes axis/keepdims for axes/keep_dims).
     ``constant``: no gradient flows back through the output (index outputs), see ``no_gradient``."""
     def build(ctx: Any, inputs: list, layer: Any) -> Any:
-        import nnabla.functions as F
+        import nnabla.functions as F  # deferred: nnabla stays out of the GUI
         kwargs = {(rename or {}).get(k, k): v for k, v in nnabla_kwargs(ctx.params(layer)).items()}
         y = getattr(F, fn)(*inputs, **kwargs)
         return no_gradient(y) if constant else y

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
+import difflib
 from nnconsole.engine.project.model import INITIALIZERS, Initializer
 
 # name -> (distribution, the nnabla.initializer function giving the std (normal) or limit (uniform)).
@@ -42,7 +43,6 @@ _PURE: Dict[str, Callable[[int, int, int], float]] = {
 def check_initializer(init: Initializer) -> None:
     """ValueError when the type is not one of NNC's initializers."""
     if init.type not in INITIALIZERS:
-        import difflib
         close = difflib.get_close_matches(str(init.type), INITIALIZERS, n=1)
         hint = f"did you mean '{close[0]}'? " if close else ""
         raise ValueError(f"unknown initializer type {init.type!r}; {hint}choose one of {', '.join(INITIALIZERS)}")
@@ -51,7 +51,7 @@ def check_initializer(init: Initializer) -> None:
 def make_initializer(init: Initializer, inmaps: int, outmaps: int, kernel: Sequence[int] = (1,),
                      rng: Optional[Any] = None) -> Any:
     """An ``nnabla.initializer`` object for ``init`` given the owning layer's fans."""
-    import nnabla.initializer as I
+    import nnabla.initializer as I  # deferred: nnabla stays out of the GUI
 
     check_initializer(init)
     kind = init.type

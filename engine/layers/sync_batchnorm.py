@@ -147,10 +147,10 @@ def sync_batch_normalization(x: Any, axes: Sequence[int], decay_rate: float, eps
     nnabla's names, shapes, order and defaults, so the validation graph, checkpoints and exported
     models see an ordinary BatchNormalization layer.
     """
-    import nnabla as nn
-    import nnabla.functions as F
-    from nnabla.initializer import ConstantInitializer
-    from nnabla.parameter import get_parameter_or_create
+    import nnabla as nn  # deferred: nnabla stays out of the GUI
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
+    from nnabla.initializer import ConstantInitializer  # deferred: nnabla stays out of the GUI
+    from nnabla.parameter import get_parameter_or_create  # deferred: nnabla stays out of the GUI
 
     init = dict(param_init or {})
     kept = [int(a) for a in axes]

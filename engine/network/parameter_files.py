@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
+import h5py
+import numpy as np
 from nnconsole.engine.errors import ExitCode, RunFailedError
 
 
@@ -18,8 +20,6 @@ class ParameterFileError(RunFailedError, RuntimeError):
 def read_parameter_file(path: str, shapes_only: bool = False) -> Dict[str, Any]:
     """The arrays (or, with ``shapes_only``, just their shapes) of an nnabla parameter ``.h5`` file by
     parameter name; CheckpointError naming the file when it is missing, truncated or not such a file."""
-    import h5py
-    import numpy as np
 
     arrays: Dict[str, Any] = {}
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from typing import List, Optional, Tuple
+import os
 
 _LABEL = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
 MAX_SLOTS = 1 << 20
@@ -82,7 +83,6 @@ def hostfile_problems(text: str) -> List[Tuple[int, str]]:
 
 def read_hostfile_problems(path: str) -> List[str]:
     """``path:line: problem`` for each bad line of a hostfile; a file that cannot be read is one problem."""
-    import os
 
     if not os.path.isfile(path):
         return [f"{path}: hostfile not found" if not os.path.exists(path) else

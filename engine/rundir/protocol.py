@@ -65,6 +65,7 @@ import os
 import time
 from typing import Callable, Dict, FrozenSet, List, Optional, TypedDict, Union
 
+import typing
 from nnconsole.engine.errors import ExitCode, exit_code_of
 
 
@@ -234,7 +235,6 @@ def warning_record(message: str, iteration: Optional[int] = None) -> WarningReco
 def record_problems(record: dict) -> List[str]:
     """What in a metrics record does not match its declared kind (empty when it does): missing or unknown
     fields, a value of the wrong type. The contract between the trainer and every reader, checked by tests."""
-    import typing
 
     cls = RECORD_TYPES.get(record.get("type"))  # type: ignore[arg-type]
     if cls is None:

@@ -15,6 +15,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional
 
+import numpy as np
 from nnconsole.engine.errors import RunFailedError
 from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.atomic import write_via
@@ -70,8 +71,7 @@ def sha256(path: str) -> str:
 
 def non_finite_parameters(params: Optional[Dict[str, Any]] = None) -> List[str]:
     """Names of parameters (nnabla Variables, default: all registered) holding NaN or Inf."""
-    import nnabla as nn
-    import numpy as np
+    import nnabla as nn  # deferred: nnabla stays out of the launcher
 
     params = nn.get_parameters(grad_only=False) if params is None else params
     return [name for name, var in params.items() if not np.isfinite(var.d).all()]
@@ -82,7 +82,7 @@ def save_checkpoint(run_dir: str, state: CheckpointState, solvers: List[Any]) ->
 
     Raises NonFiniteParametersError (writing nothing) when the parameters hold NaN or Inf.
     """
-    import nnabla as nn
+    import nnabla as nn  # deferred: nnabla stays out of the launcher
 
     bad = non_finite_parameters()
     if bad:
@@ -200,7 +200,7 @@ def load_parameters_checked(path: str, params: Dict[str, Any], allow_missing: bo
 
 def load_checkpoint(meta_path: str, solvers: List[Any]) -> CheckpointState:
     """Load parameters and solver states of a checkpoint that ``find_usable_checkpoint`` verified."""
-    import nnabla as nn
+    import nnabla as nn  # deferred: nnabla stays out of the launcher
 
     state = read_checkpoint(meta_path, verify=False)  # its files were just hashed; not again
     folder = os.path.dirname(meta_path)

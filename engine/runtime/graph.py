@@ -127,8 +127,8 @@ def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any
     ``seed`` (the run's) and ``rank`` (the worker's) seed the random layers (see BuildContext.random_seed).
     ``networks`` (the project's, by name) expand Unit layers into their networks' layers (unit_expand).
     """
-    import nnabla as nn
-    import nnabla.functions as F
+    import nnabla as nn  # deferred: nnabla stays out of the launcher
+    import nnabla.functions as F  # deferred: nnabla stays out of the launcher
 
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Dict
 
 import numpy as np
+import ctypes
 
 
 class HostArrays:
@@ -15,14 +16,12 @@ class HostArrays:
     """
 
     def __init__(self) -> None:
-        from nnabla_ext.cpu import context
+        from nnabla_ext.cpu import context  # deferred: nnabla stays out of the launcher
 
         self.ctx = context()
         self._types: Dict[int, Any] = {}
 
     def view(self, var: Any) -> np.ndarray:
-        import ctypes
-
         n = int(var.size)
         kind = self._types.get(n)
         if kind is None:

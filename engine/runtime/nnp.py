@@ -68,7 +68,7 @@ def _with_head(F: Any, output: Any, loss_layer: Any) -> Any:
 
 def _other_heads(project: Project, graph: Any) -> Dict[str, Any]:
     """The runtime heads besides the primary prediction, by layer name (see RuntimeGraph)."""
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the launcher
 
 
     network = project.network
@@ -91,7 +91,7 @@ def _other_heads(project: Project, graph: Any) -> Dict[str, Any]:
 def build_runtime(project: Project, batch_size: int = 1, keep: Sequence[str] = ()) -> RuntimeGraph:
     """Runtime graph on the current parameters: dropout off, batch-norm in inference mode. ``keep``: layers
     whose outputs are heads too (a generator's output inside a GAN's network, ``export_networks``)."""
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the launcher
 
 
     project = expanded_project(project)  # Units run as their networks' layers (a run's project keeps them)
@@ -108,8 +108,8 @@ def export_nnp(project: Project, parameters_path: str, nnp_path: str) -> str:
 
     Loads the parameters into the current (global) parameter scope, replacing what is there.
     """
-    import nnabla as nn
-    from nnabla.utils.save import save
+    import nnabla as nn  # deferred: nnabla stays out of the launcher
+    from nnabla.utils.save import save  # deferred: nnabla stays out of the launcher
 
     nn.clear_parameters()
     nn.load_parameters(parameters_path)

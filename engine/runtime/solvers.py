@@ -11,7 +11,7 @@ from nnconsole.engine.project.schema import SOLVER_PARAMS, SOLVER_SPECS
 
 def make_solver(opt: Optimizer, lr: float) -> Any:
     """One nnabla solver configured from ``opt`` with learning rate (Alpha, eta) ``lr``."""
-    import nnabla.solvers as S
+    import nnabla.solvers as S  # deferred: nnabla stays out of the launcher
 
     return getattr(S, opt.solver)(lr, **solver_kwargs(opt))
 

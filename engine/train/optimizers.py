@@ -104,7 +104,7 @@ def build_optimizer_runs(trainer: Any) -> List[OptimizerRun]:
 def step_optimizers(trainer: Any, runs: List[OptimizerRun], iteration: int, epoch: int, k: int,
                     train_indices: np.ndarray) -> None:
     """One iteration of every extra optimizer whose range holds 0-based ``iteration`` (collective)."""
-    import nnabla as nn
+    import nnabla as nn  # deferred: nnabla stays out of the launcher
 
 
     N = trainer.comm.size

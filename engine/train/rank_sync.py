@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Tuple
 
 import numpy as np
+import zlib
 from nnconsole.engine.test_seams import seam_int
 
 SHOWN_PARAMETERS = 5
@@ -69,7 +70,6 @@ def perturb_for_test(rank: int, params: Dict[str, Any]) -> bool:
 
 def parameters_crc(params: Dict[str, Any]) -> int:
     """CRC-32 of every parameter's bytes in name order: equal on all ranks when they agree."""
-    import zlib
 
     crc = 0
     for name in sorted(params):

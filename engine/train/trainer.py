@@ -47,7 +47,7 @@ from nnconsole.engine.runtime.nnp import export_nnp
 
 
 def _save_parameters_atomic(path: str) -> None:
-    import nnabla as nn
+    import nnabla as nn  # deferred: nnabla stays out of the launcher
 
 
     write_via(path, lambda tmp: nn.save_parameters(tmp, extension=".h5"))
@@ -69,7 +69,7 @@ class Trainer:
     # ---- set-up -------------------------------------------------------------------------------
     def setup(self, device_choice: Any = None, project: Any = None) -> None:
         """Build everything a run needs; ``project`` is the run's resolved project when already loaded."""
-        import nnabla as nn
+        import nnabla as nn  # deferred: nnabla stays out of the launcher
 
         from nnconsole.engine.layers.sync_batchnorm import across_workers
 
@@ -214,7 +214,7 @@ class Trainer:
 
     def validate(self) -> Dict[str, float]:
         """Exact validation loss and error over the whole set: sums and counts reduced over ranks."""
-        import nnabla as nn
+        import nnabla as nn  # deferred: nnabla stays out of the launcher
 
 
         g = self.valid_graph
@@ -245,7 +245,7 @@ class Trainer:
     # ---- the loop -----------------------------------------------------------------------------
     def run(self) -> RunStatus:
         """Train to the end or to a stop request; returns FINISHED or STOPPED."""
-        import nnabla as nn
+        import nnabla as nn  # deferred: nnabla stays out of the launcher
 
 
         cfg = self.project.config

@@ -35,7 +35,7 @@ def _rank_and_size() -> tuple:
     try:
         if not launched_by_mpi():
             return 0, 1
-        from mpi4py import MPI
+        from mpi4py import MPI  # deferred: a one-process run never starts MPI (about 1 s)
         return MPI.COMM_WORLD.Get_rank(), MPI.COMM_WORLD.Get_size()
     except Exception:
         return 0, 1
@@ -73,7 +73,7 @@ def main(argv: list | None = None) -> int:
     except BaseException as exc:  # noqa: BLE001 - every failure must reach the launcher
         _report_failure(run_dir, rank, exc)
         if size > 1:
-            from mpi4py import MPI
+            from mpi4py import MPI  # deferred: only a failing rank of an MPI job gets here
             MPI.COMM_WORLD.Abort(ExitCode.FAILED)
         return ExitCode.FAILED
     return ExitCode.STOPPED if outcome == RunStatus.STOPPED else ExitCode.OK
@@ -102,7 +102,7 @@ def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> Run
     try:
         trainer.setup(device_choice, project)
         if device_choice.backend == "cuda" and comm.size > 1:
-            import nnabla as nn
+            import nnabla as nn  # deferred: nnabla stays out of the launcher
 
             trainer.comm = NcclGpuComm(comm.mpi, device_choice.context, nn.get_parameters(grad_only=True))
         return trainer.run()

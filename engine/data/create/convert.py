@@ -14,6 +14,7 @@ import time
 from multiprocessing.connection import Connection, wait
 from typing import Callable, List, Optional, Sequence, Tuple
 
+from PIL import Image
 from nnconsole.engine.data.create.shaping import ImageShapeError, read_image, save_png, shape_image
 
 Task = Tuple[str, str, int, int, str, int]  # source, target PNG, width, height, mode, channels
@@ -81,7 +82,6 @@ def convert_all(tasks: Sequence[Task], workers: int, progress: Optional[Progress
         for index, task in enumerate(tasks):
             record(index, convert_one(task))
         return results
-    from PIL import Image
 
     Image.init()  # every image plugin imported before the fork: the workers import nothing
     context = multiprocessing.get_context("fork")

@@ -10,6 +10,8 @@ alpha channel (the alpha is dropped) and 16-bit grey (scaled to 8 bits).
 from __future__ import annotations
 
 import numpy as np
+from PIL import Image, UnidentifiedImageError
+import os
 
 MODES = ("trimming", "padding", "resize")  # nnabla's -m values; "resize" stretches (nnabla: any other value)
 CHANNELS = (1, 3)
@@ -21,7 +23,6 @@ class ImageShapeError(ValueError):
 
 def read_image(path: str) -> np.ndarray:
     """The image at ``path`` as uint8 pixels: (H, W) grey or (H, W, 3) colour. Raises ImageShapeError."""
-    from PIL import Image, UnidentifiedImageError
 
     try:
         with Image.open(path) as img:
@@ -55,7 +56,6 @@ def _pixels(img) -> np.ndarray:
 
 def _resize(im: np.ndarray, width: int, height: int) -> np.ndarray:
     """Bilinear resize with Pillow, as nnabla's ``imresize`` does for uint8 images."""
-    from PIL import Image
 
     return np.asarray(Image.fromarray(im).resize((width, height), resample=Image.Resampling.BILINEAR))
 
@@ -105,9 +105,7 @@ def shape_image(im: np.ndarray, width: int, height: int, mode: str, channels: in
 
 def save_png(path: str, im: np.ndarray) -> None:
     """Write ``im`` (uint8, (H, W) or (H, W, 3)) as a PNG file at ``path``; refuses to write through a link."""
-    import os
 
-    from PIL import Image
 
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
     with os.fdopen(fd, "wb") as fh:

@@ -20,6 +20,8 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
+import dataclasses
+from google.protobuf import text_format
 from nnconsole.engine.layers import find_spec, get_spec
 from nnconsole.engine.project.model import Project
 
@@ -57,7 +59,6 @@ def _unit_extras(opt: Any, ipe: Optional[int]) -> Dict[str, Any]:
 def extras_of(project: Project, iterations_per_epoch: Optional[int] = None) -> Dict[str, Any]:
     """nnconsole settings the nntxt format has no field for (see the module docstring); lengths in epochs
     need the ``iterations_per_epoch`` the file's iteration counts were written with."""
-    import dataclasses
 
     layers: Dict[str, Any] = {}
     for layer in project.network.layers:
@@ -103,7 +104,7 @@ def _numeric_multidim_inputs(info: Any, preview: Optional[Any]) -> List[str]:
 
 def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tuple[Any, List[str], List[str]]:
     """The NNablaProtoBuf for a project, plus (unsupported, notes). Raises InteropError for a broken network."""
-    from nnabla.utils import nnabla_pb2
+    from nnabla.utils import nnabla_pb2  # deferred: nnabla stays out of the GUI
 
 
 
@@ -239,7 +240,6 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
 
 def proto_text(proto: Any, extras: Optional[Dict[str, Any]] = None) -> str:
     """The protobuf text, with the nnconsole settings comment first when ``extras`` is given."""
-    from google.protobuf import text_format
 
 
     text = text_format.MessageToString(proto)

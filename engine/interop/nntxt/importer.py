@@ -39,7 +39,7 @@ def write_initial_parameters(params: Dict[str, Tuple[Any, bool]], renames: Dict[
     """Write the file's parameters under the project's names to ``out_path`` (.h5); None when none match."""
     if not params:
         return None
-    import nnabla as nn
+    import nnabla as nn  # deferred: nnabla stays out of the GUI
 
     out: Dict[str, Any] = {}
     missing = []

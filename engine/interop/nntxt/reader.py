@@ -9,6 +9,10 @@ import json
 import os
 from typing import Any, Dict, Tuple
 
+from google.protobuf import text_format
+import io
+import h5py
+import numpy as np
 from nnconsole.engine.interop.archive import MAX_MEMBER_BYTES, read_bounded, read_zip_members
 from nnconsole.engine.interop.report import InteropError
 
@@ -21,8 +25,7 @@ def read_proto(path: str) -> Tuple[Any, Dict[str, Tuple[Any, bool]], str]:
     Parameters are ``name -> (numpy array, need_grad)`` from ``parameter`` entries and, in an .nnp,
     its ``.h5``/``.protobuf`` parameter file. Raises InteropError naming the file and the line.
     """
-    from google.protobuf import text_format
-    from nnabla.utils import nnabla_pb2
+    from nnabla.utils import nnabla_pb2  # deferred: nnabla stays out of the GUI
 
     proto = nnabla_pb2.NNablaProtoBuf()
     params: Dict[str, Tuple[Any, bool]] = {}
@@ -75,17 +78,11 @@ def read_proto(path: str) -> Tuple[Any, Dict[str, Tuple[Any, bool]], str]:
         raise InteropError(f"{path}: unknown file type '{ext}'; nnconsole imports .nntxt, .prototxt, .protobuf, "
                            ".nnp and .sdcproj files")
     for p in proto.parameter:
-        import numpy as np
         params[p.variable_name] = (np.array(p.data, dtype=np.float32).reshape(tuple(p.shape.dim)), bool(p.need_grad))
     return proto, params, text_all
 
 
 def _read_h5(data: bytes, where: str) -> Dict[str, Tuple[Any, bool]]:
-    import io
-
-    import h5py
-    import numpy as np
-
     out: Dict[str, Tuple[Any, bool]] = {}
     try:
         with h5py.File(io.BytesIO(data), "r") as hd:

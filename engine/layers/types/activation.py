@@ -65,7 +65,7 @@ def _softmax_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
 
 
 def _softmax_build(ctx, inputs, layer):
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     x = inputs[0]
     axis = norm_axis(ctx.params(layer)["axis"], len(x.shape) - 1) + 1
     return F.softmax(x, axis=axis)
@@ -122,7 +122,7 @@ def _prelu_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
 
 
 def _prelu_build(ctx, inputs, layer):
-    import nnabla.parametric_functions as PF
+    import nnabla.parametric_functions as PF  # deferred: nnabla stays out of the GUI
 
     p = ctx.params(layer)
     x = inputs[0]

@@ -24,7 +24,7 @@ for _type, _fn, _doc in (("Maximum2", "maximum2", "Element-wise maximum of two i
 
 def _n_build(fn: str):
     def build(ctx, inputs, layer):
-        import nnabla.functions as F
+        import nnabla.functions as F  # deferred: nnabla stays out of the GUI
         return getattr(F, fn)(*inputs)
     return build
 

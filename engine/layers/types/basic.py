@@ -55,7 +55,7 @@ def _affine_weights(ins: List[Shape], p: Mapping[str, Any]) -> Dict[str, Shape]:
 
 
 def _affine_build(ctx, inputs, layer):
-    import nnabla.parametric_functions as PF
+    import nnabla.parametric_functions as PF  # deferred: nnabla stays out of the GUI
 
     p = ctx.params(layer)
     x = inputs[0]
@@ -127,7 +127,7 @@ def _conv_weights(ins: List[Shape], p: Mapping[str, Any]) -> Dict[str, Shape]:
 
 
 def _conv_build(ctx, inputs, layer):
-    import nnabla.parametric_functions as PF
+    import nnabla.parametric_functions as PF  # deferred: nnabla stays out of the GUI
 
     p = ctx.params(layer)
     x = inputs[0]
@@ -259,7 +259,7 @@ def _deconv_weights(ins: List[Shape], p: Mapping[str, Any]) -> Dict[str, Shape]:
 
 
 def _deconv_build(ctx, inputs, layer):
-    import nnabla.parametric_functions as PF
+    import nnabla.parametric_functions as PF  # deferred: nnabla stays out of the GUI
 
     p = ctx.params(layer)
     x = inputs[0]
@@ -289,7 +289,7 @@ register(LayerSpec(
 
 
 def _embed_build(ctx, inputs, layer):
-    import nnabla.parametric_functions as PF
+    import nnabla.parametric_functions as PF  # deferred: nnabla stays out of the GUI
 
     p = ctx.params(layer)
     init = ctx.initializer(layer, "W", p["n_inputs"], p["n_features"])

@@ -34,7 +34,7 @@ def _separable_geometry(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
 
 
 def _separable_build(ctx: Any, inputs: list, layer: Any) -> Any:
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     return F.adaptive_separable_convolution(*inputs)
 
 

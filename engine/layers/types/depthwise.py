@@ -83,7 +83,7 @@ def _deconv_weights(ins: List[Shape], p: Mapping[str, Any]) -> Dict[str, Shape]:
 
 def _build(deconv: bool):
     def build(ctx: Any, inputs: list, layer: Any) -> Any:
-        import nnabla.parametric_functions as PF
+        import nnabla.parametric_functions as PF  # deferred: nnabla stays out of the GUI
 
         p, x = ctx.params(layer), inputs[0]
         kernel, pad, stride, dilation = _geometry(layer.type, tuple(x.shape[1:]), p)

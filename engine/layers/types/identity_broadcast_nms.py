@@ -43,7 +43,7 @@ def _broadcast_to_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
 def _broadcast_to_build(ctx: Any, inputs: list, layer: Any) -> Any:
     """nnabla 1.39 has no BroadcastTo backward ('not implemented'): the output is a constant for backward, so
     training stops there instead of failing (layers before it learn only through other paths)."""
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     return no_gradient(F.broadcast_to(inputs[0], inputs[1], axis=-1))
 
 

@@ -54,7 +54,7 @@ def _constant_number(p: Mapping[str, Any]) -> float:
 
 
 def _constant_build(ctx, inputs, layer):
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     return F.constant(_constant_number(ctx.params(layer)), (ctx.batch_size, 1))
 
 

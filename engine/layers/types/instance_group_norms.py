@@ -53,7 +53,7 @@ def _instance_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
 
 def _norm_build(fn: str):
     def build(ctx: Any, inputs: list, layer: Any) -> Any:
-        import nnabla.parametric_functions as PF
+        import nnabla.parametric_functions as PF  # deferred: nnabla stays out of the GUI
         p, x = dict(ctx.params(layer)), inputs[0]
         channel = p.pop("channel_axis") + 1
         n = x.shape[channel]
@@ -122,7 +122,7 @@ def _fused_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
 
 
 def _fused_build(ctx: Any, inputs: list, layer: Any) -> Any:
-    import nnabla.parametric_functions as PF
+    import nnabla.parametric_functions as PF  # deferred: nnabla stays out of the GUI
     p, x = ctx.params(layer), inputs[0]
     axes = [a + 1 for a in p["axes"]]
     n = prod([x.shape[a] for a in axes])

@@ -19,7 +19,7 @@ from nnconsole.engine.layers.registry import ParamSpec, Shape
 def _comparison_build(fn: str, as_bool: bool = False):
     """F.<fn>(*inputs, **params) as a constant (0/1 has no gradient); ``as_bool``: val is nnabla's bool."""
     def build(ctx: Any, inputs: list, layer: Any) -> Any:
-        import nnabla.functions as F
+        import nnabla.functions as F  # deferred: nnabla stays out of the GUI
         params = dict(ctx.params(layer))
         if as_bool:
             params["val"] = params["val"] != 0

@@ -44,7 +44,7 @@ def _same_shape(type_name: str):
 
 def _label_build(fn: str):
     def build(ctx, inputs, layer):
-        import nnabla.functions as F
+        import nnabla.functions as F  # deferred: nnabla stays out of the GUI
         x, t = inputs
         axis = norm_axis(ctx.params(layer)["axis"], len(x.shape) - 1) + 1
         return getattr(F, fn)(x, t, axis=axis)
@@ -52,7 +52,7 @@ def _label_build(fn: str):
 
 
 def _label_error(pred, target, params, loss_out):
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     axis = norm_axis(params["axis"], len(pred.shape) - 1) + 1
     guess = F.max(pred, axis=axis, keepdims=True, only_index=True)
     return F.not_equal(guess, target)
@@ -60,7 +60,7 @@ def _label_error(pred, target, params, loss_out):
 
 def _pair_build(fn: str, *keys: str):
     def build(ctx, inputs, layer):
-        import nnabla.functions as F
+        import nnabla.functions as F  # deferred: nnabla stays out of the GUI
         p = ctx.params(layer)
         return getattr(F, fn)(inputs[0], inputs[1], **{k: p[k] for k in keys})
     return build
@@ -68,7 +68,7 @@ def _pair_build(fn: str, *keys: str):
 
 def _threshold_error(pred_threshold: float):
     def error(pred, target, params, loss_out):
-        import nnabla.functions as F
+        import nnabla.functions as F  # deferred: nnabla stays out of the GUI
         return F.not_equal(F.greater_equal_scalar(pred, pred_threshold), F.greater_equal_scalar(target, 0.5))
     return error
 
@@ -146,7 +146,7 @@ def _kl_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
 
 
 def _kl_build(ctx, inputs, layer):
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     return F.kl_multinomial(inputs[0], inputs[1], base_axis=ctx.params(layer)["base_axis"] + 1)
 
 

@@ -44,7 +44,7 @@ def _bn_weights(ins: List[Shape], p: Mapping[str, Any]) -> Dict[str, Shape]:
 
 
 def _bn_build(ctx, inputs, layer):
-    import nnabla.parametric_functions as PF
+    import nnabla.parametric_functions as PF  # deferred: nnabla stays out of the GUI
 
     p = ctx.params(layer)
     x = inputs[0]
@@ -117,7 +117,7 @@ register(LayerSpec(
 
 
 def _ln_build(ctx, inputs, layer):
-    import nnabla.parametric_functions as PF
+    import nnabla.parametric_functions as PF  # deferred: nnabla stays out of the GUI
 
     p = ctx.params(layer)
     x = inputs[0]

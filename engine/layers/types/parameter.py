@@ -17,9 +17,9 @@ from nnconsole.engine.layers.nnc_values import as_float, resolve
 
 
 def _build(ctx, inputs, layer):
-    import nnabla as nn
-    import nnabla.functions as F
-    from nnabla.parameter import get_parameter_or_create
+    import nnabla as nn  # deferred: nnabla stays out of the GUI
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
+    from nnabla.parameter import get_parameter_or_create  # deferred: nnabla stays out of the GUI
 
     shape = tuple(ctx.params(layer)["shape"])
     n = prod(shape)

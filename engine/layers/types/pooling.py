@@ -45,7 +45,7 @@ def _pool_shape(layer_type: str):
 
 def _pool_build(fn_name: str):
     def build(ctx, inputs, layer):
-        import nnabla.functions as F
+        import nnabla.functions as F  # deferred: nnabla stays out of the GUI
 
         p = ctx.params(layer)
         kernel, stride, pad = _geometry(layer.type, inputs[0].shape[1:], p)
@@ -143,7 +143,7 @@ def _gap_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
 
 
 def _gap_build(ctx, inputs, layer):
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     return F.global_average_pooling(inputs[0])
 
 
@@ -165,7 +165,7 @@ def _unpool_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
 
 
 def _unpool_build(ctx, inputs, layer):
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     return F.unpooling(inputs[0], tuple(ctx.params(layer)["kernel"]))
 
 

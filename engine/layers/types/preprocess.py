@@ -55,7 +55,7 @@ def _active(ctx: Any, p: Mapping[str, Any]) -> bool:
 
 
 def _centre_crop(x: Any, out: Shape) -> Any:
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     ins = tuple(x.shape[1:])
     if tuple(out) == ins:
         return F.identity(x)
@@ -89,7 +89,7 @@ def _random_layer(type_name: str, fn: str, doc: str, params: List[ParamSpec], ca
     rule = shape_rule or (lambda ins, p: tuple(ins[0]))
 
     def build(ctx, inputs, layer):
-        import nnabla.functions as F
+        import nnabla.functions as F  # deferred: nnabla stays out of the GUI
         p = ctx.params(layer)
         out = rule([tuple(inputs[0].shape[1:])], p)
         if _active(ctx, p):
@@ -268,7 +268,7 @@ _random_layer("RandomErase", "random_erase",
 
 
 def _ms_build(ctx, inputs, layer):
-    import nnabla.parametric_functions as PF
+    import nnabla.parametric_functions as PF  # deferred: nnabla stays out of the GUI
     p = ctx.params(layer)
     return PF.mean_subtraction(inputs[0], base_axis=1, update_running_mean=ctx.training and p["update_running_mean"])
 
@@ -309,7 +309,7 @@ def _one_hot_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
 
 
 def _one_hot_build(ctx, inputs, layer):
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     return F.one_hot(inputs[0], shape=tuple(ctx.params(layer)["shape"]))
 
 

@@ -65,7 +65,7 @@ def _conv_weights(scaled: bool):
 
 def _affine_build(fn: str):
     def build(ctx: Any, inputs: list, layer: Any) -> Any:
-        import nnabla.parametric_functions as PF
+        import nnabla.parametric_functions as PF  # deferred: nnabla stays out of the GUI
         p, x = ctx.params(layer), inputs[0]
         fans = (prod(x.shape[1:]), prod(p["out_shape"]))
         return getattr(PF, fn)(x, list(p["out_shape"]), base_axis=1, w_init=ctx.initializer(layer, "W", *fans),
@@ -77,7 +77,7 @@ def _affine_build(fn: str):
 
 def _conv_build(fn: str):
     def build(ctx: Any, inputs: list, layer: Any) -> Any:
-        import nnabla.parametric_functions as PF
+        import nnabla.parametric_functions as PF  # deferred: nnabla stays out of the GUI
         p, x = ctx.params(layer), inputs[0]
         kernel, pad, stride, dilation, _, group, outmaps = basic._conv_geometry(layer.type, [tuple(x.shape[1:])], p)
         fans = (x.shape[1], outmaps, kernel)
@@ -157,9 +157,9 @@ _register_binary("BinaryWeightConvolution", True, True)
 
 # ------------------------------------------------------------------------------------ MinMaxQuantize
 def _mmq_build(ctx: Any, inputs: list, layer: Any) -> Any:
-    import nnabla as nn
-    import nnabla.functions as F
-    from nnabla.parameter import get_parameter_or_create
+    import nnabla as nn  # deferred: nnabla stays out of the GUI
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
+    from nnabla.parameter import get_parameter_or_create  # deferred: nnabla stays out of the GUI
 
     p, x = ctx.params(layer), inputs[0]
     shape = (1,) * x.ndim

@@ -20,7 +20,7 @@ _GROUP = "Other"
 def _with_batch_axes(fn: str, axis_params: tuple = ("axes",)) -> Any:
     """A build calling F.<fn> with axis parameters counted with the batch axis."""
     def build(ctx: Any, inputs: list, layer: Any) -> Any:
-        import nnabla.functions as F
+        import nnabla.functions as F  # deferred: nnabla stays out of the GUI
 
         p = dict(ctx.params(layer))
         ndim = len(inputs[0].shape) - 1
@@ -44,7 +44,7 @@ def _broadcast_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
 
 
 def _broadcast_build(ctx: Any, inputs: list, layer: Any) -> Any:
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     x = inputs[0]
     return F.broadcast(x, (x.shape[0],) + _broadcast_shape([x.shape[1:]], ctx.params(layer)))
 
@@ -157,7 +157,7 @@ def _transpose_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
 
 
 def _transpose_build(ctx: Any, inputs: list, layer: Any) -> Any:
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     return F.transpose(inputs[0], [0] + [a + 1 for a in ctx.params(layer)["axes"]])
 
 

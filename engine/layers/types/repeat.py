@@ -14,7 +14,7 @@ from nnconsole.engine.layers.registry import LayerSpec, ParamSpec, Shape, regist
 
 
 def _identity(ctx: Any, inputs: list, layer: Any) -> Any:  # pragma: no cover - blocks are unrolled before build
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     return F.identity(inputs[0])
 
 

@@ -70,8 +70,8 @@ def macs_of(kind: str):
 def build_of(kind: str):
     """Transpose to time first, run PF.<kind> from zero states, and transpose (or pick the final state) back."""
     def build(ctx: Any, inputs: list, layer: Any) -> Any:
-        import nnabla.functions as F
-        import nnabla.parametric_functions as PF
+        import nnabla.functions as F  # deferred: nnabla stays out of the GUI
+        import nnabla.parametric_functions as PF  # deferred: nnabla stays out of the GUI
 
         p = ctx.params(layer)
         x = inputs[0]

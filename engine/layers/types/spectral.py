@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, List, Mapping
 
+import numpy as np
 from nnconsole.engine.layers.factory import function_layer
 from nnconsole.engine.layers.registry import ParamSpec, Shape, ShapeError, fmt_shape
 
@@ -25,8 +26,8 @@ def _complex_shape(type_name: str):
 
 def _along(v: Any, table: Any, axis: int) -> Any:
     """sum_n table[k, n] * v[..., n, ...] along ``axis`` (the table is symmetric)."""
-    import nnabla as nn
-    import nnabla.functions as F
+    import nnabla as nn  # deferred: nnabla stays out of the GUI
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
 
     order = [a for a in range(v.ndim) if a != axis] + [axis]
     moved = F.transpose(v, order) if axis != v.ndim - 1 else v
@@ -41,8 +42,7 @@ def _along(v: Any, table: Any, axis: int) -> Any:
 
 def _dft_build(inverse: bool):
     def build(ctx: Any, inputs: list, layer: Any) -> Any:
-        import numpy as np
-        import nnabla.functions as F
+        import nnabla.functions as F  # deferred: nnabla stays out of the GUI
 
         p, x = ctx.params(layer), inputs[0]
         re, im = F.split(x, axis=x.ndim - 1)

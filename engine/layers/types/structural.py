@@ -17,7 +17,7 @@ def _dropout_active(ctx, p: Mapping[str, Any]) -> bool:
 
 
 def _dropout_build(ctx, inputs, layer):
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     p = ctx.params(layer)
     if _dropout_active(ctx, p):
         return F.dropout(inputs[0], p=p["p"], seed=ctx.random_seed(layer, p["seed"]))
@@ -72,7 +72,7 @@ def _reshape_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
 
 
 def _reshape_build(ctx, inputs, layer):
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     x = inputs[0]
     shape = _reshape_shape([x.shape[1:]], ctx.params(layer))
     return F.reshape(x, (x.shape[0],) + shape, inplace=False)
@@ -99,7 +99,7 @@ register(LayerSpec(
 
 
 def _flatten_build(ctx, inputs, layer):
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     x = inputs[0]
     return F.reshape(x, (x.shape[0], prod(x.shape[1:])), inplace=False)
 
@@ -127,7 +127,7 @@ def _concat_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
 
 
 def _concat_build(ctx, inputs, layer):
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     axis = norm_axis(ctx.params(layer)["axis"], len(inputs[0].shape) - 1) + 1
     return F.concatenate(*inputs, axis=axis)
 
@@ -174,7 +174,7 @@ def _slice_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
 
 
 def _slice_build(ctx, inputs, layer):
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     x = inputs[0]
     start, stop, step = _slice_ranges(tuple(x.shape[1:]), ctx.params(layer))
     # Only the non-batch axes: nnabla applies shorter lists to the trailing axes, so an exported

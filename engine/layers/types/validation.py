@@ -19,7 +19,7 @@ def _output_itself(pred: Any, target: Any, params: Mapping[str, Any], out: Any) 
 
 
 def _top_n_build(ctx, inputs, layer):
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     x, t = inputs
     p = ctx.params(layer)
     return F.top_n_error(x, t, axis=norm_axis(p["axis"], len(x.shape) - 1) + 1, n=p["n"])
@@ -51,7 +51,7 @@ register(LayerSpec(
 
 
 def _binary_build(ctx, inputs, layer):
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     return F.binary_error(inputs[0], inputs[1])
 
 

@@ -30,7 +30,7 @@ def _clip_norm_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
 
 
 def _clip_norm_build(ctx: Any, inputs: list, layer: Any) -> Any:
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     p = ctx.params(layer)
     ndim = len(inputs[0].shape) - 1
     return F.clip_grad_by_norm(inputs[0], p["clip_norm"], [norm_axis(a, ndim) + 1 for a in p["axes"]])
@@ -58,7 +58,7 @@ def _top_k_shape(type_name: str):
 
 def _top_k_build(fn: str):
     def build(ctx: Any, inputs: list, layer: Any) -> Any:
-        import nnabla.functions as F
+        import nnabla.functions as F  # deferred: nnabla stays out of the GUI
         return getattr(F, fn)(inputs[0], base_axis=1, **ctx.params(layer))
     return build
 

@@ -32,7 +32,7 @@ def _nn_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
 
 
 def _nn_build(ctx: Any, inputs: list, layer: Any) -> Any:
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     p = ctx.params(layer)
     return F.norm_normalization(inputs[0], p["p"], [a + 1 for a in p["axes"]], p["eps"])
 
@@ -68,7 +68,7 @@ def _ws_shape(ins: List[Shape], p: Mapping[str, Any]) -> Shape:
 
 
 def _ws_build(ctx: Any, inputs: list, layer: Any) -> Any:
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     p = ctx.params(layer)
     return F.weight_standardization(inputs[0], p["channel_axis"] + 1, p["eps"])
 
@@ -113,21 +113,21 @@ def _dim_shape(type_name: str):
 
 
 def _dim_param(ctx: Any, layer: Any, x: Any, scope: str, key: str, need_grad: bool) -> Any:
-    import nnabla as nn
-    from nnabla.parameter import get_parameter_or_create
+    import nnabla as nn  # deferred: nnabla stays out of the GUI
+    from nnabla.parameter import get_parameter_or_create  # deferred: nnabla stays out of the GUI
     n = x.shape[ctx.params(layer)["dim"] + 1]
     with nn.parameter_scope(scope):
         return get_parameter_or_create(key, (n,), ctx.initializer(layer, key, n, n), need_grad)
 
 
 def _wn_build(ctx: Any, inputs: list, layer: Any) -> Any:
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     p, x = ctx.params(layer), inputs[0]
     return F.weight_normalization(x, _dim_param(ctx, layer, x, "wn", "g", True), p["dim"] + 1, p["eps"])
 
 
 def _sn_build(ctx: Any, inputs: list, layer: Any) -> Any:
-    import nnabla.functions as F
+    import nnabla.functions as F  # deferred: nnabla stays out of the GUI
     p, x = ctx.params(layer), inputs[0]
     u = _dim_param(ctx, layer, x, "sn", "u", False)
     return F.spectral_norm(x, u, p["dim"] + 1, p["itr"], p["eps"], test=not ctx.training)
