@@ -29,7 +29,7 @@ GOAL = 0.25
 def make_project(folder: str) -> str:
     from nnconsole.engine.project.io import save_project
     from nnconsole.engine.project.model import Initializer, Layer
-    tabular_project = test_support("helpers").tabular_project
+    tabular_project = test_support("projects").tabular_project
 
     path = tabular_project(folder, n=512, batch=16, epochs=2, hidden=1024, monitor=2, scaling="none")
     project = load_valid_project(path)
@@ -59,7 +59,7 @@ def seconds_per_iteration(run_dir: str) -> tuple:
 
 
 def train(argv_prefix: list, project: str, env: dict, *extra: str) -> str:
-    run_dir_from = test_support("helpers").run_dir_from
+    run_dir_from = test_support("cli").run_dir_from
 
     out = subprocess.run(argv_prefix + [PYTHON, "-m", "nnconsole.engine.cli.main", "train", project, "-q", *extra],
                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)

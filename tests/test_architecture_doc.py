@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from tests.helpers import ROOT
+from tests.support.paths import ROOT
 
 DOC = os.path.join(ROOT, "docs", "architecture.md")
 

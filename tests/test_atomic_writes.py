@@ -13,7 +13,8 @@ import pytest
 
 from nnconsole.engine.atomic import atomic_write, write_via
 from nnconsole.engine.project.io import save_project
-from tests.helpers import nnconsole, run_dir_from, tabular_project
+from tests.support.cli import nnconsole, run_dir_from
+from tests.support.projects import tabular_project
 from nnconsole.engine.check.project_file import load_valid_project
 
 

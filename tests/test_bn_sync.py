@@ -9,27 +9,14 @@ import numpy as np
 import pytest
 
 from nnconsole.engine.rundir import store as runs
-from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import Layer
 from nnconsole.engine.rundir.protocol import record_problems
 from nnconsole.engine.test_seams import seam_environment
-from tests.helpers import final_params, nnconsole, run_dir_from, tabular_project, train_file_in_process
+from tests.support.cli import nnconsole, run_dir_from
+from tests.support.training import final_params, train_file_in_process
 from nnconsole.engine.check.project_file import load_valid_project
 from nnconsole.engine.rundir.protocol import RESOLVED_FILE
-
-
-def bn_project(folder: str, sync: bool = False, decay_rate: float = 0.9, **kwargs) -> str:
-    """The tabular MLP with a BatchNormalization layer between fc1 and its activation."""
-    path = tabular_project(folder, **kwargs)
-    project = load_valid_project(path)
-    layers = project.network.layers
-    index = next(i for i, layer in enumerate(layers) if layer.name == "act1")
-    params = {"sync_across_workers": True} if sync else {}
-    params["decay_rate"] = decay_rate
-    layers.insert(index, Layer("bn1", "BatchNormalization", ["fc1"], params))
-    layers[index + 1].inputs = ["bn1"]
-    save_project(project, path, backup=False)
-    return path
+from tests.support.projects import bn_project
 
 
 def train(project: str, *extra: str, env: dict | None = None, check: bool = True):
@@ -150,13 +137,13 @@ def test_a_stop_checkpoint_holds_averaged_statistics_so_resume_gives_the_uninter
     # the ranks at a stop and going on gives the uninterrupted run's values. A stop checkpoint with
     # rank 0's statistics alone would make every rank resume from those and end elsewhere (decay 0.999
     # keeps that difference from being forgotten by the end of the run).
-    from tests.test_multiworker import PAUSE_AT, _start_training, _wait_for_pause
+    from tests.support.cli import PAUSE_AT, start_paused_training, wait_for_pause
 
     # The run pauses at PAUSE_AT (test seam) until the stop comes: mid-epoch, 9 of its 16 updates still to go.
     kwargs = dict(n=64, batch=8, epochs=4, solver="Momentum", lr=0.05, workers=2, monitor=2, decay_rate=0.999)
     reference = final_params(train(bn_project(str(tmp_path / "ref"), **kwargs))[0])
-    proc = _start_training(bn_project(str(tmp_path / "stop"), **kwargs))
-    run_dir = _wait_for_pause(proc, str(tmp_path / "stop" / "results" / "project"))
+    proc = start_paused_training(bn_project(str(tmp_path / "stop"), **kwargs))
+    run_dir = wait_for_pause(proc, str(tmp_path / "stop" / "results" / "project"))
     proc.send_signal(signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 3 and runs.read_status(run_dir).iteration == PAUSE_AT + 1, (stdout, stderr)
@@ -173,7 +160,7 @@ def _gpu_path_run(tmp_path, name: str, mode: str, sync: bool) -> tuple:
 
     from nnconsole.engine.launch import launcher as launch
     from nnconsole.engine.launch.launcher import LaunchRequest, prepare_run
-    from tests.helpers import ROOT
+    from tests.support.paths import ROOT
 
     path = bn_project(str(tmp_path / name), sync=sync, n=64, batch=8, epochs=2, lr=0.1, workers=2, scaling="none")
     project = load_valid_project(path)
@@ -226,10 +213,10 @@ def test_ranks_that_end_with_different_parameters_fail_the_run(tmp_path):
 # ---- the plan offers and explains synchronized BatchNormalization ----------------------------------
 def test_plan_offers_synchronized_batchnorm_for_small_per_worker_batches():
     from nnconsole.engine.plan.worker_plan import make_plan
-    from tests.test_plan import make_project
+    from tests.support.projects import plan_project
 
     def plan(sync: bool, workers: int, batch: int = 32):
-        project = make_project(batch=batch, bn=True)
+        project = plan_project(batch=batch, bn=True)
         if sync:
             project.network.layer("bn").params["sync_across_workers"] = True
         return make_plan(project, workers=workers, policy="keep-logical-batch")

@@ -11,7 +11,10 @@ import pytest
 from nnconsole.engine.launch import launcher as launch
 from nnconsole.engine.comm.half import FLOAT16_MAX, safe_scale
 from nnconsole.engine.project.io import save_project
-from tests.helpers import ROOT, final_params, max_relative_error, nnconsole, run_dir_from, tabular_project
+from tests.support.cli import nnconsole, run_dir_from
+from tests.support.paths import ROOT
+from tests.support.projects import tabular_project
+from tests.support.training import final_params, max_relative_error
 from nnconsole.engine.check.project_file import load_valid_project
 
 

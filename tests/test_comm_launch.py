@@ -11,7 +11,8 @@ import pytest
 from nnconsole.engine.launch import launcher as launch
 from nnconsole.engine.comm.cpu import DEFAULT_BUCKET_MB
 from nnconsole.engine.launch.launcher import LaunchError, worker_command
-from tests.helpers import ROOT, nnconsole
+from tests.support.cli import nnconsole
+from tests.support.paths import ROOT
 
 
 @pytest.mark.mpi

@@ -15,7 +15,9 @@ from nnconsole.engine.launch import launcher as launch
 from nnconsole.engine.comm.overlap import BucketReadiness, OverlappedBackward
 from nnconsole.engine.project.io import save_project
 from nnconsole.engine.test_seams import seam_environment
-from tests.helpers import ROOT, final_params, max_relative_error, nnconsole, run_dir_from
+from tests.support.cli import nnconsole, run_dir_from
+from tests.support.paths import ROOT
+from tests.support.training import final_params, max_relative_error
 from nnconsole.engine.check.project_file import load_valid_project
 
 
@@ -154,7 +156,7 @@ def test_overlap_changes_when_buckets_are_reduced_not_what_on_two_ranks():
 def test_synchronized_batchnorm_all_reduces_beside_the_overlap_thread(tmp_path):
     """Synchronized BatchNormalization all-reduces inside backward on the main thread while the communication
     thread reduces buckets on its own communicator: 2 workers end identical with overlap on and off."""
-    from tests.test_bn_sync import bn_project
+    from tests.support.projects import bn_project
 
     finals = {}
     for overlap in (False, True):

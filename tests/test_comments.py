@@ -7,7 +7,7 @@ from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 from nnconsole.engine.project.io import load_project, save_project
 from nnconsole.engine.project.model import Comment, Datasets, Layer, Network, Project
 from nnconsole.engine.network.shapes import infer_network
-from tests.test_interop_sdcproj import sdcproj_text
+from tests.support.nnc_files import sdcproj_text
 from nnconsole.engine.check.project_file import load_valid_project
 
 NOTE = "Two lines:\nthe first Affine learns the features"

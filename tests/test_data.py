@@ -6,48 +6,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image
 
-from nnconsole.engine.data import decode as dataset_decode
 from nnconsole.engine.data.loading import (DatasetError, class_histogram, epoch_order, load_dataset, peek_csv,
                                            validation_batches, worker_batches)
+from tests.support.datasets import cache_entries, grey, image_csv, no_decoding, write_png
 
 
 # ------------------------------------------------------------------------------------------ helpers
-
-def write_png(path: Path, pixels: np.ndarray) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = "L" if pixels.ndim == 2 else "RGB"
-    Image.fromarray(pixels.astype(np.uint8), mode=mode).save(path)
-
-
-def grey(i: int, h: int = 8, w: int = 8) -> np.ndarray:
-    """A distinct deterministic grey image per i."""
-    return ((np.arange(h * w).reshape(h, w) * 3 + i * 17) % 256).astype(np.uint8)
-
-
-def image_csv(tmp_path: Path, n: int = 4, labels=None, header: str = "x:image,y:label") -> Path:
-    folder = tmp_path / "ds"
-    rows = [header]
-    for i in range(n):
-        write_png(folder / "img" / f"{i}.png", grey(i))
-        rows.append(f"img/{i}.png,{(labels or list(range(n)))[i]}")
-    csv_path = folder / "train.csv"
-    csv_path.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    return csv_path
-
 
 def write_csv(tmp_path: Path, text: str, name: str = "d.csv") -> Path:
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     return path
-
-
-def no_decoding(monkeypatch) -> None:
-    def fail(*_args, **_kwargs):
-        raise AssertionError("an image was decoded")
-    monkeypatch.setattr(dataset_decode, "_decode_image", fail)
-    monkeypatch.setattr(dataset_decode, "_probe_mode", fail)
 
 
 # ------------------------------------------------------------------------------------------ parsing
@@ -237,11 +207,6 @@ def test_malformed_quotes(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------ cache
-
-def cache_entries(folder: Path) -> list:
-    """The finished entries of a cache folder (one folder per dataset version; hidden ones are partial)."""
-    return [p for p in folder.glob("*") if p.is_dir() and not p.name.startswith(".")] if folder.is_dir() else []
-
 
 def test_second_load_uses_cache_without_decoding(tmp_path, monkeypatch):
     csv_path = image_csv(tmp_path, n=5)

@@ -16,7 +16,7 @@ import pytest
 
 from nnconsole.engine.data import cache_build as dataset_build, decode as dataset_decode
 from nnconsole.engine.data.loading import Dataset, DatasetError, load_dataset
-from tests.test_data import cache_entries, grey, image_csv, no_decoding, write_png
+from tests.support.datasets import cache_entries, grey, image_csv, no_decoding, write_png
 from nnconsole.engine.check.project_file import load_valid_project
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,7 +66,7 @@ def test_training_gives_the_same_parameters_as_the_float32_path(tmp_path, monkey
     import nnabla as nn
 
     from nnconsole.engine.train import trainer as train
-    from tests.helpers import final_params, train_in_process
+    from tests.support.training import final_params, train_in_process
 
     project_dir = tmp_path / "digits"
     shutil.copytree(DIGITS, project_dir)

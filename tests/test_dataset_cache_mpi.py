@@ -10,7 +10,7 @@ import pytest
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.project.io import save_project
 from nnconsole.engine.rundir.protocol import record_problems
-from tests.helpers import nnconsole, run_dir_from
+from tests.support.cli import nnconsole, run_dir_from
 from nnconsole.engine.check.project_file import load_valid_project
 
 pytestmark = pytest.mark.mpi

@@ -21,27 +21,9 @@ from PIL import Image
 
 from nnconsole.engine.data.create.writer import STAGING_MARKER, STAGING_PREFIX, CreateOptions, create_dataset
 from nnconsole.engine.data.create.shaping import fit, set_channels
+from tests.support.datasets import SIZES, make_source
 
 NNABLA_CLI = os.path.join(os.path.dirname(sys.executable), "nnabla_cli")
-SIZES = [(40, 30), (30, 40), (16, 16), (17, 50), (50, 17), (33, 21)]  # (w, h): wider, taller, equal, odd
-
-
-def make_source(folder: Path, classes=("cat", "dög house"), seed: int = 0) -> Path:
-    """Class folders with colour PNGs and grey JPEGs of several aspect ratios, a damaged file, a text file."""
-    rng = np.random.default_rng(seed)
-    for c, name in enumerate(classes):
-        (folder / name).mkdir(parents=True)
-        for i, (w, h) in enumerate(SIZES):
-            colour = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
-            colour[..., c % 3] = 200  # a class-coloured channel, so a network can learn it
-            Image.fromarray(colour).save(folder / name / f"c{i}.png")
-            Image.fromarray(colour[..., 0]).save(folder / name / f"g {i}.jpg", quality=95)
-    (folder / classes[0] / "broken.png").write_bytes(b"not a png at all")
-    (folder / classes[0] / "notes.txt").write_text("not an image")
-    (folder / "no images").mkdir()
-    return folder
-
-
 def create(args: list, cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
     out = subprocess.run([sys.executable, "-m", "nnconsole", "dataset", "create", *args], cwd=cwd,
                          capture_output=True, text=True, timeout=120)

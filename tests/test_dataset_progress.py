@@ -17,7 +17,7 @@ DIGITS = Path(__file__).resolve().parents[1] / "project_templates" / "digits_cnn
 
 @pytest.mark.slow
 def test_a_run_records_its_dataset_cache_build(tmp_path):
-    from tests.helpers import train_in_process
+    from tests.support.training import train_in_process
 
     shutil.copytree(DIGITS, tmp_path / "digits")
     project = load_valid_project(str(tmp_path / "digits" / "project.yaml"))

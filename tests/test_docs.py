@@ -6,7 +6,7 @@ import re
 import subprocess
 import sys
 
-from tests.helpers import ROOT
+from tests.support.paths import ROOT
 
 
 def test_generated_references_are_current():

@@ -109,7 +109,7 @@ def test_nccl_smoke_worker_checks_all_reduce_and_callback_backward(broken):
     import subprocess
 
     from nnconsole.engine.launch import launcher as launch
-    from tests.helpers import ROOT
+    from tests.support.paths import ROOT
 
     cmd = [launch.find_mpiexec(), "-n", "2", "--oversubscribe", "--mca", "btl", "self,sm", sys.executable,
            os.path.join(ROOT, "tests", "mpi_scripts", "nccl_smoke_check.py")] + (["--break-callback"] if broken else [])

@@ -9,16 +9,13 @@ import os
 import numpy as np
 import pytest
 
-from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.cli.main import main as cli_main
 from nnconsole.engine.data.loading import DatasetError
 from nnconsole.engine.evaluate.evaluation import (EvaluationError, classification_metrics, evaluate_run,
                                                   regression_metrics)
 from nnconsole.engine.metrics.results import (confusion_matrix, evaluation_dir, read_evaluation, summary_text,
                                               write_evaluation)
-from nnconsole.engine.project.io import save_project
-from nnconsole.engine.project.model import Datasets, Layer, Network, Project, TrainingConfig
-from nnconsole.engine.rundir.protocol import RESOLVED_FILE
+from tests.support.runs import B, LABELS, W, X, tiny_run
 
 
 # ---------------------------------------------------------------------------------------------- pure metrics
@@ -75,54 +72,8 @@ def test_regression_metrics_match_a_hand_computation():
 
 # ---------------------------------------------------------------------------------------------- a tiny run
 
-W = np.array([[2.0, -1.0, 0.0], [0.0, 1.0, -1.5]], dtype=np.float32)
-B = np.array([0.1, 0.0, -0.2], dtype=np.float32)
-X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0], [0.5, 0.5], [2.0, 1.0], [-2.0, 0.5]], dtype=np.float32)
-LABELS = np.array([0, 1, 2, 2, 0, 1])
-
-
-def _write_csv(path, x, y):
-    with open(path, "w") as fh:
-        fh.write("x__0,x__1,y\n")
-        for row, label in zip(x, y):
-            fh.write(f"{row[0]},{row[1]},{label}\n")
-
-
-def _tiny_run(tmp_path, loss="SoftmaxCrossEntropy", targets=LABELS, out=3, with_best=True):
-    """A run directory as the engine leaves it: project.yaml with absolute dataset paths and parameters."""
-    import nnabla as nn
-
-    from nnconsole.engine.runtime.graph import build_graph
-
-    data = tmp_path / "data"
-    data.mkdir()
-    _write_csv(data / "train.csv", X, targets)
-    _write_csv(data / "valid.csv", X, targets)
-    layers = [Layer("x", "Input", params={"shape": [2], "variable": "x"}),
-              Layer("fc", "Affine", ["x"], {"out_shape": out}),
-              Layer("y", "Input", params={"shape": [1], "variable": "y"}),
-              Layer("loss", loss, ["fc", "y"])]
-    project = Project(name="tiny", network=Network(layers), config=TrainingConfig(batch_size=4),
-                      datasets=Datasets(training=str(data / "train.csv"), validation=str(data / "valid.csv"),
-                                        cache=False))
-    run_dir = tmp_path / "results" / "tiny" / "20260101_000000"
-    run_dir.mkdir(parents=True)
-    save_project(project, str(run_dir / RESOLVED_FILE), backup=False)
-    nn.clear_parameters()
-    build_graph(project.network, 4, "runtime")
-    params = nn.get_parameters()
-    params["fc/affine/W"].d = W[:, :out]
-    params["fc/affine/b"].d = B[:out]
-    nn.save_parameters(str(run_dir / "parameters_final.h5"))
-    if with_best:
-        nn.save_parameters(str(run_dir / "parameters_best.h5"))
-    nn.clear_parameters()
-    runs.write_status(str(run_dir), runs.RunStatus(status="finished"))
-    return str(run_dir)
-
-
 def test_evaluate_run_matches_numpy_on_a_tiny_classifier(tmp_path):
-    run_dir = _tiny_run(tmp_path)
+    run_dir = tiny_run(tmp_path)
     result = evaluate_run(run_dir, "best", batch_size=4)  # 6 samples: the last batch is padded
     logits = X @ W + B
     probs = np.exp(logits - logits.max(axis=1, keepdims=True))
@@ -151,7 +102,7 @@ def test_evaluate_run_matches_numpy_on_a_tiny_classifier(tmp_path):
 
 def test_evaluate_run_regression_statistics(tmp_path):
     targets = (X @ np.array([1.0, -2.0]) + 0.5).round(3)
-    run_dir = _tiny_run(tmp_path, loss="SquaredError", targets=targets, out=1)
+    run_dir = tiny_run(tmp_path, loss="SquaredError", targets=targets, out=1)
     result = evaluate_run(run_dir, "final")
     pred = (X @ W[:, :1] + B[:1]).ravel()
     np.testing.assert_allclose(result.predictions.ravel(), pred, rtol=1e-5)
@@ -166,14 +117,14 @@ def test_evaluate_run_regression_statistics(tmp_path):
 
 
 def test_missing_parameters_and_bad_labels_are_reported_with_a_fix(tmp_path):
-    run_dir = _tiny_run(tmp_path, with_best=False)
+    run_dir = tiny_run(tmp_path, with_best=False)
     with pytest.raises(EvaluationError, match="use --model final"):
         evaluate_run(run_dir, "best")
     with pytest.raises(EvaluationError, match="not a run directory"):
         evaluate_run(str(tmp_path), "best")
     other = tmp_path / "other"
     other.mkdir()
-    bad = _tiny_run(other, targets=np.array([0, 1, 2, 5, 0, 1]))
+    bad = tiny_run(other, targets=np.array([0, 1, 2, 5, 0, 1]))
     # Found where the data loads (nnconsole.engine.data.labels), located by CSV line and column (tests/test_labels.py).
     with pytest.raises(DatasetError, match=r"valid.csv line 5, column y: class label '5' is outside the network's "
                                            r"classes: class labels are whole numbers from 0 to 2"):
@@ -181,7 +132,7 @@ def test_missing_parameters_and_bad_labels_are_reported_with_a_fix(tmp_path):
 
 
 def test_cli_evaluate_writes_files_and_prints_a_summary(tmp_path, capsys):
-    run_dir = _tiny_run(tmp_path)
+    run_dir = tiny_run(tmp_path)
     out = tmp_path / "eval-out"
     assert cli_main(["evaluate", run_dir, "--model", "final", "--output", str(out)]) == 0
     printed = capsys.readouterr().out
@@ -195,7 +146,7 @@ def test_cli_evaluate_writes_files_and_prints_a_summary(tmp_path, capsys):
 
 
 def test_cli_evaluate_bad_input_exits_2(tmp_path, capsys):
-    run_dir = _tiny_run(tmp_path, with_best=False)
+    run_dir = tiny_run(tmp_path, with_best=False)
     assert cli_main(["evaluate", run_dir]) == 2
     err = capsys.readouterr().err
     assert "parameters_best.h5" in err and "--model final" in err

@@ -109,9 +109,9 @@ def test_curve_metrics_per_class_one_vs_rest():
 # ---------------------------------------------------------------------------------------------- evaluate --dataset
 
 def test_evaluate_on_another_dataset_csv_writes_beside_the_validation_evaluation(tmp_path, capsys, monkeypatch):
-    from tests.test_evaluate import LABELS, W, B, X, _tiny_run
+    from tests.support.runs import LABELS, W, B, X, tiny_run
 
-    run_dir = _tiny_run(tmp_path)
+    run_dir = tiny_run(tmp_path)
     other = tmp_path / "elsewhere" / "test.csv"
     other.parent.mkdir()
     x = X[::-1] * 0.5
@@ -142,9 +142,9 @@ def test_evaluate_on_another_dataset_csv_writes_beside_the_validation_evaluation
 
 
 def test_evaluate_keeps_class_names_from_labels_txt(tmp_path):
-    from tests.test_evaluate import _tiny_run
+    from tests.support.runs import tiny_run
 
-    run_dir = _tiny_run(tmp_path)
+    run_dir = tiny_run(tmp_path)
     assert "class_names" not in evaluate_run(run_dir, "best").metrics  # no labels.txt: numbers only
     (tmp_path / "data" / "labels.txt").write_text("setosa\nversicolor\nvirginica\nextra\n")
     assert evaluate_run(run_dir, "best").metrics["class_names"] == ["setosa", "versicolor", "virginica"]

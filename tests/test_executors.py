@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from nnconsole.engine.project.model import Datasets, Executor, Layer, Network, Project
-from tests.helpers import write_tabular_csv
+from tests.support.projects import write_tabular_csv
 from nnconsole.engine.check.project_file import load_valid_project
 
 

@@ -20,7 +20,8 @@ from PIL import Image
 
 from nnconsole.engine.data.loading import DatasetError, check_dataset, load_dataset, peek_csv
 from nnconsole.engine.project.errors import ProjectError
-from tests.helpers import ROOT, nnconsole
+from tests.support.cli import nnconsole
+from tests.support.paths import ROOT
 from nnconsole.engine.check.project_file import load_valid_project
 
 FUZZ = settings(max_examples=200, deadline=None, derandomize=True,

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from nnconsole.engine.project.errors import ProjectError
 from nnconsole.engine.check.validate import check_datasets, check_mpiexec_args
-from tests.helpers import ROOT, nnconsole
+from tests.support.cli import nnconsole
+from tests.support.paths import ROOT
 from nnconsole.engine.check.project_file import load_valid_project, loads_valid_project
 
 TEMPLATE = os.path.join(ROOT, "project_templates", "iris_mlp")

@@ -10,8 +10,9 @@ import numpy as np
 
 from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import Datasets, Layer, Network, Project, TrainingConfig
-from tests.helpers import train_in_process
+from tests.support.training import train_in_process
 from nnconsole.engine.check.project_file import load_valid_project
+from tests.support.projects import write_gan_data
 
 
 def gan_layers() -> list:
@@ -25,15 +26,6 @@ def gan_layers() -> list:
         Layer("loss_real", "SigmoidCrossEntropy", ["d_real", "one"]),
         Layer("loss_fake", "SigmoidCrossEntropy", ["d_fake", "zero"]),
     ]
-
-
-def write_gan_data(folder: str, n: int = 32) -> None:
-    """Real samples around 2 (x) and the generator's noise (z) as CSV columns."""
-    rng = np.random.RandomState(0)
-    header = [f"x__{i}" for i in range(4)] + [f"z__{i}" for i in range(2)]
-    rows = [",".join(f"{v:.5f}" for v in list(rng.randn(4) + 2) + list(rng.randn(2))) for _ in range(n)]
-    with open(os.path.join(folder, "train.csv"), "w") as fh:
-        fh.write(",".join(header) + "\n" + "\n".join(rows) + "\n")
 
 
 def gan_project(folder: str) -> str:

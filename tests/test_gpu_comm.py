@@ -20,7 +20,10 @@ from nnconsole.engine.launch import launcher as launch
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.launch.launcher import LaunchRequest, prepare_run
 from nnconsole.engine.test_seams import seam_environment
-from tests.helpers import ROOT, final_params, max_relative_error, nnconsole, tabular_project
+from tests.support.cli import nnconsole
+from tests.support.paths import ROOT
+from tests.support.projects import tabular_project
+from tests.support.training import final_params, max_relative_error
 from nnconsole.engine.check.project_file import load_valid_project
 
 SCRIPT = os.path.join(ROOT, "tests", "mpi_scripts", "gpu_path_check.py")

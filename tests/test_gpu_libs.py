@@ -15,7 +15,7 @@ import types
 import pytest
 
 from nnconsole.engine.backend import gpu_libs
-from tests.helpers import ROOT, load_script
+from tests.support.paths import ROOT, load_script
 
 
 def _inspect_script():

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from nnconsole.engine.backend.gpu_libs import driver_problem
-from tests.helpers import ROOT
+from tests.support.paths import ROOT
 
 
 @pytest.mark.skipif(driver_problem() is None, reason="an NVIDIA driver is installed: run the plan itself")

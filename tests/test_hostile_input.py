@@ -10,7 +10,8 @@ import pytest
 
 from nnconsole.engine.project.errors import ProjectError
 from nnconsole.engine.project.io import load_project
-from tests.helpers import ROOT, nnconsole
+from tests.support.cli import nnconsole
+from tests.support.paths import ROOT
 from nnconsole.engine.check.project_file import load_valid_project
 
 TEMPLATE = os.path.join(ROOT, "project_templates", "iris_mlp")
@@ -217,7 +218,7 @@ def finished_run(tmp_path_factory) -> str:
     shutil.copytree(TEMPLATE, folder, ignore=shutil.ignore_patterns(".nnconsole-cache", "results"))
     project = str(folder / "project.yaml")
     _set(project, "max_epoch: 100", "max_epoch: 2")
-    from tests.helpers import run_dir_from
+    from tests.support.cli import run_dir_from
 
     return run_dir_from(nnconsole(["train", project, "-q"], timeout=300).stdout)
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from nnconsole.engine.project.io import load_project
-from tests.helpers import nnconsole
-from tests.test_interop_sdcproj import sdcproj_text
+from tests.support.cli import nnconsole
+from tests.support.nnc_files import sdcproj_text
 
 
 def _write(tmp_path, det_type: str, loss_type: str, n_losses: int = 1) -> str:

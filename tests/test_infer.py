@@ -8,78 +8,21 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.cli.main import main as cli_main
 from nnconsole.engine.data.csv_reader import DatasetError
 from nnconsole.engine.metrics.results import EvaluationError
 from nnconsole.engine.evaluate.inference import InferenceError, infer
 from nnconsole.engine.rundir.protocol import parse_progress, progress_line
 from nnconsole.engine.project.io import save_project
-from nnconsole.engine.project.model import Datasets, Layer, Network, Project, TrainingConfig
-from tests.helpers import nnconsole
+from nnconsole.engine.project.model import Datasets, Layer, Network, Project
+from tests.support.cli import nnconsole
 from nnconsole.engine.rundir.protocol import RESOLVED_FILE
-
-CLASSES = 3
-SHAPE = (3, 4, 5)  # colour, 4 high, 5 wide
-
+from tests.support.datasets import write_images
+from tests.support.runs import CLASSES, make_image_run
 
 def _softmax(z: np.ndarray) -> np.ndarray:
     e = np.exp(z - z.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
-
-
-def make_image_run(tmp_path, shape=SHAPE, with_best=True, names=None):
-    """A run folder as the engine leaves it: an image classifier x -> Affine(3) -> SoftmaxCrossEntropy, random weights."""
-    import nnabla as nn
-
-    from nnconsole.engine.runtime.graph import build_graph
-
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    data = tmp_path / "data"
-    data.mkdir(exist_ok=True)
-    (data / "train.csv").write_text("x:image,y:label\nimg.png,0\n")
-    if names:
-        (data / "labels.txt").write_text("\n".join(names) + "\n")
-    layers = [Layer("x", "Input", params={"shape": list(shape), "variable": "x"}),
-              Layer("fc", "Affine", ["x"], {"out_shape": CLASSES}),
-              Layer("y", "Input", params={"shape": [1], "variable": "y"}),
-              Layer("loss", "SoftmaxCrossEntropy", ["fc", "y"])]
-    project = Project(name="tiny", network=Network(layers), config=TrainingConfig(batch_size=4),
-                      datasets=Datasets(training=str(data / "train.csv"), validation=str(data / "train.csv"),
-                                        cache=False))
-    run_dir = tmp_path / "results" / "tiny" / "20260101_000000"
-    run_dir.mkdir(parents=True)
-    save_project(project, str(run_dir / RESOLVED_FILE), backup=False)
-    save_project(project, str(tmp_path / "tiny.yaml"), backup=False)  # the project whose results root holds the run
-    runs.write_status(str(run_dir), runs.RunStatus(status="finished"))
-    rng = np.random.default_rng(7)
-    w = rng.normal(0, 0.5, (int(np.prod(shape)), CLASSES)).astype(np.float32)
-    b = rng.normal(0, 0.1, CLASSES).astype(np.float32)
-    nn.clear_parameters()
-    build_graph(project.network, 2, "runtime")
-    params = nn.get_parameters()
-    params["fc/affine/W"].d = w
-    params["fc/affine/b"].d = b
-    nn.save_parameters(str(run_dir / "parameters_final.h5"))
-    if with_best:
-        nn.save_parameters(str(run_dir / "parameters_best.h5"))
-    nn.clear_parameters()
-    return str(run_dir), w, b
-
-
-def write_images(folder, count=5, size=(4, 5), mode="RGB", seed=0):
-    """``count`` random images of (H, W) ``size``; returns their paths and pixels as (C, H, W) float arrays."""
-    folder.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(seed)
-    paths, pixels = [], []
-    for i in range(count):
-        shape = size + ((3,) if mode == "RGB" else ())
-        arr = rng.integers(0, 256, shape, dtype=np.uint8)
-        path = folder / f"im{i:02d}.png"
-        Image.fromarray(arr, mode).save(path)
-        paths.append(str(path))
-        pixels.append(arr.transpose(2, 0, 1) if arr.ndim == 3 else arr[None])
-    return paths, np.stack(pixels).astype(np.float64)
 
 
 def _read(path):
@@ -376,7 +319,7 @@ def test_a_stopped_inference_leaves_no_file_behind(tmp_path):
     import subprocess
     import sys
 
-    from tests.helpers import ROOT
+    from tests.support.paths import ROOT
 
     run_dir, _, _ = make_image_run(tmp_path)
     write_images(tmp_path / "many", count=300)

@@ -3,9 +3,10 @@ and one table per network, headed by the optimizers that train it."""
 from __future__ import annotations
 
 from nnconsole.engine.cli.main import main
-from tests.helpers import tabular_project
-from tests.test_repeat_blocks import _write_project, resnet_like
-from tests.test_several_optimizers import gan_project
+from tests.support.projects import tabular_project
+from tests.support.networks import resnet_like
+from tests.support.projects import blocks_project
+from tests.support.projects import gan_project
 
 
 def _rows(text: str) -> dict:
@@ -13,7 +14,7 @@ def _rows(text: str) -> dict:
 
 
 def test_info_marks_each_repeated_layer_with_its_repetitions(tmp_path, capsys):
-    assert main(["info", _write_project(tmp_path, resnet_like())]) == 0
+    assert main(["info", blocks_project(tmp_path, resnet_like())]) == 0
     out = capsys.readouterr().out
     rows = _rows(out)
     assert rows["layer"][-1] == "repeated"

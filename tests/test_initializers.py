@@ -12,7 +12,7 @@ import pytest
 from nnconsole.engine.interop import mapping
 from nnconsole.engine.layers.initializers import expected_std, make_initializer
 from nnconsole.engine.project.model import INITIALIZERS, Initializer, Layer, Network
-from tests.nnc_reference import ROOT, _sections
+from tests.support.nnc_reference import LAYER_COMPONENT, sections
 
 AFFINE = (300, 200, (1,))  # in, out, kernel as the Affine layer passes them
 CONV = (16, 32, (3, 3))
@@ -20,8 +20,8 @@ CONV = (16, 32, (3, 3))
 
 def nnc_options(layer_file: str) -> list:
     """The W.Initializer choices NNC offers for a layer (its Property_W.Initializer_Option section)."""
-    text = open(os.path.join(ROOT, "Basic", layer_file), encoding="utf-8").read()
-    return _sections(text)["Property_W.Initializer_Option"]
+    text = open(os.path.join(LAYER_COMPONENT, "Basic", layer_file), encoding="utf-8").read()
+    return sections(text)["Property_W.Initializer_Option"]
 
 
 def nnc_initializers() -> list:

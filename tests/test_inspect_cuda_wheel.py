@@ -12,7 +12,7 @@ import zipfile
 
 import pytest
 
-from tests.helpers import ROOT, load_script
+from tests.support.paths import ROOT, load_script
 
 pytestmark = pytest.mark.skipif(not (shutil.which("gcc") and shutil.which("readelf")), reason="needs gcc and readelf")
 

@@ -15,55 +15,15 @@ import numpy as np
 import pytest
 
 from nnconsole.engine.project.io import save_project
-from nnconsole.engine.project.model import Datasets, Layer, Network, Project, TrainingConfig
-from tests.helpers import ROOT
+from nnconsole.engine.project.model import Datasets, Network, Project, TrainingConfig
+from tests.support.paths import ROOT
 from nnconsole.engine.check.project_file import load_valid_project
+from tests.support.networks import coverage_layers
 
 NNABLA_CLI = os.path.join(os.path.dirname(sys.executable), "nnabla_cli")
 DIGITS = os.path.join(ROOT, "project_templates", "digits_cnn", "data")
 DATA = os.path.join(ROOT, "tests", "data", "interop")
 TOL = 1e-5
-
-
-def coverage_layers(onnx_friendly: bool = False):
-    L = Layer
-    layers = [
-        L("x", "Input", params={"shape": [1, 8, 8], "variable": "x"}),
-        L("c1", "Convolution", ["x"], {"outmaps": 4, "kernel": [3, 3], "pad": [1, 1]}),
-        L("bn1", "BatchNormalization", ["c1"]),
-        L("r1", "ReLU", ["bn1"]),
-        L("p1", "MaxPooling", ["r1"], {"kernel": [2, 2]}),
-        L("c2", "Convolution", ["p1"], {"outmaps": 4, "kernel": [3, 3], "pad": [1, 1], "group": 2}),
-        L("e2", "ELU", ["c2"]),
-        L("a2", "Add2", ["e2", "p1"]),
-        L("ap", "AveragePooling", ["a2"], {"kernel": [2, 2], "pad": [1, 1], "including_pad": False}),
-        L("gap", "GlobalAveragePooling", ["a2"]),
-        L("up", "Unpooling", ["gap"], {"kernel": [3, 3]}),
-        L("cat", "Concatenate", ["ap", "up"], {"axis": 0}),
-        L("dc", "Deconvolution", ["cat"], {"outmaps": 2, "kernel": [2, 2], "pad": [0, 0]}),
-        L("sg", "Sigmoid", ["dc"]),
-        L("fl", "Flatten", ["sg"]),
-        L("fc1", "Affine", ["fl"], {"out_shape": [12]}),
-        L("ln", "LayerNormalization", ["fc1"]),
-        L("lk", "LeakyReLU", ["ln"], {"alpha": 0.2}),
-        L("dr", "Dropout", ["lk"], {"p": 0.3}),
-        L("sl", "Slice", ["dr"], {"start": [2], "stop": [10]}),
-        L("sw", "Swish", ["sl"]),
-        L("th", "Tanh", ["sl"]),
-        L("m2", "Mul2", ["sw", "th"]),
-        L("se", "SELU", ["m2"]),
-        L("rs", "Reshape", ["se"], {"shape": [2, 4]}),
-        L("sm", "Softmax", ["rs"], {"axis": -1}),
-        L("fl2", "Reshape", ["sm"], {"shape": [-1]}),
-        L("fc2", "Affine", ["fl2"], {"out_shape": [3]}),
-        L("y", "Input", params={"shape": [1], "variable": "y"}),
-        L("loss", "SoftmaxCrossEntropy", ["fc2", "y"]),
-    ]
-    if onnx_friendly:  # nnabla's ONNX converter has no LayerNormalization or Swish
-        layers = [l for l in layers if l.name not in ("ln", "sw")]
-        for l in layers:
-            l.inputs = [{"ln": "fc1", "sw": "sl"}.get(s, s) for s in l.inputs]
-    return layers
 
 
 @pytest.fixture(scope="module")

@@ -10,57 +10,16 @@ import pytest
 
 from nnconsole import templates as project_templates
 from nnconsole.engine.interop import InteropError, import_file
-from nnconsole.engine.interop.common import canonical_params
 from nnconsole.engine.interop.nntxt.exporter import export_nntxt, project_to_proto
 from nnconsole.engine.interop.nntxt.importer import import_nntxt
-from nnconsole.engine.layers import get_spec
 from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import Initializer, Layer, Network, Project, Schedule
 from nnconsole.engine.check.project_file import load_valid_project
+from tests.support.networks import same_network
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "interop")
 SAMPLE = os.path.join(DATA, "nnc_tiny_repeat.nntxt")
 TEMPLATES = {t.name: t for t in project_templates.list_templates()}
-
-
-def effective_initializers(layer: Layer) -> dict:
-    weights = get_spec(layer.type).weights
-    return {k: (layer.initializers or {}).get(k) or weights[k] for k in weights}
-
-
-def effective_params(layer: Layer) -> dict:
-    """Checked parameters as the layer computes with them: an empty pooling stride is the kernel, and
-    pad/stride/dilation lists of equal values are repeated to the kernel's length (as the registry does)."""
-    p = canonical_params(layer)
-    if "kernel" in p and layer.type != "Unpooling":
-        n = len(p["kernel"])
-        if "stride" in p and not p["stride"]:
-            p["stride"] = list(p["kernel"])
-        for key in ("pad", "stride", "dilation"):
-            if key in p and len(p[key]) != n and len(set(p[key])) <= 1:
-                p[key] = [p[key][0] if p[key] else 0] * n
-    return p
-
-
-def same_network(a: Network, b: Network) -> None:
-    """Equal as the engine sees them: names, types, inputs, checked params, initializers, LR multipliers."""
-    from nnconsole.engine.layers.types.structural import _slice_ranges
-    from nnconsole.engine.network.shapes import infer_network
-
-    assert [l.name for l in a.layers] == [l.name for l in b.layers]
-    info_a, info_b = infer_network(a), infer_network(b)
-    for x, y in zip(a.layers, b.layers):
-        assert (x.type, x.inputs) == (y.type, y.inputs), x.name
-        if x.type == "Slice":  # missing entries mean "whole axis": compare the ranges actually taken
-            la, lb = info_a.layers[x.name], info_b.layers[y.name]
-            assert _slice_ranges(la.in_shapes[0], la.params) == _slice_ranges(lb.in_shapes[0], lb.params), x.name
-        elif x.type == "Reshape":  # a -1 in the shape is written out as the size it stands for
-            assert info_a.layers[x.name].out_shape == info_b.layers[y.name].out_shape, x.name
-        else:
-            assert effective_params(x) == effective_params(y), x.name
-        assert effective_initializers(x) == effective_initializers(y), x.name
-        assert {k: v for k, v in x.lr_multipliers.items() if v != 1.0} == \
-               {k: v for k, v in y.lr_multipliers.items() if v != 1.0}, x.name
 
 
 def absolute_datasets(project: Project) -> Project:
@@ -333,8 +292,8 @@ def every_layer_type_project() -> Project:
     """The nnabla-test network plus Embed and every loss type: all registry types at least once."""
     from nnconsole.engine.layers import all_specs
     from nnconsole.engine.project.model import Datasets
-    from tests.layer_cases import single_layer_network
-    from tests.test_interop_nnabla import coverage_layers
+    from tests.support.networks import single_layer_network
+    from tests.support.networks import coverage_layers
 
     L = Layer
     layers = coverage_layers() + [

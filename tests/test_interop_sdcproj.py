@@ -11,6 +11,7 @@ from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import Initializer
 from nnconsole.engine.network.shapes import infer_network
 from nnconsole.engine.check.project_file import load_valid_project
+from tests.support.nnc_files import sdcproj_text
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "interop")
 SDCPROJ = os.path.join(DATA, "nnc_tiny_cnn.sdcproj")
@@ -206,24 +207,6 @@ def test_broken_projects_name_file_section_and_line(tmp_path, edit, needle):
     if "MaxEpoch" in needle:
         line = text.splitlines().index("MaxEpoch=x3") + 1
         assert f"p.sdcproj:{line} [Config]" in message
-
-
-def sdcproj_text(layers) -> str:
-    """A one-network .sdcproj from (name, type, {property: value}, [input names]) in link order."""
-    ids = {name: i for i, (name, *_rest) in enumerate(layers)}
-    out = ["[Global]", "NumNetwork=1", "Network_0=Main", "[Main_Network_Global]", f"NumLayer={len(layers)}"]
-    links = [(ids[src], ids[name]) for name, _t, _p, inputs in layers for src in inputs]
-    out.append(f"NumLink={len(links)}")
-    for i, (name, ltype, props, _inputs) in enumerate(layers):
-        out += [f"[Main_Layer_{i}]", f"ID={i}", f"Type={ltype}", f"Position_0={20 * i}", "Position_1=0",
-                "Property_0_Name=Name", f"Property_0_Value={name}"]
-        for k, (pn, pv) in enumerate(props.items(), start=1):
-            out += [f"Property_{k}_Name={pn}", f"Property_{k}_Value={pv}"]
-        out.append(f"NumProperty={len(props) + 1}")
-    for i, (src, dst) in enumerate(links):
-        out += [f"[Main_Link_{i}]", f"ID={i}", f"SourceLayerID={src}", "SourcePinIndex=0", f"DestLayerID={dst}",
-                "DestPinIndex=0"]
-    return "\r\n".join(out + ["[Config]", "MaxEpoch=1", "BatchSize=4"]) + "\r\n"
 
 
 def test_nnc_properties_map_to_registry_parameters(tmp_path):

@@ -23,8 +23,11 @@ from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.runtime.checkpoint import (CheckpointError, CheckpointState, NonFiniteParametersError,
                                                  find_usable_checkpoint, read_checkpoint, save_checkpoint)
 from nnconsole.engine.launch.launcher import check_resumable
-from tests.helpers import (ROOT, final_params, live_processes, load_h5, max_relative_error, nnconsole, results_of,
-                           run_dir_from, tabular_project, train_file_in_process, wait_until_gone, write_tabular_csv)
+from tests.support.cli import nnconsole, run_dir_from
+from tests.support.paths import ROOT
+from tests.support.processes import live_processes, wait_until_gone
+from tests.support.projects import tabular_project, write_tabular_csv
+from tests.support.training import final_params, load_h5, max_relative_error, results_of, train_file_in_process
 from nnconsole.engine.rundir.protocol import RESOLVED_FILE
 
 # One worker x batch 16 and two workers x batch 8 make the same updates (keep-logical-batch), so

@@ -10,7 +10,9 @@ import os
 import pytest
 
 from nnconsole.engine.project.io import loads_project
-from tests.helpers import ROOT, tabular_project, train_file_in_process
+from tests.support.paths import ROOT
+from tests.support.projects import tabular_project
+from tests.support.training import train_file_in_process
 from nnconsole.engine.check.project_file import load_valid_project
 
 DATA = os.path.join(ROOT, "tests", "data", "interop")

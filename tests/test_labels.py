@@ -18,7 +18,8 @@ from nnconsole.engine.project.io import load_project
 from nnconsole.engine.project.model import Layer, Network
 from nnconsole.engine.check.validate import validate
 from nnconsole.engine.data.loading import load_dataset_split
-from tests.helpers import nnconsole, tabular_project
+from tests.support.cli import nnconsole
+from tests.support.projects import tabular_project
 from nnconsole.engine.check.project_file import load_valid_project
 
 HOSTILE = ["3", "-1", "2.5", "1e30", "1e8", "-0.5", "1e-9"]  # the helper's classifier has 3 classes

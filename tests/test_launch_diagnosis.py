@@ -15,8 +15,11 @@ import pytest
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.launch.watch import Stall, diagnose_failure, stalled_rank_seconds
 from nnconsole.engine.test_seams import SEAMS_VARIABLE, seam_environment
-from tests.helpers import (ROOT, live_processes, nnconsole, results_of, run_dir_from, tabular_project, train_file_in_process,
-                           wait_until_gone)
+from tests.support.cli import nnconsole, run_dir_from
+from tests.support.paths import ROOT
+from tests.support.processes import live_processes, wait_until_gone
+from tests.support.projects import tabular_project
+from tests.support.training import results_of, train_file_in_process
 from nnconsole.engine.rundir.protocol import SNAPSHOT_FILE
 from nnconsole.engine.launch.watch import STALLED_RANK_SECONDS
 

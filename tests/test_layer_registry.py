@@ -10,7 +10,7 @@ import pytest
 
 from nnconsole.engine.layers import all_specs, get_spec
 from nnconsole.engine.layers.nnc_values import convert_value
-from tests import nnc_reference
+from tests.support import nnc_reference
 
 # Registry defaults that differ from NNC's on purpose (issue 16 revisits them); a new type's
 # defaults must match NNC's definition or be listed here with the reason.
@@ -61,7 +61,7 @@ def test_one_function_types_match_nnablas_function_metadata(spec):
 
 
 def test_the_reference_copy_is_complete_and_licensed():
-    root = os.path.dirname(nnc_reference.ROOT)
+    root = os.path.dirname(nnc_reference.LAYER_COMPONENT)
     assert "Apache License" in open(os.path.join(root, "LICENSE"), encoding="utf-8").read()
     palette = nnc_reference.palette()
     assert sum(len(v) for v in palette.values()) >= 180
@@ -156,7 +156,7 @@ def test_gelu_is_one_registration(tmp_path):
     from nnconsole.engine.interop import import_file
     from nnconsole.engine.layers import groups
     from nnconsole.engine.project.model import Layer, Network
-    from tests.test_interop_sdcproj import sdcproj_text
+    from tests.support.nnc_files import sdcproj_text
 
     assert "GELU" in [s.type for s in groups()["Activation"]]
     path = tmp_path / "gelu.sdcproj"
@@ -179,7 +179,7 @@ def test_both_importers_share_one_pipeline_and_report(tmp_path):
     """The same network with one shared weight, as .sdcproj and as .nntxt, imports to the same layers
     and the same report line (the shared steps run once, in interop.pipeline)."""
     from nnconsole.engine.interop import import_file
-    from tests.test_interop_sdcproj import sdcproj_text
+    from tests.support.nnc_files import sdcproj_text
 
     sdc = tmp_path / "shared.sdcproj"
     sdc.write_text(sdcproj_text([
@@ -253,7 +253,7 @@ def test_a_layer_with_nncs_default_properties_imports_cleanly(tmp_path, spec):
     """Each registered type, as NNC writes it with every property at NNC's default, imports as that type
     with no report line about it (a property nnconsole has no use for is ignored or handled)."""
     from nnconsole.engine.interop import import_file
-    from tests.test_interop_sdcproj import sdcproj_text
+    from tests.support.nnc_files import sdcproj_text
 
     nnc = nnc_reference.layer(spec.nnc_name)
     _params, shapes = spec.example_cases()[0]
@@ -284,7 +284,7 @@ def test_exported_nntxt_builds_in_nnabla_with_the_inferred_shape(tmp_path, spec,
     from nnconsole.engine.interop import export_nntxt
     from nnconsole.engine.project.model import Datasets, Layer, Network, Project
     from nnconsole.engine.network.shapes import infer_network
-    from tests.layer_cases import single_layer_network
+    from tests.support.networks import single_layer_network
 
     layers = single_layer_network(spec.type, params, shapes)
     if spec.is_loss:  # a runtime network needs a function: compute the prediction from the input

@@ -9,9 +9,9 @@ import pytest
 
 from nnconsole.engine.layers import get_spec
 from nnconsole.engine.project.model import Layer, Network
-from tests import nnc_reference
-from tests.layer_cases import single_layer_network
-from tests.test_layers_elementwise import CASES, S
+from tests.support import nnc_reference
+from tests.support.networks import single_layer_network
+from tests.support.elementwise_cases import CASES, S
 from nnconsole.engine.check.project_file import load_valid_project
 
 # -- .sdcproj: NNC's Value property and side pins (R, x) --------------------------------------------------
@@ -19,7 +19,7 @@ def test_sdcproj_values_and_side_pins_import(tmp_path):
     """Div2's R and ATan2's x arrive on NNC's side pin (DestPinIndex 1) and become the second input; the
     R pin's Generator properties are not reported; reading R from a dataset is."""
     from nnconsole.engine.interop import import_file
-    from tests.test_interop_sdcproj import sdcproj_text
+    from tests.support.nnc_files import sdcproj_text
 
     text = sdcproj_text([
         ("r", "Input", {"Size": "4", "Dataset": "r"}, []),  # linked first, to the side pin
@@ -62,7 +62,8 @@ def test_the_trainer_trains_and_evaluates_a_project_with_new_types(tmp_path):
     """The real CLI: `train` runs epochs of an MLP with PReLU, a Logical mask, Mul2 and scalar arithmetic
     (forward through the comparison at validation, backward around it), and `info` counts PReLU's slopes."""
     from nnconsole.engine.project.io import save_project
-    from tests.helpers import nnconsole, run_dir_from, tabular_project
+    from tests.support.cli import nnconsole, run_dir_from
+    from tests.support.projects import tabular_project
 
     path = tabular_project(str(tmp_path), n=32, batch=8, epochs=2)
     project = load_valid_project(path)
@@ -129,7 +130,7 @@ def test_every_example_of_the_new_types_round_trips(tmp_path):
     exports is checked by the CLI test above."""
     from nnconsole.engine.interop import export_nntxt, import_file
     from nnconsole.engine.project.model import Datasets, Project
-    from tests.test_interop_nntxt import same_network
+    from tests.support.networks import same_network
 
     layers = []
     for t in sorted(CASES):
@@ -146,7 +147,7 @@ def test_every_example_of_the_new_types_round_trips(tmp_path):
 def _nnc_project_with_every_new_type() -> str:
     """A .sdcproj as NNC writes it: every new type with NNC's default properties, fed by Inputs (the second
     operand of Div2, Greater, ATan2, BatchMatmul ... on its side pin), each chain ending in a loss."""
-    from tests.test_interop_sdcproj import sdcproj_text
+    from tests.support.nnc_files import sdcproj_text
 
     layers, side = [], []
     for t in sorted(CASES):
@@ -178,7 +179,7 @@ def _nnc_project_with_every_new_type() -> str:
 def test_nnc_project_with_every_new_type_imports_and_info_accepts_it(tmp_path):
     """The CLI, as a user runs it: `import` of the .sdcproj reports nothing about the layers, `info` accepts
     the project (shapes, parameters and costs of every layer)."""
-    from tests.helpers import nnconsole
+    from tests.support.cli import nnconsole
 
     source = tmp_path / "every.sdcproj"
     source.write_text(_nnc_project_with_every_new_type(), newline="")

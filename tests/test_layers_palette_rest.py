@@ -12,8 +12,8 @@ from nnconsole.engine.interop import import_file
 from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 from nnconsole.engine.project.model import Datasets, Layer, Network, Project
 from nnconsole.engine.network.shapes import infer_network
-from tests.layer_cases import single_layer_network
-from tests.test_interop_sdcproj import sdcproj_text
+from tests.support.networks import single_layer_network
+from tests.support.nnc_files import sdcproj_text
 
 RNG = np.random.RandomState(0)
 

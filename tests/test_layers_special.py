@@ -7,7 +7,7 @@ import numpy as np
 from nnconsole.engine.runtime.graph import build_graph
 from nnconsole.engine.interop import export_nntxt, import_file
 from nnconsole.engine.project.model import Datasets, Layer, Network, Project
-from tests.test_interop_sdcproj import sdcproj_text
+from tests.support.nnc_files import sdcproj_text
 
 
 def _import(tmp_path, layers):
@@ -87,7 +87,7 @@ def test_properties_nnc_files_set_are_used_or_reported(tmp_path):
 # ------------------------------------------------------------------------------------- IO and Loss
 def test_every_io_and_loss_layer_of_nncs_palette_is_registered_with_its_loss_role():
     from nnconsole.engine.layers import find_spec
-    from tests import nnc_reference
+    from tests.support import nnc_reference
 
     palette = nnc_reference.palette()
     for name in palette["IO"] + palette["Loss"]:

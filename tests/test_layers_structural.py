@@ -17,8 +17,8 @@ import pytest
 from nnconsole.engine.interop import mapping
 from nnconsole.engine.layers import get_spec
 from nnconsole.engine.project.model import Datasets, Layer, Network, Project
-from tests import nnc_reference
-from tests.layer_cases import single_layer_network
+from tests.support import nnc_reference
+from tests.support.networks import single_layer_network
 from nnconsole.engine.check.project_file import load_valid_project
 
 CATEGORIES = ("Basic", "Pooling", "Normalization", "Quantize", "Spectral", "Others")
@@ -66,7 +66,7 @@ def test_examples_round_trip_through_nntxt(tmp_path, spec):
     """Each example exported to .nntxt and imported again is the same layer with the same parameters."""
     from nnconsole.engine.interop import import_file
     from nnconsole.engine.interop.nntxt.exporter import export_nntxt
-    from tests.test_interop_nntxt import same_network
+    from tests.support.networks import same_network
 
     layers = []
     for k, (params, shapes) in enumerate(spec.example_cases()):
@@ -118,7 +118,7 @@ def test_sdcproj_import_reads_nncs_properties(tmp_path, type_, size, props, expe
     the network is one `info` accepts."""
     from nnconsole.engine.interop import import_file
     from nnconsole.engine.network.shapes import infer_network
-    from tests.test_interop_sdcproj import sdcproj_text
+    from tests.support.nnc_files import sdcproj_text
 
     path = tmp_path / "one.sdcproj"
     path.write_text(sdcproj_text([("x", "Input", {"Size": ",".join(map(str, size)), "Dataset": "x"}, []),
@@ -138,7 +138,7 @@ def test_sdcproj_import_reads_nncs_properties(tmp_path, type_, size, props, expe
 def test_sdcproj_import_reports_what_it_cannot_use(tmp_path):
     """GroupNormalization over the batch (BatchAxis 0) is said, not silently changed."""
     from nnconsole.engine.interop import import_file
-    from tests.test_interop_sdcproj import sdcproj_text
+    from tests.support.nnc_files import sdcproj_text
 
     path = tmp_path / "one.sdcproj"
     path.write_text(sdcproj_text([("x", "Input", {"Size": "4,3,3", "Dataset": "x"}, []),
@@ -297,7 +297,7 @@ def test_cli_imports_an_nnc_mobilenet_style_project_that_info_accepts(tmp_path, 
     """`nnconsole import` of a .sdcproj built from this issue's types (NNC's properties as NNC writes
     them), then `nnconsole info`: accepted, with NNC's parameter count."""
     from nnconsole.engine.cli.main import main
-    from tests.test_interop_sdcproj import sdcproj_text
+    from tests.support.nnc_files import sdcproj_text
 
     same = {"BorderMode": "same", "Padding": "*ConvolutionPaddingSize"}
     layers = [("x", "Input", {"Size": "3,16,16", "Dataset": "x"}, []),
@@ -331,7 +331,8 @@ def test_a_binary_network_trains_through_the_real_trainer(tmp_path):
 
     from nnconsole.engine.project.io import save_project
     from nnconsole.engine.project.model import Layer
-    from tests.helpers import tabular_project, train_in_process
+    from tests.support.projects import tabular_project
+    from tests.support.training import train_in_process
 
     path = tabular_project(str(tmp_path / "p"), n=64, batch=8, epochs=4, solver="Adam", lr=0.01)
     project = load_valid_project(path)

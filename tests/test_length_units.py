@@ -15,12 +15,12 @@ from nnconsole.engine.plan.explain import format_plan_table
 from nnconsole.engine.project import model
 from nnconsole.engine.check.validate import check_settings
 from nnconsole.engine.plan.schedule import learning_rate
-from tests.test_plan import make_project
+from tests.support.projects import plan_project
 
 
 def _project(interval: int = 0, interval_unit: str = "iterations", warmup: int = 0, warmup_unit: str = "iterations",
              multiplier: float = 0.5, batch: int = 32) -> model.Project:
-    project = make_project(batch=batch, lr=0.1, interval=interval, multiplier=multiplier, warmup_iterations=warmup)
+    project = plan_project(batch=batch, lr=0.1, interval=interval, multiplier=multiplier, warmup_iterations=warmup)
     project.optimizer.lr_update_interval_unit = interval_unit
     project.optimizer.warmup_unit = warmup_unit
     return project
@@ -144,7 +144,7 @@ def test_a_hostile_unit_in_a_file_is_a_message_naming_the_line(tmp_path):
 
 # ------------------------------------------------------------------------------------ NNC and nnabla files
 def _sdcproj(tmp_path, unit: str) -> str:
-    from tests.test_solvers_all import sdcproj_with_optimizer
+    from tests.support.nnc_files import sdcproj_with_optimizer
 
     return sdcproj_with_optimizer(tmp_path, [
         "SolverName=Sgd", "SolverParameterNum=1", "SolverParameterName_0=LearningRate", "SolverParameter_0=0.1",

@@ -13,7 +13,8 @@ import pytest
 from nnconsole.engine.plan.timing_inputs import PredictionError, layouts_for, predict_project
 from nnconsole.engine.project.io import load_project, save_project
 from nnconsole.engine.check.validate import validate
-from tests.helpers import nnconsole, tabular_project
+from tests.support.cli import nnconsole
+from tests.support.projects import tabular_project
 from nnconsole.engine.check.project_file import load_valid_project
 
 

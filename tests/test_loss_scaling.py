@@ -20,7 +20,9 @@ from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.launch.launcher import LaunchRequest, prepare_run
 from nnconsole.engine.train.loss_scaling import (GROWTH_INTERVAL, INITIAL_LOSS_SCALE, MAX_CONSECUTIVE_OVERFLOWS,
                                                  DynamicLossScaler)
-from tests.helpers import ROOT, final_params, max_relative_error, tabular_project
+from tests.support.paths import ROOT
+from tests.support.projects import tabular_project
+from tests.support.training import final_params, max_relative_error
 from nnconsole.engine.check.project_file import load_valid_project
 
 

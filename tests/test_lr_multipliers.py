@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import yaml
 
-from tests.helpers import load_h5, tabular_project, train_in_process
+from tests.support.projects import tabular_project
+from tests.support.training import load_h5, train_in_process
 from nnconsole.engine.check.project_file import load_valid_project
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.slow  # pytest collections in a subprocess: ~6 s on 2 busy cores
 

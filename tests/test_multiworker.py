@@ -4,8 +4,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
@@ -14,8 +12,11 @@ from nnconsole.engine.launch import launcher as launch
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.protocol import record_problems
 from nnconsole.engine.test_seams import seam_environment
-from tests.helpers import (ROOT, final_params, live_processes, max_relative_error, nnconsole, run_dir_from,
-                           tabular_project, train_file_in_process)
+from tests.support.cli import nnconsole, run_dir_from
+from tests.support.processes import live_processes
+from tests.support.projects import tabular_project
+from tests.support.training import final_params, max_relative_error, train_file_in_process
+from tests.support.cli import PAUSE_AT, start_paused_training, wait_for_pause
 
 pytestmark = pytest.mark.mpi
 
@@ -91,31 +92,6 @@ def _stray_workers(run_dir: str) -> list:
     return [p for p in live_processes(run_dir) if "nnconsole.engine.train.worker" in p[1]]
 
 
-# Stop/resume runs pause at this iteration (test seam) until the stop comes, so a small run is enough for
-# the stop to arrive mid-run; it is mid-epoch for 1 worker (8 iterations an epoch of 64 samples) and 2 (4).
-PAUSE_AT = 6
-
-
-def _start_training(project: str, *extra: str, pause_at: int = PAUSE_AT) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=ROOT, **seam_environment(pause_at_iteration=pause_at))
-    return subprocess.Popen([sys.executable, "-m", "nnconsole.engine.cli.main", "train", project, "-q", *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-
-
-def _wait_for_pause(proc: subprocess.Popen, results: str, pause_at: int = PAUSE_AT, timeout: float = 60) -> str:
-    """The run directory once its training records reach ``pause_at`` (log_interval must divide it): the
-    workers then wait there for the stop."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = runs.list_runs(results)
-        if found and any(r["iteration"] >= pause_at for r in runs.iter_metrics(found[-1], "train")):
-            return found[-1]
-        if proc.poll() is not None:
-            raise AssertionError(f"training ended early: {proc.communicate()}")
-        time.sleep(0.05)
-    raise AssertionError("no training records appeared")
-
-
 @pytest.mark.parametrize("workers,resume_workers", [(1, 1), (2, 2)])
 def test_stop_then_resume_gives_the_uninterrupted_result(tmp_path, workers, resume_workers):
     kwargs = dict(n=64, batch=8, epochs=4, solver="Momentum", lr=0.05, workers=workers, monitor=2)
@@ -123,8 +99,8 @@ def test_stop_then_resume_gives_the_uninterrupted_result(tmp_path, workers, resu
     reference = final_params(train_file_in_process(ref) if workers == 1 else train(ref))  # 1: in-process
 
     project = tabular_project(str(tmp_path / "stop"), **kwargs)
-    proc = _start_training(project)
-    run_dir = _wait_for_pause(proc, str(tmp_path / "stop" / "results" / "project"))
+    proc = start_paused_training(project)
+    run_dir = wait_for_pause(proc, str(tmp_path / "stop" / "results" / "project"))
     proc.send_signal(signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 3, (stdout, stderr)
@@ -145,8 +121,8 @@ def test_stop_then_resume_gives_the_uninterrupted_result(tmp_path, workers, resu
 
 def test_resume_with_another_worker_count_recomputes_the_plan(tmp_path):
     project = tabular_project(str(tmp_path / "p"), n=64, batch=8, epochs=3, workers=1, monitor=2)
-    proc = _start_training(project)
-    run_dir = _wait_for_pause(proc, str(tmp_path / "p" / "results" / "project"))
+    proc = start_paused_training(project)
+    run_dir = wait_for_pause(proc, str(tmp_path / "p" / "results" / "project"))
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=60)
     assert proc.returncode == 3 and runs.read_status(run_dir).iteration == PAUSE_AT + 1

@@ -8,7 +8,7 @@ import numpy as np
 
 from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.templates import create_from_template
-from tests.helpers import train_in_process
+from tests.support.training import train_in_process
 from nnconsole.engine.check.project_file import load_valid_project
 
 
@@ -69,7 +69,7 @@ def test_the_gan_nnp_has_the_generator_and_nnabla_runs_it_as_the_engine_does(tmp
 
 
 def test_a_one_network_project_writes_the_runtime_network_alone(tmp_path):
-    from tests.helpers import tabular_project
+    from tests.support.projects import tabular_project
 
     run_dir, _ = train_in_process(load_valid_project(tabular_project(str(tmp_path))), str(tmp_path / "r"))
     loader, _ = _nnp_network(os.path.join(run_dir, "model_final.nnp"), "runtime", 2)
@@ -82,7 +82,7 @@ def test_the_projects_executors_are_in_the_nnp_with_their_evaluations(tmp_path):
     from nnabla.utils.load import load
 
     from nnconsole.engine.project.model import Executor
-    from tests.test_several_optimizers import gan_project
+    from tests.support.projects import gan_project
 
     path = gan_project(str(tmp_path), epochs=1)
     project = load_valid_project(path)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from nnconsole.engine.rundir.protocol import OPTIMIZER_LOSS, TRAIN, record_problems
-from tests.helpers import train_in_process
-from tests.test_several_optimizers import gan_project
+from tests.support.training import train_in_process
+from tests.support.projects import gan_project
 from nnconsole.engine.check.project_file import load_valid_project
 
 
@@ -49,11 +49,12 @@ def test_an_optimizer_outside_its_range_writes_no_loss(tmp_path):
 def test_two_workers_write_the_one_worker_runs_optimizer_losses(tmp_path):
     """Averaged over the ranks (2 x 16 samples against 1 x 32, the logical batch kept), the generator's losses
     are the one-worker run's, at the same iterations."""
-    from tests.helpers import nnconsole, run_dir_from, train_file_in_process
-    from tests.test_template_gan_mpi import _gan
+    from tests.support.cli import nnconsole, run_dir_from
+    from tests.support.training import train_file_in_process
+    from tests.support.projects import gan_2d_project
 
-    runs = [train_file_in_process(_gan(str(tmp_path / "one"), 32, 1)),  # one worker, in-process
-            run_dir_from(nnconsole(["train", _gan(str(tmp_path / "two"), 16, 2), "-q"]).stdout)]
+    runs = [train_file_in_process(gan_2d_project(str(tmp_path / "one"), 32, 1)),  # one worker, in-process
+            run_dir_from(nnconsole(["train", gan_2d_project(str(tmp_path / "two"), 16, 2), "-q"]).stdout)]
     one, two = ([r for r in _records(d) if r["type"] == OPTIMIZER_LOSS] for d in runs)
     assert one and [r["iteration"] for r in one] == [r["iteration"] for r in two]
     assert np.allclose([r["loss"] for r in one], [r["loss"] for r in two], rtol=1e-4, atol=1e-6)

@@ -19,7 +19,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from nnconsole.engine import helper_processes as runtime_paths
-from tests.helpers import ROOT, load_script
+from tests.support.paths import ROOT, load_script
 
 PACKAGING = os.path.join(ROOT, "packaging")
 LINUX = os.path.join(PACKAGING, "linux")

@@ -12,32 +12,7 @@ from nnconsole.engine.plan.worker_plan import Plan, PlanError, PlanWarning, exac
 from nnconsole.engine.plan.explain import format_plan_table
 from nnconsole.engine.project import model
 from nnconsole.engine.plan.schedule import ScheduleParams, learning_rate
-
-
-def make_project(batch: int = 256, lr: float = 0.1, solver: str = "Momentum", bn: bool = False,
-                 interval: int = 0, multiplier: float = 1.0, schedule: model.Schedule | None = None,
-                 warmup_iterations: int = 0, update_interval: int = 1, max_epoch: int = 10,
-                 workers: int = 1, scaling: str = "linear", warmup_epochs: float = 0.0) -> model.Project:
-    """A tiny classifier: Input -> Affine (-> BatchNormalization) -> SoftmaxCrossEntropy with a label Input."""
-    layers = [
-        model.Layer("x", "Input", params={"shape": [1, 8, 8], "variable": "x"}),
-        model.Layer("label", "Input", params={"shape": [1], "variable": "y"}),
-        model.Layer("fc", "Affine", ["x"], params={"n_outmaps": 10}),
-    ]
-    last = "fc"
-    if bn:
-        layers.append(model.Layer("bn", "BatchNormalization", ["fc"]))
-        last = "bn"
-    layers.append(model.Layer("loss", "SoftmaxCrossEntropy", [last, "label"]))
-    return model.Project(
-        name="tiny",
-        network=model.Network(layers),
-        config=model.TrainingConfig(max_epoch=max_epoch, batch_size=batch),
-        optimizer=model.Optimizer(solver=solver, learning_rate=lr, lr_multiplier=multiplier,
-                                  lr_update_interval=interval, schedule=schedule or model.Schedule(),
-                                  warmup_iterations=warmup_iterations, update_interval=update_interval),
-        multi_gpu=model.MultiGPU(workers=workers, scaling=scaling, warmup_epochs=warmup_epochs),
-    )
+from tests.support.projects import plan_project
 
 
 def codes(plan: Plan) -> list:
@@ -47,7 +22,7 @@ def codes(plan: Plan) -> list:
 # ------------------------------------------------------------------------------------ NNC's example
 
 def test_nnc_documented_example_linear():
-    plan = make_plan(make_project(batch=256, lr=0.1), workers=4)
+    plan = make_plan(plan_project(batch=256, lr=0.1), workers=4)
     assert plan.per_worker_batch == 256
     assert plan.logical_batch == 1024
     assert plan.lr_scale == 4.0
@@ -59,7 +34,7 @@ def test_nnc_documented_example_linear():
 
 
 def test_nnc_documented_example_keep_logical_batch():
-    project = make_project(batch=256, lr=0.1, interval=10, multiplier=0.9)
+    project = plan_project(batch=256, lr=0.1, interval=10, multiplier=0.9)
     plan = make_plan(project, workers=4, policy="keep-logical-batch", dataset_size=10_000)
     single = make_plan(project, workers=1, dataset_size=10_000)
     assert plan.per_worker_batch == 64
@@ -73,32 +48,32 @@ def test_nnc_documented_example_keep_logical_batch():
 
 
 def test_sqrt_policy():
-    plan = make_plan(make_project(lr=0.1), workers=4, policy="sqrt")
+    plan = make_plan(plan_project(lr=0.1), workers=4, policy="sqrt")
     assert plan.lr_scale == 2.0 and plan.effective_lr == pytest.approx(0.2)
     assert plan.logical_batch == 1024
-    two = make_plan(make_project(lr=0.1), workers=2, policy="sqrt")
+    two = make_plan(plan_project(lr=0.1), workers=2, policy="sqrt")
     assert two.effective_lr == pytest.approx(0.1 * math.sqrt(2), rel=1e-15)
 
 
 def test_none_policy_keeps_lr_but_still_rescales_iterations():
-    plan = make_plan(make_project(lr=0.1, interval=12, multiplier=0.5), workers=4, policy="none")
+    plan = make_plan(plan_project(lr=0.1, interval=12, multiplier=0.5), workers=4, policy="none")
     assert plan.effective_lr == 0.1 and plan.lr_scale == 1.0
     assert plan.logical_batch == 1024
     assert plan.effective_lr_update_interval == 3
 
 
 def test_adam_alpha_scales_like_lr_with_info_note_not_warning():
-    plan = make_plan(make_project(solver="Adam", lr=0.001), workers=8)
+    plan = make_plan(plan_project(solver="Adam", lr=0.001), workers=8)
     assert plan.effective_lr == pytest.approx(0.008)
     assert any("Alpha 0.001 -> 0.008" in n for n in plan.notes)
     assert any("sqrt" in n and "Adam" in n for n in plan.notes)
     assert plan.warnings == []
-    sq = make_plan(make_project(solver="Adam", lr=0.001), workers=8, policy="sqrt")
+    sq = make_plan(plan_project(solver="Adam", lr=0.001), workers=8, policy="sqrt")
     assert not any("Adam-family" in n for n in sq.notes)
 
 
 def test_update_interval_is_part_of_the_logical_batch():
-    project = make_project(batch=32, update_interval=3, max_epoch=7)
+    project = plan_project(batch=32, update_interval=3, max_epoch=7)
     plan = make_plan(project, workers=4, dataset_size=1000)
     assert plan.logical_batch == 32 * 4 * 3
     assert plan.iterations_per_epoch == math.ceil(1000 / (32 * 4)) == 8
@@ -108,14 +83,14 @@ def test_update_interval_is_part_of_the_logical_batch():
 
 
 def test_defaults_come_from_the_project():
-    project = make_project(workers=2, scaling="sqrt")
+    project = plan_project(workers=2, scaling="sqrt")
     plan = make_plan(project)
     assert plan.workers == 2 and plan.policy == "sqrt"
     assert make_plan(project, workers=1).workers == 1
 
 
 def test_unknown_dataset_size_leaves_epoch_figures_unknown():
-    plan = make_plan(make_project(), workers=2)
+    plan = make_plan(plan_project(), workers=2)
     assert plan.dataset_size is None
     assert plan.iterations_per_epoch is None and plan.total_iterations is None and plan.updates_per_epoch is None
 
@@ -123,7 +98,7 @@ def test_unknown_dataset_size_leaves_epoch_figures_unknown():
 @settings(max_examples=200, deadline=None)
 @given(batch=st.integers(1, 512), n=st.integers(1, 64), u=st.integers(1, 8), size=st.integers(1, 200_000))
 def test_epoch_arithmetic_invariants(batch, n, u, size):
-    plan = make_plan(make_project(batch=batch, update_interval=u), workers=n, dataset_size=size)
+    plan = make_plan(plan_project(batch=batch, update_interval=u), workers=n, dataset_size=size)
     per_iter = plan.per_worker_batch * n
     assert plan.logical_batch == per_iter * u
     assert plan.iterations_per_epoch * per_iter >= size > (plan.iterations_per_epoch - 1) * per_iter
@@ -142,7 +117,7 @@ def test_epoch_arithmetic_invariants(batch, n, u, size):
     (7, 2, 3, 0.9 ** (6 / 7), True),
 ])
 def test_lr_update_interval(interval, n, new_interval, new_mult, warned):
-    plan = make_plan(make_project(interval=interval, multiplier=0.9), workers=n)
+    plan = make_plan(plan_project(interval=interval, multiplier=0.9), workers=n)
     assert plan.lr_update_interval == interval and plan.lr_multiplier == 0.9
     assert plan.effective_lr_update_interval == new_interval
     assert plan.effective_lr_multiplier == pytest.approx(new_mult, rel=1e-14)
@@ -154,7 +129,7 @@ def test_lr_update_interval(interval, n, new_interval, new_mult, warned):
 
 
 def test_non_multiple_interval_note_states_both_numbers():
-    plan = make_plan(make_project(interval=10, multiplier=0.9), workers=4)
+    plan = make_plan(plan_project(interval=10, multiplier=0.9), workers=4)
     assert ("LR update interval 10 is not a multiple of 4 workers: using every 2 iterations with multiplier "
             "0.9^(8/10)=0.9192 so the LR per sample seen is unchanged.") in plan.notes
     w = plan.warnings[0]
@@ -162,20 +137,20 @@ def test_non_multiple_interval_note_states_both_numbers():
 
 
 def test_multiple_interval_note_and_no_warning():
-    plan = make_plan(make_project(interval=12, multiplier=0.9), workers=4)
+    plan = make_plan(plan_project(interval=12, multiplier=0.9), workers=4)
     assert any("LR update interval 12 -> 3" in n for n in plan.notes)
     assert plan.warnings == []
 
 
 def test_interval_irrelevant_without_multiplier_or_other_schedule():
-    assert make_plan(make_project(interval=10, multiplier=1.0), workers=4).warnings == []
-    cos = make_plan(make_project(interval=10, multiplier=0.9, schedule=model.Schedule(type="cosine", max_iter=400)),
+    assert make_plan(plan_project(interval=10, multiplier=1.0), workers=4).warnings == []
+    cos = make_plan(plan_project(interval=10, multiplier=0.9, schedule=model.Schedule(type="cosine", max_iter=400)),
                     workers=4)
     assert "lr-interval-not-multiple" not in codes(cos)
 
 
 def _single_and_n(interval: int, mult: float, n: int):
-    project = make_project(lr=0.1, interval=interval, multiplier=mult)
+    project = plan_project(lr=0.1, interval=interval, multiplier=mult)
     p1 = make_plan(project, workers=1).schedule_params()
     pn_plan = make_plan(project, workers=n)
     return p1, pn_plan, pn_plan.schedule_params()
@@ -237,7 +212,7 @@ def test_n_worker_lr_never_more_than_one_update_away(interval, mult, n, i):
 # ------------------------------------------------------------------------------------ other schedule lengths
 
 def test_step_points_divided_and_rounded():
-    plan = make_plan(make_project(schedule=model.Schedule(type="step", steps=[30, 60, 90], gamma=0.1)), workers=4)
+    plan = make_plan(plan_project(schedule=model.Schedule(type="step", steps=[30, 60, 90], gamma=0.1)), workers=4)
     assert plan.steps == (30, 60, 90)
     assert plan.effective_steps == (8, 15, 23)  # 7.5 -> 8, 15, 22.5 -> 23 (half up)
     assert any("[30, 60, 90] -> [8, 15, 23]" in n and "rounded" in n for n in plan.notes)
@@ -248,7 +223,7 @@ def test_step_points_divided_and_rounded():
 
 
 def test_tiny_step_points_stay_at_least_one_and_keep_their_count():
-    plan = make_plan(make_project(schedule=model.Schedule(type="step", steps=[1, 2], gamma=0.5)), workers=4)
+    plan = make_plan(plan_project(schedule=model.Schedule(type="step", steps=[1, 2], gamma=0.5)), workers=4)
     assert plan.effective_steps == (1, 1)
     assert any("coincide" in n for n in plan.notes)
     p = plan.schedule_params()
@@ -257,20 +232,20 @@ def test_tiny_step_points_stay_at_least_one_and_keep_their_count():
 
 @pytest.mark.parametrize("kind", ["cosine", "polynomial"])
 def test_decay_length_divided(kind):
-    plan = make_plan(make_project(schedule=model.Schedule(type=kind, max_iter=1000, power=2.0)), workers=8)
+    plan = make_plan(plan_project(schedule=model.Schedule(type=kind, max_iter=1000, power=2.0)), workers=8)
     assert plan.effective_max_iter == 125
     assert any("max_iter) 1000 -> 125" in n for n in plan.notes)
     p = plan.schedule_params()
-    single = make_plan(make_project(schedule=model.Schedule(type=kind, max_iter=1000, power=2.0)),
+    single = make_plan(plan_project(schedule=model.Schedule(type=kind, max_iter=1000, power=2.0)),
                        workers=1).schedule_params()
     for i in (0, 10, 60, 125, 200):
         assert learning_rate(p, i) == pytest.approx(8 * learning_rate(single, 8 * i), rel=1e-12, abs=1e-15)
-    odd = make_plan(make_project(schedule=model.Schedule(type=kind, max_iter=10)), workers=4)
+    odd = make_plan(plan_project(schedule=model.Schedule(type=kind, max_iter=10)), workers=4)
     assert odd.effective_max_iter == 3  # 2.5 rounds half up
 
 
 def test_whole_run_decay_uses_n_worker_total():
-    project = make_project(batch=100, max_epoch=4, schedule=model.Schedule(type="cosine", max_iter=0))
+    project = plan_project(batch=100, max_epoch=4, schedule=model.Schedule(type="cosine", max_iter=0))
     plan = make_plan(project, workers=4, dataset_size=4000)
     assert plan.total_iterations == 40 and plan.effective_max_iter == 0
     p = plan.schedule_params()
@@ -281,19 +256,19 @@ def test_whole_run_decay_uses_n_worker_total():
 
 
 def test_optimizer_warmup_divided():
-    plan = make_plan(make_project(warmup_iterations=100), workers=8)
+    plan = make_plan(plan_project(warmup_iterations=100), workers=8)
     assert plan.warmup_iterations == 100 and plan.effective_warmup_iterations == 13  # 12.5 -> 13
     assert any("warmup_iterations) 100 -> 13" in n for n in plan.notes)
     p = plan.schedule_params()
     assert p.warmup_iterations == 13 and p.warmup_start_lr == 0.0
-    assert make_plan(make_project(warmup_iterations=2), workers=8).effective_warmup_iterations == 1
-    assert make_plan(make_project(warmup_iterations=100), workers=4).effective_warmup_iterations == 25
+    assert make_plan(plan_project(warmup_iterations=2), workers=8).effective_warmup_iterations == 1
+    assert make_plan(plan_project(warmup_iterations=100), workers=4).effective_warmup_iterations == 25
 
 
 # ------------------------------------------------------------------------------------ Goyal warm-up
 
 def test_goyal_warmup_ramps_from_base_to_effective_lr():
-    project = make_project(batch=256, lr=0.1, warmup_epochs=5)
+    project = plan_project(batch=256, lr=0.1, warmup_epochs=5)
     plan = make_plan(project, workers=4, dataset_size=51_200)
     assert plan.iterations_per_epoch == 50
     assert plan.scaling_warmup_iterations == 250 == plan.total_warmup_iterations
@@ -309,7 +284,7 @@ def test_goyal_warmup_ramps_from_base_to_effective_lr():
 
 
 def test_goyal_warmup_fractional_epochs_and_unknown_size():
-    project = make_project(batch=256, lr=0.1, warmup_epochs=0.5)
+    project = plan_project(batch=256, lr=0.1, warmup_epochs=0.5)
     assert make_plan(project, workers=4, dataset_size=51_200).scaling_warmup_iterations == 25
     unknown = make_plan(project, workers=4)
     assert unknown.scaling_warmup_iterations is None and unknown.total_warmup_iterations is None
@@ -318,7 +293,7 @@ def test_goyal_warmup_fractional_epochs_and_unknown_size():
 
 
 def test_goyal_warmup_is_off_when_lr_is_not_scaled():
-    project = make_project(warmup_epochs=5)
+    project = plan_project(warmup_epochs=5)
     for plan in (make_plan(project, workers=1, dataset_size=10_000),
                  make_plan(project, workers=4, policy="keep-logical-batch", dataset_size=10_000)):
         assert plan.scaling_warmup_iterations == 0
@@ -327,7 +302,7 @@ def test_goyal_warmup_is_off_when_lr_is_not_scaled():
 
 
 def test_goyal_and_optimizer_warmup_merge():
-    project = make_project(batch=256, lr=0.1, warmup_epochs=1, warmup_iterations=400)
+    project = plan_project(batch=256, lr=0.1, warmup_epochs=1, warmup_iterations=400)
     plan = make_plan(project, workers=4, dataset_size=51_200)
     assert plan.effective_warmup_iterations == 100 and plan.scaling_warmup_iterations == 50
     p = plan.schedule_params()
@@ -337,45 +312,45 @@ def test_goyal_and_optimizer_warmup_merge():
 
 
 def test_warmup_longer_than_run_warns():
-    plan = make_plan(make_project(max_epoch=3, warmup_epochs=5), workers=2, dataset_size=5120)
+    plan = make_plan(plan_project(max_epoch=3, warmup_epochs=5), workers=2, dataset_size=5120)
     assert "warmup-longer-than-run" in codes(plan)
 
 
 # ------------------------------------------------------------------------------------ warnings
 
 def test_logical_batch_larger_than_dataset():
-    plan = make_plan(make_project(batch=256), workers=4, dataset_size=1000)
+    plan = make_plan(plan_project(batch=256), workers=4, dataset_size=1000)
     w = next(w for w in plan.warnings if w.code == "logical-batch-exceeds-dataset")
     assert "1024" in w.message and "1000" in w.message
     assert "config.batch_size" in w.message and "multi_gpu.workers" in w.message and w.fix
-    assert "logical-batch-exceeds-dataset" not in codes(make_plan(make_project(batch=256), workers=4,
+    assert "logical-batch-exceeds-dataset" not in codes(make_plan(plan_project(batch=256), workers=4,
                                                                   dataset_size=1024))
 
 
 def test_logical_batch_above_8192_with_linear_scaling():
-    plan = make_plan(make_project(batch=1024), workers=16)
+    plan = make_plan(plan_project(batch=1024), workers=16)
     w = next(w for w in plan.warnings if w.code == "logical-batch-too-large")
     assert "16384" in w.message and "8192" in w.message and "sqrt" in w.fix and "warmup_epochs" in w.fix
-    assert "logical-batch-too-large" not in codes(make_plan(make_project(batch=1024), workers=8))  # exactly 8192
-    assert "logical-batch-too-large" not in codes(make_plan(make_project(batch=1024), workers=16, policy="sqrt"))
-    warmed = make_plan(make_project(batch=1024, warmup_epochs=5), workers=16)
+    assert "logical-batch-too-large" not in codes(make_plan(plan_project(batch=1024), workers=8))  # exactly 8192
+    assert "logical-batch-too-large" not in codes(make_plan(plan_project(batch=1024), workers=16, policy="sqrt"))
+    warmed = make_plan(plan_project(batch=1024, warmup_epochs=5), workers=16)
     assert "warmup_epochs" not in next(w for w in warmed.warnings if w.code == "logical-batch-too-large").fix
 
 
 def test_batchnorm_with_small_per_worker_batch():
-    plan = make_plan(make_project(batch=32, bn=True), workers=4, policy="keep-logical-batch")
+    plan = make_plan(plan_project(batch=32, bn=True), workers=4, policy="keep-logical-batch")
     assert plan.per_worker_batch == 8
     w = next(w for w in plan.warnings if w.code == "small-batch-batchnorm")
     assert "BatchNormalization" in w.message and "bn" in w.message and "8" in w.message
-    assert "small-batch-batchnorm" not in codes(make_plan(make_project(batch=32, bn=False), workers=4,
+    assert "small-batch-batchnorm" not in codes(make_plan(plan_project(batch=32, bn=False), workers=4,
                                                           policy="keep-logical-batch"))
-    assert "small-batch-batchnorm" not in codes(make_plan(make_project(batch=32, bn=True), workers=4))
-    assert "small-batch-batchnorm" in codes(make_plan(make_project(batch=8, bn=True), workers=1))
-    assert "small-batch-batchnorm" not in codes(make_plan(make_project(batch=16, bn=True), workers=1))
+    assert "small-batch-batchnorm" not in codes(make_plan(plan_project(batch=32, bn=True), workers=4))
+    assert "small-batch-batchnorm" in codes(make_plan(plan_project(batch=8, bn=True), workers=1))
+    assert "small-batch-batchnorm" not in codes(make_plan(plan_project(batch=16, bn=True), workers=1))
 
 
 def test_more_workers_than_gpus():
-    project = make_project()
+    project = plan_project()
     plan = make_plan(project, workers=8, gpus_available=4, device="cuda")
     w = next(w for w in plan.warnings if w.code == "workers-exceed-gpus")
     assert "multi_gpu.workers 8" in w.message and "4 GPUs" in w.message and "4 or fewer" in w.fix
@@ -386,7 +361,7 @@ def test_more_workers_than_gpus():
 
 
 def test_keep_logical_batch_not_divisible_warns_and_floors():
-    plan = make_plan(make_project(batch=250), workers=4, policy="keep-logical-batch")
+    plan = make_plan(plan_project(batch=250), workers=4, policy="keep-logical-batch")
     assert plan.per_worker_batch == 62 and plan.logical_batch == 248
     w = next(w for w in plan.warnings if w.code == "batch-not-divisible")
     assert "config.batch_size 250" in w.message and "248" in w.message and "248 or 252" in w.fix
@@ -394,7 +369,7 @@ def test_keep_logical_batch_not_divisible_warns_and_floors():
 
 def test_keep_logical_batch_too_small_is_an_error():
     with pytest.raises(PlanError) as err:
-        make_plan(make_project(batch=2), workers=4, policy="keep-logical-batch")
+        make_plan(plan_project(batch=2), workers=4, policy="keep-logical-batch")
     assert "config.batch_size 2" in str(err.value) and "per-worker batch would be 0" in str(err.value)
 
 
@@ -418,7 +393,7 @@ def test_keep_logical_batch_too_small_is_an_error():
 ])
 def test_plan_errors_name_the_field(kwargs, project_kwargs, message):
     with pytest.raises(PlanError) as err:
-        make_plan(make_project(**project_kwargs), **kwargs)
+        make_plan(plan_project(**project_kwargs), **kwargs)
     assert message in str(err.value)
     assert isinstance(err.value, ValueError)
 
@@ -426,7 +401,7 @@ def test_plan_errors_name_the_field(kwargs, project_kwargs, message):
 # ------------------------------------------------------------------------------------ output
 
 def test_to_dict_is_json_friendly():
-    plan = make_plan(make_project(batch=256, interval=10, multiplier=0.9, bn=True,
+    plan = make_plan(plan_project(batch=256, interval=10, multiplier=0.9, bn=True,
                                   schedule=model.Schedule(type="exponential", steps=[5])),
                      workers=4, dataset_size=500)
     d = json.loads(json.dumps(plan.to_dict()))
@@ -449,7 +424,7 @@ def _row(table: str, label: str) -> list:
 
 
 def test_format_plan_table_for_1_2_4_8():
-    project = make_project(batch=256, lr=0.1, interval=10, multiplier=0.9, warmup_epochs=5)
+    project = plan_project(batch=256, lr=0.1, interval=10, multiplier=0.9, warmup_epochs=5)
     plans = [make_plan(project, workers=n, dataset_size=51_200) for n in (1, 2, 4, 8)]
     table = format_plan_table(plans)
     assert table.splitlines()[0].split() == ["N=1", "N=2", "N=4", "N=8"]
@@ -473,7 +448,7 @@ def test_format_plan_table_for_1_2_4_8():
 
 
 def test_format_plan_table_unknown_size_and_empty():
-    table = format_plan_table([make_plan(make_project(), workers=2)])
+    table = format_plan_table([make_plan(plan_project(), workers=2)])
     assert _row(table, "iterations/epoch") == ["?"]
     assert _row(table, "LR update interval") == ["never"]
     assert format_plan_table([]) == "(no plans)"

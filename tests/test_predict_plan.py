@@ -11,7 +11,8 @@ import pytest
 
 from nnconsole.engine.plan.timing_inputs import (PredictionError, layouts_for, measured_compute, parse_link,
                                                  predict_project)
-from tests.helpers import nnconsole, tabular_project
+from tests.support.cli import nnconsole
+from tests.support.projects import tabular_project
 from nnconsole.engine.check.project_file import load_valid_project
 
 

@@ -77,7 +77,7 @@ def test_close_stops_a_producer_waiting_on_a_full_queue():
 def test_training_with_prefetch_gives_the_same_parameters_as_without(tmp_path, monkeypatch):
     import nnabla as nn
 
-    from tests.helpers import final_params, train_in_process
+    from tests.support.training import final_params, train_in_process
 
     shutil.copytree(DIGITS, tmp_path / "digits")
     results = {}

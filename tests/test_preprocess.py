@@ -9,7 +9,7 @@ import pytest
 from nnconsole.engine.runtime.graph import build_graph
 from nnconsole.engine.interop import export_nntxt, import_file
 from nnconsole.engine.project.model import Datasets, Layer, Network, Project
-from tests.test_interop_sdcproj import sdcproj_text
+from tests.support.nnc_files import sdcproj_text
 
 RANDOM = [("ImageAugmentation", {"flip_lr": True, "brightness": 0.3, "noise": 0.1}),
           ("RandomFlip", {"axes": [2]}),

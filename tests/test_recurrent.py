@@ -246,8 +246,8 @@ def test_nncs_lstm_unit_imports_from_sdcproj_and_exports_as_its_layers(tmp_path)
 
     from nnconsole.engine.interop import export_nntxt, import_file
     from nnconsole.engine.project.model import Datasets, Project
-    from tests import nnc_reference
-    from tests.test_interop_sdcproj import sdcproj_text
+    from tests.support import nnc_reference
+    from tests.support.nnc_files import sdcproj_text
 
     props = {k: p.value for k, p in nnc_reference.layer("LSTM").properties.items()
              if not p.value.startswith("*") and not k.startswith("Cost")}  # as NNC saves a fresh unit

@@ -15,12 +15,14 @@ from nnconsole.engine.interop import export_nntxt, import_file
 from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import Datasets
 from nnconsole.engine.network.shapes import infer_network
-from tests.helpers import nnconsole, train_in_process
-from tests.test_interop_sdcproj import sdcproj_text
-from tests.test_recurrent import ELMAN_NNTXT
+from tests.support.cli import nnconsole
+from tests.support.training import train_in_process
+from tests.support.paths import DATA
+from tests.support.nnc_files import sdcproj_text
 from nnconsole.engine.check.project_file import load_valid_project
 
 ROOT = Path(__file__).resolve().parent.parent
+ELMAN_NNTXT = os.path.join(DATA, "recurrent", "elman.nntxt")  # written as NNC writes a recurrent network
 NNABLA_CLI = os.path.join(os.path.dirname(sys.executable), "nnabla_cli")
 
 # An Elman network as NNC's editor saves it: computed properties (ID, Length, Output) included.

@@ -12,26 +12,11 @@ from nnconsole.engine.project.model import Layer, Network
 from nnconsole.engine.network.repeat_blocks import block_totals, find_blocks, unroll
 from nnconsole.engine.network.shapes import infer_network
 from nnconsole.engine.check.project_file import load_valid_project
+from tests.support.networks import resnet_like
+from tests.support.projects import blocks_project
 
 L = Layer
 NNABLA_CLI = os.path.join(os.path.dirname(sys.executable), "nnabla_cli")
-
-
-def _conv(name, src):
-    return L(name, "Convolution", [src], {"outmaps": 4, "kernel": [3, 3], "pad": [1, 1]})
-
-
-def resnet_like() -> Network:
-    """Two sequential blocks (a residual block x2, then a block x2 holding a nested block x3); names are free."""
-    return Network([
-        L("x", "Input", params={"shape": [2, 4, 4], "variable": "x"}), _conv("stem", "x"),
-        L("res", "RepeatStart", ["stem"], {"times": 2}), _conv("c1", "res"), L("r1", "ReLU", ["c1"]),
-        L("add", "Add2", ["res", "r1"]), L("res end", "RepeatEnd", ["add"]),
-        L("outer", "RepeatStart", ["res end"], {"times": 2}), L("inner", "RepeatStart", ["outer"], {"times": 3}),
-        _conv("c2", "inner"), L("inner end", "RepeatEnd", ["c2"]), L("t", "Tanh", ["inner end"]),
-        L("outer end", "RepeatEnd", ["t"]),
-        L("fc", "Affine", ["outer end"], {"out_shape": [3]}), L("y", "Input", params={"shape": [1], "variable": "y"}),
-        L("loss", "SoftmaxCrossEntropy", ["fc", "y"])])
 
 
 def test_blocks_pair_through_the_graph_innermost_first():
@@ -114,7 +99,7 @@ SDC_LAYERS = [  # as NNC writes them: RepeatEnd's ID and Times are computed (*..
 def test_sdcproj_with_two_sequential_and_one_nested_block_imports_as_blocks(tmp_path):
     """Was refused: pairing needed an ID property NNC's editor does not write."""
     from nnconsole.engine.interop import import_file
-    from tests.test_interop_sdcproj import sdcproj_text
+    from tests.support.nnc_files import sdcproj_text
 
     path = tmp_path / "blocks.sdcproj"
     path.write_text(sdcproj_text(SDC_LAYERS), newline="")
@@ -131,34 +116,13 @@ def test_sdcproj_with_two_sequential_and_one_nested_block_imports_as_blocks(tmp_
     assert [n for n in names if n.startswith("ConvA")] == ["ConvA[0]", "ConvA[1]"]
 
 
-def _write_project(tmp_path, network, rows=32):
-    import numpy as np
-
-    from nnconsole.engine.project.io import save_project
-    from nnconsole.engine.project.model import Datasets, Project
-
-    rng = np.random.RandomState(0)
-    os.makedirs(tmp_path / "data", exist_ok=True)
-    for split in ("train", "valid"):
-        with open(tmp_path / "data" / f"{split}.csv", "w") as f:
-            f.write(",".join(f"x__{i}" for i in range(32)) + ",y\n")
-            for _ in range(rows):
-                f.write(",".join(f"{v:.4f}" for v in rng.rand(32)) + f",{rng.randint(3)}\n")
-    project = Project(name="blocks", network=network,
-                      datasets=Datasets(training="data/train.csv", validation="data/valid.csv"))
-    project.config.max_epoch, project.config.batch_size = 1, 8
-    path = str(tmp_path / "blocks.yaml")
-    save_project(project, path)
-    return path
-
-
 def test_a_saved_project_keeps_its_blocks_and_an_expanded_one_stays_valid(tmp_path):
 
-    path = _write_project(tmp_path, resnet_like())
+    path = blocks_project(tmp_path, resnet_like())
     loaded = load_valid_project(path)
     assert [layer.type for layer in loaded.network.layers].count("RepeatStart") == 3
     assert loaded.network.layer("outer").params == {"times": 2}
-    expanded = _write_project(tmp_path / "old", unroll(resnet_like()))  # what older versions saved on import
+    expanded = blocks_project(tmp_path / "old", unroll(resnet_like()))  # what older versions saved on import
     assert infer_network(load_valid_project(expanded).network).total_params == infer_network(loaded.network).total_params
 
 
@@ -169,7 +133,7 @@ def test_exported_nntxt_of_a_project_with_blocks_trains_under_nnabla_cli(tmp_pat
     net = resnet_like()
     net.layers[0].params["shape"] = [32]  # nnabla_cli reads numeric CSV columns as a vector
     net.layers[1] = L("stem", "Affine", ["x"], {"out_shape": [4, 4, 4]})
-    project = load_valid_project(_write_project(tmp_path, net))
+    project = load_valid_project(blocks_project(tmp_path, net))
     out = tmp_path / "blocks.nntxt"
     result = export_nntxt(project, str(out))
     assert not any("written unrolled" in n for n in result.notes)
@@ -226,8 +190,9 @@ def _blocks_mlp(path: str) -> str:
 
 @pytest.mark.mpi
 def test_a_project_with_repeat_blocks_trains_the_same_under_one_and_two_workers(tmp_path):
-    from tests.helpers import (final_params, max_relative_error, nnconsole, run_dir_from, tabular_project,
-                               train_file_in_process)
+    from tests.support.cli import nnconsole, run_dir_from
+    from tests.support.projects import tabular_project
+    from tests.support.training import final_params, max_relative_error, train_file_in_process
 
     one = _blocks_mlp(tabular_project(str(tmp_path / "one"), n=64, batch=16, epochs=1, lr=0.2, scaling="none"))
     two = _blocks_mlp(tabular_project(str(tmp_path / "two"), n=64, batch=8, epochs=1, lr=0.2, scaling="none",
@@ -247,7 +212,7 @@ def test_parameters_of_a_project_with_blocks_are_accepted_as_its_initial_paramet
     from nnconsole.engine.runtime.graph import build_graph
     from nnconsole.engine.check.validate import check_initial_parameters
 
-    project = load_valid_project(_write_project(tmp_path, resnet_like()))
+    project = load_valid_project(blocks_project(tmp_path, resnet_like()))
     nn.clear_parameters()
     try:
         built = build_graph(project.network, 2, "train")

@@ -11,7 +11,7 @@ import pytest
 from nnconsole.engine.interop import export_nntxt, import_file
 from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import Layer
-from tests.test_several_optimizers import gan_project
+from tests.support.projects import gan_project
 from nnconsole.engine.check.project_file import load_valid_project
 
 NNABLA_CLI = os.path.join(os.path.dirname(sys.executable), "nnabla_cli")

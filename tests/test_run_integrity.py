@@ -20,7 +20,10 @@ import pytest
 
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.test_seams import seam_environment
-from tests.helpers import ROOT, live_processes, nnconsole, run_dir_from, tabular_project, wait_until_gone
+from tests.support.cli import nnconsole, run_dir_from
+from tests.support.paths import ROOT
+from tests.support.processes import live_processes, wait_until_gone
+from tests.support.projects import tabular_project
 
 ENV = dict(os.environ, PYTHONPATH=ROOT)
 EPOCHS = 16

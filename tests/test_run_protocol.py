@@ -16,7 +16,9 @@ from nnconsole.engine.rundir.protocol import (LAUNCHER, RUN_DIR_EVENT, STATUS_FI
                                               read_error_records, read_events, record_problems)
 from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.test_seams import SEAMS_VARIABLE, seam, seam_environment
-from tests.helpers import ROOT, nnconsole, run_dir_from, tabular_project
+from tests.support.cli import nnconsole, run_dir_from
+from tests.support.paths import ROOT
+from tests.support.projects import tabular_project
 
 
 # ---- one error base class with an exit code ---------------------------------------------------------------

@@ -19,7 +19,7 @@ from nnconsole.engine.interop.common import canonical_params
 from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 from nnconsole.engine.layers import all_specs, find_spec
 from nnconsole.engine.project.model import Datasets, Layer, Network, Project, TrainingConfig
-from tests.layer_cases import single_layer_network
+from tests.support.networks import single_layer_network
 from nnconsole.engine.check.project_file import load_valid_project
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -13,7 +13,9 @@ import sys
 import pytest
 
 from nnconsole.engine.helper_processes import cli_command, python_module_command
-from tests.helpers import ROOT, run_dir_from, tabular_project
+from tests.support.cli import run_dir_from
+from tests.support.paths import ROOT
+from tests.support.projects import tabular_project
 
 # A module that, when imported, leaves a marker naming itself, the process and where it was found.
 PLANTED = """import os

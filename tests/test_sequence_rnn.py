@@ -132,7 +132,7 @@ def _sine_lstm_project(tmp_path: Path, type_: str = "LSTMSequence"):
 def test_a_sequence_regression_trains_one_epoch(tmp_path, type_):
     """The next value of the template's noisy sine waves from 16 steps: one epoch of training lowers the loss."""
     from nnconsole.engine.project.io import save_project
-    from tests.helpers import train_in_process
+    from tests.support.training import train_in_process
 
     project = _sine_lstm_project(tmp_path, type_)
     save_project(project, str(tmp_path / "sine" / "project.yaml"))
@@ -177,7 +177,7 @@ def test_exported_nntxt_computes_what_the_engine_does(tmp_path, type_, params):
 
     from nnconsole.engine.interop import export_nntxt
     from nnconsole.engine.project.model import Datasets, Project
-    from tests.layer_cases import single_layer_network
+    from tests.support.networks import single_layer_network
 
     project = Project(name="one", network=Network(single_layer_network(type_, params, [(5, 3)])),
                       datasets=Datasets(training="a.csv", validation="a.csv"))
@@ -229,7 +229,7 @@ def test_nntxt_round_trip_gives_the_layer_back(tmp_path, type_, params):
     from nnconsole.engine.interop import export_nntxt, import_file
     from nnconsole.engine.layers import resolve_params
     from nnconsole.engine.project.model import Datasets, Project
-    from tests.layer_cases import single_layer_network
+    from tests.support.networks import single_layer_network
 
     if type_ == "RNNSequence":
         params = dict(params, nonlinearity="relu")
@@ -328,7 +328,8 @@ def test_two_workers_train_an_lstm_as_one_worker_with_the_same_logical_batch(tmp
     import yaml
 
     from nnconsole.engine.project.io import save_project
-    from tests.helpers import final_params, max_relative_error, run_dir_from
+    from tests.support.cli import run_dir_from
+    from tests.support.training import final_params, max_relative_error
 
     runs = []
     for name, batch, workers in (("one", 16, 1), ("two", 8, 2)):

@@ -13,7 +13,7 @@ import pytest
 from nnconsole.engine.project import model, schema
 from nnconsole.engine.project.schema import SETTINGS, SOLVER_TABLE, value_at
 from nnconsole.engine.check.validate import check_settings
-from tests.helpers import ROOT
+from tests.support.paths import ROOT
 from nnconsole.engine.project.schema import SOLVERS
 
 SECTIONS = {"datasets": model.Datasets, "config": model.TrainingConfig, "optimizer": model.Optimizer,

@@ -13,53 +13,11 @@ import pytest
 
 from nnconsole.engine.project.errors import ProjectError
 from nnconsole.engine.project.io import dumps_project, save_project
-from nnconsole.engine.project.model import (Datasets, ExtraOptimizer, Layer, Network, Optimizer, Project,
-                                            TrainingConfig)
-from tests.helpers import final_params, tabular_project, train_in_process
-from tests.test_gan_project import write_gan_data
+from nnconsole.engine.project.model import (ExtraOptimizer, Network)
+from tests.support.projects import tabular_project
+from tests.support.training import final_params, train_in_process
 from nnconsole.engine.check.project_file import load_valid_project, loads_valid_project
-
-FROZEN = {"W": 0.0, "b": 0.0}
-
-
-def _gen(frozen: bool) -> Layer:
-    return Layer("gen", "Affine", ["z"], {"out_shape": [4]}, parameter_scope="generator",
-                 lr_multipliers=dict(FROZEN) if frozen else {})
-
-
-def _disc(name: str, source: str, frozen: bool) -> Layer:
-    return Layer(name, "Affine", [source], {"out_shape": [1]}, parameter_scope="disc",
-                 lr_multipliers=dict(FROZEN) if frozen else {})
-
-
-def discriminator_network() -> Network:
-    return Network([
-        Layer("x", "Input", params={"shape": [4]}), Layer("z", "Input", params={"shape": [2]}), _gen(True),
-        _disc("d_real", "x", False), _disc("d_fake", "gen", False),
-        Layer("one", "Constant", params={"value": "1", "value_type": "Float"}), Layer("zero", "Constant", params={"value": "0", "value_type": "Float"}),
-        Layer("loss_real", "SigmoidCrossEntropy", ["d_real", "one"]),
-        Layer("loss_fake", "SigmoidCrossEntropy", ["d_fake", "zero"])])
-
-
-def generator_network() -> Network:
-    return Network([
-        Layer("z", "Input", params={"shape": [2]}), _gen(False), _disc("d_fake", "gen", True),
-        Layer("one", "Constant", params={"value": "1", "value_type": "Float"}),
-        Layer("loss_gen", "SigmoidCrossEntropy", ["d_fake", "one"])])
-
-
-def gan_project(folder: str, epochs: int = 2, **extra) -> str:
-    os.makedirs(folder, exist_ok=True)
-    write_gan_data(folder)
-    project = Project(
-        name="gan2", network=discriminator_network(), networks={"Generator": generator_network()},
-        datasets=Datasets(training="train.csv", validation="train.csv"),
-        config=TrainingConfig(max_epoch=epochs, batch_size=8, device="cpu", seed=1),
-        optimizer=Optimizer(solver="Adam", learning_rate=0.01),
-        optimizers=[ExtraOptimizer(name="Optimizer_G", network="Generator",
-                                   optimizer=Optimizer(solver="Adam", learning_rate=0.01), **extra)])
-    return save_project(project, os.path.join(folder, "project.yaml"), backup=False)
-
+from tests.support.projects import gan_project
 
 def test_networks_and_optimizers_round_trip_through_the_file(tmp_path):
     path = gan_project(str(tmp_path))
@@ -164,7 +122,7 @@ def test_an_idle_extra_optimizer_leaves_the_one_optimizer_run_bit_identical(tmp_
 
 @pytest.mark.slow
 def test_plan_shows_one_table_per_optimizer(tmp_path):
-    from tests.helpers import nnconsole
+    from tests.support.cli import nnconsole
 
     path = gan_project(str(tmp_path))
     out = nnconsole(["plan", path, "--gpus", "2"]).stdout

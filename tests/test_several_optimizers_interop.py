@@ -10,7 +10,7 @@ import pytest
 
 from nnconsole.engine.interop import export_nntxt, import_file
 from nnconsole.engine.network.shapes import infer_network
-from tests.test_several_optimizers import gan_project
+from tests.support.projects import gan_project
 from nnconsole.engine.check.project_file import load_valid_project
 
 NNABLA_CLI = os.path.join(os.path.dirname(sys.executable), "nnabla_cli")

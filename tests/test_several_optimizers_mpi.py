@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from nnconsole.engine.project.io import save_project
-from tests.helpers import final_params, max_relative_error, nnconsole, run_dir_from, train_file_in_process
-from tests.test_several_optimizers import gan_project
+from tests.support.cli import nnconsole, run_dir_from
+from tests.support.training import final_params, max_relative_error, train_file_in_process
+from tests.support.projects import gan_project
 from nnconsole.engine.check.project_file import load_valid_project
 
 pytestmark = pytest.mark.mpi

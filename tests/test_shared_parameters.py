@@ -8,7 +8,7 @@ from nnconsole.engine.runtime.graph import build_graph
 from nnconsole.engine.interop import export_nntxt, import_file
 from nnconsole.engine.project.model import Datasets, Layer, Network, Project
 from nnconsole.engine.network.shapes import infer_network
-from tests.test_interop_sdcproj import sdcproj_text
+from tests.support.nnc_files import sdcproj_text
 from nnconsole.engine.check.project_file import load_valid_project
 
 

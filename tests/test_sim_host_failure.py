@@ -13,8 +13,9 @@ import pytest
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.launch.host_watch import HostProbe, answers, host_names
 from nnconsole.engine.test_seams import SEAMS_VARIABLE, seam_environment
-from tests import netns_hosts
-from tests.helpers import ROOT, tabular_project
+from tests.support import netns_hosts
+from tests.support.paths import ROOT
+from tests.support.projects import tabular_project
 
 sim_hosts = netns_hosts.sim_hosts  # the fixture
 pytestmark = pytest.mark.mpi

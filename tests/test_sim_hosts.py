@@ -9,9 +9,12 @@ import pytest
 
 from nnconsole.engine.plan.hosts import network_problem
 from nnconsole.engine.launch.launcher import LaunchError, worker_command
-from tests.helpers import ROOT, final_params, max_relative_error, run_dir_from, tabular_project
-from tests import netns_hosts
-from tests.netns_hosts import SimHosts
+from tests.support.cli import run_dir_from
+from tests.support.paths import ROOT
+from tests.support.projects import tabular_project
+from tests.support.training import final_params, max_relative_error
+from tests.support import netns_hosts
+from tests.support.netns_hosts import SimHosts
 
 sim_hosts = netns_hosts.sim_hosts  # the fixture
 

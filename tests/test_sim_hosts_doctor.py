@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from tests import netns_hosts
-from tests.helpers import ROOT
+from tests.support import netns_hosts
+from tests.support.paths import ROOT
 
 sim_hosts = netns_hosts.sim_hosts  # the fixture
 pytestmark = pytest.mark.mpi

@@ -13,7 +13,9 @@ import time
 import pytest
 
 from nnconsole.engine.rundir import store as runs
-from tests.helpers import live_processes, nnconsole, run_dir_from, tabular_project
+from tests.support.cli import nnconsole, run_dir_from
+from tests.support.processes import live_processes
+from tests.support.projects import tabular_project
 
 pytestmark = pytest.mark.soak
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import inspect
 import os
 import re
-import shutil
 from typing import Dict, List, Tuple
 
 import numpy as np
@@ -22,6 +21,7 @@ from nnconsole.engine.project.schema import SOLVER_SPECS, SOLVER_TABLE
 from nnconsole.engine.runtime.solvers import applies_weight_decay_itself, make_solver
 from nnconsole.engine.check.project_file import load_valid_project
 from nnconsole.engine.project.schema import SOLVERS
+from tests.support.nnc_files import sdcproj_with_optimizer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REFERENCE = os.path.join(HERE, "data", "nnc_reference", "solver_component.txt")
@@ -185,20 +185,6 @@ def _one_step_with(solver_name, params, wd, w0, g, alpha):
 
 
 # -------------------------------------------------------------- .sdcproj import, .nntxt export, back again
-def sdcproj_with_optimizer(tmp_path, lines: List[str]) -> str:
-    """The tiny NNC sample (data copied beside it) with its [Optimizer_0] solver lines replaced."""
-    folder = tmp_path / "nnc"
-    shutil.copytree(INTEROP, folder)
-    path = folder / "nnc_tiny_cnn.sdcproj"
-    text = path.read_text()
-    head, rest = text.split("[Optimizer_0]\n", 1)
-    body, tail = rest.split("[Monitor_0]", 1)
-    kept = [line for line in body.splitlines()
-            if not line.startswith(("Solver", "WeightDecay", "LearningRate"))]
-    path.write_text(head + "[Optimizer_0]\n" + "\n".join(kept + lines) + "\n[Monitor_0]" + tail)
-    return str(path)
-
-
 def nnc_values(name: str) -> Dict[str, float]:
     """A non-default value for each of NNC's parameters of ``name`` (flags 1), by nnconsole key."""
     return {key: (1.0 if key in SOLVER_SPECS[name].flags else (d * 0.5 if d else 0.25))
@@ -312,7 +298,8 @@ def test_every_solver_trains_the_tabular_project_through_the_trainer(spec, tmp_p
     """Each solver (its switches on, weight decay set) runs the real trainer: finite, decreasing loss."""
     import math
 
-    from tests.helpers import tabular_project, train_in_process
+    from tests.support.projects import tabular_project
+    from tests.support.training import train_in_process
 
     path = tabular_project(str(tmp_path / "p"), n=64, batch=8, epochs=3, solver=spec.name,
                            lr=SOLVER_SPECS[spec.name].nnc_learning_rate * (10 if spec.name != "Adadelta" else 1))

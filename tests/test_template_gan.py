@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from nnconsole.engine.project.templates import create_from_template
-from tests.helpers import train_in_process
+from tests.support.training import train_in_process
 from nnconsole.engine.check.project_file import load_valid_project
 
 REAL_MEAN = np.array([2.0, -1.0])

@@ -14,7 +14,9 @@ import pytest
 import yaml
 
 from nnconsole import templates as project_templates
-from tests.helpers import final_params, load_script, max_relative_error, run_dir_from
+from tests.support.cli import run_dir_from
+from tests.support.paths import load_script
+from tests.support.training import final_params, max_relative_error
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_FINAL_ERROR = 0.02  # measured 0.0064 (README); repeating the last input value gives 0.114

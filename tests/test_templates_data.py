@@ -8,7 +8,7 @@ import yaml
 from nnconsole import templates as project_templates
 from nnconsole.engine.data.loading import class_histogram, load_dataset
 from nnconsole.engine.project.model import FORMAT_VERSION
-from tests.helpers import load_script
+from tests.support.paths import load_script
 
 # name -> (total samples, number of classes or None for regression, input shape of x)
 EXPECTED = {

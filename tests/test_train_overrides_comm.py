@@ -14,7 +14,9 @@ from nnconsole.engine.launch.launcher import LaunchRequest
 from nnconsole.engine.project.io import load_project, save_project
 from nnconsole.engine.launch.overrides import OverrideError, apply_overrides
 from nnconsole.engine.rundir.protocol import RESOLVED_FILE, SNAPSHOT_FILE
-from tests.helpers import final_params, max_relative_error, nnconsole, run_dir_from, tabular_project
+from tests.support.cli import nnconsole, run_dir_from
+from tests.support.projects import tabular_project
+from tests.support.training import final_params, max_relative_error
 from nnconsole.engine.check.project_file import load_valid_project
 
 

@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 
 from nnconsole.engine.rundir import store as runs
-from tests.helpers import ROOT, load_h5, nnconsole, run_dir_from, tabular_project
+from tests.support.cli import nnconsole, run_dir_from
+from tests.support.paths import ROOT
+from tests.support.projects import tabular_project
+from tests.support.training import load_h5
 from nnconsole.engine.check.project_file import load_valid_project
 
 TEMPLATES = os.path.join(ROOT, "project_templates")

@@ -10,6 +10,7 @@ from nnconsole.engine.project.model import Layer, Network
 from nnconsole.engine.network.shapes import infer_network
 from nnconsole.engine.network.units import UnitInnerLayer as U
 from nnconsole.engine.check.project_file import load_valid_project
+from tests.support.projects import unit_project
 
 L = Layer
 
@@ -143,28 +144,11 @@ def test_a_slash_is_still_refused_in_a_users_own_layer_name():
     assert any("must not contain '/'" in m for _, m in infer_network(main).errors)
 
 
-def unit_project(folder) -> str:
-    """The tabular MLP with its hidden layer as a Unit of a 'Hidden' network (Argument 'width')."""
-    from nnconsole.engine.project.io import save_project
-    from tests.helpers import tabular_project
-
-    path = tabular_project(str(folder), epochs=1)
-    project = load_valid_project(path, check_datasets=False)
-    project.networks["Hidden"] = Network([
-        L("in", "Input", params={"shape": [4]}), L("width", "Argument", params={"value": "5", "type": "PInt"}),
-        L("fc", "Affine", ["in"], {"out_shape": "width"}), L("act", "Tanh", ["fc"])])
-    project.network = Network([
-        L("x", "Input", params={"shape": [4]}), L("hidden", "Unit", ["x"], {"network": "Hidden", "arguments": "width=8"}),
-        L("fc2", "Affine", ["hidden"], {"out_shape": 3}), L("y", "Input", params={"shape": [1]}),
-        L("loss", "SoftmaxCrossEntropy", ["fc2", "y"])])
-    save_project(project, path, backup=False)
-    return path
-
-
 def test_a_unit_project_saves_validates_trains_and_exports_expanded(tmp_path):
     from nnconsole.engine.interop.nntxt.exporter import project_to_proto
     from nnconsole.engine.check.validate import validate
-    from tests.helpers import nnconsole, train_in_process
+    from tests.support.cli import nnconsole
+    from tests.support.training import train_in_process
 
     path = unit_project(tmp_path / "p")
     project = load_valid_project(path)

@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Dict, List, Optional
 
-ROOT = os.path.join(os.path.dirname(__file__), "data", "nnc_reference", "layer_component")
+from .paths import DATA
+
+LAYER_COMPONENT = os.path.join(DATA, "nnc_reference", "layer_component")  # one folder per NNC category
 
 
 @dataclass
@@ -30,7 +32,8 @@ class NncLayer:
     properties: Dict[str, NncProperty] = field(default_factory=dict)
 
 
-def _sections(text: str) -> Dict[str, List[str]]:
+def sections(text: str) -> Dict[str, List[str]]:
+    """An NNC settings text as ``[section]`` -> its lines (blank lines and ``;`` comments dropped)."""
     out: Dict[str, List[str]] = {}
     current: Optional[List[str]] = None
     for raw in text.splitlines():
@@ -52,23 +55,23 @@ def _keys(lines: List[str]) -> Dict[str, str]:
 @lru_cache(maxsize=None)
 def palette() -> Dict[str, List[str]]:
     """NNC's palette: category -> layer types (layer_component.txt)."""
-    sections = _sections(open(os.path.join(ROOT, "layer_component.txt"), encoding="utf-8").read())
-    return {c: list(sections.get(c, [])) for c in sections.get("Category", [])}
+    found = sections(open(os.path.join(LAYER_COMPONENT, "layer_component.txt"), encoding="utf-8").read())
+    return {c: list(found.get(c, [])) for c in found.get("Category", [])}
 
 
 @lru_cache(maxsize=None)
 def layer(name: str) -> Optional[NncLayer]:
     """NNC's definition of a layer type, or None when the reference has no file for it."""
-    for category in os.listdir(ROOT):
-        path = os.path.join(ROOT, category, f"{name}.txt")
+    for category in os.listdir(LAYER_COMPONENT):
+        path = os.path.join(LAYER_COMPONENT, category, f"{name}.txt")
         if os.path.isfile(path):
             break
     else:
         return None
-    sections = _sections(open(path, encoding="utf-8").read())
-    result = NncLayer(name=name, category=category, function=_keys(sections.get("Global", [])).get("FunctionName", ""))
-    for prop in sections.get("Property", []):
-        keys = _keys(sections.get(f"Property_{prop}", []))
+    found = sections(open(path, encoding="utf-8").read())
+    result = NncLayer(name=name, category=category, function=_keys(found.get("Global", [])).get("FunctionName", ""))
+    for prop in found.get("Property", []):
+        keys = _keys(found.get(f"Property_{prop}", []))
         result.properties[prop] = NncProperty(
             name=prop, type=keys.get("Type", ""), value=keys.get("Value", ""),
             editable=keys.get("Editable", "True").lower() != "false",
