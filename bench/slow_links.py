@@ -1,6 +1,6 @@
 """Slow links (issue 20): 1 host x 2 workers against 2 hosts x 1 worker on throttled links, measured vs predicted.
 
-Needs root: two simulated hosts (network namespaces on a bridge, tests/netns_hosts.py) whose links are
+Needs root: two simulated hosts (network namespaces on a bridge, tests/support/netns_hosts.py) whose links are
 limited with tc's token bucket (tbf) on both veth ends. For each link (unlimited, 1 Gbit/s, 100 Mbit/s):
 ``nnconsole doctor --hosts`` measures the link (bus bandwidth of a 16 MB all-reduce, latency per ring
 step), then the same project trains on 2 hosts x 1 worker; 1 worker and 1 host x 2 workers are measured
