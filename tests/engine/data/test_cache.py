@@ -175,7 +175,7 @@ def test_parallel_build_equals_in_process_build_and_reports_progress(tmp_path, m
 SCRIPT = textwrap.dedent("""
     import os, sys, time
     sys.path.insert(0, {root!r})
-    from nnconsole.engine import dataset_build, dataset_decode
+    from nnconsole.engine.data import cache_build as dataset_build, decode as dataset_decode
     from nnconsole.engine.data.loading import load_dataset
     dataset_build.CHUNK = 4
     real = dataset_decode._decode_image
