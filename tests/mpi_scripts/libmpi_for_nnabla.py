@@ -34,7 +34,7 @@ before = None if DEVICE_FIRST else search()
 fake = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"fake-ext-{os.getpid()}")
 os.makedirs(os.path.join(fake, "nnabla_ext", "cuda"), exist_ok=True)
 with open(os.path.join(fake, "nnabla_ext", "cuda", "__init__.py"), "w") as fh:
-    fh.write("from engine import gpu_libs\n"
+    fh.write("from nnconsole.engine.backend import gpu_libs\n"
              "found, failures = gpu_libs.nnabla_libmpi_search()\n"
              "SEARCH = {'found': found, 'failures': failures, 'problem': gpu_libs.nnabla_libmpi_problem()}\n"
              "def get_device_count():\n    return 0\n")
