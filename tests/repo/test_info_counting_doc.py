@@ -12,7 +12,6 @@ from nnconsole.engine.network.shapes import infer_network
 from tests.support.paths import ROOT
 
 
-
 def _one(type_name, shape, **params):
     net = Network(layers=[Layer("x", "Input", [], {"shape": shape}),
                           Layer("l", type_name, ["x"], {**defaults(type_name), **params})])

@@ -108,7 +108,6 @@ def test_allreduce_share_is_measured_on_the_gpu_path(gpu_and_cpu_runs):
     assert any("all-reduce takes" in w["message"] for w in warnings)
 
 
-
 @pytest.mark.mpi
 def test_ranks_that_choose_different_backends_all_fail_at_once_naming_each(tmp_path):
     # device: auto on this GPU-less machine puts every rank on the CPU; the test seam makes rank 1

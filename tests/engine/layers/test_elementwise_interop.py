@@ -56,7 +56,6 @@ def test_sdcproj_values_and_side_pins_import(tmp_path):
     assert any("R.Dataset=r" in u and "link an Input layer" in u for u in import_file(str(path)).unsupported)
 
 
-
 @pytest.mark.slow
 def test_the_trainer_trains_and_evaluates_a_project_with_new_types(tmp_path):
     """The real CLI: `train` runs epochs of an MLP with PReLU, a Logical mask, Mul2 and scalar arithmetic
@@ -121,7 +120,6 @@ def test_nntxt_keeps_what_nnc_hides_and_reports_other_values(tmp_path):
     assert [u for u in back.unsupported if "a_layer" in u or "b_layer" in u] == []
     path.write_text(text.replace("beta: 1", "beta: 2"))
     assert any("a_layer" in u and "beta 2" in u for u in import_file(str(path)).unsupported)
-
 
 
 def test_every_example_of_the_new_types_round_trips(tmp_path):

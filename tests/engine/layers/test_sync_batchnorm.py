@@ -131,7 +131,6 @@ def test_synchronized_batchnorm_two_workers_match_one_worker_with_the_same_logic
     assert largest_difference(reference, final_params(plain)) > 1e-2
 
 
-
 @pytest.mark.mpi
 def test_a_stop_checkpoint_holds_averaged_statistics_so_resume_gives_the_uninterrupted_result(tmp_path):
     # Running statistics are exponential averages, linear in the batch statistics: averaging them over

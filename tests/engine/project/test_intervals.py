@@ -16,7 +16,6 @@ from nnconsole.engine.check.project_file import load_valid_project
 from tests.support.paths import INTEROP_DATA, TEMPLATES
 
 
-
 def test_format_2_monitor_interval_becomes_log_interval_and_validation_every_epoch(tmp_path):
     text = open(os.path.join(TEMPLATES, "iris_mlp", "project.yaml")).read()
     text = text.replace("format_version: 3", "format_version: 2")
