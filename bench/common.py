@@ -249,19 +249,22 @@ def parse_result(stdout: str) -> Optional[dict]:
 
 
 def test_support(name: str) -> Any:
-    """A module of the checkout's tests/ folder (``helpers``, ``netns_hosts``), loaded by its file path.
+    """A module of the checkout's tests/support package (``projects``, ``cli``, ``netns_hosts``), loaded by its
+    file path as a submodule of a package of its own, so its relative imports (``from .paths import ROOT``) work.
 
     Benchmarks share the tests' project builders and host harness without putting the checkout on
-    ``sys.path`` (tests/test_boundaries.py: the package is used as installed).
+    ``sys.path`` (tests/repo/test_boundaries.py: the package is used as installed).
     """
+    import importlib
     import importlib.util
 
-    path = os.path.join(ROOT, "tests", f"{name}.py")
-    spec = importlib.util.spec_from_file_location(f"nnconsole_bench_{name}", path)
-    module = sys.modules.get(spec.name)
-    if module is None:
+    package = "nnconsole_bench_support"
+    if package not in sys.modules:
+        folder = os.path.join(ROOT, "tests", "support")
+        spec = importlib.util.spec_from_file_location(package, os.path.join(folder, "__init__.py"),
+                                                      submodule_search_locations=[folder])
         module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
+        sys.modules[package] = module  # dataclasses look their module up while the class is made
         spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(f"{package}.{name}")
 

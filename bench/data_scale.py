@@ -143,7 +143,7 @@ def before_env(tree: str) -> dict:
 
 
 # ---- 3. data wait -------------------------------------------------------------------------------------
-# One in-process training run (as tests/helpers.train_in_process does): the time the training thread spends taking and feeding its batches ("wait")
+# One in-process training run (as tests/support/training.train_in_process does): the time the training thread spends taking and feeding its batches ("wait")
 # against the time of Trainer.run; prefetch off, or as the trainer chooses it (depth in the row).
 WAIT_SCRIPT = """
 import json, time

@@ -7,7 +7,7 @@ comes last) with the engine's own communicator (``MpiCpuComm``) in five variants
 in the same processes: compute only (no all-reduce), float32 after backward (the engine's plain path),
 float32 overlapped, float16 after backward, float16 overlapped. Each step is forward + backward + all-reduce,
 timed between barriers, the slower rank counting; medians. Links: 1 host x 2 ranks (shared memory) and two
-simulated hosts (tests/netns_hosts.py, root) whose veths tc limits to 1 Gbit/s and 100 Mbit/s; each link is
+simulated hosts (tests/support/netns_hosts.py, root) whose veths tc limits to 1 Gbit/s and 100 Mbit/s; each link is
 first measured by ``nnconsole doctor --hosts`` and the predictor (engine/plan/timing.py) gives the float32 and
 float16 times from that link and the compute-only step (the predictor does not model overlap).
 """

@@ -1,6 +1,6 @@
 """Slow links (issue 20): 1 host x 2 workers against 2 hosts x 1 worker on throttled links, measured vs predicted.
 
-Needs root: two simulated hosts (network namespaces on a bridge, tests/netns_hosts.py) whose links are
+Needs root: two simulated hosts (network namespaces on a bridge, tests/support/netns_hosts.py) whose links are
 limited with tc's token bucket (tbf) on both veth ends. For each link (unlimited, 1 Gbit/s, 100 Mbit/s):
 ``nnconsole doctor --hosts`` measures the link (bus bandwidth of a 16 MB all-reduce, latency per ring
 step), then the same project trains on 2 hosts x 1 worker; 1 worker and 1 host x 2 workers are measured
@@ -29,7 +29,7 @@ GOAL = 0.25
 def make_project(folder: str) -> str:
     from nnconsole.engine.project.io import save_project
     from nnconsole.engine.project.model import Initializer, Layer
-    tabular_project = test_support("helpers").tabular_project
+    tabular_project = test_support("projects").tabular_project
 
     path = tabular_project(folder, n=512, batch=16, epochs=2, hidden=1024, monitor=2, scaling="none")
     project = load_valid_project(path)
@@ -59,7 +59,7 @@ def seconds_per_iteration(run_dir: str) -> tuple:
 
 
 def train(argv_prefix: list, project: str, env: dict, *extra: str) -> str:
-    run_dir_from = test_support("helpers").run_dir_from
+    run_dir_from = test_support("cli").run_dir_from
 
     out = subprocess.run(argv_prefix + [PYTHON, "-m", "nnconsole.engine.cli.main", "train", project, "-q", *extra],
                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)

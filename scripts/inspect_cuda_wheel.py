@@ -5,7 +5,7 @@ Downloads (``pip download --no-deps``) the ``cuda`` extra's wheels exactly as pi
 reads every shared object's NEEDED entries, and follows them from the extension's own objects through
 NVIDIA's libraries. Names the extension (and cuDNN's dispatcher) dlopen at run time are found in their
 strings. The result, engine/resources/cuda_wheel_needs.json, is what ``nnconsole.engine.backend.gpu_libs`` preloads and what
-tests/test_gpu_libs.py checks the extra against. Rerun it whenever a pin in the extra changes:
+tests/engine/backend/test_gpu_libs.py checks the extra against. Rerun it whenever a pin in the extra changes:
 
     .venv/bin/python scripts/inspect_cuda_wheel.py [--wheels DIR] [--out FILE]
 

@@ -7,7 +7,7 @@ tab's forms, undo labels and enabled states (``console_app/config``), the settin
 importers and the exporter (``engine/interop``) and docs/project-format.md (``scripts/gen_docs.py``).
 ``SOLVER_TABLE`` does the same for solvers: nnabla's names, parameters and defaults, and the nnabla
 protobuf fields (engine/interop/solver_table.py maps the file formats' spellings onto these names).
-Adding a setting is one ``Setting`` here plus its dataclass field; tests/test_settings_schema.py
+Adding a setting is one ``Setting`` here plus its dataclass field; tests/engine/project/test_schema.py
 checks that every part picked it up. Plain data: importing this loads neither Qt nor nnabla.
 """
 from __future__ import annotations

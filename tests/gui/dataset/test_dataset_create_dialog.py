@@ -13,7 +13,7 @@ from tests.gui.support import wait_until
 from nnconsole.app.dataset.create_dialog import CreateDatasetDialog
 from nnconsole.app.dataset.page import create_page
 
-from tests.test_dataset_create import make_source  # the same generated folder as the CLI tests
+from tests.support.datasets import make_source  # the same generated folder as the CLI tests
 
 pytestmark = pytest.mark.gui
 

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QCheckBox
 
 from tests.gui.support import drag_connect, palette_double_click, type_into
 from nnconsole.engine.network.shapes import infer_network
-from tests import nnc_reference
+from tests.support import nnc_reference
 
 pytestmark = pytest.mark.gui
 

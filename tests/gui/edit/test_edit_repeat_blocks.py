@@ -12,10 +12,11 @@ pytestmark = pytest.mark.gui
 def blocks_page(qtbot, tmp_path):
     from nnconsole.app.document.project_document import ProjectDocument
     from nnconsole.app.edit.page import EditPage
-    from tests.test_repeat_blocks import _write_project, resnet_like
+    from tests.support.networks import resnet_like
+    from tests.support.projects import blocks_project
 
     document = ProjectDocument()
-    document.load(_write_project(tmp_path, resnet_like()))
+    document.load(blocks_project(tmp_path, resnet_like()))
     page = EditPage(document, None)
     page.resize(1200, 900)
     qtbot.addWidget(page)

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QComboBox
 from tests.gui.support import palette_double_click, type_into
 from nnconsole.engine.interop import mapping
 from nnconsole.engine.network.shapes import infer_network
-from tests import nnc_reference
+from tests.support import nnc_reference
 
 pytestmark = pytest.mark.gui
 

@@ -12,7 +12,8 @@ from nnconsole.app.document.project_document import ProjectDocument
 from nnconsole.app.evaluation.page import create_page
 from nnconsole.engine.metrics.curves import likelihood_graph, roc_auc, top_n_accuracy
 from nnconsole.engine.metrics.results import evaluation_dir
-from tests.test_infer import make_image_run, write_images
+from tests.support.datasets import write_images
+from tests.support.runs import make_image_run
 from nnconsole.engine.check.project_file import load_valid_project
 from nnconsole.engine.rundir.protocol import RESOLVED_FILE
 

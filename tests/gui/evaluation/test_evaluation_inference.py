@@ -12,7 +12,8 @@ from PySide6.QtWidgets import QApplication
 from nnconsole.app.document.project_document import ProjectDocument
 from nnconsole.app.evaluation.page import create_page
 from nnconsole.engine.evaluate.inference import infer
-from tests.test_infer import make_image_run, write_images
+from tests.support.datasets import write_images
+from tests.support.runs import make_image_run
 
 pytestmark = pytest.mark.gui
 

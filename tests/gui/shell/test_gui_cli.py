@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from nnconsole.app import cli
-from tests.gui.support import ROOT
+from tests.support.paths import ROOT
 
 
 @pytest.mark.parametrize("env, expected", [

@@ -7,8 +7,8 @@ import numpy as np
 
 from nnconsole.app.training.curves import OPTIMIZER_KEY, LearningCurves
 from nnconsole.engine.rundir import store as runs
-from tests.helpers import train_in_process
-from tests.test_several_optimizers import gan_project
+from tests.support.training import train_in_process
+from tests.support.projects import gan_project
 from nnconsole.engine.check.project_file import load_valid_project
 
 

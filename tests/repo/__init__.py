@@ -1,0 +1,1 @@
+"""Checks of the repository: docs, import boundaries, markers, the test tree, scripts/."""

@@ -1,0 +1,101 @@
+"""Run folders as the engine leaves a finished run, without training: a resolved project.yaml (absolute
+dataset paths), parameters set to known values and a finished status. For the evaluate, curves and infer
+tests, which then compute the expected outputs by hand."""
+from __future__ import annotations
+
+import numpy as np
+
+from nnconsole.engine.project.io import save_project
+from nnconsole.engine.project.model import Datasets, Layer, Network, Project, TrainingConfig
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.rundir.protocol import RESOLVED_FILE
+
+# -- a two-feature classifier x -> Affine -> loss, with these weights, on these samples ------------------------
+W = np.array([[2.0, -1.0, 0.0], [0.0, 1.0, -1.5]], dtype=np.float32)
+B = np.array([0.1, 0.0, -0.2], dtype=np.float32)
+X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0], [0.5, 0.5], [2.0, 1.0], [-2.0, 0.5]], dtype=np.float32)
+LABELS = np.array([0, 1, 2, 2, 0, 1])
+
+
+def _write_csv(path, x, y):
+    with open(path, "w") as fh:
+        fh.write("x__0,x__1,y\n")
+        for row, label in zip(x, y):
+            fh.write(f"{row[0]},{row[1]},{label}\n")
+
+
+def tiny_run(tmp_path, loss="SoftmaxCrossEntropy", targets=LABELS, out=3, with_best=True):
+    """A run directory as the engine leaves it: project.yaml with absolute dataset paths and parameters."""
+    import nnabla as nn
+
+    from nnconsole.engine.runtime.graph import build_graph
+
+    data = tmp_path / "data"
+    data.mkdir()
+    _write_csv(data / "train.csv", X, targets)
+    _write_csv(data / "valid.csv", X, targets)
+    layers = [Layer("x", "Input", params={"shape": [2], "variable": "x"}),
+              Layer("fc", "Affine", ["x"], {"out_shape": out}),
+              Layer("y", "Input", params={"shape": [1], "variable": "y"}),
+              Layer("loss", loss, ["fc", "y"])]
+    project = Project(name="tiny", network=Network(layers), config=TrainingConfig(batch_size=4),
+                      datasets=Datasets(training=str(data / "train.csv"), validation=str(data / "valid.csv"),
+                                        cache=False))
+    run_dir = tmp_path / "results" / "tiny" / "20260101_000000"
+    run_dir.mkdir(parents=True)
+    save_project(project, str(run_dir / RESOLVED_FILE), backup=False)
+    nn.clear_parameters()
+    build_graph(project.network, 4, "runtime")
+    params = nn.get_parameters()
+    params["fc/affine/W"].d = W[:, :out]
+    params["fc/affine/b"].d = B[:out]
+    nn.save_parameters(str(run_dir / "parameters_final.h5"))
+    if with_best:
+        nn.save_parameters(str(run_dir / "parameters_best.h5"))
+    nn.clear_parameters()
+    runs.write_status(str(run_dir), runs.StatusRecord(status="finished"))
+    return str(run_dir)
+
+
+# -- an image classifier x -> Affine(3) -> SoftmaxCrossEntropy with random weights -------------------------
+CLASSES = 3
+SHAPE = (3, 4, 5)  # colour, 4 high, 5 wide
+
+
+def make_image_run(tmp_path, shape=SHAPE, with_best=True, names=None):
+    """A run folder as the engine leaves it: an image classifier x -> Affine(3) -> SoftmaxCrossEntropy, random weights."""
+    import nnabla as nn
+
+    from nnconsole.engine.runtime.graph import build_graph
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    data = tmp_path / "data"
+    data.mkdir(exist_ok=True)
+    (data / "train.csv").write_text("x:image,y:label\nimg.png,0\n")
+    if names:
+        (data / "labels.txt").write_text("\n".join(names) + "\n")
+    layers = [Layer("x", "Input", params={"shape": list(shape), "variable": "x"}),
+              Layer("fc", "Affine", ["x"], {"out_shape": CLASSES}),
+              Layer("y", "Input", params={"shape": [1], "variable": "y"}),
+              Layer("loss", "SoftmaxCrossEntropy", ["fc", "y"])]
+    project = Project(name="tiny", network=Network(layers), config=TrainingConfig(batch_size=4),
+                      datasets=Datasets(training=str(data / "train.csv"), validation=str(data / "train.csv"),
+                                        cache=False))
+    run_dir = tmp_path / "results" / "tiny" / "20260101_000000"
+    run_dir.mkdir(parents=True)
+    save_project(project, str(run_dir / RESOLVED_FILE), backup=False)
+    save_project(project, str(tmp_path / "tiny.yaml"), backup=False)  # the project whose results root holds the run
+    runs.write_status(str(run_dir), runs.StatusRecord(status="finished"))
+    rng = np.random.default_rng(7)
+    w = rng.normal(0, 0.5, (int(np.prod(shape)), CLASSES)).astype(np.float32)
+    b = rng.normal(0, 0.1, CLASSES).astype(np.float32)
+    nn.clear_parameters()
+    build_graph(project.network, 2, "runtime")
+    params = nn.get_parameters()
+    params["fc/affine/W"].d = w
+    params["fc/affine/b"].d = b
+    nn.save_parameters(str(run_dir / "parameters_final.h5"))
+    if with_best:
+        nn.save_parameters(str(run_dir / "parameters_best.h5"))
+    nn.clear_parameters()
+    return str(run_dir), w, b
