@@ -13,7 +13,7 @@ from nnconsole.engine.plan.worker_plan import make_plan
 from nnconsole.engine.rundir.protocol import PLAN_FILE
 from nnconsole.engine.rundir.store import PlanRecord, read_plan
 from nnconsole.engine.rundir.typed_json import RunFileError
-from tests.helpers import tabular_project
+from tests.support.projects import tabular_project
 
 
 def _write(run_dir: str, data: object) -> None:
