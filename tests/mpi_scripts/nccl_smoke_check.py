@@ -16,13 +16,13 @@ import nnabla as nn  # noqa: E402
 import nnabla.communicators as C  # noqa: E402
 from nnabla.ext_utils import get_extension_context  # noqa: E402
 
-import nnconsole.engine.comm.nccl  # noqa: E402
-import nnconsole.engine.backend.device  # noqa: E402
 from nnconsole.engine.backend.device import DeviceChoice  # noqa: E402
-from nnconsole.engine.doctor.gpu_checks import nccl_smoke_worker  # noqa: E402
+from nnconsole.engine.comm import nccl  # noqa: E402
+from nnconsole.engine.doctor import gpu_checks  # noqa: E402
 
 C.MultiProcessDataParallelCommunicator = fake_nccl.RecordingNccl
-nnconsole.engine.comm.nccl.device_synchronizer = lambda ctx: fake_nccl.synchronize
+# Both the communicator and the smoke test synchronise the device: each module's own binding is replaced.
+nccl.device_synchronizer = gpu_checks.device_synchronizer = lambda ctx: fake_nccl.synchronize
 
 
 def cpu_choice(device, precision="float", local_rank=0):
@@ -31,7 +31,7 @@ def cpu_choice(device, precision="float", local_rank=0):
     return DeviceChoice("cuda", local_rank, "float", ctx, "test: the GPU path on the CPU")
 
 
-nnconsole.engine.backend.device.select_device = cpu_choice
+gpu_checks.select_device = cpu_choice
 if "--break-callback" in sys.argv:  # a callback that reduces nothing must be caught
     fake_nccl.RecordingNccl.all_reduce_callback = lambda self, data, pack_size, division=False, **kw: []
-nccl_smoke_worker()
+gpu_checks.nccl_smoke_worker()
