@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up .venv (CPython 3.10) if needed, check the code (ruff, import boundaries), then run the test suite
-# (GUI tests offscreen). Arguments go to pytest, e.g. the quick run: scripts/run-tests.sh -m "not slow and not mpi"
+# (GUI tests offscreen) on both cores. Arguments go to pytest, e.g. the quick run: scripts/run-tests.sh -m "not slow and not mpi"
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/scripts/bootstrap.sh" test
@@ -24,4 +24,9 @@ if command -v dpkg-query >/dev/null && command -v apt-get >/dev/null && [ "$(id 
   fi
 fi
 export QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}"
-exec "$root/.venv/bin/python" -m pytest -q "$@"
+# Both cores (pytest-xdist) unless the caller chose: -n N, --numprocesses, or -p no:xdist for a serial run.
+parallel=(-n 2)
+for arg in "$@"; do
+  case "$arg" in -n*|--numprocesses*|no:xdist) parallel=() ;; esac
+done
+exec "$root/.venv/bin/python" -m pytest -q "${parallel[@]}" "$@"
