@@ -19,6 +19,7 @@ from typing import Callable, Optional
 
 from nnconsole.engine.rundir.protocol import announce, DATASET_CREATED_EVENT, DATASET_PROGRESS_EVENT, format_duration
 from nnconsole.engine.errors import ExitCode
+from nnconsole.engine.project.paths import shown_path
 from nnconsole.engine.data.create.writer import create_dataset, CreateOptions
 from nnconsole.engine.data.create.sources import DatasetCreateError, make_plan
 from nnconsole.engine.data.create.shaping import MODES
@@ -86,11 +87,6 @@ class _Reporter:
             pass
 
 
-def _shown(path: str) -> str:
-    """A path as printed: bytes of a name that is not UTF-8 as escapes (printing it would fail)."""
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-
-
 def _count(n: int, one: str, many: str = "") -> str:
     return f"{n:,} {one if n == 1 else many or one + 's'}"
 
@@ -121,7 +117,7 @@ def cmd_dataset_create(args: argparse.Namespace) -> int:
         for note in plan.notes:
             print(f"note: {note}", file=sys.stderr)
         kind = _count(len(plan.classes), "class", "classes") + ", " if plan.classes else ""
-        print(f"source: {_shown(args.sourcedir)}: {kind}{_count(len(plan.conversions), 'image')}, "
+        print(f"source: {shown_path(args.sourcedir)}: {kind}{_count(len(plan.conversions), 'image')}, "
               f"{_count(len(plan.rows), 'sample')}", flush=True)
         result = create_dataset(options, _Reporter(args.events, args.quiet), plan)
     except DatasetCreateError as exc:
@@ -137,7 +133,7 @@ def cmd_dataset_create(args: argparse.Namespace) -> int:
               "above)", file=sys.stderr)
     files = ", ".join(f"{os.path.basename(p)} ({_count(n, 'row')})" for p, n in result.files)
     labels = f", labels.txt ({_count(len(result.classes), 'class', 'classes')})" if result.classes else ""
-    print(f"created {_shown(result.output)}: {files}{labels}", flush=True)
+    print(f"created {shown_path(result.output)}: {files}{labels}", flush=True)
     announce(args.events, DATASET_CREATED_EVENT, output=result.output, files=[p for p, _ in result.files],
              failed=len(result.failed))
     return ExitCode.OK
