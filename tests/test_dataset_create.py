@@ -328,8 +328,8 @@ def test_killed_run_leaves_only_its_staging_folder_and_the_next_run_removes_it(t
     _wait_for_progress(events)
     process.kill()
     process.wait(30)
-    left = [n for n in os.listdir(tmp_path) if STAGING_PREFIX in n]
-    assert len(left) == 1 and not (tmp_path / "out").exists()
+    left = sorted(n for n in os.listdir(tmp_path) if STAGING_PREFIX in n)  # the staging folder, its marker beside
+    assert len(left) == 2 and left[1] == left[0] + STAGING_MARKER and not (tmp_path / "out").exists()
     deadline = time.monotonic() + 30  # the pool's workers are killed with their parent
     while subprocess.run(["pgrep", "-f", str(events)], capture_output=True).stdout.strip():
         assert time.monotonic() < deadline, "a converting process outlived its killed parent"

@@ -180,8 +180,9 @@ def register(add: Callable) -> None:
     p.add_argument("-r2", "--ratio2", type=_percent, metavar="PERCENT", help="percent of samples in file2")
     p.add_argument("--on-error", choices=("skip", "stop"), default="skip", help="an image that cannot be read: "
                    "leave it out and list it (skip, default) or stop with nothing written (stop)")
-    p.add_argument("--force", action="store_true", help="write into an existing, non-empty output folder "
-                   "(same-named files are replaced, other files kept)")
+    p.add_argument("--force", action="store_true", help="replace the dataset in an existing, non-empty output "
+                   "folder (same-named files are replaced, other files kept; the folder is swapped in whole, "
+                   "never left half replaced)")
     p.add_argument("--workers", type=int, default=0, metavar="N", help="converting processes (default: one per "
                    "core)")
     p.add_argument("--allow-outside", action="store_true", help="also read images that links or CSV paths "
