@@ -70,6 +70,9 @@ def _check_options(o: CreateOptions) -> None:
             raise DatasetCreateError(f"--{name} {value}: give a size from 1 to 16384 pixels")
     if o.channels not in (1, 3):
         raise DatasetCreateError(f"--channel {o.channels}: give 1 (grey) or 3 (colour)")
+    if o.workers < 0:
+        raise DatasetCreateError(f"--workers {o.workers}: give a number of converting processes, or 0 for one per "
+                                 "CPU core")
     if not 0 <= o.ratio2 <= 100:
         raise DatasetCreateError(f"--ratio2 {o.ratio2}: give a percentage from 0 to 100")
     if o.ratio2 and not o.file2:
@@ -119,6 +122,30 @@ def _check_output(o: CreateOptions, plan: CreatePlan) -> None:
     if mine:
         raise DatasetCreateError(f"{mine}: is one of the source files; writing the dataset there would replace "
                                  "it: choose an output folder outside the source data")
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity, as a container or ``taskset`` limits it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def worker_count(requested: int, images: int) -> Tuple[int, Optional[str]]:
+    """(converting processes, a note when fewer than ``requested``): never more than the cores or the images.
+
+    ``requested`` 0 means one per core. More processes than cores only compete for them (and each holds an
+    image in memory); more than images would start processes with nothing to do.
+    """
+    cores = usable_cores()
+    count = max(1, min(requested or cores, cores, images))
+    if requested > count:
+        why = f"{cores} CPU core{'s' if cores != 1 else ''}" if count == cores else \
+            f"{images} image{'s' if images != 1 else ''}"
+        return count, f"--workers {requested}: using {count} converting process{'es' if count != 1 else ''} " \
+                      f"(one per {'core' if count == cores else 'image'}; there {'are' if count != 1 else 'is'} {why})"
+    return count, None
 
 
 def _csv_bytes(header: List[str], rows: List[List[str]]) -> bytes:
@@ -264,7 +291,8 @@ def create_dataset(o: CreateOptions, progress: Optional[Progress] = None,
                 raise DatasetCreateError(f"{tasks[index][0]}: {reason}; fix or remove the file, or run with "
                                          "--on-error skip to leave it out")
 
-        reasons = convert_all(tasks, o.workers or os.cpu_count() or 1, progress, stop)
+        workers, workers_note = worker_count(o.workers, len(tasks))
+        reasons = convert_all(tasks, workers, progress, stop)
         failed = [(plan.conversions[i].source, r) for i, r in enumerate(reasons) if r]
         rows = [row for row, needs in zip(plan.rows, plan.row_images) if not any(reasons[i] for i in needs)]
         if not rows:
@@ -284,7 +312,7 @@ def create_dataset(o: CreateOptions, progress: Optional[Progress] = None,
         shutil.rmtree(staging, ignore_errors=True)
         _finish(staging)
         raise
-    notes = list(plan.notes)
+    notes = list(plan.notes) + ([workers_note] if workers_note else [])
     if existed and left:  # something of the user's that cannot be moved: the old folder stays, in sight
         kept = f"{out}.replaced-{time.strftime('%Y%m%d_%H%M%S')}"
         os.rename(old, kept)
