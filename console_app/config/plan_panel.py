@@ -22,6 +22,7 @@ from nnconsole.engine.plan.record import Plan, PlanError
 from nnconsole.engine.plan.explain import lr_interval_cell, warmup_cell
 from nnconsole.engine.project.model import Project
 from nnconsole.engine.project.schema import ALPHA_SOLVERS
+from nnconsole.app.widgets.rich_text import plain_tooltip
 
 COMPARED_WORKERS = (1, 2, 4, 8)
 CURRENT_BRUSH = QBrush(QColor("#e8f1fb"))
@@ -210,10 +211,10 @@ class PlanPanel(QWidget):
                 if isinstance(plan, Plan):
                     item = QTableWidgetItem(fn(plan))
                     if plan.warnings:
-                        item.setToolTip("\n".join(w.message for w in plan.warnings))
+                        item.setToolTip(plain_tooltip("\n".join(w.message for w in plan.warnings)))
                 else:
                     item = QTableWidgetItem("\u2014")
-                    item.setToolTip(str(plan))
+                    item.setToolTip(plain_tooltip(str(plan)))
                     item.setForeground(QBrush(QColor("#a00000")))
                 item.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
                 if k == n:

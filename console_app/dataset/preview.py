@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QHeaderView, QLabel, QSplitter, QTableView, QVBoxL
 from nnconsole.app.dataset.thumbnails import thumbnail
 from nnconsole.app.widgets.plots import TRAIN_COLOR, make_plot_widget
 from nnconsole.engine.data.loading import IMAGE_EXTENSIONS
+from nnconsole.app.widgets.rich_text import bounded, esc, plain_tooltip
 
 PREVIEW_ROWS = 200
 MAX_COLUMNS = 40  # wide numeric CSVs (784 pixel columns) show their first columns only
@@ -48,8 +49,10 @@ class CsvTableModel(QAbstractTableModel):
         if not index.isValid():
             return None
         text = self.rows[index.row()][index.column()]
-        if role in (Qt.DisplayRole, Qt.ToolTipRole):
+        if role == Qt.DisplayRole:
             return text
+        if role == Qt.ToolTipRole:  # a cell of someone's CSV: shown as typed, never rendered
+            return plain_tooltip(text)
         if role == Qt.DecorationRole and is_image_cell(text):
             pixmap = thumbnail(os.path.join(self.base, text.strip()))
             return pixmap if not pixmap.isNull() else None
@@ -75,6 +78,7 @@ class DatasetPreview(QWidget):
         self.error = QLabel(self)
         self.error.setObjectName(f"preview_{name}_error")
         self.error.setWordWrap(True)
+        self.error.setTextFormat(Qt.PlainText)  # it quotes the CSV's cells: shown, never rendered
         self.error.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.error.setStyleSheet(ERROR_STYLE)
         self.error.hide()
@@ -120,8 +124,8 @@ class DatasetPreview(QWidget):
         cols = (f"; first {MAX_COLUMNS} of {len(preview.columns)} columns shown"
                 if len(preview.columns) > MAX_COLUMNS else "")
         variables = ", ".join(f"{v} ({kinds[v]})" if kinds and v in kinds else v for v in preview.variables)
-        self.info.setText(f"<b>{preview.row_count:,}</b> samples &middot; variables: {variables} "
-                          f"&middot; {shown} rows shown{cols} &middot; <code>{preview.path}</code>")
+        self.info.setText(f"<b>{preview.row_count:,}</b> samples &middot; variables: {esc(bounded(variables, 500))} "
+                          f"&middot; {shown} rows shown{cols} &middot; <code>{esc(preview.path)}</code>")
 
     def show_error(self, text: str) -> None:
         self.error.setText(text)

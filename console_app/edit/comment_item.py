@@ -2,13 +2,14 @@
 
 Notes are not layers: they have no ports, are never linked and never enter the graph, the shapes, the
 statistics or the property panel. A note's text is always plain text (HTML in it is shown, never
-rendered); a note too long for its box is clipped with an ellipsis and the full text is in its tooltip.
+rendered); a note too long for its box is clipped with an ellipsis and the text is in its tooltip. Only
+the start of a long note is laid out (``SHOWN_CHARS``, more than the box can show) and the tooltip is
+capped too, so a note of a megabyte (one unbroken word, say) opens as quickly as a short one.
 A comment without a position is drawn beside the layers' bounding box, never over a layer.
 ``CommentNotes`` keeps one item per comment of the shown network, rebuilt by ``NetworkScene.sync``.
 """
 from __future__ import annotations
 
-import html
 import math
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsScene, QS
 
 from nnconsole.app.edit import style
 from nnconsole.app.edit.layout import bounding_box
+from nnconsole.app.widgets.rich_text import plain_tooltip
 
 Position = Tuple[float, float]
 
@@ -30,6 +32,7 @@ FILL = QColor("#fff6bf")
 BORDER = QColor("#d9c25c")
 FOLD = QColor("#f0e08a")
 EMPTY_TEXT = "(empty comment: double-click to write)"
+SHOWN_CHARS = 1500  # laid out in the box: several boxes full (a box holds about 14 lines of 35 characters)
 
 
 def default_positions(comments: Sequence[Any], layer_positions: Dict[str, Position]) -> List[Position]:
@@ -50,10 +53,11 @@ def default_positions(comments: Sequence[Any], layer_positions: Dict[str, Positi
 
 
 def tooltip_text(text: str) -> str:
-    """The whole note as a tooltip, escaped so that markup in it is shown as typed, never rendered."""
+    """The note as a tooltip, escaped so that markup in it is shown as typed, never rendered (capped: a very
+    long note's tooltip says how much more there is)."""
     if not text:
         return "An empty comment: double-click to write in it"
-    return "<p style='white-space:pre-wrap'>" + html.escape(text) + "</p>"
+    return plain_tooltip(text)
 
 
 class CommentItem(QGraphicsObject):
@@ -82,8 +86,11 @@ class CommentItem(QGraphicsObject):
         if text == self.text:
             return
         self.text = text
-        self._doc.setPlainText(text or EMPTY_TEXT)
+        shown = text[:SHOWN_CHARS] if text else EMPTY_TEXT  # the box shows less than this: lay out no more
+        self._doc.setPlainText(shown)
         self._full_height = self._doc.size().height() + 2 * PADDING
+        if len(text or "") > SHOWN_CHARS:
+            self._full_height = max(self._full_height, MAX_HEIGHT + 1.0)  # clipped, whatever the start's height
         self.prepareGeometryChange()
         self._height = max(MIN_HEIGHT, min(MAX_HEIGHT, self._full_height))
         self.setToolTip(tooltip_text(text))

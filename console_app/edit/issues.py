@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
+from nnconsole.app.widgets.rich_text import plain_tooltip
 from nnconsole.engine.project.model import Project
 
 ERROR, WARNING = "error", "warning"
@@ -75,7 +76,7 @@ class IssuesPanel(QWidget):
             row = QTreeWidgetItem([issue.severity, issue.layer or "network", issue.message])
             color = QColor("#c62828") if issue.severity == ERROR else QColor("#a86400")
             row.setForeground(0, QBrush(color))
-            row.setToolTip(2, issue.message)
+            row.setToolTip(2, plain_tooltip(issue.message))  # it quotes layer names: shown, never rendered
             row.setData(0, Qt.UserRole, issue.layer)
             self.list.addTopLevelItem(row)
         errors = sum(1 for i in self.issues if i.severity == ERROR)

@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QUndoCommand
 from PySide6.QtWidgets import (QHBoxLayout, QInputDialog, QLineEdit, QMenu, QTabBar, QToolButton, QWidget)
 
+from nnconsole.app.widgets.rich_text import plain_tooltip
 from nnconsole.engine.project.model import MAIN_NETWORK, Network
 from nnconsole.engine.project.structure import NETWORK_NAME
 
@@ -126,7 +127,7 @@ class NetworkTabs(QWidget):
                 else:
                     self.bar.addTab(name)
                 trained = [o.name for o in self.document.project.optimizers if o.network == name]
-                self.bar.setTabToolTip(i, f"trained by {', '.join(trained)}" if trained else
+                self.bar.setTabToolTip(i, plain_tooltip(f"trained by {', '.join(trained)}") if trained else
                                        "trained by the CONFIG tab's optimizer" if name == MAIN_NETWORK else
                                        "not trained by any optimizer (CONFIG lists them)")
             self.bar.setCurrentIndex(names.index(self.document.active_network)

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QGraphicsEllipseItem, QGraphicsItem, QGraphicsObj
 from nnconsole.app.edit import style
 from nnconsole.app.edit.layout import NODE_HEIGHT, NODE_WIDTH
 from nnconsole.app.edit.scopes import sharing_text
+from nnconsole.app.widgets.rich_text import bounded, esc
 from nnconsole.engine.network.shared_params import weight_scope_of
 
 PORT_RADIUS = 5.0
@@ -88,15 +89,15 @@ class NodeItem(QGraphicsObject):
         self.shape_text = style.fmt_dims(shape) if shape is not None else ""
         self.error = info.error if info is not None else None
         self._set_ports(spec, len(layer.inputs))
-        tip = [f"<b>{layer.name}</b> ({layer.type})"]
+        tip = [f"<b>{esc(bounded(layer.name, 200))}</b> ({esc(bounded(layer.type, 200))})"]  # names are the user's
         if spec is not None and spec.doc:
             tip.append(spec.doc)
         if shape is not None:
             tip.append(f"output: {style.fmt_dims(shape)}")
         if self.sharers:
-            tip.append(f"parameter scope '{weight_scope_of(layer)}': {sharing_text(self.sharers)}")
+            tip.append(esc(bounded(f"parameter scope '{weight_scope_of(layer)}': {sharing_text(self.sharers)}")))
         if self.error:
-            tip.append(f"<span style='color:#c62828'>{self.error}</span>")
+            tip.append(f"<span style='color:#c62828'>{esc(bounded(self.error))}</span>")
         self.setToolTip("<br>".join(tip))
         self.update()
 

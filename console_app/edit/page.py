@@ -29,6 +29,7 @@ from nnconsole.app.edit.properties import PropertyPanel
 from nnconsole.app.edit.statistics import StatisticsView
 from nnconsole.app.edit.view import NetworkView
 from nnconsole.app.shell import settings as app_settings
+from nnconsole.app.widgets.rich_text import plain_tooltip
 from nnconsole.engine.layers import groups
 from nnconsole.engine.project.structure import all_networks
 from nnconsole.engine.network.shapes import NetworkInfo, infer_network
@@ -223,8 +224,8 @@ class EditPage(QWidget):
             return
         undo.setEnabled(can_undo)
         redo.setEnabled(can_redo)
-        undo.setToolTip(f"Undo {undo_text}" if can_undo else "Nothing to undo")
-        redo.setToolTip(f"Redo {redo_text}" if can_redo else "Nothing to redo")
+        undo.setToolTip(plain_tooltip(f"Undo {undo_text}") if can_undo else "Nothing to undo")  # names layers
+        redo.setToolTip(plain_tooltip(f"Redo {redo_text}") if can_redo else "Nothing to redo")
 
     # ---- refresh -----------------------------------------------------------------------------------
     def _schedule(self, *_args: Any) -> None:

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGridLayout, Q
 from nnconsole.app.edit import style
 from nnconsole.app.edit.scopes import sharing_text, weight_sharers
 from nnconsole.app.widgets.field import ERROR_STYLE, CheckedField
+from nnconsole.app.widgets.rich_text import bounded, esc
 from nnconsole.engine.layers import get_spec
 from nnconsole.engine.project.model import INITIALIZERS
 from nnconsole.engine.project.structure import all_networks
@@ -103,7 +104,7 @@ class PropertyPanel(QScrollArea):
         header.setStyleSheet(f"background: {fill.name()}; border-left: 5px solid {accent.name()}; "
                              "border-radius: 4px; padding: 6px 8px;")
         doc = spec.doc if spec else "unknown layer type"
-        header.setText(f"<b>{type_name}</b> <span style='color:#56606b'>· {spec.group if spec else '?'}</span>"
+        header.setText(f"<b>{esc(bounded(type_name, 200))}</b> <span style='color:#56606b'>· {spec.group if spec else '?'}</span>"
                        f"<br><span style='color:#3b4652'>{doc}</span>")
         outer.addWidget(header)
         general = QFormLayout()

@@ -14,6 +14,7 @@ from PySide6.QtGui import QBrush, QColor, QPen
 from PySide6.QtWidgets import QGraphicsRectItem, QGraphicsScene, QGraphicsSimpleTextItem
 
 from nnconsole.app.edit import style
+from nnconsole.app.widgets.rich_text import plain_tooltip
 from nnconsole.engine.layers.groups import GROUP_COLORS
 
 MARGIN_X = 10.0  # frame beside the nodes (each block nested inside adds it again)
@@ -61,7 +62,7 @@ class RepeatFrames:
             frame.setBrush(QBrush(color))
             frame.setPen(QPen(QColor(accent), 1.5))
             frame.setZValue(-10 + depth)  # behind the nodes and edges, nested frames above their parent
-            frame.setToolTip(f"repeat block '{b.start}' … '{b.end}'")
+            frame.setToolTip(plain_tooltip(f"repeat block '{b.start}' … '{b.end}'"))
             scene.addItem(frame)
             times, params, shape = totals.get(b.start, (b.times, 0, None))
             label = QGraphicsSimpleTextItem(block_label(times, params, shape))

@@ -11,6 +11,7 @@ from PySide6.QtGui import QColor, QFontMetrics, QMouseEvent, QPainter, QPaintEve
 from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QSizePolicy, QVBoxLayout, QWidget
 
 from nnconsole.app.edit import style
+from nnconsole.app.widgets.rich_text import bounded, esc
 from nnconsole.engine.layers import get_spec
 
 METRICS = (("output_size", "Output size", "#4f8fd0"), ("n_params", "Parameters", "#e0903a"),
@@ -87,7 +88,7 @@ class BarChart(QWidget):
             self.setToolTip("")
             return
         totals = {key: sum(getattr(r, key) for r in self.rows) or 1 for key, _, _ in METRICS}
-        lines = [f"<b>{row.name}</b> ({row.type})"]
+        lines = [f"<b>{esc(bounded(row.name, 200))}</b> ({esc(bounded(row.type, 200))})"]
         for key, title, _ in METRICS:
             value = getattr(row, key)
             lines.append(f"{title}: {value:,} ({100.0 * value / totals[key]:.1f}% of the network)")

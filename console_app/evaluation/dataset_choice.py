@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QComboBox, QFileDialog, QWidget
 
 from nnconsole.engine.metrics.results import EVALUATION_METRICS_FILE
 from nnconsole.engine.rundir.protocol import EVALUATION_DIR
+from nnconsole.app.widgets.rich_text import plain_tooltip
 
 VALIDATION = "validation set"
 OTHER = "Other dataset CSV..."
@@ -69,7 +70,7 @@ class DatasetChoice(QComboBox):
             datasets.append(self._current)
         for path in datasets:
             self.addItem(os.path.basename(path), path)
-            self.setItemData(self.count() - 1, path, Qt.ToolTipRole)
+            self.setItemData(self.count() - 1, plain_tooltip(path), Qt.ToolTipRole)
         self.addItem(OTHER, _PICK)
         self.setCurrentIndex(max(0, self.findData(self._current)) if self._current else 0)
         self.blockSignals(False)

@@ -27,6 +27,7 @@ from nnconsole.app.evaluation.zoom import show_large_image
 from nnconsole.engine.atomic import write_via
 from nnconsole.engine.rundir.protocol import INFER_FINISHED_EVENT, INFER_PROGRESS_EVENT, INFERENCE_DIR
 from nnconsole.engine.errors import ExitCode
+from nnconsole.app.widgets.rich_text import plain_tooltip
 
 ERROR_STYLE = "QLabel { color: #a00000; background: #fff0f0; border: 1px solid #e0a0a0; padding: 4px; }"
 RESIZE_MODES = (("resize", "stretch"), ("trimming", "crop to fit"), ("padding", "pad to fit"))
@@ -116,7 +117,7 @@ class ResultsModel(QAbstractTableModel):
             pixmap = thumbnail(text)
             return pixmap if not pixmap.isNull() else None
         if role == Qt.ToolTipRole and key == "source":
-            return f"{text}\n(click for a larger view)" if is_image_cell(text) else text
+            return plain_tooltip(f"{text}\n(click for a larger view)" if is_image_cell(text) else text)
         if role == Qt.TextAlignmentRole and key not in ("source", "top_classes"):
             return int(Qt.AlignCenter)
         return None
@@ -240,7 +241,7 @@ class InferencePanel(QWidget):
             shown = ", ".join(os.path.basename(p.rstrip(os.sep)) or p for p in self.data[:3])
             more = f" and {len(self.data) - 3} more" if len(self.data) > 3 else ""
             self.data_label.setText(f"Data: <b>{html.escape(shown)}</b>{more}")
-            self.data_label.setToolTip("\n".join(self.data[:50]))
+            self.data_label.setToolTip(plain_tooltip("\n".join(self.data[:50])))
         self._update_buttons()
 
     def _start_dir(self) -> str:

@@ -14,6 +14,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from nnconsole.app.dataset.preview import is_image_cell
 from nnconsole.app.dataset.thumbnails import thumbnail
+from nnconsole.app.widgets.rich_text import plain_tooltip
 
 MAX_PROBABILITY_COLUMNS = 20
 MISTAKE_BRUSH = QBrush(QColor("#fde7e7"))
@@ -92,7 +93,7 @@ class SamplesModel(QAbstractTableModel):
             return int(Qt.AlignCenter)
         if role == Qt.ToolTipRole and key == "source":
             path = os.path.join(self.base, text) if self.base else text
-            return f"{path}\n(click for a larger view)" if is_image_cell(text) else path
+            return plain_tooltip(f"{path}\n(click for a larger view)" if is_image_cell(text) else path)
         return None
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.DisplayRole) -> Any:  # noqa: N802

@@ -14,6 +14,7 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
 from nnconsole.app.dataset.thumbnails import thumbnail
+from nnconsole.app.widgets.rich_text import plain_tooltip
 
 LARGE_SIZE = 256
 
@@ -37,7 +38,7 @@ class ImagePopup(QFrame):
         else:
             self.image.setPixmap(pixmap)
         self.caption = QLabel(f"<small>{html.escape(os.path.basename(path))}{size}</small>", self)
-        self.caption.setToolTip(path)
+        self.caption.setToolTip(plain_tooltip(path))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.image)

@@ -33,6 +33,7 @@ def ask_save_changes(parent: Optional[QWidget], name: str) -> str:
     box.setObjectName("save_changes_box")
     box.setIcon(QMessageBox.Warning)
     box.setWindowTitle("Unsaved changes")
+    box.setTextFormat(Qt.PlainText)  # a project's name is the user's: shown, never rendered
     box.setText(f"Save the changes to {name}?")
     box.setInformativeText("Your changes are lost if you don't save them.")
     box.setStandardButtons(QMessageBox.Save | QMessageBox.Discard | QMessageBox.Cancel)
@@ -59,7 +60,9 @@ def ask_import_target(parent: Optional[QWidget], source: str) -> Optional[str]:
 
 def show_import_report(parent: Optional[QWidget], report: str) -> None:
     """What an import could not carry over, listed by name (never dropped silently)."""
-    QMessageBox.information(parent, "Import report", report)
+    box = QMessageBox(QMessageBox.Information, "Import report", report, QMessageBox.Ok, parent)
+    box.setTextFormat(Qt.PlainText)  # it names the file's layers: shown, never rendered
+    box.exec()
 
 
 def ask_save_path(parent: Optional[QWidget], suggested: str) -> Optional[str]:
@@ -96,6 +99,7 @@ def ask_recover_autosave(parent: Optional[QWidget], name: str, saved_at: str) ->
     box.setObjectName("recover_box")
     box.setIcon(QMessageBox.Question)
     box.setWindowTitle("Recover unsaved changes")
+    box.setTextFormat(Qt.PlainText)
     box.setText(f"{name} has unsaved changes from {saved_at} that were never saved "
                 "(nnconsole did not close normally).")
     box.setInformativeText("Recover them? If you don't, the autosaved copy is deleted.")
@@ -184,6 +188,7 @@ def show_error(parent: Optional[QWidget], title: str, text: str, informative: st
     box.setObjectName("error_box")
     box.setIcon(QMessageBox.Critical)
     box.setWindowTitle(title)
+    box.setTextFormat(Qt.PlainText)  # messages quote file, layer and run names: shown, never rendered
     box.setText(text)
     if informative:
         box.setInformativeText(informative)

@@ -19,6 +19,7 @@ from nnconsole.app.shell import settings as app_settings
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.project.model import Project
 from nnconsole.templates import list_templates
+from nnconsole.app.widgets.rich_text import plain_tooltip
 
 RECENT_RUNS_SHOWN = 12
 
@@ -135,7 +136,7 @@ class StartPage(QWidget):
         for path in projects:
             item = QListWidgetItem(os.path.basename(os.path.dirname(path)) + "/" + os.path.basename(path))
             item.setData(Qt.UserRole, path)
-            item.setToolTip(path)
+            item.setToolTip(plain_tooltip(path))
             self.projects.addItem(item)
         if not projects:
             self._placeholder(self.projects, "No recent projects yet: start from a template.")
@@ -143,7 +144,7 @@ class StartPage(QWidget):
         for run in recent_runs(projects):
             item = QListWidgetItem(run.label())
             item.setData(Qt.UserRole, run)
-            item.setToolTip(run.run_dir)
+            item.setToolTip(plain_tooltip(run.run_dir))
             self.runs.addItem(item)
         if not self.runs.count():
             self._placeholder(self.runs, "No runs yet: Run in the TRAINING tab or `nnconsole train`.")

@@ -21,6 +21,7 @@ from nnconsole.app.training.run_manage import is_failed_or_empty
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.protocol import RunStatus
 from nnconsole.engine.rundir.notes import read_note
+from nnconsole.app.widgets.rich_text import plain_tooltip
 
 STATUS_COLORS = {RunStatus.RUNNING: "#1f5fbf", RunStatus.FINISHED: "#1e6b1e", RunStatus.STOPPED: "#9a5b00",
                  RunStatus.FAILED: "#b00000"}
@@ -159,7 +160,7 @@ class RunHistory(QWidget):
                 tip = "\n".join(t for t in (row.run_dir, row.note, row.message) if t)
                 for c, item in enumerate(cells):
                     if c:
-                        item.setToolTip(tip)
+                        item.setToolTip(plain_tooltip(tip))  # the run's note and message: the user's words
                     if 2 <= c < NAME_COLUMN:
                         item.setTextAlignment(Qt.AlignCenter)
                     self.table.setItem(r, c, item)

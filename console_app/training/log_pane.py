@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QP
 
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.protocol import LOG_FILE, LOGS_DIR, RESUMABLE_STATUSES
+from nnconsole.app.widgets.rich_text import plain_tooltip
 
 MAX_LINES = 5000  # lines kept in the pane
 BACKLOG_BYTES = 256 * 1024  # read at most this much of a file at a time
@@ -207,8 +208,8 @@ class RunLogPane(QWidget):
         self.resume_button.setVisible(can)
         self.copy_button.setVisible(can)
         if can:
-            self.resume_button.setToolTip(resume_command(self.run_dir) + " (asks for the worker count)")
-            self.copy_button.setToolTip(resume_command(self.run_dir))
+            self.resume_button.setToolTip(plain_tooltip(resume_command(self.run_dir) + " (asks for the worker count)"))
+            self.copy_button.setToolTip(plain_tooltip(resume_command(self.run_dir)))
 
     def copy_resume_command(self) -> None:
         if self.run_dir:

@@ -12,6 +12,7 @@ from nnconsole.app.bridge.run_controller import RunController
 from nnconsole.app.training.project_runs import project_key, project_name
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.protocol import RunStatus
+from nnconsole.app.widgets.rich_text import plain_tooltip
 
 
 class RunEventsMixin:
@@ -51,7 +52,7 @@ class RunEventsMixin:
             warnings = [r for r in records if r.get("type") == "warning"]
             if warnings:
                 message = str(warnings[-1].get("message", ""))
-                self.status.setToolTip(message)  # the whole text with its advice; the bar shows the first sentence
+                self.status.setToolTip(plain_tooltip(message))  # the whole text with its advice; the bar shows the first sentence
                 self.status.setText(f"<span style='color:#9a5b00'>&#9888; {html.escape(message.split('. ')[0])}"
                                     "</span>")
 

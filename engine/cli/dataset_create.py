@@ -19,7 +19,8 @@ from typing import Callable, Optional
 
 from nnconsole.engine.rundir.protocol import announce, DATASET_CREATED_EVENT, DATASET_PROGRESS_EVENT, format_duration
 from nnconsole.engine.errors import ExitCode
-from nnconsole.engine.data.create.writer import create_dataset, CreateOptions
+from nnconsole.engine.project.paths import shown_path
+from nnconsole.engine.data.create.writer import create_dataset, CreateOptions, worker_count
 from nnconsole.engine.data.create.sources import DatasetCreateError, make_plan
 from nnconsole.engine.data.create.shaping import MODES
 
@@ -41,6 +42,16 @@ def _percent(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole percentage from 0 to 100, got '{text}'") from None
     if not 0 <= value <= 100:
         raise argparse.ArgumentTypeError(f"expected a percentage from 0 to 100, got '{text}'")
+    return value
+
+
+def _workers(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of processes (0: one per core), got '{text}'")
     return value
 
 
@@ -86,11 +97,6 @@ class _Reporter:
             pass
 
 
-def _shown(path: str) -> str:
-    """A path as printed: bytes of a name that is not UTF-8 as escapes (printing it would fail)."""
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-
-
 def _count(n: int, one: str, many: str = "") -> str:
     return f"{n:,} {one if n == 1 else many or one + 's'}"
 
@@ -121,14 +127,19 @@ def cmd_dataset_create(args: argparse.Namespace) -> int:
         for note in plan.notes:
             print(f"note: {note}", file=sys.stderr)
         kind = _count(len(plan.classes), "class", "classes") + ", " if plan.classes else ""
-        print(f"source: {_shown(args.sourcedir)}: {kind}{_count(len(plan.conversions), 'image')}, "
+        print(f"source: {shown_path(args.sourcedir)}: {kind}{_count(len(plan.conversions), 'image')}, "
               f"{_count(len(plan.rows), 'sample')}", flush=True)
+        options.workers, note = worker_count(options.workers, len(plan.conversions))
+        if note:
+            print(f"note: {note}", file=sys.stderr)
         result = create_dataset(options, _Reporter(args.events, args.quiet), plan)
     except DatasetCreateError as exc:
         print(f"nnconsole dataset create: {exc}", file=sys.stderr)
         return ExitCode.BAD_INPUT
     finally:
         signal.signal(signal.SIGTERM, previous)
+    for note in result.notes[len(plan.notes):]:  # what the run itself had to say (the plan's are above)
+        print(f"note: {note}", file=sys.stderr)
     for source, reason in result.failed:
         print(f"skipped {source}: {reason}", file=sys.stderr)
     if result.failed:
@@ -137,7 +148,7 @@ def cmd_dataset_create(args: argparse.Namespace) -> int:
               "above)", file=sys.stderr)
     files = ", ".join(f"{os.path.basename(p)} ({_count(n, 'row')})" for p, n in result.files)
     labels = f", labels.txt ({_count(len(result.classes), 'class', 'classes')})" if result.classes else ""
-    print(f"created {_shown(result.output)}: {files}{labels}", flush=True)
+    print(f"created {shown_path(result.output)}: {files}{labels}", flush=True)
     announce(args.events, DATASET_CREATED_EVENT, output=result.output, files=[p for p, _ in result.files],
              failed=len(result.failed))
     return ExitCode.OK
@@ -184,10 +195,11 @@ def register(add: Callable) -> None:
     p.add_argument("-r2", "--ratio2", type=_percent, metavar="PERCENT", help="percent of samples in file2")
     p.add_argument("--on-error", choices=("skip", "stop"), default="skip", help="an image that cannot be read: "
                    "leave it out and list it (skip, default) or stop with nothing written (stop)")
-    p.add_argument("--force", action="store_true", help="write into an existing, non-empty output folder "
-                   "(same-named files are replaced, other files kept)")
-    p.add_argument("--workers", type=int, default=0, metavar="N", help="converting processes (default: one per "
-                   "core)")
+    p.add_argument("--force", action="store_true", help="replace the dataset in an existing, non-empty output "
+                   "folder (same-named files are replaced, other files kept; the folder is swapped in whole, "
+                   "never left half replaced)")
+    p.add_argument("--workers", type=_workers, default=0, metavar="N", help="converting processes (default: one per "
+                   "core; never more than the cores or the images)")
     p.add_argument("--allow-outside", action="store_true", help="also read images that links or CSV paths "
                    "lead to outside the source folder (skipped with a note by default)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines")

@@ -12,6 +12,7 @@ import os
 import sys
 from typing import Callable
 
+from nnconsole.engine.atomic import folder_problem
 from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.data.loading import DatasetError
 from nnconsole.engine.evaluate.evaluation import evaluate_run, EvaluationError
@@ -21,6 +22,10 @@ from nnconsole.engine.rundir.protocol import (EVALUATE_FINISHED_EVENT, EVALUATE_
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    problem = folder_problem(args.output) if args.output else None
+    if problem:  # said before the evaluation runs, not after
+        print(f"nnconsole evaluate: {problem}; give --output a folder (made when missing)", file=sys.stderr)
+        return ExitCode.BAD_INPUT
     try:
         result = evaluate_run(args.run_dir, model=args.model, batch_size=args.batch_size,
                               dataset=os.path.abspath(args.dataset) if args.dataset else None,

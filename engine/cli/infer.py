@@ -15,6 +15,7 @@ from typing import Callable
 
 from nnconsole.engine.data.create.shaping import MODES
 from nnconsole.engine.errors import ExitCode
+from nnconsole.engine.project.paths import shown_path
 from nnconsole.engine.evaluate.inference import infer
 from nnconsole.engine.rundir.protocol import INFER_FINISHED_EVENT, INFER_PROGRESS_EVENT, announce, progress_announcer
 
@@ -36,7 +37,7 @@ def cmd_infer(args: argparse.Namespace) -> int:
                     progress=progress)
     what = f"{summary.classes} classes" if summary.task == "classification" else summary.task
     print(f"{summary.count} samples ({what}) in {summary.seconds:.1f} s", flush=True)
-    print(f"results: {summary.output}", flush=True)
+    print(f"results: {shown_path(summary.output)}", flush=True)
     announce(args.events, INFER_FINISHED_EVENT, output=summary.output, count=summary.count)
     return ExitCode.OK
 
@@ -72,7 +73,8 @@ def register(add: Callable) -> None:
                    "ratio, padding adds black bands")
     p.add_argument("--batch-size", type=_positive, default=64, metavar="B", help="samples per forward pass "
                    "(memory holds one batch; default 64)")
-    p.add_argument("--force", action="store_true", help="replace the results file if it exists")
+    p.add_argument("--force", action="store_true", help="replace the results file if it exists (a device or "
+                   "FIFO such as /dev/stdout is written into, never replaced; a folder never)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     p.add_argument("--events", metavar="FILE", type=os.path.abspath, help="append progress and the results file "
                    f'as JSON lines to FILE ({{"event": "{INFER_PROGRESS_EVENT}", "done": ..., "total": ...}}, then '

@@ -11,6 +11,7 @@ import os
 import sys
 from typing import Callable
 
+from nnconsole.engine.atomic import target_problem
 from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.check.project_file import load_valid_project
 from nnconsole.engine.interop.files import export_run, import_to_project
@@ -28,6 +29,10 @@ PROJECT_FORMATS = ("nntxt", "sdcproj")  # what a project file (not a trained run
 
 def cmd_import(args: argparse.Namespace) -> int:
     out = os.path.abspath(args.output)
+    problem = target_problem(out)
+    if problem:
+        print(f"nnconsole import: {problem}; choose another -o", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if os.path.exists(out) and not args.force:
         print(f"nnconsole import: {out} exists; choose another -o or add --force", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -105,4 +110,5 @@ def register(add: Callable) -> None:
     p.add_argument("--output", "-o", metavar="FILE", help="output file (default: next to the source)")
     p.add_argument("--best", action="store_true", help="export the best model instead of the final one")
     p.add_argument("--opset", type=int, help="ONNX opset (default 13)")
-    p.add_argument("--force", action="store_true", help="replace output files that already exist")
+    p.add_argument("--force", action="store_true", help="replace output files that already exist (a device or "
+                   "FIFO is written into, never replaced; a folder never)")

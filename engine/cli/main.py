@@ -267,7 +267,8 @@ def build_parser(extra_commands: Sequence[Callable] = ()) -> argparse.ArgumentPa
 
     p = add("train", cmd_train, "Train a project (one process, or N workers with --gpus N).")
     p.add_argument("project", nargs="?", help="project YAML file")
-    p.add_argument("--resume", metavar="RUN_DIR", help="continue a stopped or failed run from its last checkpoint")
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue a stopped or failed run from its last checkpoint, "
+                   "on the workers and hosts it was started with unless --gpus, --hosts or --hostfile say otherwise")
     _add_train_options(p)
     p = add("replay", cmd_replay, "Re-run a saved run from its snapshot with the same seed and compare metrics.")
     p.add_argument("run_dir")

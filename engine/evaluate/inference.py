@@ -30,12 +30,13 @@ from nnconsole.engine.data.decode import _decode_image, _image_files, _load_numb
 from nnconsole.engine.data.create.shaping import fit, ImageShapeError, MODES
 from nnconsole.engine.data.matrix import load_matrices, looks_like_matrix
 from nnconsole.engine.data.labels import class_name, project_class_names
-from nnconsole.engine.atomic import write_via
+from nnconsole.engine.atomic import target_problem, write_via
 from nnconsole.engine.network.parameter_files import ParameterFileError
 from nnconsole.engine.runtime.checkpoint import CheckpointError, load_parameters_checked
 from nnconsole.engine.runtime.nnp import build_runtime
 from nnconsole.engine.layers import get_spec
 from nnconsole.engine.network.shapes import first_loss
+from nnconsole.engine.project.paths import shown_path
 from nnconsole.engine.project.structure import evaluation_view
 from nnconsole.engine.evaluate.evaluation import combine_passes
 from nnconsole.engine.rundir.protocol import INFERENCE_DIR
@@ -158,18 +159,24 @@ def _images_source(paths: List[str], shapes: Dict[str, Tuple[int, ...]], normali
     return _Source(len(paths), lambda a, b: paths[a:b], None, load)
 
 
-def _csv_source(csv_path: str, shapes: Dict[str, Tuple[int, ...]], label_variable: Optional[str],
-                normalize: bool, resize: Optional[str]) -> _Source:
-
+def _read_csv(csv_path: str) -> _Table:
+    """The dataset CSV to infer, read once (its row count sizes the batch before the network is built)."""
+    if not os.path.isfile(csv_path):
+        raise InferenceError(f"{csv_path}: no such dataset CSV")
     table = _read_table(csv_path)
     if not table.rows:
         raise DatasetError(f"{table.shown}: the CSV has a header but no data rows; add one line per sample")
+    return table
+
+
+def _csv_source(table: _Table, shapes: Dict[str, Tuple[int, ...]], label_variable: Optional[str],
+                normalize: bool, resize: Optional[str]) -> _Source:
     by_name = {v.name: v for v in table.variables}
     for name in shapes:
         if name not in by_name:
             raise DatasetError(f"{table.shown} line 1: the header has no variable '{name}' (the network's input "
                                f"'{name}' needs it; the header names {', '.join(by_name)}); add a '{name}' column")
-    base = Path(os.path.abspath(csv_path)).parent
+    base = Path(os.path.abspath(table.shown)).parent
     images = {n for n in shapes if by_name[n].plain and _looks_like_image(table.rows[0][by_name[n].columns[0]])}
     label = by_name.get(label_variable or "")
     image_var = next(iter(images), None)
@@ -252,8 +259,9 @@ def _check_output(output: str, data: Sequence[str], force: bool) -> None:
         if real == inputs or (os.path.isdir(inputs) and os.path.commonpath([inputs, real]) == inputs
                               and _looks_like_image(real)):
             raise InferenceError(f"{output}: the results would replace the input data; choose another --output")
-    if os.path.isdir(output):
-        raise InferenceError(f"{output}: is a folder; give the results CSV's file name with --output")
+    problem = target_problem(output)
+    if problem:  # a folder, a socket, or a path through a file: never replaced, whatever --force says
+        raise InferenceError(f"{problem}; give the results CSV's file name with --output")
     if os.path.lexists(output) and not force:
         raise InferenceError(f"{output}: already exists; choose another --output, or add --force to replace it")
 
@@ -292,6 +300,11 @@ def infer(run_dir: str, data: Sequence[str], output: Optional[str] = None, model
 
 
     view, passes, how = evaluation_view(project)  # the executor's network and passes, as evaluate runs them
+    table = _read_csv(data[0]) if len(data) == 1 and data[0].lower().endswith(".csv") else None
+    paths = image_files(data) if table is None else []
+    # The network is built for one batch: never bigger than the data (--batch-size 100000000 on one image
+    # would otherwise allocate, and pad the image to, 10^8 samples).
+    batch_size = min(batch_size, len(table.rows) if table is not None else len(paths))
     nn.clear_parameters()
     try:
         runtime = build_runtime(view, batch_size=batch_size)
@@ -301,12 +314,10 @@ def infer(run_dir: str, data: Sequence[str], output: Optional[str] = None, model
             raise EvaluationError(str(exc)) from None
         shapes = {name: tuple(int(s) for s in var.shape[1:]) for name, var in runtime.inputs.items()}
         normalize = bool(project.datasets.normalize)
-        if len(data) == 1 and data[0].lower().endswith(".csv"):
-            if not os.path.isfile(data[0]):
-                raise InferenceError(f"{data[0]}: no such dataset CSV")
-            source = _csv_source(data[0], shapes, label_variable, normalize, resize)
+        if table is not None:
+            source = _csv_source(table, shapes, label_variable, normalize, resize)
         else:
-            source = _images_source(image_files(data), shapes, normalize, resize)
+            source = _images_source(paths, shapes, normalize, resize)
         width = int(np.prod(runtime.output.shape[1:]))
         if task == "classification" and sum(int(d) > 1 for d in runtime.output.shape[1:]) > 1:
             task = "outputs"  # a class map (per pixel, per step): its values are written as they are
@@ -325,7 +336,7 @@ def infer(run_dir: str, data: Sequence[str], output: Optional[str] = None, model
                         outputs = probability_columns(outputs)
                     labels = source.labels(start, stop) if source.labels else None
                     for i, (name, values) in enumerate(zip(source.names(start, stop), outputs)):
-                        writer.writerow([start + i, name] + ([labels[i]] if labels else [])
+                        writer.writerow([start + i, shown_path(name)] + ([labels[i]] if labels else [])
                                         + _row(task, values, k, names))
                     if progress:
                         progress(stop, source.size)

@@ -6,6 +6,7 @@ import os
 import shutil
 from typing import Optional
 
+from nnconsole.engine.atomic import write_via
 from nnconsole.engine.interop import run_export
 from nnconsole.engine.interop.common import relocate_datasets
 from nnconsole.engine.interop.formats import IMPORT_EXTENSIONS, NNTXT_EXTENSIONS, SDCPROJ_EXTENSIONS
@@ -58,7 +59,9 @@ def import_to_project(path: str, out: str, backup: bool = False) -> "tuple":
     if result.initial_parameters_path:
         initial = os.path.join(folder, os.path.splitext(os.path.basename(out))[0] + "_initial.h5")
         if os.path.abspath(result.initial_parameters_path) != initial:
-            shutil.move(result.initial_parameters_path, initial)
+            # copied through the atomic writer, never renamed over what is there (a device, a FIFO)
+            write_via(initial, lambda tmp: shutil.copyfile(result.initial_parameters_path, tmp))
+            os.unlink(result.initial_parameters_path)
         project.config.initial_parameters = os.path.basename(initial)
     save_project(project, out, backup=backup)
     return result, initial

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 from nnconsole.engine.interop.report import ExportResult, InteropError
 from nnconsole.engine.rundir.protocol import RESOLVED_FILE
-from nnconsole.engine.atomic import write_via
+from nnconsole.engine.atomic import target_problem, write_via
 from nnconsole.engine.runtime.nnp import export_nnp
 from nnconsole.engine.project.io import load_project
 from nnconsole.engine.interop.nntxt.exporter import export_nntxt
@@ -18,7 +18,12 @@ FORMATS = ("nnp", "nntxt", "onnx")
 
 def refuse_existing(paths: List[str], force: bool) -> None:
     """Refuse to write over a file that exists (an earlier export, the .nntxt a project was imported
-    from) unless the user said ``--force``; the check happens before anything is written."""
+    from) unless the user said ``--force``; the check happens before anything is written. What is not a
+    file (a folder, a socket, a path through a file) is refused even with ``--force``: it is never replaced."""
+    for p in paths:
+        problem = target_problem(p)
+        if problem:
+            raise InteropError(f"{problem}; choose another -o")
     taken = [p for p in paths if os.path.lexists(p)]
     if taken and not force:
         raise InteropError(f"{', '.join(taken)} exists; choose another -o, move it away, or add --force to "

@@ -18,13 +18,14 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import tempfile
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.launch.host_watch import HostProbe, host_names
-from nnconsole.engine.plan.hosts import NETWORK_ENV, network_mca_args, network_problem, read_hostfile_problems
+from nnconsole.engine.plan.hosts import (NETWORK_ENV, host_problem, network_mca_args, network_problem,
+                                         read_hostfile_problems)
 from nnconsole.engine.launch.watch import (Stall, Watcher, diagnose_failure, launch_header, wait_for_job,
                                            worker_processes)
 from nnconsole.engine.project.io import atomic_write, dumps_project
@@ -37,7 +38,7 @@ from nnconsole.engine.rundir.protocol import STOP_FILE, RunStatus, warning_recor
 from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.rundir.launch_options import WorkerOptions
 from nnconsole.engine.check.project_file import load_valid_project
-from nnconsole.engine.rundir.protocol import LAUNCHER, RESOLVED_FILE, SNAPSHOT_FILE
+from nnconsole.engine.rundir.protocol import LAUNCH_FILE, LAUNCHER, RESOLVED_FILE, SNAPSHOT_FILE
 from nnconsole.engine.data.loading import peek_csv
 from nnconsole.engine.backend.device import gpu_count
 from nnconsole.engine.plan.worker_plan import make_plan
@@ -96,7 +97,8 @@ def resolved_copy(project: Project) -> Project:
     return resolved
 
 
-def prepare_run(project: Project, request: LaunchRequest, workers: int) -> str:
+def prepare_run(project: Project, request: LaunchRequest, workers: int, hosts: Sequence[str] = (),
+                hostfile: str = "") -> str:
     """Create a new run directory with the snapshot, the resolved project and the launch options."""
     root = request.output or runs.results_root(project.path or "project.yaml")
     run_dir = runs.new_run_dir(root)
@@ -106,14 +108,41 @@ def prepare_run(project: Project, request: LaunchRequest, workers: int) -> str:
         atomic_write(os.path.join(run_dir, SNAPSHOT_FILE), dumps_project(project).encode())
     resolved = resolved_copy(project)
     atomic_write(os.path.join(run_dir, RESOLVED_FILE), dumps_project(resolved).encode())
-    _write_options(run_dir, request, workers, resume=False)
+    _write_options(run_dir, request, workers, resume=False, hosts=hosts, hostfile=hostfile)
     return run_dir
 
 
-def _write_options(run_dir: str, request: LaunchRequest, workers: int, resume: bool) -> None:
+def _write_options(run_dir: str, request: LaunchRequest, workers: int, resume: bool, hosts: Sequence[str] = (),
+                   hostfile: str = "") -> None:
     previous = WorkerOptions.read(run_dir)
     WorkerOptions(max_epoch=request.epochs or previous.max_epoch, device=request.device or previous.device,
-                  resume=resume, workers=workers).write(run_dir)
+                  resume=resume, workers=workers, hosts=list(hosts), hostfile=hostfile).write(run_dir)
+
+
+def launch_layout(request: LaunchRequest, project: Project) -> Tuple[int, List[str], str, str]:
+    """(workers, hosts, hostfile, note) of a launch: the command line's; on ``--resume``, what the run was
+    started with (launch.json), so that it goes on with the same logical batch and learning rate; else the
+    project's. ``note`` says what a resume kept (empty otherwise)."""
+    recorded = WorkerOptions.recorded(request.resume_dir) if request.resume_dir else None
+    own_hosts = bool(request.hosts or request.hostfile)
+    if recorded is None:
+        return (request.workers or project.multi_gpu.workers, request.hosts or project.multi_gpu.hosts,
+                request.hostfile or _project_hostfile(project), "")
+    for host in recorded.hosts:  # launch.json is the run's own file, but mpiexec hands hosts to ssh
+        problem = host_problem(host)
+        if problem:
+            raise LaunchError(f"{os.path.join(request.resume_dir or '', LAUNCH_FILE)}: {problem}; give --hosts or "
+                              "--hostfile to resume on other hosts")
+    workers = request.workers or max(1, recorded.workers)
+    hosts, hostfile = (request.hosts, request.hostfile) if own_hosts else (recorded.hosts, recorded.hostfile)
+    kept = []
+    if not request.workers:
+        kept.append(f"{workers} worker{'s' if workers != 1 else ''} (--gpus N to change)")
+    if not own_hosts and (hosts or hostfile):
+        where = ",".join(hosts) if hosts else f"hostfile {hostfile}"
+        kept.append(f"hosts {where} (--hosts or --hostfile to change)")
+    note = f"resumed as the run was started: {' and '.join(kept)}" if kept else ""
+    return workers, list(hosts), hostfile, note
 
 
 # ---- commands -------------------------------------------------------------------------------------
@@ -296,12 +325,12 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
         resume_from = check_resumable(request.resume_dir, warn=warnings.append)
     project = _project_for(request)
     overridden = apply_overrides(project, request.__dict__)  # --allreduce-precision ... (run_overrides)
-    workers = request.workers or project.multi_gpu.workers
+    workers, hosts, hostfile, resumed_as = launch_layout(request, project)
     device = request.device or project.config.device
     plan = plan_for(project, workers, device)  # impossible settings fail here, before anything is written
+    if resumed_as:
+        plan.notes.append(resumed_as)
     launcher = choose_launcher(request.launcher or project.multi_gpu.launcher)
-    hosts = request.hosts or project.multi_gpu.hosts
-    hostfile = request.hostfile or _project_hostfile(project)
     extra = request.mpiexec_args or project.multi_gpu.mpiexec_args
     consent = request.oversubscribe or OVERSUBSCRIBE_FLAG in request.mpiexec_args  # the command line's only
     worker_command("", workers, launcher, hosts, hostfile, oversubscribe=consent,
@@ -318,7 +347,7 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
                 writer.close()
         for message in warnings:
             warn(message)
-        _write_options(run_dir, request, workers, resume=True)
+        _write_options(run_dir, request, workers, resume=True, hosts=hosts, hostfile=hostfile)
         if overridden:  # from here on the run uses the values given: its project.yaml says so
             atomic_write(os.path.join(run_dir, RESOLVED_FILE), dumps_project(project).encode())
         if os.path.exists(os.path.join(run_dir, STOP_FILE)):
@@ -327,7 +356,7 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
             if name.endswith(".error.json"):
                 os.unlink(os.path.join(run_dir, "logs", name))
     else:
-        run_dir = prepare_run(project, request, workers)
+        run_dir = prepare_run(project, request, workers, hosts, hostfile)
     cmd = worker_command(run_dir, workers, launcher, hosts, hostfile, extra, cpu=device != "cuda",
                          oversubscribe=consent, network=request.network)
     status = runs.read_status(run_dir) or runs.StatusRecord()

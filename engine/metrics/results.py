@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from nnconsole.engine.atomic import folder_problem
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.project.io import atomic_write, load_project
 from nnconsole.engine.project.model import Project
@@ -221,6 +222,9 @@ def write_evaluation(result: EvaluationResult, output: Optional[str] = None) -> 
     """Write samples.csv and metrics.json (each atomically) into ``output``; returns the folder."""
     other = result.dataset if result.metrics.get("split") == "dataset" else None
     folder = output or evaluation_dir(result.run_dir, result.model, other)
+    problem = folder_problem(folder)
+    if problem:
+        raise EvaluationError(f"{problem}; give the evaluation a folder to write into")
     os.makedirs(folder, exist_ok=True)
     atomic_write(os.path.join(folder, SAMPLES_FILE), samples_csv_text(result).encode("utf-8"))
     atomic_write(os.path.join(folder, EVALUATION_METRICS_FILE), metrics_json(result.metrics).encode("utf-8"))

@@ -8,6 +8,12 @@ from typing import List, Optional
 from nnconsole.engine.project.model import Project
 
 
+def shown_path(path: str) -> str:
+    """A path as text that can be printed or written as UTF-8: the bytes of a file name that is not UTF-8
+    (which Python holds as surrogate escapes, and which a UTF-8 writer refuses) become ``\\xe9`` escapes."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def project_folder(project: Project) -> str:
     """The folder dataset paths are relative to: the project file's folder (cwd when never saved)."""
     return os.path.dirname(os.path.abspath(project.path)) if project.path else os.getcwd()

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
-from typing import Optional
+from dataclasses import dataclass, field
+from typing import List, Optional
 
 from nnconsole.engine.atomic import atomic_write
 from nnconsole.engine.rundir.protocol import LAUNCH_FILE
@@ -22,11 +22,18 @@ class WorkerOptions:
     device: Optional[str] = None  # override of config.device
     resume: bool = False
     workers: int = 1
+    hosts: List[str] = field(default_factory=list)  # the hosts the run was started on (--hosts or the project's)
+    hostfile: str = ""  # its hostfile (--hostfile or the project's); a resume keeps both unless given new ones
 
     @classmethod
     def read(cls, run_dir: str) -> "WorkerOptions":
+        return cls.recorded(run_dir) or cls()
+
+    @classmethod
+    def recorded(cls, run_dir: str) -> Optional["WorkerOptions"]:
+        """The run's launch.json, or None when it has none."""
         return read_run_json(os.path.join(run_dir, LAUNCH_FILE), cls, required=False, fix="delete launch.json "
-                             "to use the project's settings, or start a new run") or cls()
+                             "to use the project's settings, or start a new run")
 
     def write(self, run_dir: str) -> None:
         atomic_write(os.path.join(run_dir, LAUNCH_FILE), json.dumps(self.__dict__, indent=2).encode())

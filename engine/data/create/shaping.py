@@ -10,8 +10,11 @@ alpha channel (the alpha is dropped) and 16-bit grey (scaled to 8 bits).
 from __future__ import annotations
 
 import numpy as np
-from PIL import Image, UnidentifiedImageError
 import os
+
+from PIL import Image, UnidentifiedImageError
+
+from nnconsole.engine.data.create.padded_resize import padded_resize
 
 MODES = ("trimming", "padding", "resize")  # nnabla's -m values; "resize" stretches (nnabla: any other value)
 CHANNELS = (1, 3)
@@ -79,9 +82,8 @@ def fit(im: np.ndarray, width: int, height: int, mode: str) -> np.ndarray:
         else:
             target_w = int(float(width) / height * h)
             pad = ((0, 0), ((target_w - w) // 2, target_w - (target_w - w) // 2 - w))
-        if im.ndim == 3:
-            pad = pad + ((0, 0),)
-        im = np.pad(im, pad, "constant")
+        # The same pixels as resizing the padded image, without making it (a 60000x1 strip pads to 60000x60000).
+        return padded_resize(im, width, height, pad)
     elif mode != "resize":
         raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
     if im.shape[0] == 0 or im.shape[1] == 0:

@@ -1,9 +1,11 @@
 """``nnconsole dataset create``: convert a plan's images in parallel and write the dataset, all or nothing.
 
-Everything is made in a private staging folder (beside a new output folder, or inside an existing one)
-and only moved into place once every image is converted: a failure, Ctrl-C or the GUI's Cancel leaves
-the output as it was, and nothing the user had is deleted. An existing output folder with files in it,
-or an existing CSV, is replaced only with ``force`` (same-named files are replaced; other files stay).
+Everything is made in a private staging folder beside the output folder and only put in place once the
+whole dataset is there: a failure, Ctrl-C, the GUI's Cancel or a kill leaves the output as it was, and
+nothing the user had is deleted. An existing output folder with files in it, or an existing CSV, is
+replaced only with ``force`` (same-named files are replaced; the user's other files stay): the new folder
+receives the other files and then takes the old one's place in one swap (``swap``), so the output is
+never a mix of the old dataset and the new one.
 The CSVs (``x:image,y:label``, paths relative to the output folder, so the folder can be moved) and
 ``labels.txt`` are written atomically after the images. Shuffling uses ``seed``, so the same source
 gives the same files.
@@ -16,16 +18,19 @@ import os
 import random
 import secrets
 import shutil
+import time
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Tuple
 
 from nnconsole.engine.atomic import atomic_write
 from nnconsole.engine.data.create.sources import CreatePlan, DatasetCreateError, make_plan
 from nnconsole.engine.data.create.convert import Progress, convert_all
+from nnconsole.engine.data.create.swap import carry_over, keep_modes, swap_in
 from nnconsole.engine.data.labels import CLASS_NAMES_FILE
 
 STAGING_PREFIX = ".nnconsole-create-"
-STAGING_MARKER = ".nnconsole-staging"  # in every staging folder: only such a folder is ever removed
+STAGING_MARKER = ".nnconsole-staging"  # beside every staging folder (<folder>.nnconsole-staging): only a marked
+# folder is ever removed
 
 
 @dataclass
@@ -65,6 +70,9 @@ def _check_options(o: CreateOptions) -> None:
             raise DatasetCreateError(f"--{name} {value}: give a size from 1 to 16384 pixels")
     if o.channels not in (1, 3):
         raise DatasetCreateError(f"--channel {o.channels}: give 1 (grey) or 3 (colour)")
+    if o.workers < 0:
+        raise DatasetCreateError(f"--workers {o.workers}: give a number of converting processes, or 0 for one per "
+                                 "CPU core")
     if not 0 <= o.ratio2 <= 100:
         raise DatasetCreateError(f"--ratio2 {o.ratio2}: give a percentage from 0 to 100")
     if o.ratio2 and not o.file2:
@@ -116,6 +124,30 @@ def _check_output(o: CreateOptions, plan: CreatePlan) -> None:
                                  "it: choose an output folder outside the source data")
 
 
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity, as a container or ``taskset`` limits it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def worker_count(requested: int, images: int) -> Tuple[int, Optional[str]]:
+    """(converting processes, a note when fewer than ``requested``): never more than the cores or the images.
+
+    ``requested`` 0 means one per core. More processes than cores only compete for them (and each holds an
+    image in memory); more than images would start processes with nothing to do.
+    """
+    cores = usable_cores()
+    count = max(1, min(requested or cores, cores, images))
+    if requested > count:
+        why = f"{cores} CPU core{'s' if cores != 1 else ''}" if count == cores else \
+            f"{images} image{'s' if images != 1 else ''}"
+        return count, f"--workers {requested}: using {count} converting process{'es' if count != 1 else ''} " \
+                      f"(one per {'core' if count == cores else 'image'}; there {'are' if count != 1 else 'is'} {why})"
+    return count, None
+
+
 def _csv_bytes(header: List[str], rows: List[List[str]]) -> bytes:
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
@@ -141,53 +173,101 @@ def _split(rows: List[List[str]], o: CreateOptions) -> List[Tuple[str, List[List
     return [(name, part) for name, part in parts if part]
 
 
-def _staging_folder(out: str) -> str:
-    """A private folder on the output's file system: inside an existing output folder, else beside it.
+ASIDE_SUFFIX = "-old"  # where two renames (no RENAME_EXCHANGE) park the old folder for a moment
 
-    A staging folder that a killed run (kill -9, power loss) left there is removed first: only one with
-    our marker file whose process is gone, so nothing else is ever deleted.
-    """
-    tag = f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
-    if os.path.isdir(out):
-        folder, prefix = out, STAGING_PREFIX
-    else:
-        folder, prefix = os.path.dirname(out), "." + os.path.basename(out) + STAGING_PREFIX
-        os.makedirs(folder, exist_ok=True)
-    _remove_abandoned(folder, prefix)
-    path = os.path.join(folder, prefix + tag[len(STAGING_PREFIX):])
-    os.mkdir(path)
-    with open(os.path.join(path, STAGING_MARKER), "w", encoding="utf-8") as fh:
-        fh.write(f"nnconsole dataset create, process {os.getpid()}\n")
+
+def _staging_prefix(out: str) -> str:
+    return "." + os.path.basename(out) + STAGING_PREFIX
+
+
+def _marker(path: str) -> str:
+    """The file beside a staging folder that says it is ours. Beside it, not in it: the folder's contents
+    are swapped into the output folder, and the output must never carry a marker."""
+    return path + STAGING_MARKER
+
+
+def _ours(path: str) -> bool:
+    """A staging folder this program made: marked beside (now) or inside (earlier versions)."""
+    return os.path.isfile(_marker(path)) or os.path.isfile(os.path.join(path, STAGING_MARKER))
+
+
+def _recover(out: str) -> None:
+    """Deal with what a killed run (kill -9, power loss) left beside ``out``, for processes that are gone: a
+    dataset parked aside by two renames goes back to the output path if that is empty; marked staging folders
+    (a new dataset unfinished, or an old one whose removal was cut short) and lone markers are removed;
+    nothing unmarked is ever deleted."""
+    folder, prefix = os.path.dirname(out), _staging_prefix(out)
+    for path in _abandoned(folder, prefix):
+        if path.endswith(ASIDE_SUFFIX) and _ours(path[:-len(ASIDE_SUFFIX)]) and not os.path.lexists(out):
+            os.rename(path, out)  # killed between the two renames: the old dataset goes back
+    for path in _abandoned(folder, prefix):
+        base = path[:-len(ASIDE_SUFFIX)] if path.endswith(ASIDE_SUFFIX) else path
+        if os.path.isdir(path) and (_ours(path) or _ours(base)):
+            shutil.rmtree(path, ignore_errors=True)
+    for path in _abandoned(folder, prefix):
+        base = path[:-len(STAGING_MARKER)]
+        if path.endswith(STAGING_MARKER) and not os.path.lexists(base) and not os.path.lexists(base + ASIDE_SUFFIX):
+            os.unlink(path)
+    if os.path.isdir(out):  # staging folders an earlier version made inside the output folder
+        for path in _abandoned(out, STAGING_PREFIX):
+            if os.path.isdir(path) and _ours(path):
+                shutil.rmtree(path, ignore_errors=True)
+
+
+def _staging_folder(out: str) -> str:
+    """A private, marked folder beside the output folder (so that the two can be swapped by a rename)."""
+    folder, prefix = os.path.dirname(out), _staging_prefix(out)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"{prefix}{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        with open(_marker(path), "x", encoding="utf-8") as fh:
+            fh.write(f"nnconsole dataset create, process {os.getpid()}\n")
+        os.mkdir(path)
+    except OSError as exc:
+        raise DatasetCreateError(f"{folder}: cannot make the folder the new dataset is built in beside {out} "
+                                 f"({exc.strerror}); make that folder writable or choose another output") from None
     return path
 
 
-def _remove_abandoned(folder: str, prefix: str) -> None:
-    """Remove staging folders ``prefix<pid>-<hex>`` of processes that no longer run (and only those)."""
+def _abandoned(folder: str, prefix: str) -> List[str]:
+    """Entries ``prefix<pid>-...`` in ``folder`` (folders and markers) whose process no longer runs; no links."""
     try:
-        names = [n for n in os.listdir(folder) if n.startswith(prefix)]
+        names = sorted(n for n in os.listdir(folder) if n.startswith(prefix))
     except OSError:
-        return
+        return []
+    found = []
     for name in names:
         path = os.path.join(folder, name)
         pid = name[len(prefix):].split("-", 1)[0]
-        if not pid.isdigit() or os.path.islink(path) or not os.path.isfile(os.path.join(path, STAGING_MARKER)):
+        if not pid.isdigit() or os.path.islink(path):
             continue
         try:
             os.kill(int(pid), 0)
             continue  # its process still runs (another create into the same place)
         except ProcessLookupError:
-            pass
+            found.append(path)
         except (PermissionError, OverflowError):
             continue
-        shutil.rmtree(path, ignore_errors=True)
+    return found
 
 
-def _move_into(staging: str, out: str, outputs: Sequence[str]) -> None:
-    """Move each converted image from the staging folder into the existing output folder."""
-    for rel in outputs:
-        target = os.path.join(out, *rel.split("/"))
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        os.replace(os.path.join(staging, *rel.split("/")), target)
+def _finish(staging: str) -> None:
+    """The staging folder is gone (moved into place, or removed): its marker goes too."""
+    try:
+        os.unlink(_marker(staging))
+    except FileNotFoundError:
+        pass
+
+
+def _replace(staging: str, out: str, written: List[str]) -> Tuple[str, List[str]]:
+    """Swap the finished ``staging`` folder in for the existing ``out`` (see ``swap``).
+
+    Returns (where the old folder is now, what of it could not be carried over).
+    """
+    keep_modes(out, staging, set(written))
+    left = carry_over(out, staging, lambda rel: rel.split(os.sep)[0].startswith(STAGING_PREFIX))
+    shutil.copymode(out, staging)
+    return swap_in(staging, out, staging + ASIDE_SUFFIX), left
 
 
 def create_dataset(o: CreateOptions, progress: Optional[Progress] = None,
@@ -195,8 +275,10 @@ def create_dataset(o: CreateOptions, progress: Optional[Progress] = None,
     """Create the dataset ``o`` describes (see the module's docstring). Raises DatasetCreateError."""
     _check_options(o)
     plan = plan or make_plan(o.source, o.allow_outside)
+    shown = os.path.abspath(o.output)
+    out = os.path.realpath(shown) if os.path.islink(shown) else shown  # a link to a folder: that folder is replaced
+    _recover(out)
     _check_output(o, plan)
-    out = os.path.abspath(o.output)
     existed = os.path.isdir(out)
     staging = _staging_folder(out)
     try:
@@ -209,7 +291,8 @@ def create_dataset(o: CreateOptions, progress: Optional[Progress] = None,
                 raise DatasetCreateError(f"{tasks[index][0]}: {reason}; fix or remove the file, or run with "
                                          "--on-error skip to leave it out")
 
-        reasons = convert_all(tasks, o.workers or os.cpu_count() or 1, progress, stop)
+        workers, workers_note = worker_count(o.workers, len(tasks))
+        reasons = convert_all(tasks, workers, progress, stop)
         failed = [(plan.conversions[i].source, r) for i, r in enumerate(reasons) if r]
         rows = [row for row, needs in zip(plan.rows, plan.row_images) if not any(reasons[i] for i in needs)]
         if not rows:
@@ -217,21 +300,33 @@ def create_dataset(o: CreateOptions, progress: Optional[Progress] = None,
                                      f"{failed[0][1]})" if failed else f"{o.source}: nothing to convert")
         parts = _split(rows, o)
         converted = [c.output for c, r in zip(plan.conversions, reasons) if not r]
-        if existed:
-            _move_into(staging, out, converted)
-            shutil.rmtree(staging)
-            folder = out
-        else:
-            folder = staging
         if plan.classes:
-            atomic_write(os.path.join(folder, CLASS_NAMES_FILE), _class_names_text(plan.classes).encode("utf-8"))
+            atomic_write(os.path.join(staging, CLASS_NAMES_FILE), _class_names_text(plan.classes).encode("utf-8"))
         for name, part in parts:
-            atomic_write(os.path.join(folder, name), _csv_bytes(plan.header, part))
-        if not existed:
-            os.unlink(os.path.join(staging, STAGING_MARKER))
+            atomic_write(os.path.join(staging, name), _csv_bytes(plan.header, part))
+        if existed:
+            old, left = _replace(staging, out, [n for n in (CLASS_NAMES_FILE, o.file1, o.file2) if n])
+        else:
             os.rename(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
+        _finish(staging)
         raise
-    return CreateResult(out, [(os.path.join(out, n), len(p)) for n, p in parts], plan.classes,
-                        len(converted), failed, plan.notes)
+    notes = list(plan.notes) + ([workers_note] if workers_note else [])
+    if existed and left:  # something of the user's that cannot be moved: the old folder stays, in sight
+        kept = f"{out}.replaced-{time.strftime('%Y%m%d_%H%M%S')}"
+        os.rename(old, kept)
+        _finish(staging)
+        notes.append(f"the previous {os.path.basename(out)} is kept as {kept}: it holds {left[0]}"
+                     f"{f' and {len(left) - 1} more' if len(left) > 1 else ''}, which could not be carried over")
+    elif existed:  # the old folder lies where the staging folder was (or beside it), still marked as ours
+        try:
+            shutil.rmtree(old)
+            _finish(staging)
+        except OSError as exc:
+            notes.append(f"the previous {os.path.basename(out)} could not be removed from {old} ({exc.strerror}); "
+                         "remove it by hand")
+    else:
+        _finish(staging)
+    return CreateResult(shown, [(os.path.join(shown, n), len(p)) for n, p in parts], plan.classes,
+                        len(converted), failed, notes)

@@ -265,14 +265,15 @@ def test_shaping_arithmetic_matches_nnabla_formulas():
     from nnconsole.engine.data.create import shaping as image_shaping
 
     seen = []
-    original = image_shaping._resize
+    original, original_padded = image_shaping._resize, image_shaping.padded_resize
     image_shaping._resize = lambda a, w, h: seen.append(a.shape) or original(a, w, h)
+    image_shaping.padded_resize = lambda a, w, h, pad: seen.append(pad) or original_padded(a, w, h, pad)
     try:
         fit(im, 12, 10, "trimming")
         fit(np.ones((40, 30), np.uint8), 12, 10, "padding")
     finally:
-        image_shaping._resize = original
-    assert seen == [(30, 36, 3), (40, 48)]
+        image_shaping._resize, image_shaping.padded_resize = original, original_padded
+    assert seen == [(30, 36, 3), ((0, 0), (9, 9))]  # the padding is computed, never made (issue 25 item 13)
     rgb = np.array([[[255, 0, 0], [10, 20, 30]]], np.uint8)
     assert set_channels(rgb, 1).tolist() == [[76, 18]]  # 76.245 and 18.15, cut
 
@@ -309,8 +310,8 @@ def test_killed_run_leaves_only_its_staging_folder_and_the_next_run_removes_it(t
     _wait_for_progress(events)
     process.kill()
     process.wait(30)
-    left = [n for n in os.listdir(tmp_path) if STAGING_PREFIX in n]
-    assert len(left) == 1 and not (tmp_path / "out").exists()
+    left = sorted(n for n in os.listdir(tmp_path) if STAGING_PREFIX in n)  # the staging folder, its marker beside
+    assert len(left) == 2 and left[1] == left[0] + STAGING_MARKER and not (tmp_path / "out").exists()
     deadline = time.monotonic() + 30  # the pool's workers are killed with their parent
     while subprocess.run(["pgrep", "-f", str(events)], capture_output=True).stdout.strip():
         assert time.monotonic() < deadline, "a converting process outlived its killed parent"
