@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from tests.helpers import ROOT
+from tests.support.paths import ROOT
 
 # Runs in a clean interpreter: for k = 0, 1, ... a forked child creates the new dataset over a fresh copy of
 # the old one and dies (os._exit: no handler, no finally) just before its k-th file-system change after the

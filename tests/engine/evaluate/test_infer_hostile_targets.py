@@ -8,16 +8,41 @@ import os
 import socket
 import stat
 import threading
+from pathlib import Path
+from typing import List, Tuple
 
+import numpy as np
 import pytest
+from PIL import Image
 
 from nnconsole.engine.cli.main import main as cli_main
 from nnconsole.engine.evaluate import inference
 from nnconsole.engine.evaluate.inference import InferenceError, infer
 from nnconsole.engine.interop.files import export_run
 from nnconsole.engine.interop.report import InteropError
-from tests.engine.evaluate.sec_infer_run import make_run, write_images
-from tests.helpers import nnconsole
+from tests.support.cli import nnconsole
+from tests.support.runs import make_image_run
+
+GREY = (1, 4, 5)  # grey, 4 high, 5 wide
+
+
+def make_run(root) -> str:
+    """A finished run of a grey-image classifier with random weights."""
+    return make_image_run(root, shape=GREY)[0]
+
+
+def write_images(folder: Path, names: List[str], size: Tuple[int, int] = GREY[1:]) -> List[str]:
+    """Random grey images of (H, W) ``size`` named ``names`` (str or bytes) in ``folder``; returns their paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    paths = []
+    for name in names:
+        path = folder / (name if isinstance(name, str) else name.decode("utf-8", "surrogateescape"))
+        Image.fromarray(rng.integers(0, 256, size, dtype=np.uint8), "L").save(path, format="PNG")
+        paths.append(str(path))
+    return paths
+
+
 
 
 def _read_fifo_in_background(path):

@@ -17,7 +17,9 @@ from nnconsole.engine.project.model import Project
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.launch_options import WorkerOptions
 from nnconsole.engine.test_seams import seam_environment
-from tests.helpers import ROOT, nnconsole, tabular_project
+from tests.support.cli import nnconsole
+from tests.support.paths import ROOT
+from tests.support.projects import tabular_project
 
 
 def _project(workers: int = 1, hosts=()) -> Project:
