@@ -27,7 +27,7 @@ from nnconsole.engine.plan.explain import format_plan_table
 from nnconsole.templates import list_templates
 from nnconsole.engine.project.templates import create_from_template
 from nnconsole.engine.doctor.checks import run_doctor
-from nnconsole.engine.plan.timing_inputs import prediction_report
+from nnconsole.engine.plan.timing_inputs import check_prediction_options, prediction_report
 
 
 def _say(text: str, err: bool = False) -> None:
@@ -177,6 +177,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    check_prediction_options(args.link, args.latency_ms, args.compute_ms)  # before any table is printed
     project = load_valid_project(args.project, check_datasets=False)
     counts = args.gpus or [project.multi_gpu.workers]
     plans = [plan_for(project, n, args.device, args.policy) for n in counts]
