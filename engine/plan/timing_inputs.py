@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from nnconsole.engine.errors import NnconsoleError
+from nnconsole.engine.plan.hosts import parse_host
 from nnconsole.engine.plan.timing import LOCAL_BANDWIDTH, LOCAL_LATENCY, Estimate, Link, allreduce_seconds, parse_rate
 from nnconsole.engine.rundir.protocol import METRICS_FILE, TRAIN
 from nnconsole.engine.rundir.store import iter_metrics, list_runs, read_plan, results_root
@@ -154,25 +155,25 @@ def describe_link(link: Link) -> str:
 
 
 def host_slots(entry: str, default: int = 1) -> int:
-    """The slot count of a ``host``, ``host:slots`` or ``[v6]:slots`` entry (checked by engine.hosts)."""
-    tail = entry.rsplit("]", 1)[-1] if entry.startswith("[") else entry
-    if tail.count(":") == 1 and tail.split(":")[1].isdigit():
-        return int(tail.split(":")[1])
-    return default
+    """The slot count of a ``host``, ``host:slots`` or ``[v6]:slots`` entry (read by ``plan.hosts.parse_host``;
+    a bad entry raises its HostsError, a ValueError)."""
+    slots = parse_host(entry).slots
+    return default if slots is None else slots
 
 
 def layouts_for(hosts: Sequence[str], worker_counts: Sequence[int] = ()) -> List[Tuple[int, int]]:
     """(hosts, workers per host) to compare: 1 worker, then 1..H hosts with 1..S workers each (S: the fewest
     slots of any host, so the ring is balanced); without hosts, ``worker_counts`` on one host.
     Hosts ``a:2,b:2`` give the seeds' example: 1 x 1, 1 x 2, 2 x 1, 2 x 2."""
+    per_host = min(host_slots(h) for h in hosts) if hosts else 0
+    largest = max([len(hosts) * per_host, *worker_counts, 1])  # counted before any layout is built
+    if largest > MAX_LAYOUT_WORKERS:
+        shape = f"{len(hosts)} hosts x {per_host} workers" if largest == len(hosts) * per_host else f"{largest} workers"
+        raise PredictionError(f"{shape} = {largest:,} workers: the prediction compares layouts of at most "
+                              f"{MAX_LAYOUT_WORKERS:,} workers; list fewer hosts or slots to compare")
     found = {(1, 1)} | {(1, n) for n in worker_counts}
-    if hosts:
-        per_host = min(host_slots(h) for h in hosts)
-        found |= {(h, w) for h in range(1, len(hosts) + 1) for w in range(1, per_host + 1)}
-    layouts = sorted(found, key=lambda hw: (hw[0] * hw[1], hw[0]))
-    if layouts[-1][0] * layouts[-1][1] > MAX_LAYOUT_WORKERS:
-        raise PredictionError(f"{layouts[-1][0]} hosts x {layouts[-1][1]} workers: at most {MAX_LAYOUT_WORKERS}")
-    return layouts
+    found |= {(h, w) for h in range(1, len(hosts) + 1) for w in range(1, per_host + 1)}
+    return sorted(found, key=lambda hw: (hw[0] * hw[1], hw[0]))
 
 
 def layout_label(e: Estimate) -> str:
