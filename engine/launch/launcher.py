@@ -24,7 +24,8 @@ import tempfile
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.launch.host_watch import HostProbe, host_names
-from nnconsole.engine.plan.hosts import NETWORK_ENV, network_mca_args, network_problem, read_hostfile_problems
+from nnconsole.engine.plan.hosts import (NETWORK_ENV, network_mca_args, network_problem, read_hostfile_problems,
+                                         workers_for_hosts)
 from nnconsole.engine.launch.watch import (Stall, Watcher, diagnose_failure, launch_header, wait_for_job,
                                            worker_processes)
 from nnconsole.engine.project.io import atomic_write, dumps_project
@@ -85,7 +86,7 @@ class LaunchResult:
 
 # ---- run directory --------------------------------------------------------------------------------
 def resolved_copy(project: Project) -> Project:
-    """The project as the workers load it: dataset and initial-parameter paths made absolute."""
+    """The project as the workers load it: dataset, initial-parameter and hostfile paths made absolute."""
     resolved = project.copy()
     for key in ("training", "validation"):
         rel = getattr(project.datasets, key)
@@ -93,6 +94,8 @@ def resolved_copy(project: Project) -> Project:
             setattr(resolved.datasets, key, dataset_path(project, rel))
     if project.config.initial_parameters:
         resolved.config.initial_parameters = dataset_path(project, project.config.initial_parameters)
+    if project.multi_gpu.hostfile:  # a resume reads it from the run directory, where a relative path means nothing
+        resolved.multi_gpu.hostfile = dataset_path(project, project.multi_gpu.hostfile)
     return resolved
 
 
@@ -296,11 +299,15 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
         resume_from = check_resumable(request.resume_dir, warn=warnings.append)
     project = _project_for(request)
     overridden = apply_overrides(project, request.__dict__)  # --allreduce-precision ... (run_overrides)
-    workers = request.workers or project.multi_gpu.workers
+    hosts = request.hosts or project.multi_gpu.hosts
+    # without --gpus the hosts' slots decide, as mpiexec does (a contradicting multi_gpu.workers is refused)
+    workers, hosts_note = workers_for_hosts(request.workers, project.multi_gpu.workers, hosts,
+                                            "--hosts" if request.hosts else "multi_gpu.hosts")
     device = request.device or project.config.device
     plan = plan_for(project, workers, device)  # impossible settings fail here, before anything is written
+    if hosts_note:
+        plan.notes.insert(0, hosts_note)  # the plan summary says where the worker count came from
     launcher = choose_launcher(request.launcher or project.multi_gpu.launcher)
-    hosts = request.hosts or project.multi_gpu.hosts
     hostfile = request.hostfile or _project_hostfile(project)
     extra = request.mpiexec_args or project.multi_gpu.mpiexec_args
     consent = request.oversubscribe or OVERSUBSCRIBE_FLAG in request.mpiexec_args  # the command line's only
