@@ -36,6 +36,11 @@ class _Counted:
     deepest: List[str]  # the chain of networks to the deepest unit, for the message
 
 
+def count_text(n: int) -> str:
+    """A count as a person reads it: '16,384,005', or 'about 10^300' when its digits would fill the line."""
+    return f"{n:,}" if n < 10**18 else f"about 10^{len(str(n)) - 1}"
+
+
 def _params(layer: Any) -> Mapping[str, Any]:
     params = getattr(layer, "params", None)
     return params if isinstance(params, Mapping) else {}
@@ -166,15 +171,15 @@ def _too_many_layers(layer: Any, n: int, inner: Optional[_Counted], outer: Dict[
     parts = []
     if inner is not None:
         target = str(_params(layer).get("network", "") or "")
-        parts.append(f"unit '{layer.name}' (network '{target}', {inner.layers:,} layers once its own units and blocks "
+        parts.append(f"unit '{layer.name}' (network '{target}', {count_text(inner.layers)} layers once its own units and blocks "
                      "are expanded)")
     if n > 1:
         start = outer[layer.name]
         own = next((times_of(x) for x in layers if x.name == start), 0)
-        parts.append(f"repeat block '{start}' (times {own:,}" + (f"; with the blocks inside it, '{layer.name}' "
-                                                                 f"runs {n:,} times" if n != own else "") + ")")
+        parts.append(f"repeat block '{start}' (times {count_text(own)}" + (f"; with the blocks inside it, '{layer.name}' "
+                                                                 f"runs {count_text(n)} times" if n != own else "") + ")")
     what = " in ".join(parts) if parts else f"layer '{layer.name}'"
-    return (f"expanding {what} makes the network {total:,} layers, more than {MAX_EXPANDED_LAYERS:,} (the most "
+    return (f"expanding {what} makes the network {count_text(total)} layers, more than {MAX_EXPANDED_LAYERS:,} (the most "
             "nnconsole builds); lower the repeat count or use fewer units (counted before anything is built)")
 
 
@@ -195,6 +200,6 @@ def cost_problem(info: Any, origin: Mapping[str, str], layers: Sequence[Any]) ->
         owner, share = max(shares.items(), key=lambda kv: kv[1])
         kind = {START: "repeat block", "Unit": "unit"}.get(next((x.type for x in layers if x.name == owner), ""),
                                                           "layer")
-        return owner, (f"the expanded network has {total:,} {what}, more than {bound:,} (the most nnconsole trains); "
-                       f"{kind} '{owner}' holds {share:,} of them: lower its repeat count or sizes")
+        return owner, (f"the expanded network has {count_text(total)} {what}, more than {bound:,} (the most nnconsole trains); "
+                       f"{kind} '{owner}' holds {count_text(share)} of them: lower its repeat count or sizes")
     return None

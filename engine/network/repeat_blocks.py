@@ -55,7 +55,7 @@ def times_of(item: Any) -> int:
     value = params.get("times", DEFAULT_TIMES) if isinstance(params, dict) else DEFAULT_TIMES
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # text, or a float no integer holds (inf)
         return 0
 
 

@@ -191,3 +191,9 @@ def test_many_networks_each_under_the_bound_are_checked_within_one_budget(monkey
     problems = structure._check_networks(project)
     assert len(problems) == 1 and problems[0].path == "networks.N9", [str(p) for p in problems]
     assert "N9, N10, N11, N12 and 17 more not checked" in problems[0].message
+
+
+@pytest.mark.parametrize("times", [float("inf"), float("nan"), 1e300, 10**400])
+def test_times_no_integer_holds_or_too_long_to_print_are_located_errors(times):
+    info = _refused_quickly(_repeat(times))
+    assert info.errors[0][0] == "rs0" and len(info.errors[0][1]) < 400, info.errors
