@@ -102,3 +102,11 @@ def test_plan_replay_and_resume_read_past_a_deep_line(tmp_path):
         out = nnconsole(args, check=False)
         assert "Traceback" not in out.stderr and "RecursionError" not in out.stderr, (args, out.stderr[-2000:])
         assert out.returncode == 0, (args, out.stdout[-1000:], out.stderr[-1000:])
+
+
+def test_a_deep_settings_line_in_an_imported_nntxt_is_ignored():
+    """An exported .nntxt keeps nnconsole's settings as JSON in its first comment line; someone else's file may
+    nest it 100,000 deep: the settings are then absent, not a RecursionError in the import."""
+    from nnconsole.engine.interop.nntxt.reader import EXTRAS_PREFIX, read_extras
+    assert read_extras(EXTRAS_PREFIX + DEEP + "\n") == {}
+    assert read_extras(EXTRAS_PREFIX + '{"a": 1}\n') == {"a": 1}
