@@ -13,6 +13,7 @@ import re
 from typing import Any, Dict, Iterable, List, Sequence
 
 from nnconsole.engine.project.model import Initializer, Layer
+from nnconsole.engine.rundir import safe_json
 
 MIME_TYPE = "application/x-nnconsole-layers"
 
@@ -36,7 +37,7 @@ def layers_to_json(layers: Sequence[Layer]) -> str:
 def layers_from_json(text: str) -> List[Layer]:
     """Layers from clipboard text; ValueError when the text is not an nnconsole layer payload."""
     try:
-        data = json.loads(text)
+        data = safe_json.loads(text)  # pasted text: a 100,000-deep list is damaged text, not a RecursionError
         items = data["nnconsole_layers"]
         layers = []
         for item in items:

@@ -7,7 +7,6 @@ The combo lists the validation set, the CSVs already evaluated for the selected 
 """
 from __future__ import annotations
 
-import json
 import os
 from typing import List, Optional
 
@@ -17,6 +16,7 @@ from PySide6.QtWidgets import QComboBox, QFileDialog, QWidget
 from nnconsole.engine.metrics.results import EVALUATION_METRICS_FILE
 from nnconsole.engine.rundir.protocol import EVALUATION_DIR
 from nnconsole.app.widgets.rich_text import plain_tooltip
+from nnconsole.engine.rundir import safe_json
 
 VALIDATION = "validation set"
 OTHER = "Other dataset CSV..."
@@ -33,8 +33,8 @@ def evaluated_datasets(run_dir: Optional[str]) -> List[str]:
         return []
     for name in names:
         try:
-            with open(os.path.join(folder, name, EVALUATION_METRICS_FILE)) as fh:
-                metrics = json.load(fh)
+            with open(os.path.join(folder, name, EVALUATION_METRICS_FILE), "rb") as fh:
+                metrics = safe_json.loads(fh.read())
         except (OSError, ValueError):
             continue
         dataset = metrics.get("dataset") if isinstance(metrics, dict) and metrics.get("split") == "dataset" else None

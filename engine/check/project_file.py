@@ -6,8 +6,8 @@ import os
 from typing import List, Optional
 
 from nnconsole.engine.check.structure import check_structure
-from nnconsole.engine.check.validate import (check_datasets, check_initial_parameters, check_network,
-                                             check_settings)
+from nnconsole.engine.check.validate import (check_datasets, check_hostfile, check_initial_parameters,
+                                             check_network, check_settings)
 from nnconsole.engine.project.errors import Problem
 from nnconsole.engine.project.io import parse_project, raise_for_errors, read_project_text
 from nnconsole.engine.project.model import Project
@@ -15,12 +15,14 @@ from nnconsole.engine.rundir.protocol import LAUNCH_FILE, RESOLVED_FILE, SNAPSHO
 
 
 def validate(project: Project, datasets: bool = True, allow_outside_data: bool = False) -> List[Problem]:
-    """All semantic problems of a project (errors and warnings); ``datasets`` reads every CSV row."""
+    """All semantic problems of a project (errors and warnings); ``datasets`` reads the files it names (every CSV
+    row, the initial parameters, the hostfile)."""
     problems = check_settings(project) + check_network(project) + check_structure(project)
     if datasets:  # every cell only when the settings and the network are sound
         deep = not any(p.severity == "error" for p in problems)
         problems += check_datasets(project, allow_outside=allow_outside_data, deep=deep)
         problems += check_initial_parameters(project, allow_outside=allow_outside_data)
+        problems += check_hostfile(project)  # as the launcher reads it, so validate says what train would
     return problems
 
 

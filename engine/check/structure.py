@@ -11,7 +11,14 @@ from nnconsole.engine.project.model import (DATASET_SPLITS, ExtraOptimizer, MAIN
                                             REPEAT_EVALUATION_TYPES)
 from nnconsole.engine.project.structure import FIRST_OPTIMIZER, NETWORK_NAME, all_networks, trained_networks
 
+from nnconsole.engine.network.expansion_size import expanded_layers, size_problem
+from nnconsole.engine.network.repeat_blocks import MAX_EXPANDED_LAYERS
 from nnconsole.engine.network.shapes import infer_network
+
+# Layers shape inference may go through when one project is checked (each network expanded on its own): Main at the
+# bound plus unit networks as large again. Beyond it the remaining networks are reported, not checked (seconds, not
+# minutes, for a project of many networks each just under MAX_EXPANDED_LAYERS).
+MAX_CHECKED_LAYERS = 2 * MAX_EXPANDED_LAYERS
 
 def check_structure(project: Project) -> List[Problem]:
     """The extra networks (names, layers, shapes) and optimizers (network, dataset, range, settings)."""
@@ -42,18 +49,41 @@ def _check_executors(project: Project) -> List[Problem]:
 
 
 def _check_networks(project: Project) -> List[Problem]:
+    """Each extra network's name, layers and shapes. The layers inferred across the project (each network expanded
+    on its own) are counted first and bounded by MAX_CHECKED_LAYERS in all, so many networks each just under the
+    bound cannot make one check take minutes; a network beyond what is left is reported, not inferred."""
     problems: List[Problem] = []
+    networks = all_networks(project)
+    left = MAX_CHECKED_LAYERS - _inferred_size(project.network, networks, MAIN_NETWORK)
+    skipped: List[str] = []
     for name, network in project.networks.items():
         where = f"networks.{name}"
         if name == MAIN_NETWORK or not NETWORK_NAME.fullmatch(name):
             problems.append(Problem(where, f"network name '{name}' is not usable" + (
                 " (Main is the project's 'network')" if name == MAIN_NETWORK else ""),
                 fix="give each extra network its own name of letters, digits, '_', '-' or '.', e.g. Generator"))
+        size = _inferred_size(network, networks, name)
+        left -= size
+        if left < 0:  # counted, not inferred
+            skipped.append(name)
+            continue
         index = {layer.name: i for i, layer in reversed(list(enumerate(network.layers)))}
-        for lname, message in infer_network(network, all_networks(project), name).errors:  # Units: other networks
+        for lname, message in infer_network(network, networks, name).errors:  # Units: other networks
             at = f"{where}.layers[{index[lname]}]" if lname in index else f"{where}.layers"
             problems.append(Problem(at, f"network '{name}', layer '{lname}': {message}"))
+    if skipped:
+        shown = ", ".join(skipped[:4]) + (f" and {len(skipped) - 4} more" if len(skipped) > 4 else "")
+        problems.append(Problem(f"networks.{skipped[0]}", f"network{'s' if len(skipped) > 1 else ''} {shown} not "
+                                f"checked: the project's networks have {MAX_CHECKED_LAYERS - left:,} layers in all once "
+                                "their units and repeat blocks are expanded (each network on its own), more than the "
+                                f"{MAX_CHECKED_LAYERS:,} nnconsole checks in one project",
+                                fix="use fewer or smaller units and repeat blocks"))
     return problems
+
+
+def _inferred_size(network, networks, name: str) -> int:
+    """The layers checking ``network`` infers: its expanded size, or none when counting alone refuses it."""
+    return 0 if size_problem(network, networks, name) else expanded_layers(network, networks, name)
 
 
 def _check_optimizer(project: Project, i: int, entry: ExtraOptimizer, names: set) -> List[Problem]:

@@ -23,7 +23,7 @@ from nnconsole.engine.project.paths import dataset_path, outside_project, projec
 from nnconsole.engine.project.schema import (MAX_COUNT, NON_NEGATIVE_SOLVER_PARAMS, Setting, SETTINGS, SOLVER_PARAMS,
                                              SOLVER_SPECS, UNIT_INTERVAL_SOLVER_PARAMS, value_at)
 
-from nnconsole.engine.plan.hosts import check_hosts, HOST_FORMS
+from nnconsole.engine.plan.hosts import check_hosts, HOST_FORMS, read_hostfile_problems
 from nnconsole.engine.plan.timing_inputs import LINK_FIX, LINK_SETTING, link_setting_problem
 from nnconsole.engine.layers.registry import prod
 from nnconsole.engine.project.structure import all_networks, MAIN_NETWORK
@@ -106,7 +106,8 @@ def check_settings(project: Project) -> List[Problem]:
     m = project.multi_gpu
     problems += _check_solver_params(project)
     problems += check_mpiexec_args(m.mpiexec_args)
-    problems += [Problem(f"multi_gpu.hosts[{i}]", why, fix=f"write {HOST_FORMS}")
+    problems += [Problem(f"multi_gpu.hosts[{i}]", why, fix=f"write {HOST_FORMS}") if i >= 0 else
+                 Problem("multi_gpu.hosts", why, fix="list the hosts' real slot counts (GPUs or cores each)")
                  for i, why in check_hosts(m.hosts)]
     link_problem = link_setting_problem(m.link)
     if link_problem:
@@ -286,6 +287,20 @@ def check_project_file(project: Project, path: str, rel: str, what: str, allow_o
         return Problem(path, f"{what} file not found: {full}", fix="paths are relative to the project file's "
                        "folder; check the name, or clear the field")
     return None
+
+
+def check_hostfile(project: Project) -> List[Problem]:
+    """``multi_gpu.hostfile`` as ``train`` reads it (relative to the project's folder): it must exist, be a regular
+    file and hold only host lines (``plan.hosts.read_hostfile_problems``, the launcher's own check)."""
+    rel = project.multi_gpu.hostfile
+    if not rel:
+        return []
+    problems = read_hostfile_problems(dataset_path(project, rel))
+    if not problems:
+        return []
+    shown = "; ".join(problems[:3]) + (f"; ... ({len(problems)} problems)" if len(problems) > 3 else "")
+    return [Problem("multi_gpu.hostfile", shown, fix="give an Open MPI hostfile (lines 'host [slots=N]'), relative "
+                    "to the project's folder, or clear the field to run on this machine or on multi_gpu.hosts")]
 
 
 def check_initial_parameters(project: Project, allow_outside: bool = False) -> List[Problem]:

@@ -14,7 +14,7 @@ from nnconsole.engine.project.schema import DEVICES, LAUNCHERS, PRECISIONS, SCAL
 from nnconsole.engine.rundir.protocol import RUN_DIR_EVENT, RunStatus, announce
 from nnconsole.engine.errors import EXIT_CODE_MEANINGS, ExitCode
 from nnconsole.engine.check.project_file import load_valid_project
-from nnconsole.engine.plan.hosts import host_problem, network_problem, read_hostfile_problems
+from nnconsole.engine.plan.hosts import host_problem, network_problem, read_hostfile_problems, workers_for_hosts
 from nnconsole.engine.launch.launcher import launch, LaunchRequest, plan_for
 from nnconsole.engine.launch.progress import ProgressPrinter
 from nnconsole.engine.launch.overrides import describe_overrides
@@ -27,7 +27,7 @@ from nnconsole.engine.plan.explain import format_plan_table
 from nnconsole.templates import list_templates
 from nnconsole.engine.project.templates import create_from_template
 from nnconsole.engine.doctor.checks import run_doctor
-from nnconsole.engine.plan.timing_inputs import prediction_report
+from nnconsole.engine.plan.timing_inputs import check_prediction_options, prediction_report
 
 
 def _say(text: str, err: bool = False) -> None:
@@ -177,9 +177,15 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    check_prediction_options(args.link, args.latency_ms, args.compute_ms)  # before any table is printed
     project = load_valid_project(args.project, check_datasets=False)
-    counts = args.gpus or [project.multi_gpu.workers]
+    hosts = args.hosts or project.multi_gpu.hosts  # without --gpus the hosts' slots decide, as 'train' does
+    workers, hosts_note = workers_for_hosts(None, project.multi_gpu.workers, [] if args.gpus else hosts,
+                                            "--hosts" if args.hosts else "multi_gpu.hosts")
+    counts = args.gpus or [workers]
     plans = [plan_for(project, n, args.device, args.policy) for n in counts]
+    if hosts_note:
+        plans[0].notes.insert(0, hosts_note)
     # one table per optimizer (issue 17): each is planned as the first one is
     others = {e.name: (e.network, [plan_for(optimizer_project(project, e), n, args.device, args.policy) for n in counts])
               for e in project.optimizers}
@@ -197,7 +203,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if args.hosts or args.link or args.compute_ms is not None or args.latency_ms is not None or \
             project.multi_gpu.link.strip():  # the predictor (issue 20); a project naming its link asks for it
 
-        print("\n" + prediction_report(project, args.hosts or project.multi_gpu.hosts, counts,
+        print("\n" + prediction_report(project, hosts, args.gpus or [project.multi_gpu.workers],
                                         lambda n: plan_for(project, n, args.device, args.policy),
                                         args.link, args.latency_ms, args.compute_ms))
     return ExitCode.OK

@@ -21,6 +21,7 @@ from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.backend.device import cuda_diagnosis, nccl_library
 from nnconsole.engine.launch.launcher import find_mpiexec, LaunchError, mpi_environment, worker_command
 from nnconsole.engine.helper_processes import python_module_command
+from nnconsole.engine.plan.hosts import host_name
 from nnconsole.engine.plan.timing import Link, ring_allreduce_seconds
 
 LATENCY_REPEATS = 30
@@ -107,7 +108,7 @@ def _remote_agent() -> str:
 def _hosts(hosts: List[str]) -> List[Check]:
     checks = []
     for host in hosts:
-        name = host.split(":")[0]
+        name = host_name(host)  # the one parser: an IPv6 address is not cut at its first colon
         if name in ("localhost", "127.0.0.1", os.uname().nodename):
             checks.append(Check(f"ssh {name}", "ok", "this machine"))
             continue

@@ -16,6 +16,7 @@ import threading
 import time
 from typing import Dict, List, Optional
 
+from nnconsole.engine.plan.hosts import host_name
 from nnconsole.engine.test_seams import seam_seconds
 
 PROBE_SECONDS = 2.0
@@ -25,12 +26,7 @@ SSH_PORT = 22
 
 def host_names(hosts: List[str], hostfile: str = "") -> List[str]:
     """The host names of ``--hosts`` entries (``h``, ``h:slots``, ``[v6]:slots``) and a hostfile's lines."""
-    names = []
-    for entry in hosts:
-        if entry.startswith("["):
-            names.append(entry[1:entry.find("]")])
-        else:
-            names.append(entry.rsplit(":", 1)[0] if entry.count(":") == 1 else entry)
+    names = [host_name(entry) for entry in hosts]  # the one parser: '[v6]:2' and a bare v6 address keep their colons
     if hostfile:
         try:
             with open(hostfile, encoding="utf-8", errors="replace") as fh:

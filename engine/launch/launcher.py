@@ -25,7 +25,7 @@ from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.launch.host_watch import HostProbe, host_names
 from nnconsole.engine.plan.hosts import (NETWORK_ENV, host_problem, network_mca_args, network_problem,
-                                         read_hostfile_problems)
+                                         read_hostfile_problems, workers_for_hosts)
 from nnconsole.engine.launch.watch import (Stall, Watcher, diagnose_failure, launch_header, wait_for_job,
                                            worker_processes)
 from nnconsole.engine.project.io import atomic_write, dumps_project
@@ -86,7 +86,7 @@ class LaunchResult:
 
 # ---- run directory --------------------------------------------------------------------------------
 def resolved_copy(project: Project) -> Project:
-    """The project as the workers load it: dataset and initial-parameter paths made absolute."""
+    """The project as the workers load it: dataset, initial-parameter and hostfile paths made absolute."""
     resolved = project.copy()
     for key in ("training", "validation"):
         rel = getattr(project.datasets, key)
@@ -94,6 +94,8 @@ def resolved_copy(project: Project) -> Project:
             setattr(resolved.datasets, key, dataset_path(project, rel))
     if project.config.initial_parameters:
         resolved.config.initial_parameters = dataset_path(project, project.config.initial_parameters)
+    if project.multi_gpu.hostfile:  # a resume reads it from the run directory, where a relative path means nothing
+        resolved.multi_gpu.hostfile = dataset_path(project, project.multi_gpu.hostfile)
     return resolved
 
 
@@ -122,12 +124,15 @@ def _write_options(run_dir: str, request: LaunchRequest, workers: int, resume: b
 def launch_layout(request: LaunchRequest, project: Project) -> Tuple[int, List[str], str, str]:
     """(workers, hosts, hostfile, note) of a launch: the command line's; on ``--resume``, what the run was
     started with (launch.json), so that it goes on with the same logical batch and learning rate; else the
-    project's. ``note`` says what a resume kept (empty otherwise)."""
+    project's, where without a worker count the hosts' slots decide (as mpiexec does). ``note`` says what a
+    resume kept or where the worker count came from (empty otherwise)."""
     recorded = WorkerOptions.recorded(request.resume_dir) if request.resume_dir else None
     own_hosts = bool(request.hosts or request.hostfile)
     if recorded is None:
-        return (request.workers or project.multi_gpu.workers, request.hosts or project.multi_gpu.hosts,
-                request.hostfile or _project_hostfile(project), "")
+        hosts = request.hosts or project.multi_gpu.hosts
+        workers, note = workers_for_hosts(request.workers, project.multi_gpu.workers, hosts,
+                                          "--hosts" if request.hosts else "multi_gpu.hosts")
+        return workers, list(hosts), request.hostfile or _project_hostfile(project), note
     for host in recorded.hosts:  # launch.json is the run's own file, but mpiexec hands hosts to ssh
         problem = host_problem(host)
         if problem:
@@ -325,11 +330,11 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
         resume_from = check_resumable(request.resume_dir, warn=warnings.append)
     project = _project_for(request)
     overridden = apply_overrides(project, request.__dict__)  # --allreduce-precision ... (run_overrides)
-    workers, hosts, hostfile, resumed_as = launch_layout(request, project)
+    workers, hosts, hostfile, layout_note = launch_layout(request, project)
     device = request.device or project.config.device
     plan = plan_for(project, workers, device)  # impossible settings fail here, before anything is written
-    if resumed_as:
-        plan.notes.append(resumed_as)
+    if layout_note:
+        plan.notes.insert(0, layout_note)  # the plan summary says where the worker count came from
     launcher = choose_launcher(request.launcher or project.multi_gpu.launcher)
     extra = request.mpiexec_args or project.multi_gpu.mpiexec_args
     consent = request.oversubscribe or OVERSUBSCRIBE_FLAG in request.mpiexec_args  # the command line's only

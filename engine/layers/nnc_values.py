@@ -20,7 +20,7 @@ def as_float(text: Any, default: float) -> float:
 def as_int(text: Any, default: int) -> int:
     try:
         return int(float(str(text).strip()))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # 'inf' is a float but no integer
         return default
 
 

@@ -23,6 +23,7 @@ from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.project.io import atomic_write, load_project
 from nnconsole.engine.project.model import Project
 from nnconsole.engine.rundir.protocol import EVALUATION_DIR, RESOLVED_FILE
+from nnconsole.engine.rundir import safe_json
 from nnconsole.engine.layers import get_spec
 from nnconsole.engine.layers.types.inputs import input_variable
 from nnconsole.engine.network.shapes import first_loss
@@ -240,8 +241,8 @@ def metrics_json(metrics: Dict[str, Any]) -> str:
 
 def read_evaluation(folder: str) -> tuple:
     """(metrics dict, list of sample rows as dicts) from a folder written by ``write_evaluation``."""
-    with open(os.path.join(folder, EVALUATION_METRICS_FILE)) as fh:
-        metrics = json.load(fh)
+    with open(os.path.join(folder, EVALUATION_METRICS_FILE), "rb") as fh:
+        metrics = safe_json.loads(fh.read())  # ValueError when damaged or nested absurdly deep
     with open(os.path.join(folder, SAMPLES_FILE), newline="") as fh:
         rows = list(csv.DictReader(fh))
     return metrics, rows

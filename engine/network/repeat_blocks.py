@@ -26,6 +26,7 @@ from nnconsole.engine.project.model import Network
 START, END = "RepeatStart", "RepeatEnd"
 REPEAT_SHIFT = 240.0  # horizontal offset of each further repetition in an unrolled layout
 DEFAULT_TIMES = 3  # NNC's default Times
+MAX_EXPANDED_LAYERS = 50_000  # layers a network may have once its blocks and units are expanded (expansion_size)
 
 
 @dataclass
@@ -54,7 +55,7 @@ def times_of(item: Any) -> int:
     value = params.get("times", DEFAULT_TIMES) if isinstance(params, dict) else DEFAULT_TIMES
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # text, or a float no integer holds (inf)
         return 0
 
 
@@ -241,6 +242,14 @@ def unroll_layers(layers: Sequence[Any]) -> List[Any]:
     """The layers with every repeat block unrolled (see the module docstring); the input is not
     modified. Raises ValueError naming the layer when a block is malformed."""
     out = list(layers)
+    blocks, problems = find_blocks(out) if has_repeats(out) else ([], [])
+    if not problems and blocks:  # counted before the first copy: times 10^9 once unrolled until memory ran out
+        block_of = enclosing_blocks(blocks)
+        total = sum(repetitions(block_of, layer.name) for layer in out if not is_repeat_type(layer.type))
+        if total > MAX_EXPANDED_LAYERS:
+            biggest = max(blocks, key=lambda b: b.times)
+            raise ValueError(f"layer '{biggest.start}': unrolling the repeat blocks makes {total:,} layers, more than "
+                             f"the {MAX_EXPANDED_LAYERS:,} nnconsole builds; lower the repeat counts")
     while has_repeats(out):
         blocks, problems = find_blocks(out)
         if problems:

@@ -22,12 +22,13 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from nnconsole.engine.layers.registry import find_spec
 from nnconsole.engine.layers.types.unit import parse_arguments
 from nnconsole.engine.project.model import Layer, Network
+from nnconsole.engine.network.expansion_size import MAX_UNIT_DEPTH, SizeProblem, size_problem
+from nnconsole.engine.network.repeat_blocks import MAX_EXPANDED_LAYERS
 from nnconsole.engine.network.shared_params import UnitInnerLayer, weight_scope_of
 from nnconsole.engine.project.structure import all_networks, MAIN_NETWORK
 
 Problem = Tuple[str, str]
-MAX_UNIT_DEPTH = 32  # units inside units: deeper is a mistake (and would exhaust Python's stack)
-MAX_UNIT_LAYERS = 50_000  # layers one unit expands into (units of units multiply): beyond it, too big to build
+MAX_UNIT_LAYERS = MAX_EXPANDED_LAYERS  # a backstop: expansion_size counts the whole network before expanding
 
 
 def has_units(network: Network) -> bool:
@@ -196,9 +197,14 @@ def _expand(network: Network, networks: Mapping[str, Network], chain: List[str],
 def expand_units(network: Network, networks: Optional[Mapping[str, Network]],
                  name: str = "") -> Tuple[Network, Dict[str, str], List[Problem]]:
     """``network`` with every Unit replaced by its network's layers; each new layer's Unit (name -> unit name);
-    the problems, each on the Unit it stops (that Unit is kept as it is). ``networks`` are the project's
+    the problems, each on the Unit it stops (that Unit is kept as it is). A network whose expansion would be too
+    big (``expansion_size.size_problem``: units and repeat blocks counted, not built) is returned unexpanded with
+    that one problem, on the block or unit that makes it too big. ``networks`` are the project's
     networks by name (``structure.all_networks``); ``name`` is this network's, for the recursion check."""
     origin: Dict[str, str] = {}
+    too_big = size_problem(network, networks, name)  # counted first: nothing is built for a network too big to build
+    if too_big:
+        return network, origin, [too_big]
     if not has_units(network):
         return network, origin, []
     if networks is None:
@@ -222,6 +228,13 @@ def fold_unit_problems(info: Any, origin: Mapping[str, str], problems: Sequence[
             li.type = "Unit"
             li.in_shapes = [info.layers[s].out_shape if s in info.layers else None for s in sources]
     stopped = {name for name, _ in problems}
+    too_big = next((name for p in problems if isinstance(p, SizeProblem) for name in p[:1]), None)
+    if too_big is not None:  # nothing was expanded: the other Units are not errors of their own
+        for name in unit_inputs or {}:
+            li = info.layers.get(name)
+            if name != too_big and li is not None:
+                stopped.add(name)
+                li.error = f"not expanded: the network is too big to expand (see '{too_big}')"
     errors = [(n, m) for n, m in info.errors if n not in stopped]
     for name, message in problems:
         li = info.layers.get(name)

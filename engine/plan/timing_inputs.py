@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from nnconsole.engine.errors import NnconsoleError
+from nnconsole.engine.plan.hosts import parse_host
 from nnconsole.engine.plan.timing import LOCAL_BANDWIDTH, LOCAL_LATENCY, Estimate, Link, allreduce_seconds, parse_rate
 from nnconsole.engine.rundir.protocol import METRICS_FILE, TRAIN
 from nnconsole.engine.rundir.store import iter_metrics, list_runs, read_plan, results_root
@@ -40,6 +41,12 @@ LINK_SETTING = "multi_gpu.link"
 LINK_FIX = "or leave it empty to assume gigabit Ethernet; 'nnconsole doctor --hosts' measures a real link"
 _LATENCY_UNITS = (("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9), ("s", 1.0))
 MAX_LAYOUT_WORKERS = 1024
+# What a link or a compute time can be: beyond these no network or machine exists, and the arithmetic of the
+# prediction would print inf or nan (a bandwidth of 5e-324 bytes/s, a latency of inf). Values outside are refused.
+MIN_BANDWIDTH = 1e3  # bytes/s: 8 kbit/s, slower than any link a training would run over
+MAX_BANDWIDTH = 1e14  # bytes/s: 800 Tbit/s, far above any interconnect
+MAX_LATENCY_S = 60.0  # one message taking a minute is not a network
+MAX_COMPUTE_MS = 86_400_000.0  # one iteration taking a day
 
 
 class PredictionError(NnconsoleError, ValueError):
@@ -52,8 +59,9 @@ def parse_link(text: str, latency_ms: Optional[float] = None) -> Link:
         bandwidth = parse_rate(bandwidth_text)
     except ValueError:
         raise PredictionError(f"'{text}' is not a link; expected {LINK_FORM}") from None
-    if not bandwidth > 0 or bandwidth == float("inf"):
-        raise PredictionError(f"'{text}': a link's bandwidth must be above zero and finite ({LINK_FORM})")
+    if not MIN_BANDWIDTH <= bandwidth <= MAX_BANDWIDTH:  # also nan, inf, 0, negative and 5e-324
+        raise PredictionError(f"'{text}' is not a link's bandwidth (a finite rate from {MIN_BANDWIDTH * 8 / 1e3:g} "
+                              f"kbit/s to {MAX_BANDWIDTH * 8 / 1e12:g} Tbit/s); expected {LINK_FORM}")
     latency = 0.0
     if latency_text.strip():
         t = latency_text.strip().lower()
@@ -62,14 +70,38 @@ def parse_link(text: str, latency_ms: Optional[float] = None) -> Link:
             latency = float(t[: -len(unit[0])]) * unit[1] if unit else float("nan")
         except ValueError:
             latency = float("nan")
-        if not latency >= 0 or latency == float("inf"):
+        if not 0 <= latency <= MAX_LATENCY_S:
             raise PredictionError(f"'{latency_text.strip()}' in '{text}' is not a latency (a number with s, ms, us "
-                                  f"or ns); expected {LINK_FORM}")
+                                  f"or ns, from 0 to {MAX_LATENCY_S:g} s); expected {LINK_FORM}")
     if latency_ms is not None:
-        if not latency_ms >= 0:
-            raise PredictionError(f"--latency-ms must be zero or more, got {latency_ms}")
-        latency = latency_ms / 1e3
+        latency = checked_latency_ms(latency_ms) / 1e3
     return Link(bandwidth, latency)
+
+
+def checked_latency_ms(latency_ms: float) -> float:
+    """``--latency-ms`` when it is a latency (finite, 0 to MAX_LATENCY_S); PredictionError otherwise."""
+    if not 0 <= latency_ms <= MAX_LATENCY_S * 1e3:  # nan and inf fail too
+        raise PredictionError(f"--latency-ms must be zero or more, finite and at most {MAX_LATENCY_S * 1e3:,.0f}, "
+                              f"got {latency_ms}")
+    return latency_ms
+
+
+def checked_compute_ms(compute_ms: float) -> float:
+    """``--compute-ms`` when it is a compute time (finite, above 0, at most a day); PredictionError otherwise."""
+    if not 0 < compute_ms <= MAX_COMPUTE_MS:  # nan and inf fail too
+        raise PredictionError(f"--compute-ms must be above zero, finite and at most {MAX_COMPUTE_MS:,.0f} (a day), "
+                              f"got {compute_ms}")
+    return compute_ms
+
+
+def check_prediction_options(link: Optional[str], latency_ms: Optional[float], compute_ms: Optional[float]) -> None:
+    """The command line's link, latency and compute time, refused (PredictionError) before anything is printed."""
+    if link is not None:
+        parse_link(link, latency_ms)
+    elif latency_ms is not None:
+        checked_latency_ms(latency_ms)
+    if compute_ms is not None:
+        checked_compute_ms(compute_ms)
 
 
 def link_setting_problem(text: str) -> Optional[str]:
@@ -123,25 +155,25 @@ def describe_link(link: Link) -> str:
 
 
 def host_slots(entry: str, default: int = 1) -> int:
-    """The slot count of a ``host``, ``host:slots`` or ``[v6]:slots`` entry (checked by engine.hosts)."""
-    tail = entry.rsplit("]", 1)[-1] if entry.startswith("[") else entry
-    if tail.count(":") == 1 and tail.split(":")[1].isdigit():
-        return int(tail.split(":")[1])
-    return default
+    """The slot count of a ``host``, ``host:slots`` or ``[v6]:slots`` entry (read by ``plan.hosts.parse_host``;
+    a bad entry raises its HostsError, a ValueError)."""
+    slots = parse_host(entry).slots
+    return default if slots is None else slots
 
 
 def layouts_for(hosts: Sequence[str], worker_counts: Sequence[int] = ()) -> List[Tuple[int, int]]:
     """(hosts, workers per host) to compare: 1 worker, then 1..H hosts with 1..S workers each (S: the fewest
     slots of any host, so the ring is balanced); without hosts, ``worker_counts`` on one host.
     Hosts ``a:2,b:2`` give the seeds' example: 1 x 1, 1 x 2, 2 x 1, 2 x 2."""
+    per_host = min(host_slots(h) for h in hosts) if hosts else 0
+    largest = max([len(hosts) * per_host, *worker_counts, 1])  # counted before any layout is built
+    if largest > MAX_LAYOUT_WORKERS:
+        shape = f"{len(hosts)} hosts x {per_host} workers" if largest == len(hosts) * per_host else f"{largest} workers"
+        raise PredictionError(f"{shape} = {largest:,} workers: the prediction compares layouts of at most "
+                              f"{MAX_LAYOUT_WORKERS:,} workers; list fewer hosts or slots to compare")
     found = {(1, 1)} | {(1, n) for n in worker_counts}
-    if hosts:
-        per_host = min(host_slots(h) for h in hosts)
-        found |= {(h, w) for h in range(1, len(hosts) + 1) for w in range(1, per_host + 1)}
-    layouts = sorted(found, key=lambda hw: (hw[0] * hw[1], hw[0]))
-    if layouts[-1][0] * layouts[-1][1] > MAX_LAYOUT_WORKERS:
-        raise PredictionError(f"{layouts[-1][0]} hosts x {layouts[-1][1]} workers: at most {MAX_LAYOUT_WORKERS}")
-    return layouts
+    found |= {(h, w) for h in range(1, len(hosts) + 1) for w in range(1, per_host + 1)}
+    return sorted(found, key=lambda hw: (hw[0] * hw[1], hw[0]))
 
 
 def layout_label(e: Estimate) -> str:
@@ -279,8 +311,7 @@ def predict_project(project, layouts: Sequence[Tuple[int, int]], plan_for_worker
         raise PredictionError("the training set's size is unknown (datasets.training is not set or unreadable): "
                               "the time per epoch needs it")
     if compute_ms is not None:
-        if not compute_ms > 0 or compute_ms == float("inf"):
-            raise PredictionError(f"--compute-ms must be above zero, got {compute_ms}")
+        checked_compute_ms(compute_ms)
         per_sample = compute_ms / 1e3 / plans[1].per_worker_batch
         assumptions.append(f"compute: {compute_ms:g} ms per iteration at batch {plans[1].per_worker_batch} (given)")
     else:

@@ -186,19 +186,24 @@ class _Builder:
         """Construct one scalar with SafeLoader's rules (the node cache is dropped each time).
 
         Text that looks like a value PyYAML cannot build (a 30 February, an integer of thousands of
-        digits, ``!!float abc``) is refused with its line instead of escaping as a ValueError.
+        digits, ``!!float abc``, ``!!timestamp "x"``) is refused with its line, whatever PyYAML's
+        constructor raised for it (ValueError, KeyError, or an AttributeError from inside PyYAML).
         """
         try:
             return self.loader.construct_object(node)
         except yaml.YAMLError:
             raise
-        except (ValueError, KeyError, TypeError, OverflowError, ArithmeticError) as exc:
+        except Exception as exc:  # any tag whose constructor fails ('!!timestamp "x"': AttributeError inside PyYAML)
             shown = node.value if len(node.value) <= 40 else node.value[:37] + "..."
             tag = node.tag.rsplit(":", 1)[-1]
             kind = {"int": "an integer", "float": "a number", "timestamp": "a date", "bool": "true/false"}.get(
                 tag, f"a {tag}")
-            reason = "not a word YAML reads as true or false" if isinstance(exc, KeyError) else (
-                str(exc).split(";")[0] or type(exc).__name__)
+            if isinstance(exc, KeyError):
+                reason = "not a word YAML reads as true or false"
+            elif isinstance(exc, (ValueError, ArithmeticError)):
+                reason = str(exc).split(";")[0] or type(exc).__name__
+            else:  # PyYAML's own failure (an AttributeError on a text no date pattern matches): not the user's words
+                reason = f"not in the form a {tag} is written in"
             raise ValueProblem(None, None, f"'{shown}' is written as {kind} but is not a valid one ({reason})",
                                node.start_mark) from None
         finally:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from nnconsole.engine.atomic import atomic_write
 from nnconsole.engine.rundir.protocol import NOTE_FILE, STATUS_FILE
+from nnconsole.engine.rundir import safe_json
 
 MAX_TITLE = 200  # characters kept of a title
 MAX_NOTE = 20_000  # characters kept of a note
@@ -38,7 +39,7 @@ def read_note(run_dir: str) -> RunNote:
         with os.fdopen(fd, "rb") as fh:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return RunNote()
-            data = json.loads(fh.read(MAX_BYTES + 1)[:MAX_BYTES])
+            data = safe_json.loads(fh.read(MAX_BYTES + 1)[:MAX_BYTES])
     except (OSError, ValueError):
         return RunNote()
     if not isinstance(data, dict):

@@ -67,6 +67,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, TypedDict, Union
 
 import typing
 from nnconsole.engine.errors import ExitCode, exit_code_of
+from nnconsole.engine.rundir import safe_json
 
 
 # ---- files ---------------------------------------------------------------------------------------
@@ -296,7 +297,7 @@ def read_error_records(run_dir: str) -> List[dict]:
             continue
         try:
             with open(os.path.join(logs, name), "rb") as fh:
-                record = json.loads(fh.read(1 << 22))
+                record = safe_json.loads(fh.read(1 << 22))
         except (OSError, ValueError):
             continue
         if not isinstance(record, dict) or "rank" not in record:
@@ -369,8 +370,8 @@ def read_events(events_path: str, offset: int = 0) -> tuple:
     events = []
     for line in data[:end].splitlines():
         try:
-            event = json.loads(line)
-        except ValueError:
+            event = safe_json.loads(line)
+        except ValueError:  # torn, or nested too deeply to be an event
             continue
         if isinstance(event, dict) and isinstance(event.get("event"), str):
             events.append(event)

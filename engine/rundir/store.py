@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from nnconsole.engine.atomic import atomic_write
+from nnconsole.engine.rundir import safe_json
 from nnconsole.engine.rundir.typed_json import RunFileError, read_run_json
 from nnconsole.engine.rundir.protocol import (CHECKPOINT_DIR, METRICS_FILE, PLAN_FILE, STATUS_FILE, MetricsRecord,
                                               RunStatus, check_status_writer)
@@ -172,8 +173,8 @@ def _record(line: bytes) -> Optional[Dict[str, Any]]:
     if not line.strip():
         return None
     try:
-        record = json.loads(line)
-    except ValueError:  # torn by a crash, NUL bytes after a power loss, not UTF-8
+        record = safe_json.loads(line)
+    except ValueError:  # torn by a crash, NUL bytes after a power loss, not UTF-8, nested 100,000 deep
         return None
     return record if isinstance(record, dict) and isinstance(record.get("type"), str) else None
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import json
 import typing
 from typing import Any, Optional, Type, TypeVar
 
 from nnconsole.engine.errors import NnconsoleError
+from nnconsole.engine.rundir import safe_json
 
 T = TypeVar("T")
 MAX_RUN_JSON_BYTES = 4 << 20  # these files are a few hundred bytes
@@ -96,8 +96,8 @@ def read_run_json(path: str, cls: Type[T], fix: str, required: bool = True) -> O
     if len(raw) > MAX_RUN_JSON_BYTES:
         raise RunFileError(f"{path}: larger than {MAX_RUN_JSON_BYTES >> 20} MiB, not a file nnconsole wrote; {fix}")
     try:
-        data = json.loads(raw)
-    except ValueError as exc:  # truncated, NUL bytes after a power loss, not UTF-8
+        data = safe_json.loads(raw)
+    except ValueError as exc:  # truncated, NUL bytes after a power loss, not UTF-8, nested 100,000 deep
         raise RunFileError(f"{path}: not valid JSON ({exc}); the file is damaged: {fix}") from None
     if not isinstance(data, dict):
         raise RunFileError(f"{path}: expected a JSON object, got {type(data).__name__}; {fix}")

@@ -5,7 +5,6 @@ settings comment an nnconsole-written file starts with). Every failure names the
 """
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, Dict, Tuple
 
@@ -15,6 +14,7 @@ import h5py
 import numpy as np
 from nnconsole.engine.interop.archive import MAX_MEMBER_BYTES, read_bounded, read_zip_members
 from nnconsole.engine.interop.report import InteropError
+from nnconsole.engine.rundir import safe_json
 
 EXTRAS_PREFIX = "# nnconsole-project:"
 
@@ -100,7 +100,7 @@ def read_extras(text: str) -> Dict[str, Any]:
     for line in text.splitlines()[:5]:
         if line.startswith(EXTRAS_PREFIX):
             try:
-                data = json.loads(line[len(EXTRAS_PREFIX):])
+                data = safe_json.loads(line[len(EXTRAS_PREFIX):])  # someone else's file: nesting bounded
                 return data if isinstance(data, dict) else {}
             except ValueError:
                 return {}

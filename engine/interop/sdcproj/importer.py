@@ -78,10 +78,11 @@ def import_sdcproj(path: str) -> ImportResult:
     glob = reader.section("Global", required=False)
     networks = []
     if glob is not None:
-        networks = [(glob.get(f"Network_{i}") or "").strip() for i in range(reader.int(glob, "NumNetwork", 0))]
+        networks = [(glob.get(f"Network_{i}") or "").strip()
+                    for i in range(reader.count(glob, "NumNetwork", 0, len(glob.values), "keys in this section"))]
     networks = networks or ["Main"]
     config_s = reader.section("Config", required=False)
-    n_opt = reader.int(config_s, "NumOptimizer", 1) if config_s else 1
+    n_opt = reader.count(config_s, "NumOptimizer", 1, reader.section_count, "sections")
     opt_s = reader.section("Optimizer_0", required=False)
     wanted = (opt_s.get("Optimizer_NetworkName") or "").strip() if opt_s else ""
     network = wanted if wanted in networks else ("Main" if "Main" in networks else networks[0])

@@ -121,8 +121,8 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
     RepeatStart's Times is its parameter; blocks pair through the graph, see repeat_blocks)."""
     prefix = _network_prefix(reader, network)
     glob = reader.section(f"{prefix}Network_Global")
-    n_layers = reader.int(glob, "NumLayer")
-    n_links = reader.int(glob, "NumLink", 0)
+    n_layers = reader.count(glob, "NumLayer", None, reader.section_count, "sections")
+    n_links = reader.count(glob, "NumLink", 0, reader.section_count, "sections")
     by_id: Dict[int, Node] = {}
     order: List[Node] = []
     targets: Dict[str, str] = {}
@@ -206,7 +206,7 @@ def network_comments(reader: SdcReader, network: str) -> List[Comment]:
     prefix = _network_prefix(reader, network)
     glob = reader.section(f"{prefix}Network_Global", required=False)
     out: List[Comment] = []
-    for i in range(reader.int(glob, "NumLayer", 0) if glob is not None else 0):
+    for i in range(reader.count(glob, "NumLayer", 0, reader.section_count, "sections")):
         s = reader.section(f"{prefix}Layer_{i}", required=False)
         if s is None or (s.get("Type") or "").strip() != "Comment":
             continue

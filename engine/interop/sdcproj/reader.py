@@ -3,6 +3,7 @@ whose errors name the file, section, key and line, and each layer's properties i
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Dict, Optional
@@ -69,17 +70,39 @@ class SdcReader:
                 raise InteropError(f"{self.path}:{s.line} [{s.name}]: {key} is missing; add '{key}=<number>'")
             return default
         try:
-            return int(float(raw))
+            value = float(raw)
         except ValueError:
-            raise InteropError(f"{self.where(s, key)}: expected a number, got '{raw}'") from None
+            value = math.nan
+        if not math.isfinite(value):  # 'inf' once ended in an OverflowError traceback
+            raise InteropError(f"{self.where(s, key)}: expected a number, got '{raw.strip()[:40]}'")
+        return int(value)
+
+    def count(self, s: Optional[Section], key: str, default: Optional[int], holds: int, what: str) -> int:
+        """A count the file states (``NumLayer``, ``NumProperty`` ...), bounded by what the file holds: ``holds``
+        (its sections, or the section's keys) names at most that many ``what``. A count beyond it (10^11 once
+        looped for hours) or below 0 is refused here, naming the key, before anything iterates over it."""
+        if s is None:
+            return default or 0
+        value = self.int(s, key, default)
+        if not 0 <= value <= holds:
+            raise InteropError(f"{self.where(s, key)}={s.get(key, '').strip()[:40]} is not a count from 0 to {holds:,} "
+                               f"(the file holds {holds:,} {what}); the file is damaged: save it again from Neural "
+                               "Network Console")
+        return value
+
+    @property
+    def section_count(self) -> int:
+        """How many sections the file holds: the most layers, links, datasets or optimizers it can describe."""
+        return len(self.sections)
 
 
 # ------------------------------------------------------------------------------------------ properties
 def layer_properties(s: Section) -> Dict[str, str]:
     """Property name -> raw value of one [<Net>_Layer_i] section, in property order."""
     props: Dict[str, str] = {}
-    count = s.get("NumProperty")
-    indices = range(int(count)) if count and count.strip().isdigit() else sorted(
+    count = (s.get("NumProperty") or "").strip()
+    # bounded by the section's keys: each property takes two, so a count beyond them names nothing more
+    indices = range(min(int(count), len(s.values))) if count.isdigit() and count.isascii() else sorted(
         {int(m.group(1)) for k in s.values for m in [re.match(r"Property_(\d+)_Name$", k)] if m})
     for k in indices:
         name = s.get(f"Property_{k}_Name")

@@ -30,7 +30,7 @@ def unit_name(unit: Optional[str]) -> str:
 def read_datasets(reader: SdcReader, train_name: str, notes: List[str], unsupported: List[str]) -> Datasets:
     base = os.path.dirname(reader.path)
     head = reader.section("Dataset", required=False)
-    count = reader.int(head, "Num", 0) if head else 0
+    count = reader.count(head, "Num", 0, reader.section_count, "sections")
     entries = [reader.section(f"Dataset_{i}") for i in range(count)]
     if not entries:
         entries = [s for name, s in sorted(reader.sections.items()) if re.match(r"Dataset_\d+$", name)]
@@ -104,7 +104,7 @@ def read_optimizer(reader: SdcReader, s: Optional[Section], ipe: Optional[int], 
     opt.solver = name
     opt.solver_params = dict(SOLVER_PARAMS[name])
     opt.learning_rate = SOLVER_SPECS[name].nnc_learning_rate  # NNC's default when the file omits it
-    count = reader.int(s, "SolverParameterNum", 0)
+    count = reader.count(s, "SolverParameterNum", 0, len(s.values), "keys in this section")
     for k in range(count):
         pname = (s.get(f"SolverParameterName_{k}") or "").strip()
         raw = s.get(f"SolverParameter_{k}")

@@ -47,7 +47,8 @@ def test_the_command_line_overrides_what_the_run_recorded(tmp_path):
 
 
 def test_a_new_run_and_a_run_without_launch_json_use_the_project(tmp_path):
-    assert launch_layout(LaunchRequest(), _project(2, ["x:2"])) == (2, ["x:2"], "", "")
+    workers, hosts, hostfile, note = launch_layout(LaunchRequest(), _project(2, ["x:2"]))
+    assert (workers, hosts, hostfile) == (2, ["x:2"], "") and "one per slot of the hosts x:2" in note
     assert launch_layout(LaunchRequest(resume_dir=str(tmp_path)), _project(2)) == (2, [], "", "")
 
 
