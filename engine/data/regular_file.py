@@ -9,9 +9,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import BinaryIO, Optional
+from typing import BinaryIO, Optional, Union
 
-from nnconsole.engine.data.csv_reader import PathLike
+PathLike = Union[str, "os.PathLike[str]"]
 
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
