@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
@@ -13,6 +14,7 @@ import numpy as np
 
 from nnconsole.engine.data.csv_reader import IMAGE_EXTENSIONS, DatasetError, _err, _looks_like_image, _Table, _Var
 from nnconsole.engine.data.image_file import decode_image, probe_mode
+from nnconsole.engine.test_seams import seam_int
 
 def _shape_text(shape: Sequence[int]) -> str:
     return "[" + ", ".join(str(int(s)) for s in shape) + "]"
@@ -138,7 +140,10 @@ def decode_images(paths: Sequence[str], layout: ImageLayout, out: np.ndarray) ->
     Returns None when all were decoded, else (position, "decode" or "size", reason or "HxW"), so that
     a pool worker can report the problem as data and the caller name the CSV line.
     """
+    delay = seam_int("decode_delay_ms")  # tests only (nnconsole.engine.test_seams): a build slow enough to stop
     for i, path in enumerate(paths):
+        if delay:
+            time.sleep(delay / 1000.0)
         try:
             pixels = _decode_image(path, layout.mode)
         except Exception as exc:  # noqa: BLE001
