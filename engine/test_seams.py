@@ -23,6 +23,7 @@ KNOWN_SEAMS = {
     "stalled_rank_seconds": "a rank stopped (SIGSTOP) this many seconds ends the job, instead of STALLED_RANK_SECONDS",
     "host_lost_seconds": "a host silent this many seconds ends the job, instead of host_watch.HOST_LOST_SECONDS",
     "pause_at_iteration": "every rank waits at the top of this iteration until a stop is requested (60 s at most)",
+    "decode_delay_ms": "every image a dataset decode reads takes this many milliseconds more (a slow cache build)",
 }
 PAUSE_LIMIT_SECONDS = 60.0  # pause_at_iteration: the longest a rank waits for the stop request
 

@@ -10,10 +10,9 @@ import os
 from typing import Optional
 
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
-from nnconsole.app.dataset.thumbnails import thumbnail
+from nnconsole.app.dataset.thumbnails import image_size, thumbnail
 from nnconsole.app.widgets.rich_text import plain_tooltip
 
 LARGE_SIZE = 256
@@ -31,8 +30,8 @@ class ImagePopup(QFrame):
         self.image.setObjectName("image_popup_picture")
         self.image.setAlignment(Qt.AlignCenter)
         pixmap = thumbnail(path, LARGE_SIZE)
-        original = QImage(path)
-        size = "" if original.isNull() else f" &mdash; {original.width()}x{original.height()} pixels"
+        original = image_size(path, LARGE_SIZE)  # read as the thumbnail was (the engine's image reader)
+        size = "" if original is None else f" &mdash; {original[0]}x{original[1]} pixels"
         if pixmap.isNull():
             self.image.setText("cannot read this image")
         else:

@@ -2,16 +2,18 @@
 straight into the entry's uint8 ``.npy`` files, with progress and ETA; an interrupted build resumes from the chunks it finished.
 
 ``cached_images`` is the one entry point: it returns the read-only memory maps of a valid entry, building
-it first under the CSV's lock when needed, or None when no cache folder is writable.
+it first under the CSV's lock when needed, or None when no cache folder is usable (not writable, full, or
+holding an entry that cannot be replaced: each is reported). A stop request (``stop``: a signal or the run's
+STOP file) ends a build within a second or so, between chunks, and leaves it to be resumed.
 """
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
 import selectors
 import subprocess
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +23,9 @@ import numpy as np
 
 from nnconsole.engine.data import cache
 from nnconsole.engine.data import decode_process
+from nnconsole.engine.data.cache_partial import (CacheDiskFullError, array_ready, chunk_digests, create_array,
+                                                 disk_full, finish_entry, new_partial, partials, read_progress,
+                                                 resumable_partial, write_progress)
 from nnconsole.engine.data.decode import ImageLayout
 from nnconsole.engine.helper_processes import python_module_command
 
@@ -28,10 +33,16 @@ log = logging.getLogger(__name__)
 
 # progress(done images, total images, ETA in seconds or None): the CLI, the run's events and the GUI show it
 ProgressFn = Callable[[int, int, Optional[float]], None]
+StopFn = Callable[[], bool]  # True once the user asked to stop (signal, STOP file)
 
 CHUNK = 256  # images per pool task: the unit of progress and of resuming
 POOL_MIN_IMAGES = 2048  # below this, starting worker processes costs more than it saves
 PROGRESS_EVERY_S = 0.5
+STOP_POLL_S = 0.5  # how often a pool build looks at the stop request while its workers decode
+
+
+class DatasetBuildStopped(Exception):
+    """A stop request ended a cache build; its build folder stays and the next build resumes it."""
 
 
 @dataclass
@@ -54,7 +65,7 @@ def default_workers() -> int:
 
 
 def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     try:
         os.fsync(fd)
     finally:
@@ -67,36 +78,33 @@ def _chunks(jobs: Sequence[ImageJob]) -> List[Tuple[int, int, int]]:
                                                                                                CHUNK)]
 
 
-def _prepare_files(partial: Path, jobs: Sequence[ImageJob], key: str) -> set:
-    """Create (or, resuming, reopen) the entry's files; returns the ids of the chunks already done."""
-    previous = cache.read_progress(partial)
-    resumable = previous.get("key") == key and previous.get("chunk") == CHUNK
+def _shape(job: ImageJob) -> Tuple[int, ...]:
+    return (len(job.paths),) + job.layout.sample_shape
+
+
+def _prepare_files(partial: Path, jobs: Sequence[ImageJob], key: str) -> Dict[int, str]:
+    """Create (or, resuming, reuse) the entry's files; returns the digests of the chunks already done."""
+    previous = read_progress(partial)
+    chunks = _chunks(jobs)
+    if previous.get("key") == key and previous.get("chunk") == CHUNK and "done" in previous \
+            and all(array_ready(partial / job.file, _shape(job)) for job in jobs):
+        done = chunk_digests(previous, chunks)
+        log.info("resuming the dataset cache build in %s: %d chunks already decoded", partial, len(done))
+        return done
+    for job in jobs:  # starting over: only the files this build writes
+        (partial / job.file).unlink(missing_ok=True)
+    (partial / cache.PROGRESS_FILE).unlink(missing_ok=True)
     for job in jobs:
-        path = partial / job.file
-        shape = (len(job.paths),) + job.layout.sample_shape
-        if resumable and path.is_file():
-            try:
-                if np.load(path, mmap_mode="r").shape == shape:
-                    continue
-            except (OSError, ValueError):
-                pass
-        resumable = False
-        break
-    if not resumable:
-        for child in partial.iterdir():
-            child.unlink()
-        for job in jobs:
-            np.lib.format.open_memmap(partial / job.file, mode="w+", dtype=np.uint8,
-                                      shape=(len(job.paths),) + job.layout.sample_shape).flush()
-        return set()
-    done = set(int(i) for i in previous.get("done", []))
-    log.info("resuming the dataset cache build in %s: %d chunks already decoded", partial, len(done))
-    return done
+        create_array(partial / job.file, _shape(job))
+    return {}
 
 
 def build_entry(partial: Path, jobs: Sequence[ImageJob], key: str, progress: Optional[ProgressFn],
-                workers: int) -> Optional[Failure]:
-    """Decode every image of ``jobs`` into ``partial``; returns the first failure, or None when all decoded."""
+                workers: int, stop: Optional[StopFn] = None) -> Tuple[Optional[Failure], Dict[str, str]]:
+    """Decode every image of ``jobs`` into ``partial``: (the first failure, {}) or (None, checksum per variable).
+
+    Raises DatasetBuildStopped on a stop request (the progress is saved first), CacheDiskFullError when the
+    folder's disk is full."""
     chunks = _chunks(jobs)
     done = _prepare_files(partial, jobs, key)
     total = sum(len(j.paths) for j in jobs)
@@ -115,49 +123,66 @@ def build_entry(partial: Path, jobs: Sequence[ImageJob], key: str, progress: Opt
         last_write = now
         for job in jobs:  # the chunks listed as done are on disk first: a resumed build trusts the list
             _fsync(partial / job.file)
-        cache.write_progress(partial, {"key": key, "chunk": CHUNK, "done": sorted(done), "total": total,
-                                       "count": count})
+        write_progress(partial, {"key": key, "chunk": CHUNK, "done": sorted(done), "total": total, "count": count,
+                                 "digests": {str(i): d for i, d in done.items()}})
         if progress is not None:
             rate = decoded_here / max(now - started, 1e-9)
             eta = (total - count) / rate if decoded_here else None
             progress(count, total, eta)
 
     def task(i: int) -> Tuple[str, int, List[str], ImageLayout]:
-        j, start, stop = chunks[i]
-        return str(partial / jobs[j].file), start, jobs[j].paths[start:stop], jobs[j].layout
+        j, start, stop_row = chunks[i]
+        return str(partial / jobs[j].file), start, jobs[j].paths[start:stop_row], jobs[j].layout
 
-    def finished(i: int, failure: Optional[Tuple[int, str, str]]) -> Optional[Failure]:
+    def finished(i: int, result: decode_process.ChunkResult) -> Optional[Failure]:
         nonlocal count, decoded_here
+        failure, digest = result
         if failure is not None:
             return (jobs[chunks[i][0]].name,) + failure
-        done.add(i)
+        done[i] = digest
         size = chunks[i][2] - chunks[i][1]
         count += size
         decoded_here += size
         record()
         return None
 
+    def stopping() -> bool:
+        if stop is None or not stop():
+            return False
+        record(final=True)
+        return True
+
     record(final=True)
     try:
         if workers > 1 and remaining >= POOL_MIN_IMAGES:
-            failure = _run_pool(todo, task, finished, min(workers, len(todo)))
+            failure = _run_pool(todo, task, finished, min(workers, len(todo)), stopping)
         else:
             failure = None
             for i in todo:
+                if stopping():
+                    raise DatasetBuildStopped(f"the dataset cache build in {partial} was stopped")
                 failure = finished(i, decode_process.decode_chunk(*task(i)))
                 if failure is not None:
                     break
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise disk_full(partial.parent, 0) from None
+        raise
     finally:
         decode_process.close_maps()
     if failure is not None:
-        return failure
+        return failure, {}
     record(final=True)
-    return None
+    checksums = {job.name: cache.combine_digests([bytes.fromhex(done[i]) for i, c in enumerate(chunks) if c[0] == j])
+                 for j, job in enumerate(jobs)}
+    return None, checksums
 
 
-def _run_pool(todo: List[int], task: Callable, finished: Callable, workers: int) -> Optional[Failure]:
+def _run_pool(todo: List[int], task: Callable, finished: Callable, workers: int, stopping: Callable[[], bool]
+              ) -> Optional[Failure]:
     """The chunks ``todo`` decoded by ``workers`` decode processes, two tasks in flight per process;
-    chunks a dead worker held are decoded here instead."""
+    chunks a dead worker held are decoded here instead. ``stopping()`` is asked at least every STOP_POLL_S:
+    True ends the workers and raises DatasetBuildStopped; a worker that cannot write raises its OSError."""
 
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     procs = [subprocess.Popen(python_module_command("nnconsole.engine.data.decode_process"), stdin=subprocess.PIPE,
@@ -194,7 +219,9 @@ def _run_pool(todo: List[int], task: Callable, finished: Callable, workers: int)
             for _ in range(2):
                 send(proc)
         while selector.get_map():
-            for key, _ in selector.select():
+            if stopping():
+                raise DatasetBuildStopped("the dataset cache build was stopped")
+            for key, _ in selector.select(timeout=STOP_POLL_S):
                 proc = key.data
                 data = os.read(proc.stdout.fileno(), 1 << 16)  # raw reads: no answer waits in a Python buffer
                 if not data:
@@ -207,7 +234,11 @@ def _run_pool(todo: List[int], task: Callable, finished: Callable, workers: int)
                         break
                     answer = json.loads(line)
                     held[proc.pid].remove(answer["id"])
-                    failure = finished(answer["id"], tuple(answer["failure"]) if answer["failure"] else None)
+                    if answer.get("error"):
+                        code, message = answer["error"]
+                        raise OSError(code, message, task(answer["id"])[0])
+                    failure = finished(answer["id"], (tuple(answer["failure"]) if answer["failure"] else None,
+                                                      answer.get("digest")))
                     if failure is not None:
                         return failure
                     send(proc)
@@ -227,6 +258,8 @@ def _run_pool(todo: List[int], task: Callable, finished: Callable, workers: int)
     if orphans or pending:
         log.warning("a dataset decoding process ended early; decoding its part here")
     for i in orphans + list(reversed(pending)):
+        if stopping():
+            raise DatasetBuildStopped("the dataset cache build was stopped")
         failure = finished(i, decode_process.decode_chunk(*task(i)))
         if failure is not None:
             return failure
@@ -234,47 +267,63 @@ def _run_pool(todo: List[int], task: Callable, finished: Callable, workers: int)
 
 
 def cached_images(dirs: Sequence[Path], prefix: str, key: str, size: int, names: Sequence[str],
-                  jobs: Callable[[], List[ImageJob]], progress: Optional[ProgressFn] = None, workers: Optional[int] = None
+                  jobs: Callable[[], List[ImageJob]], progress: Optional[ProgressFn] = None,
+                  workers: Optional[int] = None, stop: Optional[StopFn] = None
                   ) -> Tuple[Optional[Dict[str, np.ndarray]], Optional[Failure]]:
     """(memory maps of the valid entry, None), built first when needed; (None, failure) when an image is bad;
-    (None, None) when no folder of ``dirs`` is writable. ``jobs`` is called only when a build is needed."""
+    (None, None) when no folder of ``dirs`` is usable (each reason is logged). ``jobs`` is called only when a
+    build is needed. Raises DatasetBuildStopped when ``stop()`` turns True during a build or the wait for one."""
     name = prefix + key[:32]
     for folder in dirs:
         entry = folder / name
         arrays = cache.read_entry(entry, key, size, names)
         if arrays is not None:
             return arrays, None
+        if folder.name == cache.CACHE_FOLDER and folder.is_symlink():  # a project's folder leading elsewhere
+            log.warning("dataset cache folder %s is a link; it is not followed (remove it to cache there)", folder)
+            continue
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            with cache.csv_lock(folder, prefix, poll=lambda: _relay(folder, name, progress)) as locked:
+            with cache.csv_lock(folder, prefix, poll=lambda: _wait(folder, name, progress, stop)) as locked:
                 found = cache.read_entry(entry, key, size, names, locked=True)  # built while we waited
                 if found is not None:
                     if progress is not None:  # the other process's build ended: its last figures may be older
                         progress(size * len(names), size * len(names), 0.0)
                     return found, None
                 todo = jobs()
-                partial = cache.partial_path(folder, name, locked)
-                partial.mkdir(exist_ok=True)
+                partial = (resumable_partial(folder, name, key, CHUNK) if locked else None) \
+                    or new_partial(folder, name)
                 if locked:
-                    cache.remove_stale(folder, prefix, keep=name)
-                failure = build_entry(partial, todo, key, progress, workers or default_workers())
+                    cache.remove_stale(folder, prefix, keep=name, keep_partial=partial)
+                try:
+                    failure, checksums = build_entry(partial, todo, key, progress, workers or default_workers(),
+                                                     stop)
+                except CacheDiskFullError:
+                    cache.remove_build_folder(partial)  # it cannot be finished there: give its space back
+                    raise
                 if failure is not None:
-                    shutil.rmtree(partial, ignore_errors=True)
+                    cache.remove_build_folder(partial)
                     return None, failure
-                cache.finish_entry(partial, entry, key, size, {j.name: j.layout.sample_shape for j in todo},
-                                   {j.name: j.file for j in todo})
+                finish_entry(partial, entry, key, size, {j.name: j.layout.sample_shape for j in todo},
+                             {j.name: j.file for j in todo}, checksums, CHUNK)
             return cache.open_entry(entry, key, size, names), None
-        except OSError as exc:
+        except (cache.StuckEntryError, CacheDiskFullError) as exc:
+            log.warning("%s; trying the next cache folder", exc)
+        except (OSError, ValueError) as exc:
             log.info("dataset cache folder %s not usable (%s); trying the next one", folder, exc)
-    log.warning("no writable dataset cache folder among %s; images are decoded into memory",
+    log.warning("no usable dataset cache folder among %s; images are decoded into memory",
                 ", ".join(map(str, dirs)))
     return None, None
 
 
-def _relay(folder: Path, name: str, progress: Optional[ProgressFn]) -> None:
-    """While another process builds the entry, pass its progress on (read from its progress file)."""
+def _wait(folder: Path, name: str, progress: Optional[ProgressFn], stop: Optional[StopFn]) -> None:
+    """While another process builds the entry: end the wait on a stop request, and pass its progress on
+    (read from its build folder's progress file)."""
+    if stop is not None and stop():
+        raise DatasetBuildStopped(f"stopped while waiting for another process's dataset cache build in {folder}")
     if progress is None:
         return
-    state = cache.read_progress(cache.partial_path(folder, name, locked=True))
-    if state.get("total"):
+    building = partials(folder, name)
+    state = read_progress(building[0]) if building else {}
+    if isinstance(state.get("total"), int) and state["total"] > 0:
         progress(int(state.get("count", 0)), int(state["total"]), None)

@@ -19,6 +19,7 @@ from typing import Dict, List, Optional, Tuple, Union
 
 import numpy as np
 
+from nnconsole.engine.data.regular_file import NotRegularFileError, read_regular
 from nnconsole.engine.errors import NnconsoleError
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp")
@@ -97,11 +98,10 @@ def _err(shown: str, line: Optional[int], column: Optional[str], problem: str) -
 
 
 def _read_bytes(path: Path, shown: str) -> bytes:
-    if path.exists() and not path.is_file() and not path.is_dir():  # a FIFO or device: reading would block
-        raise DatasetError(f"{shown}: is not a regular file (a FIFO or device); point the dataset at a .csv file",
-                           path=shown)
     try:
-        return path.read_bytes()
+        return read_regular(path)
+    except NotRegularFileError as exc:  # a FIFO or device would block the reader; a folder is no CSV
+        raise DatasetError(f"{shown}: is {exc.strerror}; point the dataset at a .csv file", path=shown) from None
     except FileNotFoundError:
         raise DatasetError(
             f"{shown}: dataset CSV not found; check the dataset path (project dataset paths are "

@@ -5,17 +5,16 @@ from __future__ import annotations
 import math
 import os
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from PIL import Image
 from nnconsole.engine.data.csv_reader import IMAGE_EXTENSIONS, DatasetError, _err, _looks_like_image, _Table, _Var
-
-_GREY_MODES = {"1", "L", "LA", "La", "I", "I;16", "I;16B", "I;16L", "F"}
-
+from nnconsole.engine.data.image_file import decode_image, probe_mode
+from nnconsole.engine.test_seams import seam_int
 
 def _shape_text(shape: Sequence[int]) -> str:
     return "[" + ", ".join(str(int(s)) for s in shape) + "]"
@@ -38,20 +37,14 @@ def _image_target(var: _Var, expected: Optional[Tuple[int, ...]], shown: str) ->
 
 
 def _decode_image(path: str, mode: str) -> np.ndarray:
-    """Decode one image file with Pillow into a uint8 array, (H, W) for mode 'L', (H, W, 3) for 'RGB'."""
-
-    with Image.open(path) as img:
-        img.load()
-        if img.mode != mode:
-            img = img.convert(mode)
-        return np.asarray(img, dtype=np.uint8)
+    """Decode one image file into a uint8 array, (H, W) for mode 'L', (H, W, 3) for 'RGB' (``image_file``: the
+    supported formats only, regular files only, 16-bit grey scaled)."""
+    return decode_image(path, mode)
 
 
 def _probe_mode(path: str) -> str:
     """The Pillow mode ('L' or 'RGB') to decode with when the network does not say (reads the header only)."""
-
-    with Image.open(path) as img:
-        return "L" if img.mode in _GREY_MODES else "RGB"
+    return probe_mode(path)
 
 
 def _inside(path: str, root: str) -> bool:
@@ -147,7 +140,10 @@ def decode_images(paths: Sequence[str], layout: ImageLayout, out: np.ndarray) ->
     Returns None when all were decoded, else (position, "decode" or "size", reason or "HxW"), so that
     a pool worker can report the problem as data and the caller name the CSV line.
     """
+    delay = seam_int("decode_delay_ms")  # tests only (nnconsole.engine.test_seams): a build slow enough to stop
     for i, path in enumerate(paths):
+        if delay:
+            time.sleep(delay / 1000.0)
         try:
             pixels = _decode_image(path, layout.mode)
         except Exception as exc:  # noqa: BLE001

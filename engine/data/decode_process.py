@@ -4,35 +4,62 @@
 no fork of an MPI rank or of a threaded GUI, and no re-import of the caller's main module, which
 multiprocessing's spawn would do). Protocol: one JSON task per line on stdin
 ``{"id", "path", "start", "paths", "layout": [mode, height, width, channel_axis]}``, one JSON answer per
-task on stdout ``{"id", "failure": null | [position, kind, reason]}``; end of stdin ends the worker.
+task on stdout ``{"id", "failure": null | [position, kind, reason], "digest": hex | null,
+"error": null | [errno, message]}``; end of stdin ends the worker.
+
+A chunk is decoded into memory, hashed (the SHA-256 the entry's meta records) and written with ``pwrite``
+into space the build reserved: no memory map, so a full or failing disk is an OSError ("error"), never SIGBUS.
 """
 from __future__ import annotations
 
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
+from nnconsole.engine.data.cache import chunk_digest, npy_layout
 from nnconsole.engine.data.decode import ImageLayout, decode_images
 
-_open_maps: Dict[str, np.ndarray] = {}
+_open_files: Dict[str, Tuple[int, int]] = {}  # .npy path -> (descriptor, data offset)
+
+# (failure (sample index, kind, reason) or None, the chunk's digest (hex) when decoded)
+ChunkResult = Tuple[Optional[Tuple[int, str, str]], Optional[str]]
 
 
-def decode_chunk(path: str, start: int, paths: Sequence[str], layout: ImageLayout) -> Optional[Tuple[int, str, str]]:
-    """Decode ``paths`` into rows start.. of the .npy at ``path``; the failure (sample index, kind, reason) or None."""
-    out = _open_maps.get(path)
-    if out is None:
-        out = _open_maps[path] = np.lib.format.open_memmap(path, mode="r+")
-    failure = decode_images(paths, layout, out[start:start + len(paths)])
+def _file(path: str) -> Tuple[int, int]:
+    opened = _open_files.get(path)
+    if opened is None:
+        offset = npy_layout(Path(path))[0]
+        fd = os.open(path, os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        opened = _open_files[path] = (fd, offset)
+    return opened
+
+
+def decode_chunk(path: str, start: int, paths: Sequence[str], layout: ImageLayout) -> ChunkResult:
+    """Decode ``paths`` into rows start.. of the .npy at ``path``: (failure or None, digest of the rows or None).
+
+    Raises OSError when the rows cannot be written."""
+    fd, offset = _file(path)
+    rows = np.empty((len(paths),) + layout.sample_shape, dtype=np.uint8)
+    failure = decode_images(paths, layout, rows)
     if failure is not None:
-        return start + failure[0], failure[1], failure[2]
-    return None
+        return (start + failure[0], failure[1], failure[2]), None
+    data = memoryview(rows).cast("B")
+    position = offset + start * (rows.nbytes // max(len(paths), 1))
+    written = 0
+    while written < len(data):
+        written += os.pwrite(fd, data[written:], position + written)
+    return None, chunk_digest(data).hex()
 
 
 def close_maps() -> None:
-    _open_maps.clear()
+    """Close the files this process wrote into (the build calls it when it ends)."""
+    for fd, _ in _open_files.values():
+        os.close(fd)
+    _open_files.clear()
 
 
 def main() -> int:
@@ -42,8 +69,13 @@ def main() -> int:
         pass
     for line in sys.stdin:
         task = json.loads(line)
-        failure = decode_chunk(task["path"], task["start"], task["paths"], ImageLayout(*task["layout"]))
-        sys.stdout.write(json.dumps({"id": task["id"], "failure": failure}) + "\n")
+        answer = {"id": task["id"], "failure": None, "digest": None, "error": None}
+        try:
+            answer["failure"], answer["digest"] = decode_chunk(task["path"], task["start"], task["paths"],
+                                                               ImageLayout(*task["layout"]))
+        except OSError as exc:  # a full disk, a vanished file: the build reports it
+            answer["error"] = [exc.errno or 0, exc.strerror or str(exc)]
+        sys.stdout.write(json.dumps(answer) + "\n")
         sys.stdout.flush()
     return 0
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, 
 import numpy as np
 
 from nnconsole.engine.data.batching import epoch_order, validation_batches, worker_batches
-from nnconsole.engine.data.cache_build import ImageJob, ProgressFn, cached_images
+from nnconsole.engine.data.cache_build import DatasetBuildStopped, ImageJob, ProgressFn, StopFn, cached_images
 from nnconsole.engine.data.cache import (CACHE_FOLDER, CACHE_VERSION, _cache_dirs, _cache_key, _cache_prefix,
                                          variable_file)
 from nnconsole.engine.data.csv_reader import (IMAGE_EXTENSIONS, CsvPreview, DatasetError, PathLike, _err,
@@ -40,7 +40,8 @@ from nnconsole.engine.rundir.protocol import DATASET_CACHE, DatasetCacheRecord
 if TYPE_CHECKING:
     from nnconsole.engine.project.model import Project
 
-__all__ = ["CACHE_FOLDER", "CACHE_VERSION", "IMAGE_EXTENSIONS", "CsvPreview", "Dataset", "DatasetError", "PathLike",
+__all__ = ["CACHE_FOLDER", "CACHE_VERSION", "IMAGE_EXTENSIONS", "CsvPreview", "Dataset", "DatasetBuildStopped",
+           "DatasetError", "PathLike",
            "check_dataset", "class_histogram", "epoch_order", "load_dataset", "load_dataset_split", "load_datasets",
            "peek_csv", "validation_batches",
            "worker_batches"]
@@ -258,7 +259,7 @@ def check_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Seq
 def load_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequence[int]]] = None,
                  normalize: bool = True, cache: bool = True, cache_dir: Optional[PathLike] = None,
                  label_classes: Optional[Mapping[str, int]] = None, progress: Optional[ProgressFn] = None,
-                 build_workers: Optional[int] = None) -> Dataset:
+                 build_workers: Optional[int] = None, stop: Optional[StopFn] = None) -> Dataset:
     """Load an NNC dataset CSV, checking it against the network's Input shapes.
 
     ``expected_shapes`` maps variable name -> sample shape from the Input layers (batch dim excluded);
@@ -268,7 +269,8 @@ def load_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequ
     ``~/.cache/nnconsole/datasets/``, or ``cache_dir``) keyed by the CSV bytes, the referenced files'
     mtimes and sizes and the expected shapes, and memory-mapped: a hit decodes nothing, and every
     worker on the host shares one copy. A build decodes with ``build_workers`` processes (default: all
-    cores) and reports ``progress(done, total, eta_seconds)``.
+    cores) and reports ``progress(done, total, eta_seconds)``; when ``stop()`` turns True it ends within about a
+    second with DatasetBuildStopped, and the next load resumes it.
     ``label_classes`` maps each class-label variable to its class count (``nnconsole.engine.data.labels``): every
     value must be a whole number from 0 to count - 1. Raises :class:`DatasetError` on any problem.
     """
@@ -292,7 +294,7 @@ def load_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequ
         key = _cache_key(table, all_files, expected)
         images, failure = cached_images(_cache_dirs(Path(csv_path), cache_dir), _cache_prefix(Path(csv_path)), key,
                                         len(table.rows), [v.name for v in image_vars], jobs, progress,
-                                        build_workers)
+                                        build_workers, stop)
         if failure is not None:
             var = next(v for v in image_vars if v.name == failure[0])
             layout = _image_layout(table, var, files[var.name], targets[var.name])
@@ -324,7 +326,7 @@ def _expected_shapes(project: "Project") -> Dict[str, tuple]:
 
 
 def load_dataset_split(project: "Project", which: str, shapes: Optional[Dict[str, tuple]] = None,
-                       progress: Optional[ProgressFn] = None) -> Any:
+                       progress: Optional[ProgressFn] = None, stop: Optional[StopFn] = None) -> Any:
     """The ``which`` ('training' or 'validation') dataset with the shapes the Input layers declare."""
 
     if which not in ("training", "validation"):
@@ -333,18 +335,19 @@ def load_dataset_split(project: "Project", which: str, shapes: Optional[Dict[str
     return load_dataset(dataset_path(project, getattr(ds, which)),
                         expected_shapes=_expected_shapes(project) if shapes is None else shapes,
                         normalize=ds.normalize, cache=ds.cache, label_classes=class_label_variables(project.network),
-                        progress=progress)
+                        progress=progress, stop=stop)
 
 
-def load_datasets(project: "Project", progress: Optional[Callable[[str, int, int, Optional[float]], None]] = None
-                  ) -> tuple:
+def load_datasets(project: "Project", progress: Optional[Callable[[str, int, int, Optional[float]], None]] = None,
+                  stop: Optional[StopFn] = None) -> tuple:
     """Training and validation datasets with the shapes the Input layers declare.
 
-    ``progress(split, done, total, eta)`` follows a cache build (see ``cache_progress_records``).
+    ``progress(split, done, total, eta)`` follows a cache build (see ``cache_progress_records``); ``stop`` as
+    for ``load_dataset``.
     """
     shapes = _expected_shapes(project)
     return tuple(load_dataset_split(project, which, shapes,
-                                    None if progress is None else functools.partial(progress, which))
+                                    None if progress is None else functools.partial(progress, which), stop)
                  for which in ("training", "validation"))
 
 

@@ -20,6 +20,7 @@ from typing import List, Optional, Tuple
 import numpy as np
 
 from nnconsole.engine.data.csv_reader import _err, _Table, _Var
+from nnconsole.engine.data.regular_file import NotRegularFileError, read_regular
 from nnconsole.engine.data.decode import _inside  # the one inside-the-project-folder rule for data files
 
 MATRIX_EXTENSION = ".csv"
@@ -56,7 +57,13 @@ def _matrix_path(table: _Table, var: _Var, line: int, cell: str, base: Path, roo
 def read_matrix(path: Path, where: str) -> np.ndarray:
     """One matrix file as float64 (rows, columns); ValueError naming ``where`` (file), row and column."""
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        raw = read_regular(path, MAX_MATRIX_BYTES)  # the cell was checked; this open re-checks the file itself
+    except NotRegularFileError as exc:
+        raise ValueError(f"{where}: is {exc.strerror}; point the cell at a .csv matrix") from None
+    if len(raw) > MAX_MATRIX_BYTES:
+        raise ValueError(f"{where}: more than the {MAX_MATRIX_BYTES // (1024 * 1024)} MiB one sample may hold")
+    try:
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ValueError(f"{where}: not UTF-8 text; save the matrix as a plain .csv of numbers") from None
     rows: List[List[float]] = []

@@ -15,18 +15,17 @@ from __future__ import annotations
 import csv
 import dataclasses
 import os
-import stat
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from PIL import Image
 from nnconsole.engine.data.csv_reader import IMAGE_EXTENSIONS, DatasetError, _looks_like_image, _read_table, _Table
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.metrics.results import EvaluationError, open_run, probability_columns, target_variable
-from nnconsole.engine.data.decode import _decode_image, _image_files, _load_numbers
+from nnconsole.engine.data.decode import _image_files, _load_numbers
+from nnconsole.engine.data.image_file import ImageTooLargeError, NotRegularImageError, decode_image
 from nnconsole.engine.data.create.shaping import fit, ImageShapeError, MODES
 from nnconsole.engine.data.matrix import load_matrices, looks_like_matrix
 from nnconsole.engine.data.labels import class_name, project_class_names
@@ -77,23 +76,14 @@ def load_image(path: str, shape: Tuple[int, ...], variable: str, normalize: bool
 
     ``resize`` ('resize', 'trimming' or 'padding') fits an image of another size; None refuses it.
     """
-
-
     mode, (height, width), channel_axis = _image_mode(shape, variable)
     try:
-        st = os.stat(path)
-    except OSError:
+        pixels = decode_image(path, mode, max_pixels=MAX_IMAGE_PIXELS)  # training's decode (image_file)
+    except FileNotFoundError:
         raise InferenceError(f"{path}: image file not found") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise InferenceError(f"{path}: not a regular file; give an image file (png, jpg, bmp)")
-    try:
-        with Image.open(path) as img:
-            if img.width * img.height > MAX_IMAGE_PIXELS:
-                raise InferenceError(f"{path}: the image is {img.width}x{img.height} pixels, over the "
-                                     f"{MAX_IMAGE_PIXELS:,} pixel limit; scale it down first")
-        pixels = _decode_image(path, mode)
-    except InferenceError:
-        raise
+    except (ImageTooLargeError, NotRegularImageError) as exc:
+        raise InferenceError(f"{path}: {exc}; give an image file (png, jpg, bmp) of at most "
+                             f"{MAX_IMAGE_PIXELS:,} pixels") from None
     except Exception as exc:  # noqa: BLE001 - any decoding failure is the file's problem
         raise InferenceError(f"{path}: cannot decode the image ({exc}); re-save it as PNG, JPEG or BMP") from None
     if pixels.shape[:2] != (height, width):

@@ -453,9 +453,12 @@ def _finish(run_dir: str, code: int, stall: Optional[Stall] = None) -> LaunchRes
         _set_status(result, status=RunStatus.FINISHED, finished=time.time(), resumable=False)
         return result
     if code == ExitCode.STOPPED and stall is None:
-        message = f"stopped with a checkpoint; continue with: nnconsole train --resume {run_dir}"
+        resumable = latest_checkpoint(run_dir) is not None
+        message = (f"stopped with a checkpoint; continue with: nnconsole train --resume {run_dir}" if resumable else
+                   "stopped before the first iteration (while the dataset cache was being built); training the "
+                   "project again continues that build where it stopped")
         result = LaunchResult(run_dir, RunStatus.STOPPED, ExitCode.STOPPED, message)
-        _set_status(result, status=RunStatus.STOPPED, finished=time.time(), resumable=True, message=message)
+        _set_status(result, status=RunStatus.STOPPED, finished=time.time(), resumable=resumable, message=message)
         return result
     rank, message, exit_code = diagnose_failure(run_dir, code, stall)
     resumable = latest_checkpoint(run_dir) is not None

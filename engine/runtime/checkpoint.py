@@ -5,13 +5,21 @@ A checkpoint is three files in ``<run>/checkpoints``: ``ckpt-<it>.h5`` (paramete
 SHA-256 of the others). Each file is written to a temp name, fsynced and renamed; the JSON is
 written last, so a checkpoint interrupted half-way (crash, full disk) never counts. Parameters
 that are NaN or Inf are never saved: the last good checkpoint stays the newest.
+
+On a full disk: the space a checkpoint needs (its arrays plus HDF5's overhead) is reserved with
+``posix_fallocate`` before h5py writes anything, so a full disk is an error ("disk full", naming the folder)
+before the write starts instead of a crash inside h5py; a checkpoint that fails half-way removes the files it
+wrote, and every piece not belonging to a complete checkpoint (temp files of a crashed write included) is
+removed after the next checkpoint succeeds, e.g. the first one of a resumed run.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import re
+import secrets
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional
 
@@ -35,6 +43,11 @@ class ResumeRefusedError(CheckpointError):
     """A resume refused before anything ran (not a run directory, still running, no usable checkpoint)."""
 
     exit_code = ExitCode.BAD_INPUT
+
+
+class CheckpointDiskFullError(OSError):
+    """No room for a checkpoint; the message names the folder and the size (errno ENOSPC: the launcher's
+    diagnosis reports a full disk)."""
 
 
 class NonFiniteParametersError(CheckpointError):
@@ -96,42 +109,104 @@ def save_checkpoint(run_dir: str, state: CheckpointState, solvers: List[Any]) ->
     os.makedirs(folder, exist_ok=True)
     stem = f"ckpt-{state.iteration:08d}"
     files: Dict[str, str] = {}
-    targets = [(f"{stem}.h5", lambda p: nn.save_parameters(p, extension=".h5"))]
+    params = nn.get_parameters(grad_only=False)
+    targets = [(f"{stem}.h5", lambda p: nn.save_parameters(p, params, extension=".h5"))]
     for k, solver in enumerate(solvers):
         targets.append((f"{stem}.solver{k}.h5", solver.save_states))
-    for name, writer in targets:  # each file complete and checksummed before the next one starts
-        write_via(os.path.join(folder, name),
-                  lambda tmp, name=name, writer=writer: (writer(tmp), files.__setitem__(name, sha256(tmp))))
-    state.files = files
-    meta = os.path.join(folder, f"{stem}.json")
-    atomic_write(meta, state.to_json())
+    _reserve(folder, stem, checkpoint_bytes(params, solvers))
+    try:
+        for name, writer in targets:  # each file complete and checksummed before the next one starts
+            write_via(os.path.join(folder, name),
+                      lambda tmp, name=name, writer=writer: (writer(tmp), files.__setitem__(name, sha256(tmp))))
+        state.files = files
+        meta = os.path.join(folder, f"{stem}.json")
+        atomic_write(meta, state.to_json())
+    except BaseException as exc:
+        for name in files:  # this checkpoint's finished pieces: without its JSON they never count
+            _unlink_quietly(os.path.join(folder, name))
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise _disk_full(folder, stem, exc) from None
+        raise
     _prune(run_dir)
     return meta
 
 
+HDF5_OVERHEAD = 16 << 10  # bytes per dataset beyond its data (headers, B-tree), generous
+RESERVE_MARGIN = 1 << 20
+
+
+def checkpoint_bytes(params: Dict[str, Any], solvers: List[Any]) -> int:
+    """About the bytes a checkpoint's files take: every parameter and solver state array, plus HDF5's overhead."""
+    total, count = 0, 0
+    for var in params.values():
+        total += int(np.prod(var.shape)) * 4
+        count += 1
+    for solver in solvers:
+        try:
+            states = solver.get_states()
+        except Exception:  # noqa: BLE001 - a solver without get_states: assume two arrays per parameter
+            states = None
+        if states is None:
+            total, count = total * 3, count * 3
+            continue
+        for state in states.values():
+            for var in getattr(state, "pstate", {}).values():
+                total += int(np.prod(var.shape)) * 4
+                count += 1
+            count += 1
+    return total + count * HDF5_OVERHEAD + RESERVE_MARGIN
+
+
+def _reserve(folder: str, stem: str, size: int) -> None:
+    """Make sure ``size`` bytes can be written in ``folder`` (allocated, then given back just before the
+    write), or raise CheckpointDiskFullError writing nothing."""
+    path = os.path.join(folder, f".{stem}.{secrets.token_hex(4)}.reserve")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise _disk_full(folder, stem, exc, size) from None
+        if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL):  # no fallocate there: write and see
+            raise
+    finally:
+        os.close(fd)
+        _unlink_quietly(path)
+
+
+def _disk_full(folder: str, stem: str, exc: OSError, size: int = 0) -> CheckpointDiskFullError:
+    need = f" (it needs about {size / 1e6:,.1f} MB)" if size else ""
+    return CheckpointDiskFullError(exc.errno, f"disk full: checkpoint {stem} cannot be written in {folder}{need}; "
+                                   "nothing of it was kept. Free some space, then continue from the last "
+                                   "checkpoint with 'nnconsole train --resume RUN'", folder)
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
 def _prune(run_dir: str) -> None:
-    """Keep the newest KEEP_CHECKPOINTS checkpoints; drop the leftovers of interrupted writes."""
+    """Keep the newest KEEP_CHECKPOINTS checkpoints; drop every other piece: older checkpoints, and what
+    interrupted writes left (a crash, a full disk, a kill), whatever its iteration."""
     for meta in list_checkpoints(run_dir)[:-KEEP_CHECKPOINTS]:
-        stem = meta[:-5]
-        folder = os.path.dirname(meta)
-        base = os.path.basename(stem)
         os.unlink(meta)
-        for name in os.listdir(folder):
-            if name.startswith(base + "."):
-                os.unlink(os.path.join(folder, name))
     kept = list_checkpoints(run_dir)
     if not kept:
         return
     folder = checkpoint_dir(run_dir)
-    complete = {int(os.path.basename(m)[5:-5]) for m in kept}
-    newest = max(complete)
+    keep = set()
+    for meta in kept:
+        keep.add(os.path.basename(meta))
+        try:
+            keep.update(read_checkpoint(meta, verify=False).files)
+        except CheckpointError:
+            pass
     for name in os.listdir(folder):
-        found = _PIECE.match(name)
-        if found and int(found.group(1)) < newest and int(found.group(1)) not in complete:
-            try:  # files of a checkpoint whose write was cut short (crash, full disk): never usable
-                os.unlink(os.path.join(folder, name))
-            except OSError:
-                pass
+        if _PIECE.match(name) and name not in keep:
+            _unlink_quietly(os.path.join(folder, name))  # only this writer (rank 0) writes here
 
 
 _PIECE = re.compile(r"^\.?ckpt-(\d+)\.")

@@ -24,8 +24,8 @@ from nnconsole.engine.runtime.checkpoint import (CheckpointState, find_usable_ch
                                                  load_parameters_checked, save_checkpoint)
 from nnconsole.engine.project.io import atomic_write
 from nnconsole.engine.data.batching import sample_coverage
-from nnconsole.engine.data.loading import (cache_progress_records, epoch_order, load_datasets, validation_batches,
-                                           worker_batches)
+from nnconsole.engine.data.loading import (DatasetBuildStopped, cache_progress_records, epoch_order, load_datasets,
+                                           validation_batches, worker_batches)
 from nnconsole.engine.runtime.host_arrays import HostArrays
 from nnconsole.engine.rundir.protocol import COMM_WARN_SHARE
 from nnconsole.engine.train.rank_process import StopRequest, close_logger, rank_logger
@@ -88,12 +88,22 @@ class Trainer:
         # Each host's first rank loads (and, when needed, builds the shared cache) before the host's other
         # ranks, which then only open it: rank 0 always sees and records a build of this run as run records
         # (another rank's build could end before rank 0 looked, and go unreported). One all-reduce orders them.
-        if self.comm.local_rank != 0:
-            self.comm.any(False)
-        self.train_set, self.valid_set = load_datasets(
-            self.project, cache_progress_records(self.metrics.write) if self.metrics else None)
+        # A stop request (signal, STOP file) ends a cache build within a second or so, leaving it to be resumed;
+        # the ranks agree on it (a rank waiting for its host's build stops with the builder).
+        self.stop.install()
+        stopped = self.comm.any(False) if self.comm.local_rank != 0 else False
+        if not stopped:
+            try:
+                self.train_set, self.valid_set = load_datasets(
+                    self.project, cache_progress_records(self.metrics.write) if self.metrics else None,
+                    stop=self.stop.requested)
+            except DatasetBuildStopped:
+                stopped = True
         if self.comm.local_rank == 0:
-            self.comm.any(False)
+            stopped = self.comm.any(stopped)
+        if self.comm.any(stopped):
+            raise DatasetBuildStopped("stopped while the dataset cache was being built; the build resumes where it "
+                                      "stopped when training starts again")
         self.plan = make_plan(self.project, workers=self.comm.size, dataset_size=self.train_set.size,
                               device=self.device.backend)
         np.random.seed(cfg.seed)

@@ -21,6 +21,7 @@ from nnconsole.engine.backend.agreement import agree_on_backend
 from nnconsole.engine.comm.cpu import create_communicator
 from nnconsole.engine.comm.nccl import NcclGpuComm
 from nnconsole.engine.backend.device import select_device
+from nnconsole.engine.data.cache_build import DatasetBuildStopped
 from nnconsole.engine.train.trainer import Trainer
 from nnconsole.engine.rundir.launch_options import WorkerOptions
 from nnconsole.engine.backend.mpi import launched_by_mpi
@@ -100,7 +101,11 @@ def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> Run
     agree_on_backend(comm, device_choice, options.device or project.config.device)
     trainer = Trainer(run_dir, comm, options)
     try:
-        trainer.setup(device_choice, project)
+        try:
+            trainer.setup(device_choice, project)
+        except DatasetBuildStopped as exc:  # stopped before the first iteration: nothing to checkpoint yet
+            trainer.log.info("%s", exc)
+            return RunStatus.STOPPED
         if device_choice.backend == "cuda" and comm.size > 1:
             import nnabla as nn  # deferred: nnabla stays out of the launcher
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 import os
 
-from PIL import Image, UnidentifiedImageError
+from PIL import Image
 
 from nnconsole.engine.data.create.padded_resize import padded_resize
+from nnconsole.engine.data.image_file import SOURCE_FORMATS, ImageFileError, read_pixels
 
 MODES = ("trimming", "padding", "resize")  # nnabla's -m values; "resize" stretches (nnabla: any other value)
 CHANNELS = (1, 3)
@@ -25,36 +26,16 @@ class ImageShapeError(ValueError):
 
 
 def read_image(path: str) -> np.ndarray:
-    """The image at ``path`` as uint8 pixels: (H, W) grey or (H, W, 3) colour. Raises ImageShapeError."""
+    """The image at ``path`` as uint8 pixels: (H, W) grey or (H, W, 3) colour. Raises ImageShapeError.
 
+    Read by ``image_file`` (the one image reader): the source formats only, a regular file only, 16-bit grey scaled.
+    """
     try:
-        with Image.open(path) as img:
-            img.load()
-            return _pixels(img)
-    except UnidentifiedImageError:
-        raise ImageShapeError("not an image Pillow can read (damaged, or not a bmp/jpg/png/gif/tif)") from None
-    except Image.DecompressionBombError as exc:
-        raise ImageShapeError(f"too large to decode safely ({exc})") from None
+        return read_pixels(path, SOURCE_FORMATS)
+    except ImageFileError as exc:
+        raise ImageShapeError(str(exc)) from None
     except (OSError, SyntaxError, ValueError) as exc:  # truncated files, bad headers
         raise ImageShapeError(f"cannot decode it ({exc})") from None
-
-
-def _pixels(img) -> np.ndarray:
-    mode = img.mode
-    if mode == "P":
-        img = img.convert("RGBA" if "transparency" in img.info else "RGB")
-        mode = img.mode
-    if mode in ("L", "RGB"):
-        return np.asarray(img, dtype=np.uint8)
-    if mode in ("1", "LA", "La"):
-        return np.asarray(img.convert("L"), dtype=np.uint8)
-    if mode in ("I;16", "I;16B", "I;16L", "I"):
-        wide = np.asarray(img, dtype=np.int64)
-        scale = 257.0 if mode.startswith("I;16") or wide.max(initial=0) > 255 else 1.0
-        return np.clip(np.round(wide / scale), 0, 255).astype(np.uint8)
-    if mode in ("RGBA", "RGBa", "RGBX", "CMYK", "YCbCr", "LAB", "HSV"):
-        return np.asarray(img.convert("RGB"), dtype=np.uint8)
-    raise ImageShapeError(f"unsupported pixel format '{mode}'; re-save it as 8-bit grey or RGB")
 
 
 def _resize(im: np.ndarray, width: int, height: int) -> np.ndarray:
@@ -107,8 +88,6 @@ def shape_image(im: np.ndarray, width: int, height: int, mode: str, channels: in
 
 def save_png(path: str, im: np.ndarray) -> None:
     """Write ``im`` (uint8, (H, W) or (H, W, 3)) as a PNG file at ``path``; refuses to write through a link."""
-
-
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
     with os.fdopen(fd, "wb") as fh:
         Image.fromarray(np.ascontiguousarray(im)).save(fh, format="PNG")

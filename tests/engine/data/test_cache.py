@@ -75,8 +75,8 @@ def test_training_gives_the_same_parameters_as_the_float32_path(tmp_path, monkey
     run_new, losses_new = train_in_process(project, str(tmp_path / "new"))
     real = train.load_datasets
 
-    def float32_datasets(p, progress=None):  # the old path: whole float32 arrays, gathered with np.take
-        sets = real(p, progress)
+    def float32_datasets(p, progress=None, **options):  # the old path: whole float32 arrays, gathered with np.take
+        sets = real(p, progress, **options)
         return tuple(Dataset(d.path, d.variables, d.size, {**d.numbers, **{k: d.arrays[k] for k in d.images}},
                              {}, d.normalize, d.kinds, d.sources) for d in sets)
 
