@@ -316,7 +316,11 @@ def remove_stale(folder: Path, prefix: str, keep: str, keep_partial: Optional[Pa
         elif old.suffix == ".npz" and stat.S_ISREG(st.st_mode):  # the float32 .npz of nnconsole-dataset-cache-v1
             old.unlink(missing_ok=True)
     for partial in folder.glob(f".{prefix}*{PARTIAL_SUFFIX}"):
-        if partial != keep_partial and not partial.is_symlink() and partial.lstat().st_uid == me:
+        try:
+            st = os.lstat(partial)
+        except OSError:
+            continue
+        if partial != keep_partial and stat.S_ISDIR(st.st_mode) and st.st_uid == me:
             remove_build_folder(partial)
 
 

@@ -4,6 +4,7 @@ The stop is checked between chunks (in this process) and at least every STOP_POL
 work (the pool); the progress is saved first, so the next load decodes only what was left."""
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from PIL import Image
 
 from nnconsole.engine.data import cache_build, decode
 from nnconsole.engine.data.loading import DatasetBuildStopped, load_dataset
+from nnconsole.engine.test_seams import SEAMS_VARIABLE
 
 
 def grey(i: int) -> np.ndarray:
@@ -64,12 +66,15 @@ def test_a_stop_request_ends_a_pool_build_and_the_build_resumes(tmp_path, monkey
     csv_path = many_images(tmp_path, n)
     monkeypatch.setattr(cache_build, "CHUNK", 4)
     monkeypatch.setattr(cache_build, "POOL_MIN_IMAGES", 1)
+    monkeypatch.setenv(SEAMS_VARIABLE, json.dumps({"decode_delay_ms": 10}))  # the decode processes: 2 s in all
     seen = []
     asked = {}
 
     def stop() -> bool:
-        if seen and seen[-1] > 0 and "at" not in asked:
-            asked["at"] = time.monotonic()
+        now = time.monotonic()
+        asked.setdefault("first", now)
+        if now - asked["first"] > 0.6 and seen and seen[-1] > 0:  # some chunks are done
+            asked.setdefault("at", now)
         return "at" in asked
 
     with pytest.raises(DatasetBuildStopped):
@@ -78,6 +83,7 @@ def test_a_stop_request_ends_a_pool_build_and_the_build_resumes(tmp_path, monkey
     assert time.monotonic() - asked["at"] < 3.0
     stopped_at = seen[-1]
     assert 0 < stopped_at < n
+    monkeypatch.delenv(SEAMS_VARIABLE)
     resumed = []
     data = load_dataset(csv_path, cache_dir=tmp_path / "cache", build_workers=2,
                         progress=lambda done, total, eta: resumed.append(done))
