@@ -139,3 +139,19 @@ def same_network(a: Network, b: Network) -> None:
         assert effective_initializers(x) == effective_initializers(y), x.name
         assert {k: v for k, v in x.lr_multipliers.items() if v != 1.0} == \
                {k: v for k, v in y.lr_multipliers.items() if v != 1.0}, x.name
+
+
+def unit_fan_out(levels: int, fan: int = 2, width: int = 8, leaf: Any = None) -> Dict[str, Network]:
+    """Networks D0..D<levels>: D0 runs D1 ``fan`` times in a row, D1 runs D2 ``fan`` times ... (fan^levels
+    copies of the leaf layer once expanded); the leaf is an Affine of ``width`` unless given."""
+    nets = {}
+    for i in range(levels):
+        layers = [Layer("x", "Input", params={"shape": [width]})]
+        prev = "x"
+        for k in range(fan):
+            layers.append(Layer(f"u{k}", "Unit", [prev], {"network": f"D{i + 1}"}))
+            prev = f"u{k}"
+        nets[f"D{i}"] = Network(layers)
+    nets[f"D{levels}"] = Network([Layer("x", "Input", params={"shape": [width]}),
+                                  leaf or Layer("t", "Affine", ["x"], {"out_shape": width})])
+    return nets

@@ -19,6 +19,7 @@ from nnconsole.engine.network.shapes import infer_network
 from nnconsole.engine.plan.hosts import check_hosts, slot_total
 from nnconsole.engine.plan.timing_inputs import PredictionError, check_prediction_options, layouts_for, parse_link
 from nnconsole.engine.project.model import Layer as L, Network
+from tests.support.networks import unit_fan_out
 
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -61,15 +62,7 @@ def test_nested_repeat_blocks_of_any_count_are_bounded(times, width):
 @FUZZ
 @given(levels=st.integers(1, 60), fan=st.integers(1, 6), chain=st.integers(1, 600))
 def test_units_fanning_out_over_networks_are_bounded(levels, fan, chain):
-    nets = {}
-    for i in range(levels):
-        layers = [L("x", "Input", params={"shape": [4]})]
-        prev = "x"
-        for k in range(fan):
-            layers.append(L(f"u{k}", "Unit", [prev], {"network": f"D{i + 1}"}))
-            prev = f"u{k}"
-        nets[f"D{i}"] = Network(layers)
-    nets[f"D{levels}"] = Network([L("x", "Input", params={"shape": [4]}), L("t", "Tanh", ["x"])])
+    nets = unit_fan_out(levels, fan, width=4, leaf=L("t", "Tanh", ["x"]))
     main_layers = [L("x", "Input", params={"shape": [4]})]
     prev = "x"
     for i in range(chain):

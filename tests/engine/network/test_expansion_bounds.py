@@ -16,6 +16,7 @@ from nnconsole.engine.network.expansion_size import (MAX_EXPANDED_MACS, MAX_EXPA
 from nnconsole.engine.network.repeat_blocks import MAX_EXPANDED_LAYERS, unroll_layers
 from nnconsole.engine.network.shapes import infer_network
 from nnconsole.engine.project.model import Layer as L, Network
+from tests.support.networks import unit_fan_out
 
 
 def _repeat(times: int, nest: int = 1, width: int = 8, body=None) -> Network:
@@ -37,16 +38,7 @@ def _repeat(times: int, nest: int = 1, width: int = 8, body=None) -> Network:
 
 def _doubling(levels: int, fan: int = 2, leaf=None) -> dict:
     """D0 runs D1 ``fan`` times in a row, D1 runs D2 ``fan`` times ... : fan^levels layers of the leaf."""
-    nets = {}
-    for i in range(levels):
-        layers = [L("x", "Input", params={"shape": [8]})]
-        prev = "x"
-        for k in range(fan):
-            layers.append(L(f"u{k}", "Unit", [prev], {"network": f"D{i + 1}"}))
-            prev = f"u{k}"
-        nets[f"D{i}"] = Network(layers)
-    nets[f"D{levels}"] = Network([L("x", "Input", params={"shape": [8]}), leaf or L("t", "Affine", ["x"], {"out_shape": 8})])
-    return nets
+    return unit_fan_out(levels, fan, width=8, leaf=leaf)
 
 
 def _main_of_units(count: int, network: str = "D0") -> Network:
