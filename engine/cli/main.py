@@ -166,7 +166,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     project = load_valid_project(args.project, allow_outside_data=args.allow_outside_data)
     info = infer_network(project.network, all_networks(project), MAIN_NETWORK)  # Units use the other networks
-    print(f"{args.project}: OK ({len(project.network.layers)} layers, {info.total_params:,} parameters, "
+    stored = f" ({info.total_stored:,} stored)" if info.total_stored != info.total_params else ""
+    print(f"{args.project}: OK ({len(project.network.layers)} layers, {info.total_params:,} parameters{stored}, "
           f"{info.total_macs:,} multiply-adds per sample)")
     return ExitCode.OK
 

@@ -3,6 +3,11 @@
 A layer inside repeat blocks is marked with its repetitions (``x2``; nested blocks multiply: ``x6``): its
 parameters and multiply-adds already count every repetition, and the mark says why. Networks besides Main
 (a GAN's Generator...) get their own table after Main's, headed by the optimizers that train them.
+
+"parameters" counts what training learns. A network that also stores values it does not learn (BatchNormalization's
+running mean and variance, the binary layers' binarised copies Wb and scales alpha, which nnabla recomputes from W
+on every forward pass) gets a "stored" column too: every value its nnabla file holds, the count nnabla's own loader
+gives for the exported network.
 """
 from __future__ import annotations
 
@@ -36,18 +41,21 @@ def layer_table(project: Project, network: Network, name: str = MAIN_NETWORK) ->
 
     info = infer_network(network, all_networks(project), name)  # Units use the other networks
     repeated = repetitions(network)
-    header = HEADER + (("repeated",) if repeated else ())
+    stored = info.total_stored != info.total_params  # values kept but not learned: shown beside the learned ones
+    header = HEADER[:4] + (("stored",) if stored else ()) + HEADER[4:] + (("repeated",) if repeated else ())
     rows = [header]
     for name in info.order:
         li = info.layers[name]
         shape = "x".join(str(d) for d in li.out_shape) if li.out_shape else "-"
-        row = (name, li.type, shape, f"{li.n_params:,}", f"{li.macs:,}")
+        row = (name, li.type, shape, f"{li.n_params:,}") + ((f"{li.n_stored:,}",) if stored else ()) + (f"{li.macs:,}",)
         rows.append(row + ((f"x{repeated[name]}" if name in repeated else "",) if repeated else ()))
-    rows.append(("total", "", "", f"{info.total_params:,}", f"{info.total_macs:,}") + (("",) if repeated else ()))
+    rows.append(("total", "", "", f"{info.total_params:,}") + ((f"{info.total_stored:,}",) if stored else ())
+                + (f"{info.total_macs:,}",) + (("",) if repeated else ()))
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    left = {0, 1, 2, len(header) - 1} if repeated else {0, 1, 2}  # names and marks left, numbers right
     lines = []
     for i, row in enumerate(rows):
-        cells = [c.ljust(w) if j < 3 or j == 5 else c.rjust(w) for j, (c, w) in enumerate(zip(row, widths))]
+        cells = [c.ljust(w) if j in left else c.rjust(w) for j, (c, w) in enumerate(zip(row, widths))]
         lines.append("  ".join(cells).rstrip())
         if i == 0 or i == len(rows) - 2:
             lines.append("  ".join("-" * w for w in widths))

@@ -360,10 +360,12 @@ def _fold(network: Network, result: Unrolled, plain: Any) -> Any:
     info = type(plain)()
     macs: Dict[str, int] = {}
     params: Dict[str, int] = {}  # shared over time: only the first step's copy counts its weights
+    stored: Dict[str, int] = {}
     for name in plain.order:
         origin = result.origin.get(name, name)
         macs[origin] = macs.get(origin, 0) + plain.layers[name].macs
         params[origin] = params.get(origin, 0) + plain.layers[name].n_params
+        stored[origin] = stored.get(origin, 0) + plain.layers[name].n_stored
     originals = _unique_layers(network)
     shown = {n: result.shown_by.get(n, n) for n in originals}
     for name in _file_order_without_loops(network):
@@ -371,7 +373,7 @@ def _fold(network: Network, result: Unrolled, plain: Any) -> Any:
         if li is None:
             continue
         li = dataclasses.replace(li, name=name, type=originals[name].type, macs=macs.get(name, 0),
-                                 n_params=params.get(name, 0))
+                                 n_params=params.get(name, 0), n_stored=stored.get(name, 0))
         kind = originals[name].type
         if kind in UNIT_TYPES:
             slice_info = plain.layers.get(f"{name}_RecurrentInput[0]_slice")
@@ -383,12 +385,12 @@ def _fold(network: Network, result: Unrolled, plain: Any) -> Any:
             slice_info = plain.layers.get(f"{name}[0]_slice")
             li.in_shapes = list(slice_info.in_shapes) if slice_info else []
         elif kind == "Delay":
-            li.in_shapes, li.weight_shapes, li.n_params = [li.out_shape] if li.out_shape else [], {}, 0
+            li.in_shapes, li.weight_shapes, li.n_params, li.n_stored = [li.out_shape] if li.out_shape else [], {}, 0, 0
         elif kind == "RecurrentOutput":
             li.in_shapes = li.in_shapes[:1]  # one input, seen once per step
         info.layers[name] = li
         info.order.append(name)
-    info.total_params, info.total_macs = plain.total_params, plain.total_macs
+    info.total_params, info.total_stored, info.total_macs = plain.total_params, plain.total_stored, plain.total_macs
     info.input_variables = dict(plain.input_variables)
     seen: Set[Problem] = set()
     for source, target in ((plain.errors, info.errors), (plain.warnings, info.warnings)):

@@ -298,7 +298,9 @@ def check_blocks(network: Any, info: Any) -> None:
         if n > 1 and not li.error:
             if name not in scoped:  # a named parameter scope is one set of weights for every repetition
                 info.total_params += li.n_params * (n - 1)
+                info.total_stored += li.n_stored * (n - 1)
                 li.n_params *= n
+                li.n_stored *= n
             info.total_macs += li.macs * (n - 1)
             li.macs *= n
 

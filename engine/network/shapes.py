@@ -44,6 +44,9 @@ class LayerInfo:
     in_shapes: List[Shape] = field(default_factory=list)
     weight_shapes: Dict[str, Shape] = field(default_factory=dict)
     n_params: int = 0  # learned parameters only (BatchNormalization's running stats excluded)
+    # every parameter value nnabla stores for the layer (what its loader counts in a file): the learned ones plus
+    # those kept but not learned (BatchNormalization's running statistics, binary layers' Wb and alpha)
+    n_stored: int = 0
     macs: int = 0  # multiply-adds per sample
     output_size: int = 0  # elements per sample
     error: Optional[str] = None
@@ -57,6 +60,7 @@ class NetworkInfo:
     layers: Dict[str, LayerInfo] = field(default_factory=dict)
     order: List[str] = field(default_factory=list)
     total_params: int = 0
+    total_stored: int = 0  # see LayerInfo.n_stored
     total_macs: int = 0
     errors: List[Tuple[str, str]] = field(default_factory=list)
     warnings: List[Tuple[str, str]] = field(default_factory=list)
@@ -233,7 +237,9 @@ def _infer_layer(info: NetworkInfo, layer: Layer, li: LayerInfo, by_name: Dict[s
     li.out_shape = out
     li.output_size = prod(out)
     li.n_params = sum(prod(s) for k, s in li.weight_shapes.items() if k not in spec.non_trainable)
+    li.n_stored = sum(prod(s) for s in li.weight_shapes.values())
     info.total_params += li.n_params
+    info.total_stored += li.n_stored
     info.total_macs += li.macs
     if spec.is_input:
         var = input_variable(layer, params)

@@ -63,6 +63,8 @@ def share_parameters(info: Any, layers: Dict[str, Any]) -> None:
                             "sharing weights need inputs of the same size (or give this layer its own scope)")
                 info.errors.append((name, li.error))
                 break
-            if key not in spec.non_trainable:  # already counted with the first layer
+            li.n_stored -= prod(shape)  # already counted with the first layer
+            info.total_stored -= prod(shape)
+            if key not in spec.non_trainable:
                 li.n_params -= prod(shape)
                 info.total_params -= prod(shape)

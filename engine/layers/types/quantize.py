@@ -4,8 +4,9 @@ layers BinaryConnectAffine/Convolution (weights binarised to +-1) and BinaryWeig
 
 Parameters as nnabla's parametric functions create them: ``<name>/bicon_affine/{W,Wb,b}``,
 ``<name>/bicon_conv/...``, ``<name>/bwn_affine/{W,Wb,alpha,b}``, ``<name>/bwn_conv/...``. Wb (the
-binarised copy) and alpha are recomputed from W on every forward pass: stored, never learned, so
-the parameter count is W and b (NNC counts the binary W at 1/32 of a float). As in NNC, the binary
+binarised copy) and alpha are recomputed from W on every forward pass: stored, never learned (``non_trainable``),
+so the learned count is W and b (NNC counts the binary W at 1/32 of a float) while the stored count (``n_stored``,
+what nnabla's loader counts in the file) also holds Wb and alpha. As in NNC, the binary
 layers have no multiply-adds (NNC's CostMultiplyAdd): their products are sign flips (NNC's CostAdd).
 """
 from __future__ import annotations
