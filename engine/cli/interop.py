@@ -52,7 +52,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     print(f"project: {out}")
     # The GUI runs this command and shows the report from this event, never from the text above.
     announce(args.events, IMPORT_FINISHED_EVENT, project=out, report=result.report(),
-             unsupported=list(result.unsupported), notes=list(result.notes), initial_parameters=wanted,
+             unsupported=list(result.unsupported), notes=list(result.notes), problems=list(result.problems),
+             initial_parameters=wanted,
              datasets_outside=outside)
     return ExitCode.OK
 

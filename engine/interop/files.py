@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Optional
+from typing import List, Optional
 
 from nnconsole.engine.atomic import write_via
+from nnconsole.engine.check.project_file import load_valid_project
 from nnconsole.engine.interop import run_export
 from nnconsole.engine.interop.common import relocate_datasets
 from nnconsole.engine.interop.formats import IMPORT_EXTENSIONS, NNTXT_EXTENSIONS, SDCPROJ_EXTENSIONS
@@ -14,6 +15,7 @@ from nnconsole.engine.interop.nntxt import exporter as nntxt_exporter
 from nnconsole.engine.interop.nntxt.importer import import_nntxt
 from nnconsole.engine.interop.report import ExportResult, ImportResult, InteropError
 from nnconsole.engine.interop.sdcproj.importer import import_sdcproj
+from nnconsole.engine.project.errors import ProjectError
 from nnconsole.engine.project.io import save_project
 
 
@@ -48,6 +50,8 @@ def import_to_project(path: str, out: str, backup: bool = False) -> "tuple":
 
     Dataset paths become relative to ``out`` where sensible, a ``.nnp``'s weights are kept beside it
     as ``<stem>_initial.h5`` and named in ``config.initial_parameters`` so training starts from them.
+    The saved file is then checked as ``nnconsole info`` checks it: every problem that would refuse it goes
+    into the result's ``problems`` (and so its report), so an import is either a valid project or names why not.
     Returns (ImportResult, path of the initial parameters or None).
     """
     out = os.path.abspath(out)
@@ -64,5 +68,16 @@ def import_to_project(path: str, out: str, backup: bool = False) -> "tuple":
             os.unlink(result.initial_parameters_path)
         project.config.initial_parameters = os.path.basename(initial)
     save_project(project, out, backup=backup)
+    result.problems = saved_project_problems(out)
     return result, initial
+
+
+def saved_project_problems(path: str) -> List[str]:
+    """Every error the project file at ``path`` has as ``nnconsole info`` loads it (settings, names, layers,
+    shapes, networks and optimizers; the dataset files are read when training starts), each with its place."""
+    try:
+        load_valid_project(path, check_datasets=False)
+    except ProjectError as exc:
+        return [str(p) for p in exc.problems if p.severity == "error"]
+    return []
 

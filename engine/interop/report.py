@@ -31,9 +31,17 @@ class ImportResult:
     notes: List[str] = field(default_factory=list)
     initial_parameters_path: Optional[str] = None
     source: str = ""
+    # every problem that makes the saved project invalid (what `nnconsole info` and `train` would refuse it for),
+    # each naming its place in the project file and the fix; empty: the project is valid (datasets apart)
+    problems: List[str] = field(default_factory=list)
 
     def report(self) -> str:
-        return format_report(f"imported {self.source}", self.unsupported, self.notes)
+        text = format_report(f"imported {self.source}", self.unsupported, self.notes)
+        if self.problems:
+            text += (f"\nthe project is not valid yet ({len(self.problems)} problem"
+                     f"{'s' if len(self.problems) != 1 else ''}; info, validate and train refuse it until each is "
+                     "fixed):\n" + "\n".join(f"  - {p}" for p in self.problems))
+        return text
 
 
 @dataclass

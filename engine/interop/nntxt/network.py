@@ -85,6 +85,12 @@ def _lr_multipliers(proto: Any, network_name: str) -> Tuple[Dict[str, float], bo
     return {}, False
 
 
+def _plain_name(name: str) -> str:
+    """A variable's name as a layer name: the part after the last '/' (nnabla's scope separator, which layer
+    names may not hold), without nnabla's '@' of generated names; the name itself when nothing is left."""
+    return name.rsplit("/", 1)[-1].lstrip("@") or name.replace("/", "_")
+
+
 def _layer_name(f: Any, variables: Dict[str, Any]) -> str:
     """A layer name for a function: its own name, or for nnabla's generated names (``@runtime/Affine_2``)
     the parameter scope of its weights (``fc1``) or the part after the last '/'; never containing '/'."""
@@ -154,9 +160,10 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
         if var_name in generators:
             unsupported.append(f"generator variable '{var_name}': nnconsole feeds inputs only from the dataset; "
                                "it became an Input layer reading a dataset column of that name")
-        name = unique_name(var_name, taken)
+        plain = _plain_name(var_name)  # nnabla's '@net/x' names its graph's variable x
+        name = unique_name(plain, taken)
         nodes.append(Node(name=name, type="Input", params={"shape": shape or [1],
-                                                          "variable": data_names.get(var_name, var_name)}))
+                                                          "variable": data_names.get(var_name, plain)}))
         inputs_made[var_name] = name
         return name
 

@@ -84,7 +84,7 @@ def read_optimizer(proto: Any, unsupported: List[str], notes: List[str], index: 
         opt.schedule = Schedule(type="constant")
     if s.lr_warmup_scheduler_type == "Linear":
         opt.warmup_iterations = int(s.linear_warmup_scheduler_param.warmup_iter)
-    elif s.lr_warmup_scheduler_type:
+    elif s.lr_warmup_scheduler_type not in ("", "None"):  # NNC writes "None" for no warm-up
         unsupported.append(f"warm-up scheduler {s.lr_warmup_scheduler_type}: only Linear is supported")
     if index == 0 and (o.start_iter or o.end_iter):
         unsupported.append(f"optimizer '{o.name}' start_iter/end_iter {o.start_iter}/{o.end_iter}: the CONFIG "
