@@ -3,16 +3,17 @@ shapes, each optimizer's network, dataset, range and settings, shared Inputs and
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, List, Tuple
+from typing import List
 
 from nnconsole.engine.check.validate import check_settings
 from nnconsole.engine.project.errors import Problem
 from nnconsole.engine.project.model import (DATASET_SPLITS, ExtraOptimizer, MAIN_NETWORK, Project,
                                             REPEAT_EVALUATION_TYPES)
-from nnconsole.engine.project.structure import FIRST_OPTIMIZER, NETWORK_NAME, all_networks, trained_networks
+from nnconsole.engine.project.structure import FIRST_OPTIMIZER, NETWORK_NAME, all_networks
 
 from nnconsole.engine.network.expansion_size import expanded_layers, size_problem
 from nnconsole.engine.network.repeat_blocks import MAX_EXPANDED_LAYERS
+from nnconsole.engine.network.data_flow import SPLITS, conflicts, fits, split_readers
 from nnconsole.engine.network.shapes import infer_network
 
 # Layers shape inference may go through when one project is checked (each network expanded on its own): Main at the
@@ -119,15 +120,18 @@ def _check_optimizer(project: Project, i: int, entry: ExtraOptimizer, names: set
 
 
 def _check_shared_inputs(project: Project) -> List[Problem]:
-    """A dataset variable read by several trained networks must have one shape."""
+    """A dataset variable fed from one split to several networks must fit each (``network.data_flow``): each
+    network has its own variables, so Inputs of different networks may give one variable different shapes as
+    long as no dataset column has to feed both."""
 
-    seen: Dict[str, Tuple[str, Tuple[int, ...]]] = {}
     problems: List[Problem] = []
-    for name, network in trained_networks(project).items():
-        for var, shape in infer_network(network).input_variables.items():
-            first = seen.setdefault(var, (name, tuple(shape)))
-            if first[1] != tuple(shape):
-                problems.append(Problem(f"networks.{name}", f"variable '{var}' has shape {list(shape)} here but "
-                                        f"{list(first[1])} in network '{first[0]}'",
-                                        fix="give the Input layers reading it one shape"))
+    for split in SPLITS:
+        for var, readers in conflicts(split_readers(project, split)).items():
+            where = [r for r in readers if not fits(readers[0].shape, r.shape)][0]
+            shown = "; ".join(f"{list(r.shape)} in network '{r.network}' ({r.by})" for r in readers)
+            problems.append(Problem(f"networks.{where.network}" if where.network in project.networks else "network",
+                                    f"the {split} dataset's variable '{var}' feeds Inputs of shapes that one column "
+                                    f"cannot fit: {shown}",
+                                    fix="give those Inputs one shape, let one of them read another dataset variable, "
+                                        "or train that network on the other dataset"))
     return problems

@@ -16,7 +16,8 @@ from typing import Any, Callable, Iterable, List, Optional, Sequence
 
 from nnconsole.engine.data.loading import peek_csv
 from nnconsole.engine.network.parameter_files import ParameterFileError, parameter_differences, read_parameter_file
-from nnconsole.engine.network.shapes import dataset_variables, infer_network
+from nnconsole.engine.network.data_flow import dataset_variables
+from nnconsole.engine.network.shapes import infer_network
 from nnconsole.engine.project.errors import Problem
 from nnconsole.engine.project.model import Project
 from nnconsole.engine.project.paths import dataset_path, outside_project, project_folder
@@ -357,8 +358,8 @@ def check_datasets(project: Project, peek: Optional[Callable] = None, allow_outs
     peek = peek or peek_csv
     problems: List[Problem] = []
 
-    needed = dataset_variables(project)  # Main's Inputs and those of every network an optimizer trains
     for key in ("training", "validation"):
+        needed = dataset_variables(project, key)  # the Inputs this split feeds (network.data_flow)
         rel = getattr(project.datasets, key)
         path = f"datasets.{key}"
         if not rel:

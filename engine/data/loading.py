@@ -33,7 +33,7 @@ from nnconsole.engine.data.matrix import load_matrices, looks_like_matrix
 from nnconsole.engine.data.decode import (_image_files, _image_layout, _image_target, _load_images, _load_numbers,
                                           image_problem)
 from nnconsole.engine.data.labels import class_label_variables, first_bad_label, label_rule_text
-from nnconsole.engine.network.shapes import dataset_variables
+from nnconsole.engine.network.data_flow import dataset_variables
 from nnconsole.engine.project.paths import dataset_path
 from nnconsole.engine.rundir.protocol import DATASET_CACHE, DatasetCacheRecord
 
@@ -321,8 +321,8 @@ def class_histogram(dataset: Dataset, variable: str) -> Dict[int, int]:
     return dict(sorted(counts.items()))
 
 
-def _expected_shapes(project: "Project") -> Dict[str, tuple]:
-    return dataset_variables(project)  # Main's Inputs and those of every network an optimizer trains
+def _expected_shapes(project: "Project", which: str) -> Dict[str, tuple]:
+    return dataset_variables(project, which)  # the Inputs this split feeds (network.data_flow): each its own shapes
 
 
 def load_dataset_split(project: "Project", which: str, shapes: Optional[Dict[str, tuple]] = None,
@@ -333,7 +333,7 @@ def load_dataset_split(project: "Project", which: str, shapes: Optional[Dict[str
         raise ValueError(f"unknown dataset split {which!r}; expected 'training' or 'validation'")
     ds = project.datasets
     return load_dataset(dataset_path(project, getattr(ds, which)),
-                        expected_shapes=_expected_shapes(project) if shapes is None else shapes,
+                        expected_shapes=_expected_shapes(project, which) if shapes is None else shapes,
                         normalize=ds.normalize, cache=ds.cache, label_classes=class_label_variables(project.network),
                         progress=progress, stop=stop)
 
@@ -345,8 +345,7 @@ def load_datasets(project: "Project", progress: Optional[Callable[[str, int, int
     ``progress(split, done, total, eta)`` follows a cache build (see ``cache_progress_records``); ``stop`` as
     for ``load_dataset``.
     """
-    shapes = _expected_shapes(project)
-    return tuple(load_dataset_split(project, which, shapes,
+    return tuple(load_dataset_split(project, which, None,
                                     None if progress is None else functools.partial(progress, which), stop)
                  for which in ("training", "validation"))
 

@@ -97,7 +97,8 @@ def add_loss_targets(nodes: List[Node], targets: Dict[str, str], unsupported: Li
     """Give each loss node a target Input (its dataset variable, e.g. ``y``) as second input.
 
     ``targets`` maps loss node name -> dataset variable. Shapes come from shape inference on the
-    rest of the network; losses sharing a variable share one Input.
+    rest of the network; losses sharing a variable share one Input, and a variable an Input of the network
+    already reads is that Input.
     """
 
     if not targets:
@@ -106,7 +107,11 @@ def add_loss_targets(nodes: List[Node], targets: Dict[str, str], unsupported: Li
     layers = to_layers([n for n in nodes if n.name not in targets], scratch, layout=False)
     info = infer_network(Network(layers=layers), library)  # library: the networks Unit layers use
     taken = {n.name for n in nodes}
-    made: Dict[str, Tuple[str, Tuple[int, ...]]] = {}
+    made: Dict[str, Tuple[str, Tuple[int, ...]]] = {}  # variable -> the Input reading it (one per variable)
+    for n in nodes:  # an Input the network already has (an autoencoder's x is its own target)
+        li = info.layers.get(n.name)
+        if n.type == "Input" and li is not None and li.out_shape is not None:
+            made.setdefault(str(n.params.get("variable") or n.name), (n.name, tuple(li.out_shape)))
     out: List[Node] = []
     for n in nodes:
         if n.name in targets:

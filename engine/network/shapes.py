@@ -21,8 +21,7 @@ from nnconsole.engine.layers import get_spec, resolve_params
 from nnconsole.engine.layers.initializers import check_initializer
 from nnconsole.engine.layers.types.inputs import input_variable
 from nnconsole.engine.layers.registry import LayerSpec, ShapeError, UnknownLayerType, prod
-from nnconsole.engine.project.model import Layer, Network, Project
-from nnconsole.engine.project.structure import trained_networks
+from nnconsole.engine.project.model import Layer, Network
 from nnconsole.engine.network.expansion_size import cost_problem
 from nnconsole.engine.network.units import expand_units, fold_unit_problems, with_default_arguments
 from nnconsole.engine.network.layer_order import topological_order
@@ -311,12 +310,3 @@ def first_loss(network: Network, info: Optional[NetworkInfo] = None) -> Optional
     """The first loss layer in data-flow order (it defines the prediction and the task), or None."""
     info = info or infer_network(network)
     return info.loss_layers[0] if info.loss_layers else None
-
-
-def dataset_variables(project: Project) -> Dict[str, Tuple[int, ...]]:
-    """The dataset variables that the trained networks' Inputs read, with their shapes (Main's first)."""
-    shapes: Dict[str, Tuple[int, ...]] = {}
-    for network in trained_networks(project).values():
-        for name, shape in infer_network(network).input_variables.items():
-            shapes.setdefault(name, tuple(shape))
-    return shapes

@@ -176,8 +176,8 @@ class Trainer:
             fits = tuple(var.shape) == (len(indices),) + dataset.shapes[name]
             # gathered (and normalised) straight into nnabla's input array when shapes match (no .d setter)
             batch = dataset.gather(name, indices, out=self.host.view(var) if fits else None)
-            if not fits:
-                var.d = batch
+            if not fits:  # the column is loaded in another network's shape that fits this one (network.data_flow)
+                var.d = batch.reshape(var.shape) if batch.size == var.size else batch
 
     def _prefetch(self, graph: Any, batches: list) -> Any:
         """The epoch's batches gathered and normalised ahead in a background thread while training runs."""
@@ -196,7 +196,7 @@ class Trainer:
             if tuple(var.shape) == batch[name].shape:
                 np.copyto(self.host.view(var), batch[name])
             else:
-                var.d = batch[name]
+                var.d = batch[name].reshape(var.shape) if batch[name].size == var.size else batch[name]
 
     def _learning_rate(self) -> float:
         return self._lr_at(self.schedule, self.iteration)

@@ -33,7 +33,8 @@ from nnconsole.engine.interop.nntxt.writers import (OUTPUT_DATA_NAME, NetworkWri
 from nnconsole.engine.interop.report import ExportResult, InteropError
 from nnconsole.engine.interop.settings_map import write_training_config
 from nnconsole.engine.layers.types.inputs import input_variable
-from nnconsole.engine.network.shapes import dataset_variables, infer_network, runtime_layer_names
+from nnconsole.engine.network.data_flow import dataset_variables
+from nnconsole.engine.network.shapes import infer_network, runtime_layer_names
 from nnconsole.engine.project.paths import dataset_path
 from nnconsole.engine.interop.nntxt.repeat import unrolled_project
 from nnconsole.engine.network.units import expanded_project, UnitError
@@ -190,7 +191,7 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
         d.batch_size = batch
         d.shuffle = bool(shuffle)
         d.no_image_normalization = not project.datasets.normalize
-        d.variable.extend(sorted(dataset_variables(project)))  # every trained network's Inputs
+        d.variable.extend(sorted(dataset_variables(project, name.lower())))  # the Inputs this dataset feeds
 
     var_of = {}
     for layer in project.network.layers:

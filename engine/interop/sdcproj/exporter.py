@@ -32,9 +32,10 @@ def _coordinate(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else to_text(float(value))
 
 
-def _target_inputs(layers: List[Layer]) -> Dict[str, Tuple[str, str]]:
-    """Loss name -> (its target pin, dataset variable) for losses whose target is an Input layer used only as
-    a loss target; those Inputs are left out (NNC reads a loss's target from ``T.Dataset``)."""
+def _target_inputs(layers: List[Layer]) -> Tuple[Dict[str, Tuple[str, str]], Set[str]]:
+    """(loss name -> (its target pin, dataset variable), the Inputs to leave out) for losses whose target is an
+    Input layer: NNC reads a loss's target from ``T.Dataset``. An Input used only as loss targets is left out; one
+    the network also reads (an autoencoder's x, its own reconstruction target) stays, linked to those layers."""
     by_name = {layer.name: layer for layer in layers}
     consumers: Dict[str, List[Tuple[str, int]]] = {}
     for layer in layers:
@@ -48,10 +49,11 @@ def _target_inputs(layers: List[Layer]) -> Dict[str, Tuple[str, str]]:
         target = by_name.get(layer.inputs[1])
         if target is None or target.type != "Input":
             continue
-        if all(find_spec(by_name[c].type).is_loss and k == 1 for c, k in consumers.get(target.name, [])):
-            pin = "q" if spec.input_names[1:2] == ("q",) else "T"
-            out[layer.name] = (pin, str(target.params.get("variable") or target.name))
-    return out
+        pin = "q" if spec.input_names[1:2] == ("q",) else "T"
+        out[layer.name] = (pin, str(target.params.get("variable") or target.name))
+    dropped = {layer.inputs[1] for layer in layers if layer.name in out}
+    dropped = {name for name in dropped if all(c in out and k == 1 for c, k in consumers.get(name, []))}
+    return out, dropped
 
 
 def layer_properties(layer: Layer, unsupported: List[str]) -> Dict[str, str]:
@@ -113,8 +115,7 @@ def network_sections(layers: List[Layer], unsupported: List[str], network: str =
                      comments: Sequence[Comment] = ()) -> List[str]:
     """The [<network>_Network_Global], [<network>_Layer_i] and [<network>_Link_i] lines of a network, its
     canvas notes (``comments``) as NNC's Comment layers after the layers."""
-    targets = _target_inputs(layers)
-    dropped = {layer.inputs[1] for layer in layers if layer.name in targets}
+    targets, dropped = _target_inputs(layers)
     kept = [layer for layer in layers if layer.name not in dropped]
     ids = {layer.name: i for i, layer in enumerate(kept)}
     links: List[Tuple[int, int, int]] = []

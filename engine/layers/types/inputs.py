@@ -13,6 +13,12 @@ def input_variable(layer, params) -> str:
     return params.get("variable") or layer.name
 
 
+def reads_dataset(params: Mapping[str, Any]) -> bool:
+    """Whether an Input reads its dataset variable: not when a generator gives its value instead (NNC's
+    Generator property set to other than None), so no dataset column feeds it."""
+    return str(params.get("generator") or "None") == "None"
+
+
 def _input_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any], unsupported: list) -> set:
     """NNC's Order -1 (inputs in their automatic order) is what nnconsole does; another order is reported."""
 
