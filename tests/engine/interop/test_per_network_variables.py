@@ -129,3 +129,22 @@ def test_exports_keep_each_networks_own_variables_and_reimport_equal(tmp_path):
         back.datasets = project.datasets
         save_project(back, out, backup=False)
         load_valid_project(out, check_datasets=False)  # valid again
+
+
+def test_inputs_that_differ_by_axes_of_size_one_share_one_column_while_training(tmp_path):
+    """Main reads the training column y as [1] (a label), network Score as [1, 1]: one column feeds both, the
+    batch reshaped for Score's Input."""
+    folder = str(tmp_path)
+    _write_csv(os.path.join(folder, "train.csv"), 32, 1, 0)
+    main = Network([L("x", "Input", params={"shape": [4], "variable": "x"}), L("fc", "Affine", ["x"], {"out_shape": [2]}),
+                    L("y", "Input", params={"shape": [1], "variable": "y"}), L("loss", "SoftmaxCrossEntropy", ["fc", "y"])])
+    score = Network([L("x", "Input", params={"shape": [4], "variable": "x"}),
+                     L("s", "Affine", ["x"], {"out_shape": [1, 1]}),
+                     L("y", "Input", params={"shape": [1, 1], "variable": "y"}), L("mse", "SquaredError", ["s", "y"])])
+    project = Project(name="unit_axes", network=main, networks={"Score": score},
+                      datasets=Datasets(training="train.csv", validation="train.csv"),
+                      config=TrainingConfig(max_epoch=1, batch_size=8, device="cpu", seed=2),
+                      optimizers=[ExtraOptimizer(name="Optimizer_S", network="Score", dataset="training")])
+    path = save_project(project, os.path.join(folder, "project.yaml"), backup=False)
+    run_dir, losses = train_in_process(load_valid_project(path), results_of(path))
+    assert losses and all(np.isfinite(losses))
