@@ -86,15 +86,16 @@ def extras_of(project: Project, iterations_per_epoch: Optional[int] = None) -> D
     }
 
 
-def _numeric_multidim_inputs(info: Any, preview: Optional[Any]) -> List[str]:
+def _numeric_multidim_inputs(shapes: Dict[str, Tuple[int, ...]], preview: Optional[Any]) -> List[str]:
     """Inputs with several dimensions fed from numeric columns (x__0, x__1, ...): the engine reshapes them,
     nnabla's CSV reader gives a vector and nnabla_cli cannot feed it (NNC keeps such samples in files).
-    ``preview`` is the training CSV's ``peek_dataset`` result (None: unreadable, nothing to say)."""
+    ``shapes``: the Inputs one dataset feeds (``network.data_flow``); ``preview``: that CSV's ``peek_dataset``
+    result (None: unreadable, nothing to say)."""
     if preview is None:
         return []
     columns = preview.columns
     out = []
-    for var, shape in info.input_variables.items():
+    for var, shape in shapes.items():
         numeric = [c for c in columns if c.split(":", 1)[0].startswith(var + "__")]
         if len(shape) > 1 and numeric:
             out.append(f"input '{var}' has shape {list(shape)} but the CSV gives it as {len(numeric)} numeric columns; "
@@ -158,7 +159,10 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
     if not ipe:
         unsupported.append(f"iter_per_epoch: the training CSV '{train_csv or '(none)'}' could not be read, so it "
                            "is 0 (nnabla_cli would not train); set training_config.iter_per_epoch by hand")
-    unsupported += _numeric_multidim_inputs(info, train_preview)
+    for split, preview in (("training", train_preview), ("validation", peek_dataset(valid_csv))):
+        for problem in _numeric_multidim_inputs(dataset_variables(project, split), preview):  # every network's
+            if problem not in unsupported:
+                unsupported.append(problem)
     if cfg.seed:
         notes.append(f"seed {cfg.seed}: nnabla_cli has no seed setting (kept in the nnconsole comment)")
 
