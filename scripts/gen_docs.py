@@ -18,7 +18,10 @@ os.environ["COLUMNS"] = "100"  # argparse wraps help to the terminal width: fix 
 INFO_STRUCTURE = """A project with several networks (a GAN's `Generator`...) gets one table per network, Main first, each
 headed by the optimizers that train it (`network Generator (trained by optimizer Optimizer_G):`). A layer inside
 repeat blocks is marked in a last `repeated` column with the times it runs once unrolled (`x2`; nested blocks
-multiply: `x6`); its parameters and multiply-adds already count every repetition.
+multiply: `x6`); its parameters and multiply-adds already count every repetition. A network that stores values
+it does not learn (BatchNormalization's running mean and variance, the binary layers' `Wb` and `alpha`) gets a
+`stored` column beside `parameters`: every value its nnabla file holds, the count nnabla's own loader gives for the
+exported network (`validate` says it too: `... parameters (N stored)`).
 """
 
 INFO_COUNTING = """## How `nnconsole info` counts, compared with NNC
@@ -31,7 +34,8 @@ multiply-adds (NNC's CostMultiplyAdd). It follows NNC's conventions except where
   only their multiply-adds).
 - **Binary layers** (BinaryConnectAffine/Convolution, BinaryWeightAffine/Convolution): `W` and `b` count at
   full size (32 bits each) with 0 multiply-adds; NNC counts binary weights at 1/32. The binarized copy `Wb`
-  (and BinaryWeight's scale `alpha`) is not counted: both are computed from `W`, not learned.
+  (and BinaryWeight's scale `alpha`) is not a learned parameter (both are computed from `W`); the `stored` column
+  counts them, as nnabla does.
 - **InstanceNormalization, GroupNormalization, FusedBatchNormalization**: one multiply-add per element; NNC
   counts none.
 - **FFT, IFFT**: 0 multiply-adds.
