@@ -7,28 +7,22 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 extra="${1:-test}"
 venv="$root/.venv"
 
-# shellcheck source=find_python.sh
-source "$root/scripts/find_python.sh"
+# shellcheck source=python310.sh
+source "$root/scripts/python310.sh"
 
 venv_ok() {
     [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 10) else 1)' >/dev/null 2>&1
 }
 
+NNCONSOLE_TOOLS="${NNCONSOLE_TOOLS:-$root/.nnconsole-python}"
+NNCONSOLE_UV=""
+[ -x "$NNCONSOLE_TOOLS/uv/bin/uv" ] && NNCONSOLE_UV="$NNCONSOLE_TOOLS/uv/bin/uv"
 if ! venv_ok; then
-    if ! py="$(find_python310)"; then
-        cat >&2 <<'MSG'
-nnconsole needs CPython 3.10 (nnabla 1.39 has wheels only for Python 3.8-3.10) and none was found.
-Looked at: $NNCONSOLE_PYTHON, python3.10 on PATH, pyenv versions 3.10.*, /usr/bin/python3.10.
-Fix, one of:
-  - pyenv install 3.10.13            (then run this command again)
-  - sudo apt-get install python3.10 python3.10-venv   (Ubuntu 22.04 has it)
-  - export NNCONSOLE_PYTHON=/path/to/python3.10
-MSG
-        exit 1
-    fi
-    echo "nnconsole: creating .venv from $py" >&2
+    # A CPython 3.10: $NNCONSOLE_PYTHON, one on this machine, else one uv installs under .nnconsole-python/.
+    python310_for_venv || exit 1
+    echo "nnconsole: creating .venv from $NNCONSOLE_PY" >&2
     rm -rf "$venv"
-    "$py" -m venv "$venv"
+    "$NNCONSOLE_PY" -m venv "$venv"
 fi
 
 stamp="$venv/.nnconsole-installed-$extra"
@@ -36,11 +30,20 @@ want="$(cat "$root/pyproject.toml" | sha1sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "nnconsole: installing into .venv (extra: $extra)" >&2
     log="$venv/install.log"
+    : > "$log"
+    if [ -n "$NNCONSOLE_UV" ] && ! pip_has_own_index "$venv/bin/python"; then
+        # uv is here already (it installed the Python): it installs the same packages several times faster,
+        # trusting the system's certificate store as pip on this system does.
+        install() { UV_SYSTEM_CERTS=1 "$NNCONSOLE_UV" pip install --python "$venv/bin/python" "$@"; }
+    else
+        install() { "$venv/bin/python" -m pip install --disable-pip-version-check "$@"; }
+        "$venv/bin/python" -m pip install --disable-pip-version-check --upgrade pip >> "$log" 2>&1 ||
+            { tail -n 40 "$log" >&2; echo "nnconsole: installation failed; full log: $log" >&2; exit 1; }
+    fi
     {
-        "$venv/bin/python" -m pip install --disable-pip-version-check --upgrade pip &&
-        "$venv/bin/python" -m pip install --disable-pip-version-check -e "$root[$extra]" &&
+        install -e "$root[$extra]" &&
         # ONNX export uses nnabla's converter; its declared TensorFlow dependencies are not needed.
-        "$venv/bin/python" -m pip install --disable-pip-version-check --no-deps nnabla-converter==1.39.0
-    } > "$log" 2>&1 || { tail -n 40 "$log" >&2; echo "nnconsole: installation failed; full log: $log" >&2; exit 1; }
+        install --no-deps nnabla-converter==1.39.0
+    } >> "$log" 2>&1 || { tail -n 40 "$log" >&2; echo "nnconsole: installation failed; full log: $log" >&2; exit 1; }
     echo "$want" > "$stamp"
 fi

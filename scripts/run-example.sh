@@ -18,4 +18,6 @@ fi
 if [ "$headless" = 1 ]; then
     exec "$root/.venv/bin/nnconsole" train "$example/project.yaml" "$@"
 fi
+# Qt's X11 plugin aborts without a few system libraries: name the one install command first.
+"$root/.venv/bin/python" -m nnconsole.app.shell.qt_libraries || exit 1
 exec "$root/.venv/bin/nnconsole" gui "$example/project.yaml"

@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shlex
+import sys
 from typing import List, Optional
 
 from nnconsole.engine.atomic import write_via
@@ -18,9 +20,21 @@ from nnconsole.engine.interop.report import ExportResult, InteropError
 from nnconsole.engine.helper_processes import is_frozen
 
 ONNX_VERSION = "1.13.1"
-INSTALL_HINT = (f"pip install onnx=={ONNX_VERSION} && pip install --no-deps nnabla-converter==1.39.0 "
-                "(with the venv's pip, e.g. .venv/bin/pip)")
+CONVERTER_VERSION = "1.39.0"
 DEFAULT_OPSET = 13
+
+
+def install_commands(missing: List[str]) -> str:
+    """The exact commands, for this interpreter, that install what ONNX export lacks. nnabla-converter goes in
+    with --no-deps: its declared dependencies pull TensorFlow, which only its TensorFlow converters need, so no
+    extra of ours can carry it for plain pip (``pip install "nnconsole[onnx]"`` brings onnx only)."""
+    python = shlex.quote(sys.executable)
+    commands = []
+    if "onnx" in missing:
+        commands.append(f"{python} -m pip install onnx=={ONNX_VERSION}")
+    if "nnabla-converter" in missing:
+        commands.append(f"{python} -m pip install --no-deps nnabla-converter=={CONVERTER_VERSION}")
+    return " && ".join(commands)
 
 
 def onnx_missing() -> Optional[str]:
@@ -39,8 +53,12 @@ def onnx_missing() -> Optional[str]:
 
     if is_frozen():
         return ("ONNX export is not included in the nnconsole app; export the run to .nnp here and convert it "
-                f"from a pip installation of nnconsole ({INSTALL_HINT})")
-    return f"ONNX export needs the Python package(s) {', '.join(missing)}; install them with: {INSTALL_HINT}"
+                f"from a pip installation of nnconsole (pip install onnx=={ONNX_VERSION} && pip install --no-deps "
+                f"nnabla-converter=={CONVERTER_VERSION})")
+    return (f"ONNX export needs the Python package(s) {', '.join(missing)}; install them with: "
+            f"{install_commands(missing)}"
+            + (" (--no-deps: nnabla-converter declares TensorFlow, which ONNX export does not use)"
+               if "nnabla-converter" in missing else ""))
 
 
 def export_onnx(nnp_path: str, onnx_path: str, opset: int = DEFAULT_OPSET, batch_size: int = 1) -> ExportResult:

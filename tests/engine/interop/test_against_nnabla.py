@@ -199,9 +199,20 @@ def test_onnx_missing_names_the_install_command(tmp_path, monkeypatch):
 
     monkeypatch.setitem(sys.modules, "onnx", None)  # as if the package were not installed
     message = onnx_missing()
-    assert message and "onnx" in message and "pip install onnx==1.13.1" in message and "--no-deps" in message
+    assert message and "onnx" in message and f"{sys.executable} -m pip install onnx==1.13.1" in message
     with pytest.raises(InteropError, match="pip install onnx==1.13.1"):
         export_onnx(str(tmp_path / "m.nnp"), str(tmp_path / "m.onnx"))
+
+
+def test_missing_converter_names_the_exact_no_deps_command(monkeypatch):
+    """``pip install "nnconsole[onnx]"`` brings onnx but cannot bring nnabla-converter without TensorFlow: the
+    export then gives the one command to paste, for the interpreter that runs nnconsole."""
+    from nnconsole.engine.interop.onnx_export import onnx_missing
+
+    monkeypatch.setitem(sys.modules, "nnabla.utils.converter.onnx", None)
+    message = onnx_missing()
+    assert f"{sys.executable} -m pip install --no-deps nnabla-converter==1.39.0" in message
+    assert "onnx==" not in message  # onnx is installed: only what is missing is named
 
 
 def test_export_never_overwrites_an_existing_file_without_force(tmp_path, digits_csv, capsys):

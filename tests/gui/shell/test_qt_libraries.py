@@ -36,6 +36,10 @@ def x11_desktop(monkeypatch):
         raise QApplicationCreated()
 
     monkeypatch.setattr(nnconsole.app.shell.application, "create_application", created)
+    # An unknown distribution: the message lists every family's command (test_qt_library_install_hint
+    # covers the one-command case per distribution).
+    from nnconsole.app.shell import qt_libraries
+    monkeypatch.setattr(qt_libraries, "distro_family", lambda *_args: None)
 
 
 def simulate_libraries(monkeypatch, missing):
