@@ -26,6 +26,7 @@ from nnconsole.engine.project.structure import trained_networks
 from nnconsole.engine.network.expansion_size import cost_problem
 from nnconsole.engine.network.units import expand_units, fold_unit_problems, with_default_arguments
 from nnconsole.engine.network.layer_order import topological_order
+from nnconsole.engine.network.noise_buffers import project_buffers
 from nnconsole.engine.network.recurrent_unroll import has_recurrent, infer_recurrent, unroll_recurrent
 from nnconsole.engine.network.repeat_blocks import check_blocks
 from nnconsole.engine.network.shared_params import is_unit_inner, share_parameters
@@ -308,9 +309,12 @@ def first_loss(network: Network, info: Optional[NetworkInfo] = None) -> Optional
 
 
 def dataset_variables(project: Project) -> Dict[str, Tuple[int, ...]]:
-    """The dataset variables that the trained networks' Inputs read, with their shapes (Main's first)."""
+    """The dataset variables that the trained networks' Inputs read, with their shapes (Main's first); Inputs
+    reading a VATNoise noise buffer (``noise_buffers``) read no dataset column."""
     shapes: Dict[str, Tuple[int, ...]] = {}
+    buffers = project_buffers(project)
     for network in trained_networks(project).values():
         for name, shape in infer_network(network).input_variables.items():
-            shapes.setdefault(name, tuple(shape))
+            if name not in buffers:
+                shapes.setdefault(name, tuple(shape))
     return shapes
