@@ -15,14 +15,14 @@ NNC's VAT loop is a chain of optimizers over networks:
    minimises, beside the cross entropy on labelled data.
 
 In nnabla's files the buffer is the function's second input, a Buffer variable that every network of the
-file names alike; ``Buf.Generator`` is the optimizer's ``generator_variable`` on it. ``engine.network.
+file names alike (declared by ``interop.nntxt.writers.buffer_variable``); ``Buf.Generator`` is the
+optimizer's ``generator_variable`` on it. ``engine.network.
 noise_buffers`` finds the buffers of a project; ``engine.runtime.graph`` shares them between graphs.
 """
 from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping
 
-from nnconsole.engine.layers.nntxt_codec import set_shape
 from nnconsole.engine.layers.registry import LayerSpec, ParamSpec, Shape, ShapeError, fmt_shape, register
 
 GENERATORS = ("None", "Normal", "Uniform", "Constant")  # NNC's Buf.Generator options, in its order
@@ -51,18 +51,6 @@ def _to_nntxt(f: Any, p: Mapping[str, Any], in_shapes: list, out_shape: Shape, m
     f.input.append(str(p["buffer"]))  # nnabla's second input w: the shared buffer variable
     f.vat_noise_param.base_axis = int(p["base_axis"]) + 1  # nnabla counts the batch axis
     f.vat_noise_param.eps = float(p["eps"])
-
-
-def _declare_buffer(net: Any, in_shapes: list, out_shape: Shape) -> None:
-    """The buffer as a Buffer variable of the network (once), with a Constant 0 initializer: nnabla's loader
-    shares an initialised input variable between the networks of a file by its name, as NNC shares it."""
-    name = net.function[-1].input[1]
-    if any(v.name == name for v in net.variable):
-        return
-    v = net.variable.add()
-    v.name, v.type = name, "Buffer"
-    set_shape(v.shape, [-1] + list(in_shapes[0]))
-    v.initializer.type, v.initializer.multiplier = "Constant", 0.0
 
 
 def _from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> Dict[str, Any]:
@@ -101,6 +89,6 @@ register(LayerSpec(
     n_inputs=(1, 1), output_shape=_shape, build=_build,
     nnc_properties={"BaseAxis": "base_axis", "Epsilon": "eps", "Buf.Dataset": "buffer",
                     "Buf.Generator": "buffer_generator", "Buf.GeneratorMultiplier": "buffer_multiplier"},
-    to_nntxt=_to_nntxt, nntxt_expand=_declare_buffer, from_nntxt=_from_nntxt, caption=_caption,
+    to_nntxt=_to_nntxt, from_nntxt=_from_nntxt, caption=_caption,
     examples=(({}, ((5,),)), ({"base_axis": 1, "eps": 2.0, "buffer_generator": "Normal"}, ((2, 3),))),
 ))
