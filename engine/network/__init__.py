@@ -1,6 +1,7 @@
 """The network as a graph of layers, in pure Python: shape, parameter and cost inference (``shapes``), repeat
 blocks (``repeat_blocks``), NNC's Unit layers expanded (``units``), the size of both expansions counted before anything is built
 (``expansion_size``), recurrent blocks unrolled over time
-(``recurrent_units``, ``recurrent_unroll``), parameter scopes shared between layers (``shared_params``) and the
+(``recurrent_units``, ``recurrent_unroll``), parameter scopes shared between layers (``shared_params``), the
+VATNoise noise buffers Inputs read instead of a dataset column (``noise_buffers``) and the
 ``nnconsole info`` layer tables (``layer_table``). Built on the layer registry; never imports nnabla.
 """
