@@ -27,6 +27,7 @@ def check_structure(project: Project) -> List[Problem]:
     for i, entry in enumerate(project.optimizers):
         problems += _check_optimizer(project, i, entry, names)
     problems += _check_shared_inputs(project)
+    problems += _check_noise_buffers(project)
     problems += _check_executors(project)
     return problems
 
@@ -130,4 +131,20 @@ def _check_shared_inputs(project: Project) -> List[Problem]:
                 problems.append(Problem(f"networks.{name}", f"variable '{var}' has shape {list(shape)} here but "
                                         f"{list(first[1])} in network '{first[0]}'",
                                         fix="give the Input layers reading it one shape"))
+    return problems
+
+
+def _check_noise_buffers(project: Project) -> List[Problem]:
+    """A VATNoise noise buffer is one variable of the run, shared by every network naming it: one shape."""
+
+    seen: Dict[str, Tuple[str, Tuple[int, ...]]] = {}
+    problems: List[Problem] = []
+    for name, network in trained_networks(project).items():
+        for buffer, shape in infer_network(network).noise_buffers.items():
+            first = seen.setdefault(buffer, (name, tuple(shape)))
+            if first[1] != tuple(shape):
+                problems.append(Problem(f"networks.{name}", f"noise buffer '{buffer}' has shape {list(shape)} here "
+                                        f"but {list(first[1])} in network '{first[0]}'",
+                                        fix="give the VATNoise inputs writing it and the Inputs reading it one shape, "
+                                        "or name another buffer (Buf.Dataset)"))
     return problems

@@ -90,5 +90,5 @@ register(LayerSpec(
     nnc_properties={"BaseAxis": "base_axis", "Epsilon": "eps", "Buf.Dataset": "buffer",
                     "Buf.Generator": "buffer_generator", "Buf.GeneratorMultiplier": "buffer_multiplier"},
     to_nntxt=_to_nntxt, from_nntxt=_from_nntxt, caption=_caption,
-    examples=(({}, ((5,),)), ({"base_axis": 1, "eps": 2.0, "buffer_generator": "Normal"}, ((2, 3),))),
+    examples=(({}, ((5,),)), ({"base_axis": 1, "eps": 2.0, "buffer": "buf2", "buffer_generator": "Normal"}, ((2, 3),))),
 ))

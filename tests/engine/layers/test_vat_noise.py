@@ -104,3 +104,28 @@ def test_buffer_is_shared_between_graphs_and_refilled_by_its_generator():
     with pytest.raises(ValueError, match="noise buffer 'buf' is used with shape"):
         noise.variable("buf", (40, 7))
     nn.clear_parameters()
+
+
+def test_one_shape_per_buffer_in_a_network_and_across_the_project():
+    """A buffer is one variable: its VATNoise inputs and the Inputs reading it agree on one shape, in a network
+    (shape inference names the layer) and across the networks a run trains (the project check names both)."""
+    from nnconsole.engine.check.structure import check_structure
+    from nnconsole.engine.project.model import ExtraOptimizer, Project
+
+    mixed = Network(layers=[Layer("x", "Input", [], {"shape": [5], "variable": "x"}),
+                            Layer("noise", "VATNoise", ["x"]),
+                            Layer("buf", "Input", [], {"shape": [2, 3], "variable": "buf"})])
+    info = infer_network(mixed)
+    assert [n for n, _ in info.errors] == ["buf"] and "noise buffer 'buf' has shape (5,)" in info.errors[0][1]
+    other = Network(layers=[Layer("x", "Input", [], {"shape": [2, 3], "variable": "x"}),
+                            Layer("noise", "VATNoise", ["x"]),
+                            Layer("loss", "SquaredError", ["noise", "x"])])
+    main = Network(layers=[Layer("x", "Input", [], {"shape": [5], "variable": "x"}),
+                           Layer("noise", "VATNoise", ["x"]),
+                           Layer("loss", "SquaredError", ["noise", "x"])])
+    project = Project(name="p", network=main, networks={"Other": other},
+                      optimizers=[ExtraOptimizer(name="O", network="Other")])
+    problems = [p for p in check_structure(project) if "noise buffer" in p.message]
+    assert len(problems) == 1 and "'buf' has shape [2, 3] here but [5] in network 'Main'" in problems[0].message
+    other.layer("noise").params = {"buffer": "own"}  # another buffer: no conflict
+    assert not [p for p in check_structure(project) if "noise buffer" in p.message]
