@@ -158,3 +158,47 @@ def test_nnabla_loader_reads_the_exported_vat_nntxt_with_one_shared_buffer(tmp_p
     assert sorted(proto.dataset[0].variable) == ["x", "xu", "y"]  # no column for the buffer
     vat = [f for n in proto.network for f in n.function if f.type == "VATNoise"]
     assert len(vat) == 2 and all(list(f.input) == ["buf", "buf"] and f.vat_noise_param.base_axis == 1 for f in vat)
+
+
+def test_vat_loss_equals_nnabla_loaders_on_the_exported_file(tmp_path):
+    """The VAT network's KLMultinomial per sample, from our graph and from nnabla's loader reading our .nntxt,
+    on the same weights, unlabelled batch and buffer contents: equal within 1e-6, parameters alike."""
+    import nnabla as nn
+    from nnabla.utils.load import load
+
+    from nnconsole.engine.runtime.graph import build_graph
+    from nnconsole.engine.runtime.noise import NoiseBuffers
+
+    project = import_file(nnc_vat_project(tmp_path)).project
+    save_project(project, str(tmp_path / "project.yaml"), backup=False)
+    project = load_valid_project(str(tmp_path / "project.yaml"))
+    nntxt = str(tmp_path / "vat.nntxt")
+    export_nntxt(project, nntxt)
+    B, rng = 8, np.random.RandomState(3)
+    xu = rng.rand(B, N_IN).astype(np.float32)
+    direction = rng.randn(B, N_IN).astype(np.float32)
+    nn.clear_parameters()
+    try:
+        ours = build_graph(project.networks["VAT"], B, "train", rng=np.random.RandomState(0),
+                           noise=NoiseBuffers({"buf"}))
+        weights = {k: v.d.copy() for k, v in nn.get_parameters(grad_only=False).items()}
+        ours.inputs["xu"].d = xu
+        ours.outputs["buf"].d = direction
+        ours.outputs["kl"].forward()
+        mine = ours.outputs["kl"].d.copy()
+        nn.clear_parameters()
+        info = load([nntxt], prepare_data_iterator=False, batch_size=B)
+        theirs = nn.get_parameters(grad_only=False)
+        assert sorted(theirs) == sorted(weights)  # the same parameter names (fc1/affine/W ...)
+        assert {k: v.shape for k, v in theirs.items()} == {k: v.shape for k, v in weights.items()}
+        for k, v in theirs.items():
+            v.d = weights[k]
+        net = info.optimizers["VAT"].network
+        net.variables["xu"].variable_instance.d = xu
+        net.variables["buf"].variable_instance.d = direction
+        kl = net.variables["kl"].variable_instance
+        kl.forward()
+        np.testing.assert_allclose(kl.d.reshape(mine.shape), mine, rtol=0, atol=1e-6)
+        assert mine.max() > 0  # the perturbation changed the predictions: the comparison means something
+    finally:
+        nn.clear_parameters()
