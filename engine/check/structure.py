@@ -3,13 +3,13 @@ shapes, each optimizer's network, dataset, range and settings, shared Inputs and
 from __future__ import annotations
 
 import dataclasses
-from typing import List
+from typing import Dict, List, Tuple
 
 from nnconsole.engine.check.validate import check_settings
 from nnconsole.engine.project.errors import Problem
 from nnconsole.engine.project.model import (DATASET_SPLITS, ExtraOptimizer, MAIN_NETWORK, Project,
                                             REPEAT_EVALUATION_TYPES)
-from nnconsole.engine.project.structure import FIRST_OPTIMIZER, NETWORK_NAME, all_networks
+from nnconsole.engine.project.structure import FIRST_OPTIMIZER, NETWORK_NAME, all_networks, trained_networks
 
 from nnconsole.engine.network.expansion_size import expanded_layers, size_problem
 from nnconsole.engine.network.repeat_blocks import MAX_EXPANDED_LAYERS
@@ -28,6 +28,7 @@ def check_structure(project: Project) -> List[Problem]:
     for i, entry in enumerate(project.optimizers):
         problems += _check_optimizer(project, i, entry, names)
     problems += _check_shared_inputs(project)
+    problems += _check_noise_buffers(project)
     problems += _check_executors(project)
     return problems
 
@@ -134,4 +135,20 @@ def _check_shared_inputs(project: Project) -> List[Problem]:
                                     f"cannot fit: {shown}",
                                     fix="give those Inputs one shape, let one of them read another dataset variable, "
                                         "or train that network on the other dataset"))
+    return problems
+
+
+def _check_noise_buffers(project: Project) -> List[Problem]:
+    """A VATNoise noise buffer is one variable of the run, shared by every network naming it: one shape."""
+
+    seen: Dict[str, Tuple[str, Tuple[int, ...]]] = {}
+    problems: List[Problem] = []
+    for name, network in trained_networks(project).items():
+        for buffer, shape in infer_network(network).noise_buffers.items():
+            first = seen.setdefault(buffer, (name, tuple(shape)))
+            if first[1] != tuple(shape):
+                problems.append(Problem(f"networks.{name}", f"noise buffer '{buffer}' has shape {list(shape)} here "
+                                        f"but {list(first[1])} in network '{first[0]}'",
+                                        fix="give the VATNoise inputs writing it and the Inputs reading it one shape, "
+                                        "or name another buffer (Buf.Dataset)"))
     return problems

@@ -2,6 +2,6 @@
 blocks (``repeat_blocks``), NNC's Unit layers expanded (``units``), the size of both expansions counted before anything is built
 (``expansion_size``), recurrent blocks unrolled over time
 (``recurrent_units``, ``recurrent_unroll``), parameter scopes shared between layers (``shared_params``), which
-networks each dataset feeds (``data_flow``: each network has its own variables) and the ``nnconsole info`` layer
-tables (``layer_table``). Built on the layer registry; never imports nnabla.
+networks each dataset feeds (``data_flow``: each network has its own variables), the VATNoise noise buffers Inputs
+read instead of a dataset column (``noise_buffers``) and the ``nnconsole info`` layer tables (``layer_table``). Built on the layer registry; never imports nnabla.
 """

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from nnconsole.engine.layers.types.inputs import input_variable, reads_dataset
+from nnconsole.engine.network.noise_buffers import project_buffers
 from nnconsole.engine.network.shapes import NetworkInfo, infer_network
 from nnconsole.engine.project.model import MAIN_NETWORK, Project
 from nnconsole.engine.project.structure import FIRST_OPTIMIZER, all_networks
@@ -58,6 +59,7 @@ def fed_variables(project: Project, name: str, info: Optional[NetworkInfo] = Non
     info = info or infer_network(network, networks, name)  # Units use the other networks
     generated = {input_variable(layer, layer.params) for layer in network.layers
                  if layer.type == "Input" and not reads_dataset(layer.params)}
+    generated |= project_buffers(project)  # Inputs reading a VATNoise buffer read no dataset column
     return {var: tuple(shape) for var, shape in info.input_variables.items() if var not in generated}
 
 

@@ -25,6 +25,7 @@ from nnconsole.engine.project.model import Layer, Network
 from nnconsole.engine.network.expansion_size import cost_problem
 from nnconsole.engine.network.units import expand_units, fold_unit_problems, with_default_arguments
 from nnconsole.engine.network.layer_order import topological_order
+from nnconsole.engine.network.noise_buffers import VAT_NOISE
 from nnconsole.engine.network.recurrent_unroll import has_recurrent, infer_recurrent, unroll_recurrent
 from nnconsole.engine.network.repeat_blocks import check_blocks
 from nnconsole.engine.network.shared_params import is_unit_inner, share_parameters
@@ -65,6 +66,7 @@ class NetworkInfo:
     warnings: List[Tuple[str, str]] = field(default_factory=list)
     input_variables: Dict[str, Shape] = field(default_factory=dict)
     loss_layers: List[str] = field(default_factory=list)
+    noise_buffers: Dict[str, Shape] = field(default_factory=dict)  # VATNoise buffer -> its shape (no batch axis)
 
     @property
     def ok(self) -> bool:
@@ -240,6 +242,18 @@ def _infer_layer(info: NetworkInfo, layer: Layer, li: LayerInfo, by_name: Dict[s
     info.total_params += li.n_params
     info.total_stored += li.n_stored
     info.total_macs += li.macs
+    buffer = str(params.get("buffer") or "buf") if layer.type == VAT_NOISE else None
+    if buffer is not None or spec.is_input:  # one shape per noise buffer: VATNoise's input, Inputs reading it
+        key = buffer or input_variable(layer, params)
+        known = info.noise_buffers.get(key) or (info.input_variables.get(key) if buffer else None)
+        if (buffer or key in info.noise_buffers) and known is not None and known != out:
+            li.error = (f"noise buffer '{key}' has shape {known} at another VATNoise or Input of this network, but "
+                        f"{out} here; give the VATNoise inputs and the Inputs reading it one shape")
+            li.out_shape = None
+            info.errors.append((name, li.error))
+            return
+        if buffer:
+            info.noise_buffers.setdefault(buffer, out)
     if spec.is_input:
         var = input_variable(layer, params)
         if var in info.input_variables and info.input_variables[var] != out:

@@ -26,6 +26,8 @@ from nnconsole.engine.network.repeat_blocks import has_repeats, unroll
 from nnconsole.engine.network.shapes import MODES, NetworkInfo, derive_network, infer_network
 from nnconsole.engine.network.shared_params import weight_scope_of
 from nnconsole.engine.network.units import expand_units, without_arguments
+from nnconsole.engine.network.noise_buffers import network_buffers
+from nnconsole.engine.runtime.noise import Fill, NoiseBuffers
 
 
 class GraphError(ValueError):
@@ -59,18 +61,37 @@ class BuiltGraph:
     loss_layers: List[str] = field(default_factory=list)
     info: Optional[NetworkInfo] = None  # inference for the network actually built
     network: Optional[Network] = None  # the (derived) network actually built
+    noise: Optional[NoiseBuffers] = None  # the VATNoise buffers it reads and writes (shared between graphs)
+    noise_fills: List[Fill] = field(default_factory=list)  # generated buffers, refilled before each forward
+
+    def fill_noise(self) -> None:
+        """Refill the generated noise buffers (VATNoise's Buf.Generator): call before each forward pass."""
+        if self.noise_fills:
+            self.noise.fill(self.noise_fills)
 
 
 class BuildContext:
     """What a layer's ``build`` function may use: the mode, checked params and initializers."""
 
-    def __init__(self, mode: str, batch_size: int, rng: Any = None, seed: Optional[int] = None, rank: int = 0):
+    def __init__(self, mode: str, batch_size: int, rng: Any = None, seed: Optional[int] = None, rank: int = 0,
+                 noise: Optional[NoiseBuffers] = None):
         self.mode = mode
         self.batch_size = batch_size
         self.rng = rng
         self.seed = seed
         self.rank = int(rank)
+        self.noise = noise if noise is not None else NoiseBuffers(seed=seed, rank=rank)
+        self.noise_fills: List[Fill] = []
         self._params: Dict[str, Dict[str, Any]] = {}
+
+    def noise_buffer(self, name: str, shape: Tuple[int, ...], generator: str = "None",
+                     multiplier: float = 1.0) -> Any:
+        """The shared noise buffer ``name`` (VATNoise's Buf); a generator other than 'None' refills it before
+        each forward pass of this graph (``BuiltGraph.fill_noise``)."""
+        var = self.noise.variable(name, tuple(shape))
+        if generator and generator != "None" and all(f[0] != name for f in self.noise_fills):
+            self.noise_fills.append((name, generator, float(multiplier)))
+        return var
 
     def random_seed(self, layer: Layer, own: int = -1) -> int:
         """The seed of a random layer (Dropout, the pre-process layers): its own seed (>= 0) or the run's, mixed
@@ -118,7 +139,8 @@ def _mean_per_sample(F: Any, v: Any) -> Any:
 
 def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any = None,
                 seed: Optional[int] = None, rank: int = 0,
-                networks: Optional[Mapping[str, Network]] = None) -> BuiltGraph:
+                networks: Optional[Mapping[str, Network]] = None,
+                noise: Optional[NoiseBuffers] = None) -> BuiltGraph:
     """Build the nnabla graph of ``network`` for ``mode`` ('train', 'validation' or 'runtime').
 
     train: dropout on, BatchNormalization on batch statistics; validation: the same layers with
@@ -126,6 +148,8 @@ def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any
     target inputs). ``rng`` (numpy RandomState) feeds the weight initializers of new parameters;
     ``seed`` (the run's) and ``rank`` (the worker's) seed the random layers (see BuildContext.random_seed).
     ``networks`` (the project's, by name) expand Unit layers into their networks' layers (unit_expand).
+    ``noise`` holds the VATNoise buffers shared with the other graphs of the run (a trainer passes one, named
+    after every network's buffers); an Input reading a buffer gets the buffer, not a dataset column.
     """
     import nnabla as nn  # deferred: nnabla stays out of the launcher
     import nnabla.functions as F  # deferred: nnabla stays out of the launcher
@@ -153,7 +177,8 @@ def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any
                          "SoftmaxCrossEntropy fed by the output and the label Input")
     layers = {layer.name: layer for layer in net.layers}
 
-    ctx = BuildContext(mode, batch_size, rng, seed, rank)
+    ctx = BuildContext(mode, batch_size, rng, seed, rank, noise)
+    buffers = ctx.noise.names | network_buffers(net)
     inputs: Dict[str, Any] = {}
     outputs: Dict[str, Any] = {}
     param_owner: Dict[str, Tuple[str, str]] = {}
@@ -164,6 +189,9 @@ def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any
         li = info.layers[name]
         if spec.is_input:
             var = input_variable(layer, ctx.params(layer))
+            if var in buffers:  # VATNoise's noise buffer, shared with the run's other graphs
+                outputs[name] = ctx.noise_buffer(var, (batch_size,) + tuple(li.out_shape))
+                continue
             if var not in inputs:
                 inputs[var] = nn.Variable((batch_size,) + tuple(li.out_shape))
             outputs[name] = inputs[var]
@@ -218,7 +246,7 @@ def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any
         sample_loss=sample_loss, loss=loss, sample_error=sample_error, task=task or "regression",
         param_owner=param_owner, parameters=parameters,
         loss_layers=list(info.loss_layers) if mode != "runtime" else [],
-        info=info, network=net,
+        info=info, network=net, noise=ctx.noise, noise_fills=list(ctx.noise_fills),
     )
 
 

@@ -83,7 +83,8 @@ def build_optimizer_runs(trainer: Any) -> List[OptimizerRun]:
         view = optimizer_project(project, entry)
         plan = make_plan(view, workers=comm.size, dataset_size=trainer.train_set.size, device=trainer.device.backend)
         with across_workers(comm):
-            graph = build_graph(view.network, plan.per_worker_batch, "train", seed=cfg.seed, rank=trainer.rank)
+            graph = build_graph(view.network, plan.per_worker_batch, "train", seed=cfg.seed, rank=trainer.rank,
+                                noise=trainer.noise)  # VATNoise buffers shared with the other networks
         learned = {name: var for name, var in graph.parameters.items() if var.need_grad}
         groups = group_parameters(learned, lr_multipliers(view.network, graph))
         solvers = []
@@ -122,6 +123,7 @@ def step_optimizers(trainer: Any, runs: List[OptimizerRun], iteration: int, epoc
         if run.accumulated == 0:
             for solver in run.solvers:
                 solver.zero_grad()
+        run.graph.fill_noise()  # VATNoise's generated buffers (Buf.Generator), as nnabla's generator_variable
         nn.forward_all([run.graph.loss], clear_no_need_grad=True)
         U = run.update_interval
         reduce_now = trainer.overlap and run.accumulated == U - 1

@@ -39,6 +39,8 @@ from nnconsole.engine.train.loss_scaling import DynamicLossScaler
 from nnconsole.engine.comm.cpu import speed_up_nnabla_accessors
 from nnconsole.engine.backend.device import select_device
 from nnconsole.engine.runtime.graph import build_graph, lr_multipliers
+from nnconsole.engine.runtime.noise import NoiseBuffers
+from nnconsole.engine.network.noise_buffers import project_buffers
 from nnconsole.engine.plan.worker_plan import make_plan
 from nnconsole.engine.plan.schedule import learning_rate
 from nnconsole.engine.runtime.solvers import applies_weight_decay_itself, group_parameters, make_solver
@@ -109,11 +111,15 @@ class Trainer:
         np.random.seed(cfg.seed)
         nn.seed(cfg.seed)
         nn.clear_parameters()
+        # VATNoise buffers: one variable per name, shared by every network of the run (runtime.noise)
+        self.noise = NoiseBuffers(project_buffers(self.project), seed=cfg.seed, rank=self.rank)
         B = self.plan.per_worker_batch
         with across_workers(self.comm):  # synchronized BatchNormalization layers reduce through it
             # random layers (Dropout, augmentation) draw per-worker numbers from the run's seed
-            self.train_graph = build_graph(self.project.network, B, "train", seed=cfg.seed, rank=self.rank)
-        self.valid_graph = build_graph(self.project.network, B, "validation", seed=cfg.seed, rank=self.rank)
+            self.train_graph = build_graph(self.project.network, B, "train", seed=cfg.seed, rank=self.rank,
+                                           noise=self.noise)
+        self.valid_graph = build_graph(self.project.network, B, "validation", seed=cfg.seed, rank=self.rank,
+                                       noise=self.noise)
         self.extra_optimizers = build_optimizer_runs(self) if self.project.optimizers else []
         if cfg.initial_parameters:  # e.g. the weights of an imported .nnp
             load_parameters_checked(cfg.initial_parameters, nn.get_parameters(grad_only=False), allow_missing=True)
@@ -233,6 +239,7 @@ class Trainer:
         outputs = [g.sample_loss] + ([g.sample_error] if g.sample_error is not None else [])
         for indices, valid in validation_batches(self.valid_set.size, B, self.rank, self.comm.size):
             self._feed(g, self.valid_set, indices)
+            g.fill_noise()
             nn.forward_all(outputs, clear_no_need_grad=True)
             loss_sum += float(np.sum(g.sample_loss.d[:valid]))
             if g.sample_error is not None:
@@ -297,6 +304,7 @@ class Trainer:
                 if accumulated == 0:
                     for solver in self.solvers:
                         solver.zero_grad()
+                g.fill_noise()
                 nn.forward_all(forward_outputs, clear_no_need_grad=True)
                 reduce_now = self.overlap and accumulated == U - 1
                 loss_scale = self.loss_scaler.scale if self.loss_scaler else 1.0

@@ -16,6 +16,7 @@ from nnconsole.engine.interop.nntxt.recurrent import (LOOP_TYPES, generator_valu
 from nnconsole.engine.interop.report import InteropError
 from nnconsole.engine.layers import get_spec
 from nnconsole.engine.layers.types.sequence_rnn_nntxt import collapse
+from nnconsole.engine.network.noise_buffers import VAT_NOISE
 
 _dims = dims
 _f = f7
@@ -118,6 +119,19 @@ def _kept_at_test(proto: Any, net: Any, f: Any) -> bool:
                for g in other.function)
 
 
+def _noise_buffers(proto: Any, net: Any) -> Dict[str, Optional[Tuple[str, float]]]:
+    """The VATNoise buffers of ``net`` (their functions' second inputs) -> (generator, multiplier) of the
+    optimizer of that network that fills it (NNC's Buf.Generator), or None."""
+    names = {f.input[1] for f in net.function if f.type == VAT_NOISE and len(f.input) > 1}
+    out: Dict[str, Optional[Tuple[str, float]]] = {name: None for name in names}
+    for o in proto.optimizer:
+        if o.network_name == net.name:
+            for g in o.generator_variable:
+                if g.variable_name in out:
+                    out[g.variable_name] = (g.type, _f(g.multiplier))
+    return out
+
+
 def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str], where: str) -> List[Node]:
     """Nodes of one network (repeats not yet expanded)."""
 
@@ -143,6 +157,7 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
     inputs_made: Dict[str, str] = {}
     generators = {g.variable_name for group in (proto.optimizer, proto.monitor, proto.executor)
                   for item in group for g in item.generator_variable}
+    buffers = _noise_buffers(proto, net)  # VATNoise's noise buffers: generated or written, never a dataset column
     frozen: List[str] = []
     loop_ids, generated = recurrent_ids(net), generator_values(proto, net.name)  # recurrent blocks
 
@@ -157,7 +172,7 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
             return inputs_made[var_name]
         v = variables.get(var_name)
         shape = _dims(v.shape)[1:] if v is not None else [1]
-        if var_name in generators:
+        if var_name in generators and var_name not in buffers:
             unsupported.append(f"generator variable '{var_name}': nnconsole feeds inputs only from the dataset; "
                                "it became an Input layer reading a dataset column of that name")
         plain = _plain_name(var_name)  # nnabla's '@net/x' names its graph's variable x
@@ -174,6 +189,8 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
         param_inputs = [i for i in f.input if i in variables and variables[i].type == "Parameter"]
         loop_params = recurrent_node_params(f, variables, generated, unsupported) if f.type in LOOP_TYPES else None
         if loop_params and loop_params.pop("_drop_initial", False):  # a generated Delay initial value
+            data_inputs = data_inputs[:1]
+        if f.type == VAT_NOISE:  # its second input is the noise buffer, a parameter of the layer
             data_inputs = data_inputs[:1]
         srcs = [source(i) for i in data_inputs]
         node = Node(name=name, type=_parameter_layer_type(f, data_inputs, param_inputs, lr_values, has_lr_list),
@@ -209,6 +226,8 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
                     node.params.update(sequence_outputs.get(f.name, {}))
                 except Unsupported as exc:
                     unsupported.append(f"layer '{f.name}' ({f.type}): {exc}; nnconsole's defaults are used")
+                if f.type == VAT_NOISE and len(f.input) > 1 and buffers.get(f.input[1]):
+                    node.params["buffer_generator"], node.params["buffer_multiplier"] = buffers[f.input[1]]
                 if any(p.name == "skip_at_test" for p in spec.params) and _kept_at_test(proto, net, f):
                     node.params["skip_at_test"] = False
         nodes.append(node)

@@ -8,6 +8,7 @@ from nnconsole.engine.layers import get_spec
 from nnconsole.engine.layers.nntxt_codec import set_shape, write_fields
 from nnconsole.engine.project.model import Initializer, Layer, Project
 from nnconsole.engine.network.shared_params import parameter_name
+from nnconsole.engine.network.noise_buffers import VAT_NOISE, project_buffers
 
 from nnconsole.engine.interop import mapping, solver_table
 from nnconsole.engine.interop.solver_table import LR_FIELD, SOLVER_PARAM_FIELDS
@@ -56,10 +57,15 @@ class NetworkWriter:
         inputs: List[str] = []
         last = None
         wanted = set(layer_names)
+        buffers = project_buffers(self.project)
+        renamed: Dict[str, str] = {}  # an Input reading a VATNoise buffer -> the buffer's variable
         for lname in [n for n in self.info.order if n in wanted]:
             layer = self.layers[lname]
             li = self.info.layers[lname]
             spec = get_spec(layer.type)
+            if spec.is_input and input_variable(layer, layer.params) in buffers:
+                renamed[lname] = buffer_variable(net, input_variable(layer, layer.params), li.out_shape)
+                continue
             if spec.is_input:
                 v = net.variable.add()
                 v.name, v.type = lname, "Buffer"
@@ -69,7 +75,7 @@ class NetworkWriter:
             f = net.function.add()
             f.name = lname
             f.type = spec.export_as or spec.nnc_name
-            f.input.extend(layer.inputs)
+            f.input.extend(renamed.get(src, src) for src in layer.inputs)
             for key in spec.weight_order:
                 if key not in li.weight_shapes:
                     continue
@@ -89,7 +95,9 @@ class NetworkWriter:
                 self.param_owner.setdefault(pname, (layer, key))
             f.output.append(lname)
             _fill_params(f, layer, li.params, li.in_shapes, li.out_shape, mode)
-            if spec.nntxt_expand is not None:  # one layer, several nnabla functions
+            if layer.type == VAT_NOISE:  # its second input, the noise buffer, shared between networks
+                buffer_variable(net, f.input[-1], li.in_shapes[0])
+            elif spec.nntxt_expand is not None:  # one layer, several nnabla functions
                 spec.nntxt_expand(net, li.in_shapes, li.out_shape)
             ov = net.variable.add()
             ov.name, ov.type = lname, "Buffer"
@@ -109,6 +117,18 @@ class NetworkWriter:
             set_shape(ov.shape, [-1] + list(self.info.layers[src].out_shape))
             output = fname
         return {"inputs": inputs, "params": params, "output": output}
+
+
+def buffer_variable(net: Any, name: str, shape: Sequence[int]) -> str:
+    """Declare VATNoise's noise buffer ``name`` in ``net`` once: a Buffer variable with a Constant 0
+    initializer, which nnabla's loader shares by name between the networks of a file (an initialised input
+    variable), as NNC shares the buffer; no dataset column feeds it."""
+    if not any(v.name == name for v in net.variable):
+        v = net.variable.add()
+        v.name, v.type = name, "Buffer"
+        set_shape(v.shape, [-1] + list(shape))
+        v.initializer.type, v.initializer.multiplier = "Constant", 0.0
+    return name
 
 
 def write_solver(proto_solver: Any, project: Project, ipe: Optional[int], unsupported: List[str],
@@ -194,6 +214,12 @@ def write_optimizer_variables(o: Any, network: Any, info: Any, written: Dict[str
     for v in written["inputs"]:
         dv = o.data_variable.add()
         dv.variable_name, dv.data_name = v, input_variable(network.layer(v), network.layer(v).params)
+    for layer in network.layers:  # VATNoise's Buf.Generator: the optimizer fills the buffer, as NNC writes it
+        gen = (layer.params or {}).get("buffer_generator", "None") if layer.type == VAT_NOISE else "None"
+        if gen and gen != "None":
+            g = o.generator_variable.add()
+            g.variable_name, g.type = str(layer.params.get("buffer") or "buf"), gen
+            g.multiplier = float(layer.params.get("buffer_multiplier", 1.0))
     for lname in info.loss_layers:
         o.loss_variable.add().variable_name = lname
     for pname in written["params"]:

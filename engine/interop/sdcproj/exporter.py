@@ -128,10 +128,6 @@ def network_sections(layers: List[Layer], unsupported: List[str], network: str =
             pin, variable = targets[layer.name]
             props[f"{pin}.Dataset"] = variable
             inputs = inputs[:1]
-        elif spec is not None and spec.is_loss and len(inputs) > 1:
-            unsupported.append(f"loss '{layer.name}': its target '{inputs[1]}' is computed, not a dataset variable; "
-                               "NNC reads a loss's target from the dataset, so the link is left out")
-            inputs = inputs[:1]
         for k, src in enumerate(inputs):
             pin = input_pin(spec.nnc_name if spec else layer.type, k)
             links.append((ids[src], i, pin))

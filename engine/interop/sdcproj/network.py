@@ -198,6 +198,9 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
         d_node.inputs.append(s_node.name)
     for _slot, s_node, d_node in sorted(side_links, key=lambda t: t[0]):
         d_node.inputs.append(s_node.name)
+    for node in order:  # a loss whose target pin is linked reads that layer, not T.Dataset
+        if node.name in targets and len(node.inputs) > 1:
+            del targets[node.name]
     return order, targets, times
 
 
@@ -218,12 +221,14 @@ def network_comments(reader: SdcReader, network: str) -> List[Comment]:
 
 def _side_pins(nnc_type: str) -> Tuple[int, ...]:
     """NNC's pin index of each input after the first, for a type that takes operands on side data pins: the
-    registration's ``nnc_pins``, or pin 1 for a two-input type naming its inputs (R, x) that is not a loss
-    (a loss's T pin is read from the dataset)."""
+    registration's ``nnc_pins``, or pin 1 for a two-input type naming its inputs (R, x), a loss's target
+    included (its T or q pin reads ``T.Dataset`` unless a layer is linked to it, as VAT's KLMultinomial's q)."""
     rtype = mapping.registry_type(nnc_type)
     spec = find_spec(rtype) if rtype else None
-    if spec is None or spec.is_loss:
+    if spec is None:
         return ()
+    if spec.is_loss:
+        return (1,) if spec.n_inputs[0] <= 2 <= (spec.n_inputs[1] or 2) else ()
     if spec.nnc_pins:
         return tuple(spec.nnc_pins)
     return (1,) if spec.n_inputs == (2, 2) and len(spec.input_names) == 2 else ()

@@ -9,4 +9,5 @@ from __future__ import annotations
 from nnconsole.engine.layers.types import (  # noqa: F401 - imported for their registrations
     inputs, basic, pooling, activation, normalization, arithmetic, structural, loss, validation, parameter,
     preprocess, math, trigonometric, logical, rearrange, value_filters, quantize, spectral, depthwise,
-    instance_group_norms, weight_norms, repeat, recurrent, identity_broadcast_nms, data_kernels, unit, sequence_rnn)
+    instance_group_norms, weight_norms, repeat, recurrent, identity_broadcast_nms, data_kernels, unit, sequence_rnn,
+    vat_noise)

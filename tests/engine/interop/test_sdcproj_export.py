@@ -279,8 +279,12 @@ def test_what_nnc_cannot_hold_is_reported(tmp_path):
     project = Project(name="p", network=Network(layers), datasets=Datasets(training="", validation=""))
     project.config.seed = 5
     result = export_sdcproj(project, str(tmp_path / "p.sdcproj"))
-    assert any("'loss'" in u and "computed" in u for u in result.unsupported)
     assert any("config.seed=5" in u for u in result.unsupported)
+    # a computed loss target is no loss: NNC links it to the loss's T pin (side pin 1), and it comes back so
+    assert not [u for u in result.unsupported if "'loss'" in u]
+    assert "DestPinIndex=1" in (tmp_path / "p.sdcproj").read_text()
+    back = import_file(str(tmp_path / "p.sdcproj"))
+    assert back.project.network.layer("loss").inputs == ["x", "half"] and not back.unsupported
 
 
 def test_a_registrations_to_sdcproj_hook_writes_what_its_property_table_cannot(tmp_path):

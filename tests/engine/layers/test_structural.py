@@ -33,7 +33,6 @@ LEFT_OUT = {
     "DeformableConvolution": "nnabla 1.39's CPU backward crashes the process (segfault, measured) when the offset "
                              "input needs no gradient (a dataset variable, or any data input under nnabla_cli); "
                              "registering it needs a guard in nnconsole's graph and in exported .nntxt first",
-    "VATNoise": "needs NNC's virtual adversarial training loop (its buffer input and a second backward pass)",
 }
 
 
