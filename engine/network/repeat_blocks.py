@@ -59,6 +59,13 @@ def times_of(item: Any) -> int:
         return 0
 
 
+def times_named(item: Any) -> bool:
+    """The repeat count is the name of an Argument of the network ('n' or NNC's '*n'), not yet its value."""
+    params = getattr(item, "params", None)
+    value = params.get("times") if isinstance(params, dict) else None
+    return isinstance(value, str) and value.strip().lstrip("*").strip()[:1].isalpha()
+
+
 def _closing_starts(end: Any, by_name: Dict[str, Any]) -> Set[str]:
     """The RepeatStarts a RepeatEnd can close: walking back along every input path, a RepeatEnd met on
     the way opens one more level (its own block is skipped), a RepeatStart closes one; the first
@@ -135,7 +142,7 @@ def find_blocks(items: Sequence[Any]) -> Tuple[List[RepeatBlock], List[Tuple[str
             problems.append((start.name, f"closed by several RepeatEnds ({', '.join(ends)}); a repeat block has "
                                          "one exit: join the paths before one RepeatEnd"))
             continue
-        if times_of(start) < 1:
+        if times_of(start) < 1 and not times_named(start):  # a name: its Argument's value, checked on substitution
             problems.append((start.name, f"times is {times_of(start)}; a block repeats 1 or more times"))
             continue
         end = by_name[ends[0]]
@@ -217,6 +224,8 @@ def _unroll_one(layers: List[Any], block: RepeatBlock) -> List[Any]:
             c = copy.deepcopy(by_name[name])
             c.name = _copy_name(name, i)
             c.inputs = [ref(src, i) for src in c.inputs]  # a parameter_scope stays: every repetition shares it
+            if getattr(c, "scope_given", True) is False:  # a unit's layer scoped by its names: one set per repetition
+                c.parameter_scope = _copy_name(c.parameter_scope, i)
             if getattr(c, "position", None) is not None:
                 c.position = (c.position[0] + REPEAT_SHIFT * i, c.position[1])
             copies.append(c)

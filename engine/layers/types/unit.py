@@ -56,6 +56,10 @@ def _unit_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any],
     args = {k: v for k, v in props.items() if k not in own and not k.startswith("Cost")}
     if args:
         params["arguments"] = format_arguments(args)
+    for key, value in args.items():
+        if key.endswith(".File") and value.strip() and not value.strip().startswith("*"):
+            unsupported.append(f"unit '{name}': argument {key}={value} (weights read from a file) is kept in the "
+                               "project but not loaded; the weight starts from its initializer")
     return [*args, "Input", "Output", *[k for k in props if k.startswith("Cost")]]
 
 
@@ -81,6 +85,16 @@ register(LayerSpec(
     caption=lambda p: str(p.get("network", "")),
 ))
 
+def _argument_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any], unsupported: List[str]
+                           ) -> List[str]:
+    """An Argument named for a parameter's File (``Convolution.W.File``) with a value: kept, not loaded."""
+    value = (props.get("Value") or "").strip()
+    if name.endswith(".File") and value and not value.startswith("*"):
+        unsupported.append(f"argument '{name}' = {value} (weights read from a file) is kept in the project but not "
+                           "loaded; the weight starts from its initializer")
+    return []
+
+
 register(LayerSpec(
     type="Argument", group="Unit",
     doc="A value a Unit passes to the network it runs: a property of a layer of this network written as the "
@@ -89,6 +103,6 @@ register(LayerSpec(
             ParamSpec("type", "enum", "Text", "How the value is read (NNC's Type).", choices=ARGUMENT_TYPES),
             ParamSpec("search", "bool", False, "NNC's structure search may change it (kept, not used here).")],
     n_inputs=(0, 0), output_shape=_no_output, loop_control=True,
-    nnc_properties={"Value": "value", "Type": "type", "Search": "search"},
+    nnc_properties={"Value": "value", "Type": "type", "Search": "search"}, from_sdcproj=_argument_from_sdcproj,
     caption=lambda p: f"{p.get('value', '')}",
 ))
