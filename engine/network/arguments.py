@@ -119,6 +119,10 @@ def argument_values(network: Network, given: Mapping[str, str]
             parameters[name] = str(text)
             continue
         arg_type = str(_params(layer).get("type", "Text"))
+        if macro_name(text) is not None:
+            problems.append(f"argument '{name}' = '{text}' names no Argument of the network holding the unit; add an "
+                            f"Argument layer '{macro_name(text)}' there or give a value")
+            continue
         try:
             values[name] = convert(text, arg_type)
         except ValueError:
@@ -127,13 +131,13 @@ def argument_values(network: Network, given: Mapping[str, str]
     return values, parameters, problems
 
 
-def _substitute_text(text: str, values: Mapping[str, Any]) -> Tuple[str, List[str]]:
+def _substitute_text(text: str, values: Mapping[str, Any]) -> Tuple[str, List[Tuple[str, str]]]:
     """A Unit's arguments text with each ``*Name`` value replaced by the argument's value."""
     try:
         items = parse_arguments(text)
     except ValueError:
         return text, []  # reported when the unit is expanded
-    missing = [v for v in items.values() if macro_name(v) and macro_name(v) not in values]
+    missing = [(k, v) for k, v in items.items() if macro_name(v) and macro_name(v) not in values]
     out = {k: (to_text(values[macro_name(v)]) if macro_name(v) in values else v) for k, v in items.items()}
     return format_arguments(out), missing
 
@@ -173,7 +177,7 @@ def substitute(layers: Sequence[Layer], values: Mapping[str, Any], network: str 
             name = macro_name(value)
             if layer.type == "Unit" and key == "arguments" and isinstance(value, str):
                 value, missing = _substitute_text(value, values)
-                problems += [_missing(layer, f"arguments ({m})", m, network, values) for m in missing]
+                problems += [_missing(layer, f"arguments ({k})", v, network, values) for k, v in missing]
             elif name is not None:
                 if name in values:
                     value = values[name]

@@ -301,7 +301,8 @@ def check_blocks(network: Any, info: Any) -> None:
         if "[" in layer.name and base in block_of:
             _fail(info, layer.name, f"this name is taken by a repetition of '{base}' once its repeat block is "
                                     "unrolled; rename this layer")
-    scoped = {layer.name for layer in network.layers if (getattr(layer, "parameter_scope", "") or "").strip()}
+    scoped = {layer.name for layer in network.layers if (getattr(layer, "parameter_scope", "") or "").strip()
+              and getattr(layer, "scope_given", True)}  # a unit's layer scoped by its names: a set per repetition
     for name, li in info.layers.items():
         n = repetitions(block_of, name)
         if n > 1 and not li.error:

@@ -99,7 +99,8 @@ def infer_network(network: Network, networks: Optional[Mapping[str, Network]] = 
         info = infer_recurrent(network, infer_plain)
     else:
         info = infer_plain(network)
-    unit_problems = unit_problems + [p for p in argument_problems if p[0] not in {n for n, _ in unit_problems}]
+    named = {n for n, _ in argument_problems}  # the cause, where a unit's expansion failed on the same reference
+    unit_problems = [p for p in unit_problems if p[0] not in named] + argument_problems
     too_costly = cost_problem(info, origin, own_layers)  # parameters and multiply-adds of every repetition
     if too_costly and too_costly[0] not in {n for n, _ in unit_problems}:  # one message per block or unit
         unit_problems = unit_problems + [too_costly]
