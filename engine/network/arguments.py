@@ -185,8 +185,9 @@ def substitute(layers: Sequence[Layer], values: Mapping[str, Any], network: str 
                     problems.append(_missing(layer, key, value, network, values))
             elif isinstance(value, str) and value.strip() in values:
                 value = values[value.strip()]
-            elif isinstance(value, str) and spec is not None and key in spec.defaults() and \
+            elif values and isinstance(value, str) and spec is not None and key in spec.defaults() and \
                     spec.param(key).kind in _TYPED_KINDS and not (key == "pad" and value in BORDER_MODES):
+                # text in a number property of a network with Arguments: a name meant as one (else the kind's check)
                 try:
                     convert_value(spec.param(key).kind, value)
                 except ValueError:
