@@ -295,3 +295,32 @@ def without_arguments(network: Network) -> Network:
         return network
     network = with_default_arguments(network)
     return dataclasses.replace(network, layers=[x for x in network.layers if x.type != "Argument"])
+
+
+def unit_argument_rows(network: Network) -> List[Tuple[str, str, str]]:
+    """What a Unit running ``network`` may set, as NNC's Unit property list shows it: (name, NNC type, default
+    text) for each Argument, then each parameter property of each layer with weights
+    (``Convolution.W.LRateMultiplier``: 'Float', '1.0'); Argument layers named for a parameter property come once."""
+    rows: List[Tuple[str, str, str]] = []
+    for layer in network.layers:
+        if layer.type == "Argument" and isinstance(layer.name, str):
+            rows.append((layer.name, str(_params(layer).get("type", "Text")), str(_params(layer).get("value", ""))))
+    taken = {r[0] for r in rows}
+    for layer in network.layers:
+        spec = find_spec(layer.type)
+        if spec is None or not spec.weight_order or layer.type in ("Unit", "Argument"):
+            continue
+        for weight in spec.weight_order:
+            prefix = f"{layer.name}." if spec.group == "Parameter" else f"{layer.name}.{weight}."
+            init = layer.initializers.get(weight) or spec.weights.get(weight) or Initializer()
+            defaults = {"Initializer": ("Option", init.type),
+                        "InitializerMultiplier": ("Float", to_text(float(init.value if init.type == "Constant"
+                                                                         else init.multiplier))),
+                        "LRateMultiplier": ("Float", to_text(float(layer.lr_multipliers.get(weight, 1.0)))),
+                        "File": ("File", "")}
+            for prop in ("File", "Initializer", "InitializerMultiplier", "LRateMultiplier"):
+                if prefix + prop not in taken:
+                    rows.append((prefix + prop, *defaults[prop]))
+            if spec.group == "Parameter":
+                break
+    return rows

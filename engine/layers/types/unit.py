@@ -63,6 +63,15 @@ def _unit_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any],
     return [*args, "Input", "Output", *[k for k in props if k.startswith("Cost")]]
 
 
+def _arguments_caption(params: Mapping[str, Any]) -> str:
+    """What the unit's node shows of its arguments: 'Maps=4, Convolution.W.LRateMultiplier=0' (values set)."""
+    try:
+        given = parse_arguments(str(params.get("arguments", "") or ""))
+    except ValueError:
+        return "arguments?"
+    return ", ".join(f"{k}={v}" for k, v in given.items() if v != "")
+
+
 def _unit_to_sdcproj(params: Mapping[str, Any]) -> Dict[str, str]:
     out = {"Network": str(params.get("network", ""))}
     try:
@@ -82,7 +91,7 @@ register(LayerSpec(
                                               "separated by ';' (an Argument not given keeps its own value).")],
     n_inputs=(0, None), output_shape=_not_expanded, build=_no_build, loop_control=True,
     nnc_properties={"Network": "network"}, from_sdcproj=_unit_from_sdcproj, to_sdcproj=_unit_to_sdcproj,
-    caption=lambda p: str(p.get("network", "")),
+    caption=lambda p: " · ".join(x for x in (str(p.get("network", "")), _arguments_caption(p)) if x),
 ))
 
 def _argument_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any], unsupported: List[str]
