@@ -308,8 +308,8 @@ def caption(type_name: str, params: Mapping[str, Any]) -> str:
     except UnknownLayerType:
         return ""
     defaults = spec.defaults()
-    named = {k: v for k, v in params.items() if k in defaults and isinstance(v, str)
-             and spec.param(k).kind not in ("str", "enum")}  # an Argument's name ('*ConvKernel'): shown as written
+    named = {k: v for k, v in params.items() if k in defaults and isinstance(v, str) and v.strip().startswith("*")
+             and spec.param(k).kind not in ("str", "enum")}  # NNC's macro of an Argument ('*ConvKernel'): as written
     if named:
         rest = captions.generic({k: v for k, v in params.items() if k not in named}, defaults, spec.caption_always)
         return " · ".join([f"{k} {v}" for k, v in named.items()][:3] + ([rest] if rest else []))
