@@ -87,11 +87,11 @@ def _with_defaults(rows: dict) -> dict:
 def check_nnc_project(path: str, folder) -> tuple:
     """An NNC-format project file through everything issue 26 asks: imports into a valid project, trains one epoch
     with finite losses, its parameters (names, shapes, count) and outputs (within 1e-6) are nnabla's reading of our
-    .nntxt export, and an .sdcproj export re-imports to the same project. Returns (project, run_dir, report)."""
+    .nntxt export (which re-imports with the same count), and an .sdcproj export re-imports to the same project. Returns (project, run_dir, report)."""
     import nnabla as nn
 
     from nnconsole.engine.check.project_file import load_valid_project, validate
-    from nnconsole.engine.interop.files import import_to_project
+    from nnconsole.engine.interop.files import import_file, import_to_project
     from nnconsole.engine.network.shapes import infer_network
     from nnconsole.engine.project.structure import all_networks
 
@@ -113,6 +113,8 @@ def check_nnc_project(path: str, folder) -> tuple:
     learned = sum(int(np.prod(s)) for k, s in ours.items() if not k.endswith(("/mean", "/var")))
     assert learned == info.total_params
     assert np.abs(got - expected).max() < 1e-6
+    again = import_file(os.path.join(str(folder), "export.nntxt")).project  # NNC's own export: units expanded
+    assert infer_network(again.network, all_networks(again), "Main").total_params == info.total_params
     back = sdcproj_round_trip(project, os.path.join(str(folder), "round_trip"))
     assert _with_defaults(layer_rows(back)) == _with_defaults(layer_rows(project))
     return project, run_dir, result

@@ -3,13 +3,10 @@
 (``NetworkBS=*ConvBS``) properties: NNC's ResNeXt-style samples (tests/support/nnc_files.resnext_like_project)."""
 from __future__ import annotations
 
-import pytest
-
 from tests.support.nnc_checks import check_nnc_project
 from tests.support.nnc_files import resnext_like_project
 
 
-@pytest.mark.slow
 def test_resnext_like_project_imports_trains_matches_nnabla_and_round_trips(tmp_path):
     project, _, result = check_nnc_project(resnext_like_project(tmp_path / "rx"), tmp_path / "work")
     assert result.unsupported == []

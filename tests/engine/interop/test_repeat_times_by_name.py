@@ -2,13 +2,10 @@
 ``n`` = 3; NNC's converter writes ``times: 3``), overridden by the Unit running the network (``n=2``)."""
 from __future__ import annotations
 
-import pytest
-
 from tests.support.nnc_checks import check_nnc_project
 from tests.support.nnc_files import repeat_by_name_project
 
 
-@pytest.mark.slow
 def test_repeat_by_name_project_imports_trains_matches_nnabla_and_round_trips(tmp_path):
     project, _, result = check_nnc_project(repeat_by_name_project(tmp_path / "rp"), tmp_path / "work")
     assert project.networks["Stack"].layer("RepeatStart").params["times"] == "n"

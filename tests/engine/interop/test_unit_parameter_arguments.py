@@ -4,14 +4,11 @@ samples. The project file is written in NNC's format (tests/support/nnc_files.vg
 from __future__ import annotations
 
 import numpy as np
-import pytest
-
 from tests.support.nnc_checks import check_nnc_project
 from tests.support.nnc_files import vgg_like_project
 from tests.support.training import final_params, load_h5, train_in_process
 
 
-@pytest.mark.slow
 def test_vgg_like_project_imports_trains_matches_nnabla_and_round_trips(tmp_path):
     project, _, result = check_nnc_project(vgg_like_project(tmp_path / "vgg"), tmp_path / "work")
     assert project.network.layer("conv2").params["arguments"] == \
