@@ -21,6 +21,8 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from nnconsole.engine.network.arguments import with_default_arguments
 from nnconsole.engine.project.model import Network
 
 START, END = "RepeatStart", "RepeatEnd"
@@ -323,8 +325,9 @@ def _fail(info: Any, name: str, message: str) -> None:
 
 def block_totals(network: Any, info: Any) -> Dict[str, Tuple[int, int, Optional[Tuple[int, ...]]]]:
     """RepeatStart name -> (times, learned parameters of every repetition, output shape): what the EDIT tab
-    shows on a block. Parameter counts come from ``info`` (already multiplied by ``check_blocks``)."""
-    blocks, _ = find_blocks(network.layers)
+    shows on a block. Parameter counts come from ``info`` (already multiplied by ``check_blocks``); a count given
+    by an Argument's name is that Argument's own value."""
+    blocks, _ = find_blocks(with_default_arguments(network).layers)
     out: Dict[str, Tuple[int, int, Optional[Tuple[int, ...]]]] = {}
     for b in blocks:
         params = sum(info.layers[n].n_params for n in b.body if n in info.layers)

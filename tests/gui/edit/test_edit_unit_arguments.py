@@ -98,3 +98,26 @@ def test_properties_take_macros_naming_the_networks_arguments(page, qtbot, tmp_p
     page.flush()
     assert page.info.errors == []
     _shot(page, qtbot, "macro_array.png")
+
+
+def test_a_repeat_count_by_name_shows_its_name_and_value(page, qtbot, tmp_path):
+    from nnconsole.engine.interop.files import import_file
+    from tests.support.nnc_files import repeat_by_name_project
+
+    doc = page.document
+    doc.replace_project(import_file(repeat_by_name_project(tmp_path / "rp")).project)
+    doc.show_network("Stack")
+    page.flush()
+    assert page.info.errors == []
+    labels = [item.text() for item in page.scene.items() if hasattr(item, "text") and callable(item.text)
+              and str(item.text()).startswith("x")]
+    assert any(text.startswith("xn=3 · 816 params") for text in labels), labels
+    page.select_layers(["RepeatStart"])
+    page.flush()
+    field = page.properties.fields["param:times"]
+    assert field.edit.text() == "n"
+    _enter(field, "*m")
+    assert "'*m' names no Argument of this network (its Arguments: n)" in field.error.text()
+    _enter(field, "*n")
+    assert doc.network.layer("RepeatStart").params["times"] == "*n"
+    _shot(page, qtbot, "repeat_times_by_name.png")
