@@ -90,6 +90,14 @@ def _weights(rtype: str, name: str, props: Dict[str, str], params: Dict[str, Any
         info = WeightInfo(source_name=f"{scope_name}/{pf_scope}/{key}")
         # Parameter layers (Parameter, WorkingMemory) spell their one weight's settings without 'W.'
         prefix = "" if spec is not None and spec.group == "Parameter" else f"{key}."
+        named = [s for s in ("Initializer", "InitializerMultiplier", "LRateMultiplier", "File")
+                 if (props.get(f"{prefix}{s}") or "").strip().lstrip("*").strip() in arguments
+                 and (props.get(f"{prefix}{s}") or "").strip().startswith("*")]
+        for suffix in named:  # a layer's own parameter property naming an Argument: NNC's unit argument carries it
+            unsupported.append(f"layer '{name}': {key}.{suffix}={props[prefix + suffix].strip()} names an Argument; "
+                               f"nnconsole sets a parameter property through the Unit's argument "
+                               f"'{name}.{key}.{suffix}' instead, so the layer's own value is used here")
+        props = {k: v for k, v in props.items() if k not in {prefix + s for s in named}}
         kind_raw = _resolve(props, f"{prefix}Initializer")
         mult_raw = _resolve(props, f"{prefix}InitializerMultiplier")
         if kind_raw:
@@ -103,12 +111,6 @@ def _weights(rtype: str, name: str, props: Dict[str, str], params: Dict[str, Any
                     info.initializer = Initializer("Constant", 1.0, m if m is not None else 0.0)
                 else:
                     info.initializer = Initializer(kind, m if m is not None else 1.0, 0.0)
-        for suffix in ("Initializer", "InitializerMultiplier", "LRateMultiplier", "File"):
-            raw = (props.get(f"{prefix}{suffix}") or "").strip()
-            if raw.startswith("*") and raw[1:].strip() in arguments:
-                unsupported.append(f"layer '{name}': {key}.{suffix}={raw} names an Argument; nnconsole sets a "
-                                   f"parameter property through the Unit's argument '{name}.{key}.{suffix}' instead, "
-                                   "so the layer's own value is used here")
         lr_raw = _resolve(props, f"{prefix}LRateMultiplier")
         if lr_raw is not None and lr_raw.strip() != "":
             info.lr_multiplier = as_float(lr_raw, 1.0)
