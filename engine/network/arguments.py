@@ -175,7 +175,9 @@ def substitute(layers: Sequence[Layer], values: Mapping[str, Any], network: str 
         params: Dict[str, Any] = {}
         for key, value in _params(layer).items():
             name = macro_name(value)
-            if layer.type == "Unit" and key == "arguments" and isinstance(value, str):
+            if layer.type == "Unit" and key == "network":
+                pass  # the network a unit runs is a network's name, never an Argument's
+            elif layer.type == "Unit" and key == "arguments" and isinstance(value, str):
                 value, missing = _substitute_text(value, values)
                 problems += [_missing(layer, f"arguments ({k})", v, network, values) for k, v in missing]
             elif name is not None:

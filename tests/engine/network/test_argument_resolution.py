@@ -85,3 +85,13 @@ def test_a_repeat_count_by_argument_is_counted_before_anything_is_built():
     assert "unit 's' (network 'Stack', 1,000,000,000 layers once its own units and blocks" in errors["s"]
     main.layers[1].params["arguments"] = "n=4"
     assert infer_network(main, {"Stack": stack}, "Main").total_params == 4 * (16 + 4)
+
+
+def test_a_units_network_is_never_read_as_an_argument():
+    """An Argument named like a network (both are the user's names) leaves the Unit's network alone."""
+    leaf = Network([L("in", "Input", params={"shape": [4]}), L("fc", "Affine", ["in"], {"out_shape": [2]})])
+    mid = Network([L("in", "Input", params={"shape": [4]}), L("Leaf", "Argument", params={"value": "7"}),
+                   L("u", "Unit", ["in"], {"network": "Leaf"})])
+    body, problems, _ = resolve(mid, {}, "Mid")
+    assert problems == [] and body.layers[2].params["network"] == "Leaf"
+    assert infer_network(mid, {"Leaf": leaf, "Mid": mid}, "Mid").layers["u"].out_shape == (2,)
