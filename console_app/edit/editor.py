@@ -16,6 +16,7 @@ from nnconsole.app.document import commands
 from nnconsole.app.edit import layout
 from nnconsole.app.edit.clipboard import layers_from_json, layers_to_json, plain, rename_for_paste, unique_name
 from nnconsole.engine.layers import defaults, get_spec
+from nnconsole.engine.network.arguments import macro_name
 from nnconsole.engine.project.model import INITIALIZERS, Initializer, Layer, Network
 
 Position = Tuple[float, float]
@@ -220,18 +221,36 @@ class NetworkEditor(QObject):
             pspec = get_spec(layer.type).param(key)
         except KeyError:
             return self._refuse(f"{layer.type} has no parameter '{key}'")
+        reference = self._argument_reference(pspec, raw)
+        if reference is not None and not reference[1]:
+            return reference[0]
         try:
-            value = plain(pspec.check(raw))
+            value = reference[0] if reference is not None else plain(pspec.check(raw))
         except ValueError as exc:
             return str(exc)
         try:
             current = plain(pspec.check(layer.params.get(key, pspec.default)))
         except ValueError:
-            current = None
+            current = layer.params.get(key)  # an Argument's name ('*ConvBS', 'n')
         if current == value and key in layer.params:
             return None
         self._push(commands.SetParamCommand(self.document, name, key, value))
         return None
+
+    def _argument_reference(self, pspec: Any, raw: Any) -> Optional[Tuple[str, bool]]:
+        """A value naming an Argument of the edited network, as NNC allows in any property: ('*Name' or the bare
+        name, True) when it does, (message, False) for a '*Name' it lacks, None for an ordinary value."""
+        if pspec.kind == "str" or not isinstance(raw, str):
+            return None
+        text = raw.strip()
+        declared = [x.name for x in self.network.layers if x.type == "Argument"]
+        name = macro_name(text)
+        if name is None:
+            return (text, True) if text in declared else None
+        if name in declared:
+            return text, True
+        return (f"{pspec.name}: '{text}' names no Argument of this network (its Arguments: "
+                f"{', '.join(declared) or 'none'}); add an Argument layer named '{name}' first", False)
 
     def effective_initializer(self, name: str, key: str) -> Initializer:
         """The initializer a weight gets: the layer's own, else the layer type's default."""

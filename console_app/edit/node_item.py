@@ -81,6 +81,9 @@ class NodeItem(QGraphicsObject):
         self.type_name = layer.type
         self.group = spec.group if spec else None
         params = info.params if info is not None and info.params else layer.params
+        if params is not layer.params:  # a property naming an Argument ('*ConvBS', 'n') is shown as the user wrote it
+            params = {**params, **{k: v for k, v in layer.params.items() if isinstance(v, str) and k in params
+                                   and not isinstance(params[k], str)}}
         self.summary = style.summarize_params(layer.type, params, spec.defaults() if spec else {})
         self.sharers = list(sharers)
         if self.sharers:
@@ -94,6 +97,8 @@ class NodeItem(QGraphicsObject):
             tip.append(spec.doc)
         if shape is not None:
             tip.append(f"output: {style.fmt_dims(shape)}")
+        if layer.type == "Unit" and str(layer.params.get("arguments", "") or "").strip():  # every argument it gives
+            tip.append(esc(bounded("arguments: " + str(layer.params["arguments"]), 600)))
         if self.sharers:
             tip.append(esc(bounded(f"parameter scope '{weight_scope_of(layer)}': {sharing_text(self.sharers)}")))
         if self.error:

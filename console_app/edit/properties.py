@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGridLayout, QGroupBox, QLabel, QScrollArea,
-                               QStackedWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGridLayout, QGroupBox, QHBoxLayout, QLabel,
+                               QScrollArea, QStackedWidget, QVBoxLayout, QWidget)
 
 from nnconsole.app.edit import style
 from nnconsole.app.edit.scopes import sharing_text, weight_sharers
+from nnconsole.app.edit.unit_arguments import UnitArgumentsBox
 from nnconsole.app.widgets.field import ERROR_STYLE, CheckedField
 from nnconsole.app.widgets.rich_text import bounded, esc
 from nnconsole.engine.layers import get_spec
@@ -126,6 +127,9 @@ class PropertyPanel(QScrollArea):
         outer.addLayout(general)
         if spec is not None and spec.params:
             outer.addWidget(self._params_box(spec))
+        if type_name == "Unit":  # NNC's Unit properties: its network's Arguments and parameter properties
+            self.widgets["unit_arguments"] = UnitArgumentsBox(lambda text: self._apply_param("arguments", text))
+            outer.addWidget(self.widgets["unit_arguments"])
         if spec is not None and spec.weights:
             outer.addWidget(self._weights_box(spec))
         outer.addWidget(self._shapes_box())
@@ -155,7 +159,17 @@ class PropertyPanel(QScrollArea):
                 check.setToolTip(p.doc)
                 check.clicked.connect(lambda on, k=p.name: self._apply_param(k, bool(on)))
                 self.widgets[p.name] = check
-                form.addRow(label, check)
+                macro = CheckedField(f"param_macro_{p.name}", lambda text, k=p.name: self._apply_macro(k, text))
+                macro.edit.setPlaceholderText("or *Argument")
+                macro.edit.setToolTip("NNC's macro: *Name takes the value of this network's Argument 'Name' (set by "
+                                      "the Unit that runs the network); empty: the box's value")
+                self.fields[f"macro:{p.name}"] = macro
+                row = QWidget()
+                line = QHBoxLayout(row)
+                line.setContentsMargins(0, 0, 0, 0)
+                line.addWidget(check)
+                line.addWidget(macro, 1)
+                form.addRow(label, row)
             else:
                 field = CheckedField(f"param_{p.name}", lambda text, k=p.name: self._apply_param(k, text))
                 field.edit.setToolTip(p.doc + (" (comma-separated integers)" if p.kind == "ints" else ""))
@@ -241,6 +255,7 @@ class PropertyPanel(QScrollArea):
         except KeyError:
             spec = None
         layer_info = info.layers.get(layer.name) if info is not None else None
+        arguments = any(x.type == "Argument" for x in self.editor.network.layers)
         if spec is not None:
             for p in spec.params:
                 value = layer.params.get(p.name, p.default)
@@ -249,8 +264,12 @@ class PropertyPanel(QScrollArea):
                 elif p.kind == "enum":
                     combo = self.widgets[p.name]
                     combo.setCurrentText(str(value))
-                elif p.kind == "bool":
-                    self.widgets[p.name].setChecked(bool(value))
+                elif p.kind == "bool":  # a value or a macro naming an Argument ('*ConvBS')
+                    named = isinstance(value, str)
+                    self.widgets[p.name].setChecked(bool(value) if not named else False)
+                    self.widgets[p.name].setEnabled(not named)
+                    self.fields[f"macro:{p.name}"].set_text(value if named else "")
+                    self.fields[f"macro:{p.name}"].setVisible(named or arguments)
                 else:
                     self.fields[f"param:{p.name}"].set_text(value_text(value))
             for key in spec.weights:
@@ -262,6 +281,9 @@ class PropertyPanel(QScrollArea):
                 value_field.edit.setEnabled(init.type == "Constant")
                 self.fields[f"init_multiplier:{key}"].edit.setEnabled(init.type != "Constant")
                 self.fields[f"lr:{key}"].set_text(value_text(float(layer.lr_multipliers.get(key, 1.0))))
+        if "unit_arguments" in self.widgets:
+            target = all_networks(self.editor.document.project).get(str(layer.params.get("network", "")))
+            self.widgets["unit_arguments"].refresh(str(layer.params.get("arguments", "") or ""), target)
         self._fill_info(layer, layer_info, sharers)
         if layer.type == "Unit" and info is not None and layer_info is not None:  # the unit's layers together
             inner = [li for n, li in info.layers.items() if n == layer.name or n.startswith(layer.name + "/")]
@@ -324,6 +346,12 @@ class PropertyPanel(QScrollArea):
         if self.layer_name is None:
             return None
         return self._done(self.editor.set_param(self.layer_name, key, value))
+
+    def _apply_macro(self, key: str, text: str) -> Optional[str]:
+        """A Boolean property's macro field: '*Name' names an Argument; empty goes back to the box's value."""
+        if not text.strip():
+            return self._apply_param(key, bool(self.widgets[key].isChecked()))
+        return self._apply_param(key, text)
 
     def _apply_scope(self, text: str) -> Optional[str]:
         if self.layer_name is None:

@@ -21,7 +21,7 @@ MARGIN_X = 10.0  # frame beside the nodes (each block nested inside adds it agai
 MARGIN_Y = 5.0  # above and below: auto-laid-out layers are close together
 
 
-def block_label(times: int, params: int, shape: Any) -> str:
+def block_label(times: Any, params: int, shape: Any) -> str:
     """'x3 · 2.39k params · out 4×4×4': what a block's frame says (parameters of every repetition)."""
     text = f"x{times} · {style.fmt_count(params)} params"
     if shape is not None:
@@ -65,7 +65,10 @@ class RepeatFrames:
             frame.setToolTip(plain_tooltip(f"repeat block '{b.start}' … '{b.end}'"))
             scene.addItem(frame)
             times, params, shape = totals.get(b.start, (b.times, 0, None))
-            label = QGraphicsSimpleTextItem(block_label(times, params, shape))
+            named = network.layer(b.start).params.get("times") if b.start in network.names() else None
+            label = QGraphicsSimpleTextItem(block_label(f"{named}={times}" if isinstance(named, str) else times,
+                                                        params, shape))  # a count by name: 'xn=3'
+
             label.setFont(style.font(8.5, bold=True))
             label.setBrush(QBrush(QColor(accent).darker(160)))
             label.setZValue(-10 + depth)

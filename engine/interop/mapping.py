@@ -9,11 +9,11 @@ Solver and scheduler names are in ``solver_table``.
 """
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
+from typing import Optional, Tuple
 
 from nnconsole.engine.layers import LayerSpec, all_specs, find_spec
 from nnconsole.engine.layers.types.activation import SELU_ALPHA, SELU_SCALE  # noqa: F401  (re-exported)
-from nnconsole.engine.project.model import INITIALIZERS
+from nnconsole.engine.layers import initializers
 
 
 # ---------------------------------------------------------------------------------------- layers
@@ -72,11 +72,8 @@ def non_trainable(type_name: Optional[str]) -> Tuple[str, ...]:
 
 
 # ----------------------------------------------------------------------------------- initializers
-# NNC / nnabla initializer names -> nnconsole's (INITIALIZERS); NNC spells He as HeForward.
-INITIALIZER_ALIASES: Dict[str, str] = {name: name for name in INITIALIZERS}
-INITIALIZER_ALIASES.update({
-    "NormalAffineHeForward": "NormalAffineHe", "NormalConvolutionHeForward": "NormalConvolutionHe",
-})
+# NNC / nnabla initializer names -> nnconsole's: one table, in layers.initializers (unit arguments use it too).
+INITIALIZER_ALIASES = initializers.INITIALIZER_ALIASES
 
 
 def initializer_type(nnc_name: str) -> Optional[str]:

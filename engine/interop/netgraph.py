@@ -91,7 +91,8 @@ def keep_repeat_blocks(nodes: List[Node], times: Dict[str, int], marked_weights:
     block_of = enclosing_blocks(blocks)
     for b in blocks:
         names = ", ".join(b.body) or "no layers"
-        notes.append(f"repeat block '{b.start}' x{b.times} ({names}) kept as a block: the engine unrolls it, "
+        count = by_name[b.start].params.get("times", b.times) if b.start in by_name else b.times  # or a name 'n'
+        notes.append(f"repeat block '{b.start}' x{count} ({names}) kept as a block: the engine unrolls it, "
                      "each repetition with its own weights")
     for name, around in block_of.items():
         n = by_name[name]

@@ -20,6 +20,12 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 import difflib
 from nnconsole.engine.project.model import INITIALIZERS, Initializer
 
+# NNC / nnabla initializer names -> nnconsole's (INITIALIZERS); NNC spells He as HeForward.
+INITIALIZER_ALIASES: Dict[str, str] = {name: name for name in INITIALIZERS}
+INITIALIZER_ALIASES.update({
+    "NormalAffineHeForward": "NormalAffineHe", "NormalConvolutionHeForward": "NormalConvolutionHe",
+})
+
 # name -> (distribution, the nnabla.initializer function giving the std (normal) or limit (uniform)).
 _FORMULAS: Dict[str, Tuple[str, str]] = {
     "NormalAffineGlorot": ("normal", "calc_normal_std_glorot"),

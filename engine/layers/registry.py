@@ -307,6 +307,12 @@ def caption(type_name: str, params: Mapping[str, Any]) -> str:
         spec = get_spec(type_name)
     except UnknownLayerType:
         return ""
+    defaults = spec.defaults()
+    named = {k: v for k, v in params.items() if k in defaults and isinstance(v, str) and v.strip().startswith("*")
+             and spec.param(k).kind not in ("str", "enum")}  # NNC's macro of an Argument ('*ConvKernel'): as written
+    if named:
+        rest = captions.generic({k: v for k, v in params.items() if k not in named}, defaults, spec.caption_always)
+        return " · ".join([f"{k} {v}" for k, v in named.items()][:3] + ([rest] if rest else []))
     if spec.caption is not None:
         return spec.caption(params)
-    return captions.generic(params, spec.defaults(), spec.caption_always)
+    return captions.generic(params, defaults, spec.caption_always)

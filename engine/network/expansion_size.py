@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from nnconsole.engine.layers.registry import find_spec
+from nnconsole.engine.layers.types.unit import parse_arguments
+from nnconsole.engine.network.arguments import resolve
 from nnconsole.engine.network.repeat_blocks import (END, MAX_EXPANDED_LAYERS, START, enclosing_blocks, find_blocks,
                                                     has_repeats, times_of)
 
@@ -70,6 +72,15 @@ def _multipliers(layers: Sequence[Any]) -> Tuple[Dict[str, int], Dict[str, str]]
     return times, outer
 
 
+def _body(network: Any, arguments: str) -> Any:
+    """``network`` as a Unit with ``arguments`` runs it: a repeat count naming an Argument takes its value
+    (unchanged when the arguments cannot be read: the expansion reports them)."""
+    try:
+        return resolve(network, parse_arguments(arguments))[0]
+    except (ValueError, TypeError, AttributeError):
+        return network
+
+
 class _Counter:
     """Counts the expansion of the project's networks, each (network, arguments) once."""
 
@@ -90,7 +101,7 @@ class _Counter:
         if key not in self.memo:
             self.open.add(target)
             try:
-                self.memo[key] = self.count(network.layers, target, level)
+                self.memo[key] = self.count(_body(network, key[1]).layers, target, level)
             finally:
                 self.open.discard(target)
         return self.memo[key]
@@ -130,6 +141,7 @@ def _count_top(network: Any, networks: Optional[Mapping[str, Any]], name: str
     layers = list(getattr(network, "layers", []) or [])
     if not any(layer.type == "Unit" for layer in layers) and not has_repeats(layers):
         return len(layers), None, None, {}
+    layers = list(_body(network, "").layers)  # its own Arguments' values (a repeat count 'n')
     counter = _Counter(networks or {})
     if name:
         counter.open.add(name)  # a unit using this network again is a cycle, which the expansion names

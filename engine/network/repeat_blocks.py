@@ -21,6 +21,8 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from nnconsole.engine.network.arguments import with_default_arguments
 from nnconsole.engine.project.model import Network
 
 START, END = "RepeatStart", "RepeatEnd"
@@ -57,6 +59,13 @@ def times_of(item: Any) -> int:
         return int(value)
     except (TypeError, ValueError, OverflowError):  # text, or a float no integer holds (inf)
         return 0
+
+
+def times_named(item: Any) -> bool:
+    """The repeat count is the name of an Argument of the network ('n' or NNC's '*n'), not yet its value."""
+    params = getattr(item, "params", None)
+    value = params.get("times") if isinstance(params, dict) else None
+    return isinstance(value, str) and value.strip().lstrip("*").strip()[:1].isalpha()
 
 
 def _closing_starts(end: Any, by_name: Dict[str, Any]) -> Set[str]:
@@ -135,7 +144,7 @@ def find_blocks(items: Sequence[Any]) -> Tuple[List[RepeatBlock], List[Tuple[str
             problems.append((start.name, f"closed by several RepeatEnds ({', '.join(ends)}); a repeat block has "
                                          "one exit: join the paths before one RepeatEnd"))
             continue
-        if times_of(start) < 1:
+        if times_of(start) < 1 and not times_named(start):  # a name: its Argument's value, checked on substitution
             problems.append((start.name, f"times is {times_of(start)}; a block repeats 1 or more times"))
             continue
         end = by_name[ends[0]]
@@ -217,6 +226,8 @@ def _unroll_one(layers: List[Any], block: RepeatBlock) -> List[Any]:
             c = copy.deepcopy(by_name[name])
             c.name = _copy_name(name, i)
             c.inputs = [ref(src, i) for src in c.inputs]  # a parameter_scope stays: every repetition shares it
+            if getattr(c, "scope_given", True) is False:  # a unit's layer scoped by its names: one set per repetition
+                c.parameter_scope = _copy_name(c.parameter_scope, i)
             if getattr(c, "position", None) is not None:
                 c.position = (c.position[0] + REPEAT_SHIFT * i, c.position[1])
             copies.append(c)
@@ -292,7 +303,8 @@ def check_blocks(network: Any, info: Any) -> None:
         if "[" in layer.name and base in block_of:
             _fail(info, layer.name, f"this name is taken by a repetition of '{base}' once its repeat block is "
                                     "unrolled; rename this layer")
-    scoped = {layer.name for layer in network.layers if (getattr(layer, "parameter_scope", "") or "").strip()}
+    scoped = {layer.name for layer in network.layers if (getattr(layer, "parameter_scope", "") or "").strip()
+              and getattr(layer, "scope_given", True)}  # a unit's layer scoped by its names: a set per repetition
     for name, li in info.layers.items():
         n = repetitions(block_of, name)
         if n > 1 and not li.error:
@@ -315,8 +327,9 @@ def _fail(info: Any, name: str, message: str) -> None:
 
 def block_totals(network: Any, info: Any) -> Dict[str, Tuple[int, int, Optional[Tuple[int, ...]]]]:
     """RepeatStart name -> (times, learned parameters of every repetition, output shape): what the EDIT tab
-    shows on a block. Parameter counts come from ``info`` (already multiplied by ``check_blocks``)."""
-    blocks, _ = find_blocks(network.layers)
+    shows on a block. Parameter counts come from ``info`` (already multiplied by ``check_blocks``); a count given
+    by an Argument's name is that Argument's own value."""
+    blocks, _ = find_blocks(with_default_arguments(network).layers)
     out: Dict[str, Tuple[int, int, Optional[Tuple[int, ...]]]] = {}
     for b in blocks:
         params = sum(info.layers[n].n_params for n in b.body if n in info.layers)

@@ -23,7 +23,8 @@ from nnconsole.engine.layers.types.inputs import input_variable
 from nnconsole.engine.layers.registry import LayerSpec, ShapeError, UnknownLayerType, prod
 from nnconsole.engine.project.model import Layer, Network
 from nnconsole.engine.network.expansion_size import cost_problem
-from nnconsole.engine.network.units import expand_units, fold_unit_problems, with_default_arguments
+from nnconsole.engine.network.units import (default_argument_problems, expand_units, fold_unit_problems,
+                                           with_default_arguments)
 from nnconsole.engine.network.layer_order import topological_order
 from nnconsole.engine.network.noise_buffers import VAT_NOISE
 from nnconsole.engine.network.recurrent_unroll import has_recurrent, infer_recurrent, unroll_recurrent
@@ -97,11 +98,14 @@ def infer_network(network: Network, networks: Optional[Mapping[str, Network]] = 
     unit_inputs = {x.name: list(x.inputs) for x in network.layers if x.type == "Unit" and isinstance(x.inputs, list)}
     own_layers = list(network.layers)
     network, origin, unit_problems = expand_units(network, networks, name)
+    argument_problems = default_argument_problems(network, name)  # a *Name or a number naming no Argument
     network = with_default_arguments(network)  # Arguments seen on their own take their own values
     if has_recurrent(network):  # unrolled over time first; reported in the network's own layer names
         info = infer_recurrent(network, infer_plain)
     else:
         info = infer_plain(network)
+    named = {n for n, _ in argument_problems}  # the cause, where a unit's expansion failed on the same reference
+    unit_problems = [p for p in unit_problems if p[0] not in named] + argument_problems
     too_costly = cost_problem(info, origin, own_layers)  # parameters and multiply-adds of every repetition
     if too_costly and too_costly[0] not in {n for n, _ in unit_problems}:  # one message per block or unit
         unit_problems = unit_problems + [too_costly]

@@ -15,9 +15,14 @@ from nnconsole.engine.project.model import Layer
 
 
 @dataclass
+@dataclass
 class UnitInnerLayer(Layer):
     """A layer that a Unit's expansion made: its name and parameter scope contain '/' by design
-    (``u1/fc``); dataclasses.replace and copy keep the class, so checks can tell it from a user's layer."""
+    (``u1/fc``); dataclasses.replace and copy keep the class, so checks can tell it from a user's layer.
+    ``scope_given``: the user named its scope (layers naming one scope share weights, in every repetition of a
+    repeat block too); otherwise its scope is its names', and each repetition gets its own (``u1/fc[0]``)."""
+
+    scope_given: bool = False
 
 
 def is_unit_inner(layer: Any) -> bool:

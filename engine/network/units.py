@@ -20,7 +20,9 @@ import dataclasses
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from nnconsole.engine.layers.registry import find_spec
-from nnconsole.engine.layers.types.unit import parse_arguments
+from nnconsole.engine.layers.types.unit import format_arguments, parse_arguments
+from nnconsole.engine.network.arguments import (default_argument_problems, has_arguments, resolve,  # noqa: F401
+                                                with_default_arguments, without_arguments)
 from nnconsole.engine.project.model import Layer, Network
 from nnconsole.engine.network.expansion_size import MAX_UNIT_DEPTH, SizeProblem, size_problem
 from nnconsole.engine.network.repeat_blocks import MAX_EXPANDED_LAYERS
@@ -35,76 +37,10 @@ def has_units(network: Network) -> bool:
     return any(layer.type == "Unit" for layer in network.layers)
 
 
-def has_arguments(network: Network) -> bool:
-    return any(layer.type == "Argument" for layer in network.layers)
-
-
 def _params(layer: Any) -> Mapping[str, Any]:
     """A layer's params, or {} when a hand-edited file holds something else there (inference reports it)."""
     params = getattr(layer, "params", None)
     return params if isinstance(params, Mapping) else {}
-
-
-def _convert(value: str, arg_type: str) -> Any:
-    """An argument's text read by NNC's Argument Type (ValueError when it does not fit)."""
-    text = str(value).strip()
-    if arg_type in ("Boolean", "BooleanOrMacro"):
-        if text.lower() not in ("true", "false"):
-            raise ValueError(f"'{text}' is not True or False")
-        return text.lower() == "true"
-    if arg_type in ("Int", "PInt", "UInt"):
-        return int(text)
-    if arg_type in ("IntArray", "PIntArray", "UIntArray"):
-        return [int(v) for v in text.replace(" ", "").split(",") if v]
-    if arg_type == "Float":
-        return float(text)
-    if arg_type == "FloatArray":
-        return [float(v) for v in text.replace(" ", "").split(",") if v]
-    return text
-
-
-def argument_values(network: Network, given: Mapping[str, str]) -> Tuple[Dict[str, Any], List[str]]:
-    """Each Argument of ``network`` -> its value (``given`` first, else its own), and the problems."""
-    declared = {layer.name: layer for layer in network.layers
-                if layer.type == "Argument" and isinstance(layer.name, str)}
-    problems = [f"argument '{name}' is not an Argument of the network (it has: {', '.join(declared) or 'none'})"
-                for name in given if name not in declared]
-    values: Dict[str, Any] = {}
-    for name, layer in declared.items():
-        arg_type = str(_params(layer).get("type", "Text"))
-        text = given.get(name, _params(layer).get("value", "1"))
-        try:
-            values[name] = _convert(text, arg_type)
-        except ValueError:
-            problems.append(f"argument '{name}' = '{text}' is not a valid {arg_type}")
-    return values, problems
-
-
-def substitute_arguments(layers: Sequence[Layer], values: Mapping[str, Any]) -> List[Layer]:
-    """The layers with every parameter written as an argument's name replaced by its value."""
-    out = []
-    for layer in layers:
-        params = {k: (values[v.strip()] if isinstance(v, str) and v.strip() in values else v)
-                  for k, v in _params(layer).items()}
-        out.append(dataclasses.replace(layer, params=params) if params != _params(layer) else layer)
-    return out
-
-
-def with_default_arguments(network: Network) -> Network:
-    """A unit network on its own (its tab, its checks): its Arguments' own values substituted."""
-    if not has_arguments(network):
-        return network
-    values, _ = argument_values(network, {})
-    return dataclasses.replace(network, layers=substitute_arguments(network.layers, values))
-
-
-def without_arguments(network: Network) -> Network:
-    """A network to build or write: its Arguments' own values substituted and the Argument layers (which
-    hold a value, not a computation) left out."""
-    if not has_arguments(network):
-        return network
-    network = with_default_arguments(network)
-    return dataclasses.replace(network, layers=[x for x in network.layers if x.type != "Argument"])
 
 
 def _is_kind(layer: Layer, *flags: str) -> bool:
@@ -113,7 +49,7 @@ def _is_kind(layer: Layer, *flags: str) -> bool:
 
 
 def _expand_one(unit: Layer, networks: Mapping[str, Network], chain: List[str], origin: Dict[str, str],
-                memo: Dict[str, Tuple[Network, List[Problem]]]) -> Tuple[Optional[List[Layer]], List[str]]:
+                memo: Dict[Tuple[str, str], Tuple[Network, List[Problem]]]) -> Tuple[Optional[List[Layer]], List[str]]:
     """The layers replacing ``unit``, or None and the problems that stop it."""
     target_name = str(_params(unit).get("network", "") or "")
     if not target_name:
@@ -127,21 +63,23 @@ def _expand_one(unit: Layer, networks: Mapping[str, Network], chain: List[str], 
     if target_name not in networks:
         return None, [f"unit uses network '{target_name}', which the project does not have "
                       f"(networks: {', '.join(networks) or 'none'})"]
-    if target_name not in memo:  # each network expands once (a cycle through it shows in its own expansion)
-        memo[target_name] = _expand(networks[target_name], networks, chain + [target_name], {}, memo)
-    inner_net, inner_problems = memo[target_name]
+    try:
+        given = parse_arguments(str(_params(unit).get("arguments", "") or ""))
+    except ValueError as exc:
+        return None, [str(exc)]
+    key = (target_name, format_arguments(given))
+    if key not in memo:  # each network expands once per set of arguments (a cycle shows in its own expansion)
+        body, body_problems, given_problems = resolve(networks[target_name], given, target_name)
+        if given_problems:
+            return None, given_problems
+        expanded, problems = _expand(body, networks, chain + [target_name], {}, memo)
+        memo[key] = (expanded, body_problems + problems)
+    inner_net, inner_problems = memo[key]
     if inner_problems:  # the first one (units of units would multiply the messages)
         (first_layer, first), more = inner_problems[0], len(inner_problems) - 1
         text = first if len(first) <= 2000 else first[:600] + " ... " + first[-1200:]  # the cause is at the end
         also = f" (+{more} more problem{'s' if more != 1 else ''})" if more else ""
         return None, [f"in network '{target_name}'{also}, layer '{first_layer}': {text}"]
-    try:
-        given = parse_arguments(str(_params(unit).get("arguments", "") or ""))
-    except ValueError as exc:
-        return None, [str(exc)]
-    values, problems = argument_values(inner_net, given)
-    if problems:
-        return None, problems
     dropped = {layer.name for layer in inner_net.layers
                if layer.type == "Argument" or _is_kind(layer, "is_loss", "is_metric")}
     kept = [layer for layer in inner_net.layers if layer.name not in dropped]
@@ -163,9 +101,10 @@ def _expand_one(unit: Layer, networks: Mapping[str, Network], chain: List[str], 
             rename[layer.name] = unit.name if layer.name == ends[0] else f"{unit.name}/{layer.name}"
     scope = weight_scope_of(unit)
     out: List[Layer] = []
-    for layer in substitute_arguments([x for x in kept if x.name not in inputs], values):
+    for layer in [x for x in kept if x.name not in inputs]:
         fields = {f.name: getattr(layer, f.name) for f in dataclasses.fields(Layer)}
-        fields.update(name=rename[layer.name], inputs=[rename.get(s, s) for s in layer.inputs],
+        given = layer.scope_given if isinstance(layer, UnitInnerLayer) else bool((layer.parameter_scope or "").strip())
+        fields.update(name=rename[layer.name], inputs=[rename.get(s, s) for s in layer.inputs], scope_given=given,
                       parameter_scope=f"{scope}/{weight_scope_of(layer)}",
                       position=unit.position if layer.name == ends[0] else layer.position)
         out.append(UnitInnerLayer(**fields))
@@ -174,7 +113,7 @@ def _expand_one(unit: Layer, networks: Mapping[str, Network], chain: List[str], 
 
 
 def _expand(network: Network, networks: Mapping[str, Network], chain: List[str], origin: Dict[str, str],
-            memo: Dict[str, Tuple[Network, List[Problem]]]) -> Tuple[Network, List[Problem]]:
+            memo: Dict[Tuple[str, str], Tuple[Network, List[Problem]]]) -> Tuple[Network, List[Problem]]:
     layers: List[Layer] = []
     problems: List[Problem] = []
     for layer in network.layers:
@@ -211,6 +150,7 @@ def expand_units(network: Network, networks: Optional[Mapping[str, Network]],
         return network, origin, [(layer.name, "a Unit needs the project's networks to be checked or built "
                                                "(internal: pass networks=)") for layer in network.layers
                                  if layer.type == "Unit"]
+    network = with_default_arguments(network)  # its Units' arguments may name its own Arguments (ConvBS=*ConvBS)
     expanded, problems = _expand(network, networks, [name] if name else [], origin, {})
     return expanded, origin, problems
 

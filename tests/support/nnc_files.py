@@ -78,3 +78,108 @@ def optimizer_section(index: int, name: str, network: str, alpha: float = 0.001)
             "SolverName=Adam", "SolverParameterNum=1", "SolverParameterName_0=Alpha", f"SolverParameter_0={alpha}",
             "WeightDecay=0", "LearningRateScheduler=Exponential", "LearningRateMultiplier=1",
             "LearningRateUpdateInterval=1", "LearningRateUpdateIntervalUnit=0"]
+
+
+def nnc_project(folder, networks, rows: int = 32, features: int = 16, classes: int = 3, batch: int = 8,
+                name: str = "project") -> str:
+    """An NNC desktop project (``<folder>/<name>.sdcproj``) with ``networks`` ({name: layers as for
+    ``network_sections``}, Main first), trained by SGD on a generated tabular set (``x`` of ``features``
+    columns, label ``y`` of ``classes``; training and validation CSVs beside it) for one epoch; returns its path."""
+    from .projects import write_tabular_csv
+
+    folder.mkdir(parents=True, exist_ok=True)
+    write_tabular_csv(str(folder / "train.csv"), n=rows, features=features, classes=classes)
+    write_tabular_csv(str(folder / "valid.csv"), n=rows // 2, features=features, classes=classes, seed=1)
+    lines = ["[Global]", f"NumNetwork={len(networks)}"] + [f"Network_{i}={n}" for i, n in enumerate(networks)]
+    for net, layers in networks.items():
+        lines += network_sections(net, layers)
+    lines += ["[Dataset]", "Num=2", "MainIndex=0",
+              "[Dataset_0]", "Name=Training", "URI=train.csv", "Shuffle=1", "EnableCache=0", "ImageNormalization=0",
+              "[Dataset_1]", "Name=Validation", "URI=valid.csv", "Shuffle=0", "EnableCache=0",
+              "ImageNormalization=0",
+              "[Config]", "MaxEpoch=1", "SaveBest=0", f"BatchSize={batch}", "TypeConfig=Float", "MonitorInterval=1",
+              "NumOptimizer=1", "NumMonitor=1", "NumExecutor=0",
+              "[Optimizer_0]", "Optimizer_Name=Optimizer", "Optimizer_NetworkName=Main",
+              "Optimizer_DatasetName=Training", "UpdateInterval=1", "SolverName=Sgd", "SolverParameterNum=1",
+              "SolverParameterName_0=LearningRate", "SolverParameter_0=0.1", "WeightDecay=0",
+              "[Monitor_0]", "Monitor_Name=valid_error", "Monitor_NetworkName=MainValidation",
+              "Monitor_DatasetName=Validation"]
+    path = folder / f"{name}.sdcproj"
+    path.write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")
+    return str(path)
+
+
+def _conv_block(maps: str = "Maps", kernel: str = "3,3") -> list:
+    return [("in", "Input", {"Size": "1,4,4"}, []),
+            ("Convolution", "Convolution", {"OutMaps": maps, "KernelShape": kernel, "BorderMode": "same",
+                                            "Padding": "*ConvolutionPaddingSize", "W.File": "",
+                                            "W.Initializer": "NormalConvolutionGlorot", "W.LRateMultiplier": "1"},
+             ["in"]),
+            ("ReLU", "ReLU", {}, ["Convolution"])]
+
+
+def vgg_like_project(folder) -> str:
+    """VGG-like (issue 26 item 1): two Units of a ConvBlock network and a Unit of a Head network; the units set
+    their inner layers' parameter properties: conv1 ``Convolution.W.InitializerMultiplier=2``, conv2
+    ``Convolution.W.LRateMultiplier=0`` (frozen) and a ``Convolution.b.File``, head ``Affine.W.LRateMultiplier``
+    and ``Affine.W.Initializer``. ConvBlock declares Argument ``Maps`` and an Argument layer named
+    ``Convolution.W.File`` (NNC's parameter-property argument)."""
+    main = [("x", "Input", {"Size": "16", "Dataset": "x"}, []),
+            ("Reshape", "Reshape", {"OutShape": "1,4,4"}, ["x"]),
+            ("conv1", "Unit", {"Input": "1,4,4", "Network": "ConvBlock", "ParameterScope": "conv1", "Output": "4,4,4",
+                               "Maps": "4", "Convolution.W.InitializerMultiplier": "2",
+                               "Convolution.W.File": "", "CostParameter": "40"}, ["Reshape"]),
+            ("conv2", "Unit", {"Input": "4,4,4", "Network": "ConvBlock", "ParameterScope": "conv2",
+                               "Output": "4,4,4", "Maps": "4", "Convolution.W.LRateMultiplier": "0",
+                               "Convolution.b.File": "pretrained/conv2_b.h5"}, ["conv1"]),
+            ("head", "Unit", {"Network": "Head", "Affine.W.LRateMultiplier": "0.5",
+                              "Affine.W.Initializer": "NormalAffineHeForward"}, ["conv2"]),
+            ("loss", "SoftmaxCrossEntropy", {"T.Dataset": "y"}, ["head"])]
+    block = _conv_block() + [("Maps", "Argument", {"Value": "8", "Type": "PInt", "Search": "False"}, []),
+                             ("Convolution.W.File", "Argument", {"Value": "", "Type": "File", "Search": "False"}, [])]
+    head = [("in", "Input", {"Size": "4,4,4"}, []), ("Affine", "Affine", {"OutShape": "3"}, ["in"]),
+            ("Softmax", "Softmax", {}, ["Affine"])]
+    return nnc_project(folder, {"Main": main, "ConvBlock": block, "Head": head}, name="vgg_like")
+
+
+def resnext_like_project(folder) -> str:
+    """ResNeXt-like (issue 26 item 2): a ResBlock network whose Argument ``ConvBS`` (Boolean) and ``ConvKernel``
+    (PIntArray) reach its layers as the macros ``*ConvBS`` (a BatchNormalization's BatchStat) and ``*ConvKernel``
+    (a Convolution's KernelShape, its padding NNC's *ConvolutionPaddingSize); ResBlock passes ``*ConvBS`` on to an
+    inner Unit's ``NetworkBS`` (BooleanOrMacro). Main uses ResBlock with kernels 1,1 and 3,3."""
+    main = [("x", "Input", {"Size": "16", "Dataset": "x"}, []),
+            ("Reshape", "Reshape", {"OutShape": "1,4,4"}, ["x"]),
+            ("stem", "Convolution", {"OutMaps": "4", "KernelShape": "1,1"}, ["Reshape"]),
+            ("res1", "Unit", {"Network": "ResBlock", "ConvBS": "True", "ConvKernel": "1,1"}, ["stem"]),
+            ("res2", "Unit", {"Network": "ResBlock", "ConvBS": "False", "ConvKernel": "3,3"}, ["res1"]),
+            ("Affine", "Affine", {"OutShape": "3"}, ["res2"]),
+            ("loss", "SoftmaxCrossEntropy", {"T.Dataset": "y"}, ["Affine"])]
+    res = [("in", "Input", {"Size": "4,4,4"}, []),
+           ("ConvBS", "Argument", {"Value": "True", "Type": "Boolean", "Search": "False"}, []),
+           ("ConvKernel", "Argument", {"Value": "3,3", "Type": "PIntArray", "Search": "False"}, []),
+           ("Convolution", "Convolution", {"OutMaps": "4", "KernelShape": "*ConvKernel", "BorderMode": "same",
+                                           "Padding": "*ConvolutionPaddingSize", "WithBias": "False"}, ["in"]),
+           ("BatchNormalization", "BatchNormalization", {"Axes": "1", "BatchStat": "*ConvBS"}, ["Convolution"]),
+           ("bn_unit", "Unit", {"Network": "BNReLU", "NetworkBS": "*ConvBS"}, ["BatchNormalization"]),
+           ("Add2", "Add2", {}, ["bn_unit", "in"])]
+    bn_relu = [("in", "Input", {"Size": "4,4,4"}, []),
+               ("NetworkBS", "Argument", {"Value": "True", "Type": "BooleanOrMacro", "Search": "False"}, []),
+               ("BatchNormalization", "BatchNormalization", {"Axes": "1", "BatchStat": "*NetworkBS"}, ["in"]),
+               ("ReLU", "ReLU", {}, ["BatchNormalization"])]
+    return nnc_project(folder, {"Main": main, "ResBlock": res, "BNReLU": bn_relu}, name="resnext_like")
+
+
+def repeat_by_name_project(folder) -> str:
+    """A repeat count given by name (issue 26 item 3): network Stack repeats an Affine+Tanh block ``Times=n``
+    times, Argument ``n`` (PInt, value 3); Main runs Stack as a Unit with ``n=2``."""
+    main = [("x", "Input", {"Size": "16", "Dataset": "x"}, []),
+            ("stack", "Unit", {"Network": "Stack", "n": "2"}, ["x"]),
+            ("Affine", "Affine", {"OutShape": "3"}, ["stack"]),
+            ("loss", "SoftmaxCrossEntropy", {"T.Dataset": "y"}, ["Affine"])]
+    stack = [("in", "Input", {"Size": "16"}, []),
+             ("n", "Argument", {"Value": "3", "Type": "PInt", "Search": "False"}, []),
+             ("RepeatStart", "RepeatStart", {"Times": "n", "ID": "*Name"}, ["in"]),
+             ("Affine", "Affine", {"OutShape": "16"}, ["RepeatStart"]),
+             ("Tanh", "Tanh", {}, ["Affine"]),
+             ("RepeatEnd", "RepeatEnd", {"ID": "*RepeatStart", "Times": "*RepeatTimes"}, ["Tanh"])]
+    return nnc_project(folder, {"Main": main, "Stack": stack}, name="repeat_by_name")

@@ -80,12 +80,14 @@ def annotate_repeats(proto: Any, network: Any, written: Sequence[str]) -> None:
             for out in f.output:
                 buffer_ids[out] = ids
             layer = layers.get(f.name)
-            if not ids or layer is None or layer.parameter_scope:
-                continue
+            if not ids or layer is None or (layer.parameter_scope and getattr(layer, "scope_given", True)):
+                continue  # a scope the user named: one set for every repetition
+            own = layer.parameter_scope or ""  # a unit's layer: 'u/fc', marked after its own name ('u/fc{id}/...')
             for k, name in enumerate(f.input):
                 if name in layers or "/" not in name:
                     continue
-                scope, _, rest = name.partition("/")
+                scope, _, rest = (own, "/", name[len(own) + 1:]) if own and name.startswith(own + "/") else \
+                    name.partition("/")
                 new = f"{scope}{''.join('{' + i + '}' for i in ids)}/{rest}"
                 renames[name] = new
                 param_ids[new] = ids

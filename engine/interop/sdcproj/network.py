@@ -44,14 +44,20 @@ def layer_params(rtype: str, name: str, props: Dict[str, str], unsupported: List
     spec = get_spec(rtype)
     names = spec.nnc_properties
     params: Dict[str, Any] = {}
-    handled = set(spec.from_sdcproj(name, props, params, unsupported)) if spec.from_sdcproj else set()
+    try:
+        handled = set(spec.from_sdcproj(name, props, params, unsupported)) if spec.from_sdcproj else set()
+    except (ValueError, TypeError, KeyError, IndexError) as exc:  # a value the hook cannot read: named, not raised
+        unsupported.append(f"layer '{name}' ({rtype}): its properties could not be read ({exc}); nnconsole's "
+                           "defaults are used for those it computes")
+        handled = set()
     for prop, pname in names.items():
         if prop not in props or prop in handled:
             continue
-        value = _resolve(props, prop)
-        if value is not None and value.strip() in arguments:  # the Unit using this network gives the value
-            params[pname] = value.strip()
+        raw = (props.get(prop) or "").strip()
+        if raw.lstrip("*").strip() in arguments and (raw.startswith("*") or raw in arguments):
+            params[pname] = raw  # NNC's macro '*ConvBS' or the bare name: the Unit using this network gives it
             continue
+        value = _resolve(props, prop)
         if value is None or value.startswith("*"):
             unsupported.append(f"layer '{name}' ({rtype}): property {prop}={props[prop]} is computed by NNC and "
                                "cannot be read; nnconsole's default is used")
@@ -73,7 +79,7 @@ def layer_params(rtype: str, name: str, props: Dict[str, str], unsupported: List
 
 
 def _weights(rtype: str, name: str, props: Dict[str, str], params: Dict[str, Any], scope_name: str,
-             unsupported: List[str]) -> Dict[str, WeightInfo]:
+             unsupported: List[str], arguments: Set[str] = frozenset()) -> Dict[str, WeightInfo]:
     spec = find_spec(rtype)
     keys = list(spec.weight_order if spec else ())
     if not params.get("with_bias", True):  # the bias a with_bias parameter turns off
@@ -84,6 +90,14 @@ def _weights(rtype: str, name: str, props: Dict[str, str], params: Dict[str, Any
         info = WeightInfo(source_name=f"{scope_name}/{pf_scope}/{key}")
         # Parameter layers (Parameter, WorkingMemory) spell their one weight's settings without 'W.'
         prefix = "" if spec is not None and spec.group == "Parameter" else f"{key}."
+        named = [s for s in ("Initializer", "InitializerMultiplier", "LRateMultiplier", "File")
+                 if (props.get(f"{prefix}{s}") or "").strip().lstrip("*").strip() in arguments
+                 and (props.get(f"{prefix}{s}") or "").strip().startswith("*")]
+        for suffix in named:  # a layer's own parameter property naming an Argument: NNC's unit argument carries it
+            unsupported.append(f"layer '{name}': {key}.{suffix}={props[prefix + suffix].strip()} names an Argument; "
+                               f"nnconsole sets a parameter property through the Unit's argument "
+                               f"'{name}.{key}.{suffix}' instead, so the layer's own value is used here")
+        props = {k: v for k, v in props.items() if k not in {prefix + s for s in named}}
         kind_raw = _resolve(props, f"{prefix}Initializer")
         mult_raw = _resolve(props, f"{prefix}InitializerMultiplier")
         if kind_raw:
@@ -159,7 +173,7 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
             scope = (_resolve(props, "ParameterScope") or name).strip() or name
             if scope != name and "/" not in scope:  # the user's own scope is kept, shared or not (as NNC names it)
                 node.parameter_scope = scope
-            node.weights = _weights(rtype, name, props, node.params, scope, unsupported)
+            node.weights = _weights(rtype, name, props, node.params, scope, unsupported, arguments)
             if get_spec(rtype).is_loss:  # the target pin is T, or q for KLMultinomial
                 pin = "q" if "q.Dataset" in props else "T"
                 targets[name] = (_resolve(props, f"{pin}.Dataset") or "y").strip()

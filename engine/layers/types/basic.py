@@ -190,15 +190,19 @@ def _conv_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> Di
 
 def _conv_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any], unsupported: list) -> set:
     """NNC's Padding is often the macro *ConvolutionPaddingSize, computed from BorderMode: valid 0,
-    same (k-1)/2, full k-1 (times the dilation)."""
+    same (k-1)/2, full k-1 (times the dilation). When the kernel is an Argument (``*ConvKernel``), the pad keeps
+    the BorderMode ('same') and ``network.arguments`` computes it once the kernel is known."""
 
     value = resolve(props, "Padding")
     if "Padding" not in props or (value is not None and not value.startswith("*")):
         return set()
+    mode = (resolve(props, "BorderMode") or "valid").strip().lower()
+    if any((resolve(props, k) or "").startswith("*") for k in ("KernelShape", "Dilation")):
+        params["pad"] = mode if mode in ("same", "full") else "valid"  # computed once the argument kernel is known
+        return {"Padding"}
     kernel = ints(resolve(props, "KernelShape") or "") or [5, 5]
     dilation = ints(resolve(props, "Dilation") or "") or [1] * len(kernel)
     dil = dilation if len(dilation) == len(kernel) else [1] * len(kernel)
-    mode = (resolve(props, "BorderMode") or "valid").strip().lower()
     if mode == "same":
         params["pad"] = [d * (k - 1) // 2 for k, d in zip(kernel, dil)]
     elif mode == "full":
@@ -206,6 +210,12 @@ def _conv_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any],
     else:
         params["pad"] = [0] * len(kernel)
     return {"Padding"}
+
+
+def conv_pad_to_sdcproj(params: Mapping[str, Any]) -> Dict[str, str]:
+    """A pad kept as NNC's BorderMode (its kernel an Argument) is written back as NNC computes it."""
+    pad = params.get("pad")
+    return {"Padding": "*ConvolutionPaddingSize", "BorderMode": pad} if isinstance(pad, str) else {}
 
 
 def _conv_caption(p: Mapping[str, Any]) -> str:
@@ -218,6 +228,7 @@ def _conv_caption(p: Mapping[str, Any]) -> str:
 
 
 _CONV_INTERCHANGE = dict(nnc_properties=_CONV_PROPERTIES, weight_order=("W", "b"), to_nntxt=_conv_to_nntxt,
+                         to_sdcproj=conv_pad_to_sdcproj,
                          from_nntxt=_conv_from_nntxt, from_sdcproj=_conv_from_sdcproj, caption=_conv_caption,
                          examples=(({"outmaps": 4, "kernel": [3, 3], "pad": [1, 1], "stride": [2, 2]}, ((3, 8, 8),)),
                                    ({"outmaps": 4, "kernel": [3, 3], "group": 2, "with_bias": False}, ((4, 9, 9),))))

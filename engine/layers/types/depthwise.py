@@ -151,7 +151,7 @@ for _type, _deconv in (("DepthwiseConvolution", False), ("DepthwiseDeconvolution
         build=_build(_deconv), weights={"W": Initializer("NormalConvolutionGlorot"), "b": _ZERO},
         nnc_properties={**_PROPERTIES, ("Divisor" if _deconv else "Multiplier"): _factor},
         weight_scope="depthwise_deconv" if _deconv else "depthwise_conv", weight_order=("W", "b"),
-        to_nntxt=_to_nntxt, from_nntxt=_from_nntxt, from_sdcproj=_from_sdcproj,
+        to_nntxt=_to_nntxt, from_nntxt=_from_nntxt, from_sdcproj=_from_sdcproj, to_sdcproj=basic.conv_pad_to_sdcproj,
         caption=lambda p: fmt_dims(p.get("kernel", ())),
         examples=(({"kernel": [3, 3], "pad": [1, 1], "stride": [2, 2], _factor: 2}, ((4, 8, 8),)),
                   ({"kernel": [3, 3], "with_bias": False}, ((2, 5, 5),))),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping
 
+from nnconsole.engine.layers.nnc_values import to_text
 from nnconsole.engine.layers.registry import LayerSpec, ParamSpec, Shape, register
 
 
@@ -37,10 +38,12 @@ register(LayerSpec(
     type="RepeatStart", group="LoopControl",
     doc="Opens a repeat block: the layers up to the RepeatEnd that closes it run times times in a row, each "
         "repetition with its own weights, the output of one feeding the next (a ResNet's stacked blocks).",
-    params=[ParamSpec("times", "int", 3, "How many times the block runs (NNC's Times).", min=1)],
+    params=[ParamSpec("times", "int", 3, "How many times the block runs (NNC's Times): a number, or the name of an "
+                                         "Argument of the network ('n' or '*n'), which a Unit running it may set.",
+                      min=1)],
     n_inputs=(1, 1), output_shape=_same, build=_identity, loop_control=True,
     nnc_properties={"Times": "times"}, from_sdcproj=_start_id,
-    to_sdcproj=lambda p: {"Times": str(int(p.get("times", 3))), "ID": "*Name"},  # as NNC saves them
+    to_sdcproj=lambda p: {"Times": to_text(p.get("times", 3)), "ID": "*Name"},  # as NNC saves them (or 'n')
     caption=lambda p: f"x{p.get('times', 3)}",
 ))
 

@@ -1,9 +1,10 @@
 """NNC's Unit and Argument layers (palette category Unit): another network of the project used as a layer.
 
 A Unit names a network of the project (NNC's ``Network`` property) and passes values to that network's
-Argument layers (``arguments``: ``name=value`` pairs separated by ';', NNC's other Unit properties). An
-Argument layer, unconnected, declares one such value: its default ``value`` and its NNC ``type``; a layer of
-the unit network whose property is the Argument's name takes the value. The engine replaces every Unit by
+Argument layers (``arguments``: ``name=value`` pairs separated by ';', NNC's other Unit properties), or to its
+layers' parameter properties (``Convolution.W.LRateMultiplier``). An Argument layer, unconnected, declares one
+such value: its default ``value`` and its NNC ``type``; a layer of the unit network whose property is the
+Argument's name (``*Name`` or the bare name) takes the value (``nnconsole.engine.network.arguments``). The engine replaces every Unit by
 its network's layers before checking, building or exporting (``nnconsole.engine.network.units``), so neither
 type is ever built on its own.
 """
@@ -56,7 +57,20 @@ def _unit_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any],
     args = {k: v for k, v in props.items() if k not in own and not k.startswith("Cost")}
     if args:
         params["arguments"] = format_arguments(args)
+    for key, value in args.items():
+        if key.endswith(".File") and value.strip() and not value.strip().startswith("*"):
+            unsupported.append(f"unit '{name}': argument {key}={value} (weights read from a file) is kept in the "
+                               "project but not loaded; the weight starts from its initializer")
     return [*args, "Input", "Output", *[k for k in props if k.startswith("Cost")]]
+
+
+def _arguments_caption(params: Mapping[str, Any]) -> str:
+    """What the unit's node shows of its arguments: 'Maps=4, Convolution.W.LRateMultiplier=0' (values set)."""
+    try:
+        given = parse_arguments(str(params.get("arguments", "") or ""))
+    except ValueError:
+        return "arguments?"
+    return ", ".join(f"{k}={v}" for k, v in given.items() if v != "")
 
 
 def _unit_to_sdcproj(params: Mapping[str, Any]) -> Dict[str, str]:
@@ -75,20 +89,37 @@ register(LayerSpec(
         "here. Its layers are named unit/layer and keep their weights under unit scope/layer scope (u1/fc/affine/W).",
     params=[ParamSpec("network", "str", "", "The network this unit runs (NNC's Network)."),
             ParamSpec("arguments", "str", "", "Values for the network's Argument layers: 'name=value' pairs "
-                                              "separated by ';' (an Argument not given keeps its own value).")],
+                                              "separated by ';' (an Argument not given keeps its own value). A name "
+                                              "'<layer>.<param>.<Property>' (Property: File, Initializer, "
+                                              "InitializerMultiplier, LRateMultiplier) sets that property of a "
+                                              "weight of the network's layer (NNC's parameter-property arguments: "
+                                              "'Affine.W.LRateMultiplier=0'); a value '*Name' is an Argument of the "
+                                              "network holding this unit.")],
     n_inputs=(0, None), output_shape=_not_expanded, build=_no_build, loop_control=True,
     nnc_properties={"Network": "network"}, from_sdcproj=_unit_from_sdcproj, to_sdcproj=_unit_to_sdcproj,
-    caption=lambda p: str(p.get("network", "")),
+    caption=lambda p: " · ".join(x for x in (str(p.get("network", "")), _arguments_caption(p)) if x),
 ))
+
+def _argument_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any], unsupported: List[str]
+                           ) -> List[str]:
+    """An Argument named for a parameter's File (``Convolution.W.File``) with a value: kept, not loaded."""
+    value = (props.get("Value") or "").strip()
+    if name.endswith(".File") and value and not value.startswith("*"):
+        unsupported.append(f"argument '{name}' = {value} (weights read from a file) is kept in the project but not "
+                           "loaded; the weight starts from its initializer")
+    return []
+
 
 register(LayerSpec(
     type="Argument", group="Unit",
     doc="A value a Unit passes to the network it runs: a property of a layer of this network written as the "
-        "Argument's name takes the value (the Unit's, else this layer's own). It has no inputs or outputs.",
+        "Argument's name, '*Name' (NNC's macro, in any property) or the bare name ('Times=n'), takes the value (the "
+        "Unit's, else this layer's own). An Argument named '<layer>.<param>.<Property>' (e.g. 'Convolution.W.File') "
+        "gives that parameter property's default. It has no inputs or outputs.",
     params=[ParamSpec("value", "str", "1", "The value used when the Unit gives none (NNC's Value)."),
             ParamSpec("type", "enum", "Text", "How the value is read (NNC's Type).", choices=ARGUMENT_TYPES),
             ParamSpec("search", "bool", False, "NNC's structure search may change it (kept, not used here).")],
     n_inputs=(0, 0), output_shape=_no_output, loop_control=True,
-    nnc_properties={"Value": "value", "Type": "type", "Search": "search"},
+    nnc_properties={"Value": "value", "Type": "type", "Search": "search"}, from_sdcproj=_argument_from_sdcproj,
     caption=lambda p: f"{p.get('value', '')}",
 ))
