@@ -390,6 +390,7 @@ def _fold(network: Network, result: Unrolled, plain: Any) -> Any:
         info.order.append(name)
     info.total_params, info.total_macs = plain.total_params, plain.total_macs
     info.input_variables = dict(plain.input_variables)
+    info.generated_variables = dict(plain.generated_variables)
     seen: Set[Problem] = set()
     for source, target in ((plain.errors, info.errors), (plain.warnings, info.warnings)):
         for name, message in source:

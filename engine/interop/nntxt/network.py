@@ -16,6 +16,7 @@ from nnconsole.engine.interop.nntxt.recurrent import (LOOP_TYPES, generator_valu
 from nnconsole.engine.interop.report import InteropError
 from nnconsole.engine.layers import get_spec
 from nnconsole.engine.layers.types.sequence_rnn_nntxt import collapse
+from nnconsole.engine.layers.types.inputs import GENERATORS
 
 _dims = dims
 _f = f7
@@ -77,6 +78,16 @@ def _data_names(proto: Any) -> Dict[str, str]:
     return out
 
 
+def _input_generator(var_name: str, g: Any, unsupported: List[str]) -> Dict[str, Any]:
+    """An Input's generator parameters from nnabla's GeneratorVariable (type and multiplier)."""
+    kind = str(g.type)
+    if kind not in GENERATORS[1:]:
+        unsupported.append(f"generator variable '{var_name}': type {kind!r} is not one of nnabla's "
+                           f"{', '.join(GENERATORS[1:])}; it is generated as Constant")
+        kind = "Constant"
+    return {"variable": var_name, "generator": kind, "generator_multiplier": _f(g.multiplier)}
+
+
 def _lr_multipliers(proto: Any, network_name: str) -> Tuple[Dict[str, float], bool]:
     for o in proto.optimizer:
         if o.network_name == network_name:
@@ -135,7 +146,7 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
             producer[out] = name
     nodes: List[Node] = []
     inputs_made: Dict[str, str] = {}
-    generators = {g.variable_name for group in (proto.optimizer, proto.monitor, proto.executor)
+    generators = {g.variable_name: g for group in (proto.optimizer, proto.monitor, proto.executor)
                   for item in group for g in item.generator_variable}
     frozen: List[str] = []
     loop_ids, generated = recurrent_ids(net), generator_values(proto, net.name)  # recurrent blocks
@@ -151,12 +162,12 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
             return inputs_made[var_name]
         v = variables.get(var_name)
         shape = _dims(v.shape)[1:] if v is not None else [1]
-        if var_name in generators:
-            unsupported.append(f"generator variable '{var_name}': nnconsole feeds inputs only from the dataset; "
-                               "it became an Input layer reading a dataset column of that name")
         name = unique_name(var_name, taken)
-        nodes.append(Node(name=name, type="Input", params={"shape": shape or [1],
-                                                          "variable": data_names.get(var_name, var_name)}))
+        params: Dict[str, Any] = {"shape": shape or [1], "variable": data_names.get(var_name, var_name)}
+        g = generated.get(var_name) or generators.get(var_name)  # this network's generator first
+        if g is not None:  # nnabla's generator_variable: the Input generates it (NNC's Generator)
+            params.update(_input_generator(var_name, g, unsupported))
+        nodes.append(Node(name=name, type="Input", params=params))
         inputs_made[var_name] = name
         return name
 

@@ -13,6 +13,7 @@ from typing import Dict, List, Sequence, Set, Tuple
 
 from nnconsole.engine.layers import find_spec, resolve_params
 from nnconsole.engine.layers.nnc_values import to_text
+from nnconsole.engine.layers.types.inputs import input_generator
 from nnconsole.engine.project.model import Comment, Layer, Project
 
 from nnconsole.engine.interop import mapping
@@ -32,15 +33,15 @@ def _coordinate(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else to_text(float(value))
 
 
-def _target_inputs(layers: List[Layer]) -> Dict[str, Tuple[str, str]]:
-    """Loss name -> (its target pin, dataset variable) for losses whose target is an Input layer used only as
+def _target_inputs(layers: List[Layer]) -> Dict[str, Tuple[str, str, str, float]]:
+    """Loss name -> (its target pin, dataset variable, generator or "", multiplier) for losses whose target is an Input layer used only as
     a loss target; those Inputs are left out (NNC reads a loss's target from ``T.Dataset``)."""
     by_name = {layer.name: layer for layer in layers}
     consumers: Dict[str, List[Tuple[str, int]]] = {}
     for layer in layers:
         for k, src in enumerate(layer.inputs):
             consumers.setdefault(src, []).append((layer.name, k))
-    out: Dict[str, Tuple[str, str]] = {}
+    out: Dict[str, Tuple[str, str, str, float]] = {}
     for layer in layers:
         spec = find_spec(layer.type)
         if spec is None or not spec.is_loss or len(layer.inputs) < 2:
@@ -50,7 +51,8 @@ def _target_inputs(layers: List[Layer]) -> Dict[str, Tuple[str, str]]:
             continue
         if all(find_spec(by_name[c].type).is_loss and k == 1 for c, k in consumers.get(target.name, [])):
             pin = "q" if spec.input_names[1:2] == ("q",) else "T"
-            out[layer.name] = (pin, str(target.params.get("variable") or target.name))
+            out[layer.name] = (pin, str(target.params.get("variable") or target.name),
+                               input_generator(target.params), float(target.params.get("generator_multiplier", 1.0)))
     return out
 
 
@@ -124,8 +126,11 @@ def network_sections(layers: List[Layer], unsupported: List[str], network: str =
         props = layer_properties(layer, unsupported)
         inputs = list(layer.inputs)
         if layer.name in targets:
-            pin, variable = targets[layer.name]
+            pin, variable, generator, multiplier = targets[layer.name]
             props[f"{pin}.Dataset"] = variable
+            if generator:  # NNC's T.Generator: the loss generates its target (a GAN's constant 1 and 0)
+                props[f"{pin}.Generator"] = generator
+                props[f"{pin}.GeneratorMultiplier"] = to_text(multiplier)
             inputs = inputs[:1]
         elif spec is not None and spec.is_loss and len(inputs) > 1:
             unsupported.append(f"loss '{layer.name}': its target '{inputs[1]}' is computed, not a dataset variable; "
