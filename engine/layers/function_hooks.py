@@ -10,7 +10,6 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 from nnconsole.engine.layers.nntxt_codec import (AXIS_PARAMS, Unsupported, axis_to_nnabla, f7, read_fields,
                                                  write_fields)
 from nnconsole.engine.layers.registry import Shape, ShapeError, fmt_shape, norm_axis
-from nnconsole.engine.layers.nnc_values import resolve
 
 
 def nnabla_kwargs(params: Mapping[str, Any]) -> Dict[str, Any]:

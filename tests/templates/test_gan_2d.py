@@ -25,7 +25,7 @@ def generated_points(project, parameters: str = "") -> np.ndarray:
     if parameters:
         nn.load_parameters(parameters)
     graph = build_graph(project.networks["Generator"], 500, "runtime", rng=np.random.RandomState(0))
-    graph.inputs["z"].d = np.random.RandomState(5).randn(500, 2)
+    graph.generated["z"][0].d = np.random.RandomState(5).randn(500, 2)  # z is generated (Normal), not data
     graph.outputs["g2"].forward()
     points = graph.outputs["g2"].d.copy()
     nn.clear_parameters()
@@ -47,4 +47,6 @@ def test_gan_template_trains_its_generator_towards_the_real_points_and_exports(t
     assert np.all(np.isfinite(losses)) and os.path.isfile(os.path.join(run_dir, "model_final.nnp"))
     out = str(tmp_path / "gan.nntxt")
     export_nntxt(project, out)
-    assert open(out).read().count("optimizer {") == 2
+    text = open(out).read()
+    assert text.count("optimizer {") == 2
+    assert text.count('type: "Normal"') == 2 and text.count('type: "Constant"') == 3  # z twice; one, zero, one

@@ -32,7 +32,6 @@ from nnconsole.engine.interop.nntxt.writers import (OUTPUT_DATA_NAME, NetworkWri
                                                    write_optimizer_variables, write_solver)
 from nnconsole.engine.interop.report import ExportResult, InteropError
 from nnconsole.engine.interop.settings_map import write_training_config
-from nnconsole.engine.layers.types.inputs import input_variable
 from nnconsole.engine.network.shapes import dataset_variables, infer_network, runtime_layer_names
 from nnconsole.engine.project.paths import dataset_path
 from nnconsole.engine.interop.nntxt.repeat import unrolled_project

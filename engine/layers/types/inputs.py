@@ -49,7 +49,8 @@ def _input_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any]
 
 register(LayerSpec(
     type="Input", group="IO",
-    doc="A dataset variable (a CSV column such as x or y) entering the network with the given shape.",
+    doc="A dataset variable (a CSV column such as x or y) entering the network with the given shape, or values a "
+        "generator makes instead (NNC's Generator: a GAN's noise z, a constant target).",
     params=[
         ParamSpec("shape", "ints", (1, 28, 28), "Shape of one sample without the batch axis, e.g. [1, 28, 28].",
                   min=1),

@@ -29,6 +29,7 @@ def test_the_generator_of_an_input_is_chosen_shown_and_undone(digits_page):
         ["None", "Normal", "Uniform", "Constant", "Range"]
     assert combo.currentText() == "None"
     combo.setCurrentText("Uniform")
+    combo.activated.emit(combo.currentIndex())  # what a user's pick sends
     page.flush()
     type_into(page, "param_generator_multiplier", "0.5")
     layer = _input(page)
