@@ -1,4 +1,4 @@
-"""nnabla graphs and files for a run: the computation graph of a project network (``graph``), solvers per
+"""nnabla graphs and files for a run: the computation graph of a project network (``graph``) and the filling of its generated inputs (``generated_inputs``), solvers per
 learning-rate group (``solvers``), checkpoints (``checkpoint``), the runtime ``.nnp`` of a trained run
 (``nnp``, every network of the project) and host-memory views of nnabla arrays (``host_arrays``).
 """
