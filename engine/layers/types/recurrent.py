@@ -79,9 +79,11 @@ register(LayerSpec(
         ParamSpec("size", "ints", (), "Shape of the delayed value; empty means its input's shape.", min=1,
                   min_len=0),
         ParamSpec("initial_generator", "enum", "Constant", "Where the first step's value comes from when the "
-                  "Initial input is not connected: Constant (initial_multiplier everywhere) or None (the "
-                  "dataset variable initial_dataset).", choices=DELAY_GENERATORS),
-        ParamSpec("initial_multiplier", "float", 0.0, "The Constant generator's value."),
+                  "Initial input is not connected: Constant (initial_multiplier everywhere), Normal or Uniform "
+                  "(as an Input's generator, initial_multiplier its spread) or None (the dataset variable "
+                  "initial_dataset).", choices=DELAY_GENERATORS),
+        ParamSpec("initial_multiplier", "float", 0.0, "The generator's multiplier: Constant's value, Normal's "
+                  "standard deviation, Uniform's bound."),
         ParamSpec("initial_dataset", "str", "c", "The dataset variable read when the generator is None."),
     ],
     n_inputs=(1, 2), output_shape=delay_size, loop_control=True, input_names=("value", "initial"),
