@@ -179,6 +179,8 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
             continue
         if ltype == "Input":  # its Generator and GeneratorMultiplier are parameters (data.generated)
             node.params = layer_params("Input", name, props, unsupported)
+            if node.params.get("generator", NONE) != NONE:  # NNC ignores its Dataset (default x): named as the layer
+                node.params["variable"] = name
         elif rtype is not None:
             node.params = layer_params(rtype, name, props, unsupported, arguments)
             scope = (_resolve(props, "ParameterScope") or name).strip() or name
@@ -224,6 +226,11 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
         operand = _unlinked_operand(node, node_props.get(node.name, {}), unsupported)
         if operand is not None:
             targets[node.name] = operand
+    read = {str(n.params.get("variable") or n.name) for n in order if n.type == "Input"
+            and n.params.get("generator", NONE) == NONE} | {t for t in targets.values() if isinstance(t, str)}
+    for owner, target in list(targets.items()):  # a generated target never takes a name the dataset gives
+        if isinstance(target, GeneratedTarget) and target.variable in read:
+            targets[owner] = GeneratedTarget(generated_target_variable(owner), target.generator, target.multiplier)
     return order, targets, times
 
 

@@ -15,12 +15,13 @@ from nnconsole.engine.project.io import save_project
 from tests.support.nnc_files import sdcproj_text
 from tests.support.training import train_in_process
 
-# A GAN-shaped network as NNC writes it: z ~ Normal(0, 1), u ~ Uniform(-0.5, 0.5) into Sub2's R pin, a Sub2 whose R
+# A GAN-shaped network as NNC writes it (z and loss_fake keep a Dataset naming the real x, which NNC ignores when a
+# generator is set): z ~ Normal(0, 1), u ~ Uniform(-0.5, 0.5) into Sub2's R pin, a Sub2 whose R
 # pin is unlinked (NNC fills it from R.Generator, Constant 0.5), a discriminator shared by scope, and two losses
 # whose targets are Constant 1 and Constant 0.
 LAYERS = [
     ("x", "Input", {"Size": "2", "Dataset": "x"}, []),
-    ("z", "Input", {"Size": "2", "Dataset": "z", "Generator": "Normal", "GeneratorMultiplier": "1"}, []),
+    ("z", "Input", {"Size": "2", "Dataset": "x", "Generator": "Normal", "GeneratorMultiplier": "1"}, []),
     ("u", "Input", {"Size": "2", "Dataset": "u", "Generator": "Uniform", "GeneratorMultiplier": "0.5"}, []),
     ("g", "Affine", {"OutShape": "2"}, ["z"]),
     ("shifted", "Sub2", {"R.Dataset": "", "R.Generator": "Constant", "R.GeneratorMultiplier": "1"}, ["g", "u:1"]),
@@ -29,7 +30,7 @@ LAYERS = [
     ("d_fake", "Affine", {"OutShape": "1", "ParameterScope": "d"}, ["offset"]),
     ("loss_real", "SigmoidCrossEntropy", {"T.Dataset": "y", "T.Generator": "Constant", "T.GeneratorMultiplier": "1"},
      ["d_real"]),
-    ("loss_fake", "SigmoidCrossEntropy", {"T.Dataset": "y", "T.Generator": "Constant", "T.GeneratorMultiplier": "0"},
+    ("loss_fake", "SigmoidCrossEntropy", {"T.Dataset": "x", "T.Generator": "Constant", "T.GeneratorMultiplier": "0"},
      ["d_fake"]),
 ]
 
