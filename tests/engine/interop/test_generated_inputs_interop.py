@@ -142,3 +142,23 @@ def test_an_nntxt_generator_variable_becomes_a_generated_input(tmp_path, kind):
     result = import_file(str(path))
     assert not [u for u in result.unsupported if "enerator" in u], result.unsupported
     assert _generators(result.project.network) == {"z": (kind, 2.0), "t": ("Constant", 0.25)}
+
+
+@pytest.mark.slow
+def test_the_gan_template_exported_trains_under_nnabla_cli_with_its_generators(tmp_path):
+    """nnabla_cli makes z, one and zero itself from our .nntxt (the CSV has only x), as NNC runs a GAN."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.support.projects import gan_2d_project
+
+    project = load_valid_project(gan_2d_project(str(tmp_path / "gan"), 32, 1))
+    out = str(tmp_path / "gan.nntxt")
+    export_nntxt(project, out)
+    outdir = tmp_path / "train"
+    outdir.mkdir()
+    cli = os.path.join(os.path.dirname(sys.executable), "nnabla_cli")
+    proc = subprocess.run([cli, "train", "-c", out, "-o", str(outdir)], capture_output=True, text=True, timeout=300)
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Training Completed" in log, log[-3000:]
