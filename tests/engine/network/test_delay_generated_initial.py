@@ -42,3 +42,33 @@ def test_the_built_graph_fills_it():
     fill_generated(graph.generated, 0, "optimizer0", "train", 0, np.arange(3))
     assert var.shape == (3, 4) and spec.generator == "Normal" and np.std(var.d) > 0.5
     nn.clear_parameters()
+
+
+def test_an_nnc_lstm_unit_with_normal_initial_states_imports_and_exports_them(tmp_path):
+    """NNC's LSTM unit with H.Initial.Generator=Normal and C.Initial.Generator=Uniform: carried (the report names
+    nothing), unrolled into Delays whose first values are generated, and written as nnabla generator variables."""
+    from nnconsole.engine.interop.files import export_nntxt, import_file
+    from nnconsole.engine.project.model import Datasets, Project
+    from tests.support import nnc_reference
+    from tests.support.nnc_files import sdcproj_text
+
+    props = {k: p.value for k, p in nnc_reference.layer("LSTM").properties.items()
+             if not p.value.startswith("*") and not k.startswith("Cost")}  # as NNC saves a fresh unit
+    props.update(Size="8", Length="5", RecurrentGroupID="LSTM", InnerShape="3")
+    props.update({"H.Initial.Generator": "Normal", "H.Initial.GeneratorMultiplier": "0.2",
+                  "C.Initial.Generator": "Uniform", "C.Initial.GeneratorMultiplier": "0.1"})
+    path = tmp_path / "lstm.sdcproj"
+    path.write_text(sdcproj_text([("x", "Input", {"Size": "5,3", "Dataset": "x"}, []), ("LSTM", "LSTM", props, ["x"]),
+                                  ("loss", "SquaredError", {"T.Dataset": "y"}, ["LSTM"])]), newline="")
+    result = import_file(str(path))
+    assert result.unsupported == []
+    unit = result.project.network.layer("LSTM")
+    assert (unit.params["h_initial_generator"], unit.params["c_initial_generator"]) == ("Normal", "Uniform")
+    info = infer_network(result.project.network)
+    assert info.generated_variables == {"LSTM_H_initial": GeneratedInput("Normal", 0.2, (8,)),
+                                        "LSTM_C_initial": GeneratedInput("Uniform", 0.1, (8,))}
+    out = tmp_path / "lstm.nntxt"
+    export_nntxt(Project(name="lstm", network=result.project.network,
+                         datasets=Datasets(training="a.csv", validation="a.csv")), str(out))
+    text = out.read_text()
+    assert 'type: "Normal"' in text and 'type: "Uniform"' in text
