@@ -234,6 +234,10 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
     return order, targets, times
 
 
+# Types whose side operand has a shape of its own (BroadcastTo's y is the target shape), not their input's
+_OPERAND_SHAPE_NOT_INPUTS = {"BroadcastTo"}
+
+
 def _unlinked_operand(node: Node, props: Dict[str, str], unsupported: List[str]
                       ) -> Optional[Union[str, GeneratedTarget]]:
     """The second operand of a layer with one side data pin (Sub2's R, ATan2's x...) that no link feeds: NNC
@@ -245,6 +249,11 @@ def _unlinked_operand(node: Node, props: Dict[str, str], unsupported: List[str]
         return None
     pin = spec.input_names[1] if len(spec.input_names) > 1 else "R"
     if f"{pin}.Generator" not in props and f"{pin}.Dataset" not in props:
+        return None
+    if spec.type in _OPERAND_SHAPE_NOT_INPUTS:
+        unsupported.append(f"layer '{node.name}' ({spec.type}): its {pin} pin is not linked and the shape of the "
+                           f"operand NNC would make from {pin}.Generator/{pin}.Dataset is not known here; link an "
+                           f"Input layer of that shape to the {pin} pin")
         return None
     return _loss_target(node.name, pin, props, unsupported, default_variable="")
 
