@@ -162,3 +162,14 @@ def test_the_gan_template_exported_trains_under_nnabla_cli_with_its_generators(t
     proc = subprocess.run([cli, "train", "-c", out, "-o", str(outdir)], capture_output=True, text=True, timeout=300)
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "Training Completed" in log, log[-3000:]
+
+
+def test_an_unlinked_broadcast_to_operand_is_named_with_its_fix(tmp_path):
+    """BroadcastTo's y operand has the target's shape, which the file does not give: reported, not guessed."""
+    path = tmp_path / "b.sdcproj"
+    path.write_text(sdcproj_text([("x", "Input", {"Size": "1", "Dataset": "x"}, []),
+                                  ("b", "BroadcastTo", {"y.Generator": "Constant", "y.GeneratorMultiplier": "1"}, ["x"]),
+                                  ("loss", "SquaredError", {"T.Dataset": "y"}, ["b"])]), newline="")
+    result = import_file(str(path))
+    assert any("layer 'b' (BroadcastTo): its y pin is not linked" in u and "link an Input" in u
+               for u in result.unsupported), result.unsupported
