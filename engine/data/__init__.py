@@ -2,6 +2,6 @@
 (``decode``, ``matrix``) by the one image reader (``image_file``: supported formats only, bit depth handled)
 and regular files only (``regular_file``), the shared decode cache, its build folders and its parallel build
 (``cache``, ``cache_partial``, ``cache_build``, ``decode_process``), the training entry points (``loading``),
-sample order and batches (``batching``) and class labels (``labels``); ``create/`` makes a dataset from folders
+sample order and batches (``batching``), the values of generated inputs (``generated``: NNC's Generator) and class labels (``labels``); ``create/`` makes a dataset from folders
 of images (``nnconsole dataset create``). numpy and Pillow only, no nnabla.
 """

@@ -22,6 +22,8 @@ from nnconsole.engine.metrics.results import (EvaluationError, EvaluationResult,
                                               probability_columns, regression_metrics, target_variable)
 from nnconsole.engine.data.loading import load_dataset, load_dataset_split, validation_batches
 from nnconsole.engine.runtime.nnp import build_runtime
+from nnconsole.engine.runtime.generated_inputs import fill_generated
+from nnconsole.engine.data.generated import generate, stream_key
 from nnconsole.engine.network.parameter_files import ParameterFileError
 from nnconsole.engine.runtime.checkpoint import CheckpointError, load_parameters_checked
 from nnconsole.engine.project.structure import evaluation_view
@@ -58,6 +60,8 @@ def _run_network(project: Project, params_file: str, dataset: Any, batch_size: i
     for idx, valid in validation_batches(dataset.size, batch, 0, 1):  # last batch padded; only `valid` rows count
         for name, var in runtime.inputs.items():
             var.d = dataset.gather(name, idx)  # only this batch's samples become float32
+        if runtime.generated:  # NNC's Generator inputs, keyed by the row (the same at every evaluation)
+            fill_generated(runtime.generated, project.config.seed, "evaluation", "evaluation", 0, idx)
         outputs = []
         for _ in range(passes):  # Monte-Carlo passes: a Dropout with skip_at_test off draws new masks each time
             runtime.output.forward(clear_buffer=True)
@@ -112,9 +116,15 @@ def evaluate_run(run_dir: str, model: str = "best", batch_size: Optional[int] = 
     outputs = _run_network(project, params_file, valid, batch_size or min(256, max(project.config.batch_size, 1)),
                            progress)
     outputs = outputs.reshape(valid.size, -1)
-    if label_var not in valid.arrays:
+    made = infer_network(project.network).generated_variables.get(label_var)
+    if made is not None:  # a generated target (a GAN's constant 1): the values its generator gives each row
+        targets = generate(made.generator, made.multiplier, made.shape,
+                           stream_key(project.config.seed, "evaluation", label_var, "evaluation"),
+                           np.arange(valid.size)).reshape(valid.size, -1).astype(np.float64)
+    elif label_var not in valid.arrays:
         raise EvaluationError(f"{valid.path}: no column for the target variable '{label_var}'")
-    targets = valid.arrays[label_var].reshape(valid.size, -1).astype(np.float64)
+    else:
+        targets = valid.arrays[label_var].reshape(valid.size, -1).astype(np.float64)
 
     task = get_spec(loss_type).task or "regression"
     if task == "classification":

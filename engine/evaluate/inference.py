@@ -33,6 +33,7 @@ from nnconsole.engine.atomic import target_problem, write_via
 from nnconsole.engine.network.parameter_files import ParameterFileError
 from nnconsole.engine.runtime.checkpoint import CheckpointError, load_parameters_checked
 from nnconsole.engine.runtime.nnp import build_runtime
+from nnconsole.engine.runtime.generated_inputs import fill_generated
 from nnconsole.engine.layers import get_spec
 from nnconsole.engine.network.shapes import first_loss
 from nnconsole.engine.project.paths import shown_path
@@ -321,6 +322,9 @@ def infer(run_dir: str, data: Sequence[str], output: Optional[str] = None, model
                 writer = csv.writer(fh, lineterminator="\n")
                 writer.writerow(_header(task, classes, k, names, source.labels is not None, width))
                 for start, stop in _batches(source.size, batch_size):
+                    if runtime.generated:  # NNC's Generator inputs, keyed by the row
+                        fill_generated(runtime.generated, project.config.seed, "inference", "inference", 0,
+                                       np.arange(start, start + batch_size))
                     outputs = _forward(runtime, source.load(start, stop), stop - start, passes, how)
                     if task == "classification":
                         outputs = probability_columns(outputs)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from nnconsole.engine.layers.nnc_values import as_bool, as_float, as_int  # noqa: F401  (re-exported)
 from nnconsole.engine.project.model import Layer, Network, Project
@@ -92,13 +93,28 @@ def label_target_shape(loss_type: str, pred_shape: Sequence[int], axis: int) -> 
     return pred
 
 
-def add_loss_targets(nodes: List[Node], targets: Dict[str, str], unsupported: List[str],
+@dataclass(frozen=True)
+class GeneratedTarget:
+    """A loss target that a generator fills (NNC's ``T.Generator``, nnabla's ``generator_variable``): the target
+    Input made for it generates ``variable`` (``Constant`` 1 for a GAN's real images) instead of reading it."""
+
+    variable: str
+    generator: str
+    multiplier: float = 1.0
+
+
+def generated_target_variable(loss: str) -> str:
+    """The variable of a loss's generated target: ``<loss>_T`` (NNC gives it no name of its own)."""
+    return f"{loss}_T"
+
+
+def add_loss_targets(nodes: List[Node], targets: Dict[str, Union[str, GeneratedTarget]], unsupported: List[str],
                      library: Optional[Mapping[str, Network]] = None) -> List[Node]:
     """Give each loss node a target Input (its dataset variable, e.g. ``y``) as second input.
 
-    ``targets`` maps loss node name -> dataset variable. Shapes come from shape inference on the
-    rest of the network; losses sharing a variable share one Input, and a variable an Input of the network
-    already reads is that Input.
+    ``targets`` maps loss node name -> dataset variable, or a GeneratedTarget (the Input generates it).
+    Shapes come from shape inference on the rest of the network; losses sharing a variable share one Input, and a
+    variable an Input of the network already reads is that Input.
     """
 
     if not targets:
@@ -115,7 +131,9 @@ def add_loss_targets(nodes: List[Node], targets: Dict[str, str], unsupported: Li
     out: List[Node] = []
     for n in nodes:
         if n.name in targets:
-            variable = targets[n.name] or "y"
+            target = targets[n.name]
+            generated = target if isinstance(target, GeneratedTarget) else None
+            variable = (generated.variable if generated else target) or "y"
             pred = n.inputs[0] if n.inputs else None
             li = info.layers.get(pred) if pred else None
             rtype = registry_type(n.type) or n.type
@@ -138,8 +156,10 @@ def add_loss_targets(nodes: List[Node], targets: Dict[str, str], unsupported: Li
                 position = None
                 if n.position is not None:
                     position = (n.position[0] + 240.0, n.position[1] - 48.0)
-                out.append(Node(name=target_name, type="Input",
-                                params={"shape": list(shape), "variable": variable}, position=position))
+                params: Dict[str, Any] = {"shape": list(shape), "variable": variable}
+                if generated:
+                    params.update(generator=generated.generator, generator_multiplier=generated.multiplier)
+                out.append(Node(name=target_name, type="Input", params=params, position=position))
                 made[variable] = (target_name, shape)
             n.inputs = list(n.inputs[:1]) + [target_name]
         out.append(n)

@@ -22,6 +22,7 @@ from nnconsole.engine.interop.netgraph import (Node, keep_repeat_blocks, paramet
                                                share_scopes, to_layers, unique_name)
 from nnconsole.engine.interop.report import InteropError
 from nnconsole.engine.network.shapes import infer_network
+from nnconsole.engine.layers import find_spec
 
 
 @dataclass
@@ -50,9 +51,19 @@ def graph_to_layers(graph: ImportedGraph, unsupported: List[str], notes: List[st
     share_scopes(nodes, notes)  # weights several layers read stay one set (parameter_scope)
     if graph.loss_targets:
         targets = {n.name: graph.loss_targets[n.base_name] for n in nodes if n.base_name in graph.loss_targets}
+        # Side-pin operands first (Sub2's unlinked R), one at a time in data-flow order, so that every loss and
+        # later operand sees the shapes of the layers they complete.
+        for n in [n for n in nodes if n.name in targets and not _is_loss(n)]:
+            nodes = add_loss_targets(nodes, {n.name: targets.pop(n.name)}, unsupported, library)
         nodes = reshape_scalar_predictions(nodes, targets, notes)
         nodes = add_loss_targets(nodes, targets, unsupported, library)
     return to_layers(nodes, unsupported, layout=True), nodes
+
+
+def _is_loss(node: Node) -> bool:
+    rtype = mapping.registry_type(node.type)
+    spec = find_spec(rtype) if rtype else None
+    return bool(spec is not None and spec.is_loss)
 
 
 def reshape_scalar_predictions(nodes: List[Node], targets: Dict[str, str], notes: List[str]) -> List[Node]:

@@ -10,7 +10,6 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 from nnconsole.engine.layers.nntxt_codec import (AXIS_PARAMS, Unsupported, axis_to_nnabla, f7, read_fields,
                                                  write_fields)
 from nnconsole.engine.layers.registry import Shape, ShapeError, fmt_shape, norm_axis
-from nnconsole.engine.layers.nnc_values import resolve
 
 
 def nnabla_kwargs(params: Mapping[str, Any]) -> Dict[str, Any]:
@@ -64,18 +63,12 @@ def fixed_nntxt(fields: Mapping[str, str], fixed: Mapping[str, Any]) -> tuple:
 
 def side_input_properties(*pins: str) -> Callable:
     """from_sdcproj hook for NNC's side data connectors (``R``, ``x``; ClipGradByValue's ``min`` and ``Max``):
-    each operand comes from the link to its pin; reading one from a dataset variable (``<pin>.Dataset``) is
-    reported. (An unlinked pin, which NNC would fill from its Generator, leaves the layer an input short,
-    which the network check reports by name.)"""
+    each operand comes from the link to its pin. An unlinked pin NNC fills from its ``<pin>.Generator`` or
+    ``<pin>.Dataset``: for a layer with one side pin the .sdcproj reader adds an Input doing that
+    (interop.sdcproj.network._unlinked_operand); a layer with two (ClipGradByValue) with a pin unlinked is left
+    an input short, which the network check reports by name. The properties are handled here either way."""
     def hook(name: str, props: Mapping[str, Any], params: dict, unsupported: list) -> set:
-        handled = set()
-        for pin in pins:
-            dataset = (resolve(dict(props), f"{pin}.Dataset") or "").strip()
-            if dataset:
-                unsupported.append(f"layer '{name}': {pin}.Dataset={dataset} (an operand read from a dataset "
-                                   f"variable) is not supported; link an Input layer to the {pin} pin instead")
-            handled |= {f"{pin}.Dataset", f"{pin}.Generator", f"{pin}.GeneratorMultiplier"}
-        return handled
+        return {f"{pin}.{prop}" for pin in pins for prop in ("Dataset", "Generator", "GeneratorMultiplier")}
     return hook
 
 

@@ -39,14 +39,14 @@ def _lstm_layers(unit: Layer) -> List[Layer]:
                      initializers={"W": Initializer("NormalAffineGlorot"), "b": Initializer("Constant", value=0.0)},
                      parameter_scope=f"{scope}_{inner}")
 
-    def delay(inner: str, source: str, value: float) -> Layer:
-        return Layer(n(inner), "Delay", [n(source)], {"size": list(size), "initial_generator": "Constant",
+    def delay(inner: str, source: str, value: float, generator: str) -> Layer:
+        return Layer(n(inner), "Delay", [n(source)], {"size": list(size), "initial_generator": generator,
                                                       "initial_multiplier": float(value)})
 
     return [
         Layer(n("RecurrentInput"), "RecurrentInput", list(unit.inputs[:1]), {"axis": axis}),
-        delay("H", "Mul2_3", p["h_initial_multiplier"]),
-        delay("C", "Add2", p["c_initial_multiplier"]),
+        delay("H", "Mul2_3", p["h_initial_multiplier"], p["h_initial_generator"]),
+        delay("C", "Add2", p["c_initial_multiplier"], p["c_initial_generator"]),
         Layer(n("Concatenate"), "Concatenate", [n("RecurrentInput"), n("H")], {"axis": 0}),
         *[gate(g) for g in GATES],
         Layer(n("Tanh"), "Tanh", [n("Affine")]),

@@ -211,10 +211,10 @@ class _Unroller:
                 self.add(Layer(f"{name}_initial_shape", "Reshape", [src], {"shape": [1] * len(size)}), name)
                 src = f"{name}_initial_shape"
             self.add(Layer(f"{name}[0]", "Broadcast", [src], {"shape": size}), name)
-        else:
-            self.out.errors.append((name, f"Delay '{name}': initial generator {generator} is not supported; use "
-                                          "Constant, None (a dataset variable) or connect its Initial input"))
-            return None
+        else:  # Normal, Uniform: an Input generating the first step's value, as NNC's Initial.Generator does
+            self.add(Layer(f"{name}[0]", "Input", params={
+                "shape": size, "variable": f"{name}_initial", "generator": generator,
+                "generator_multiplier": float(params["initial_multiplier"])}), name)
         return f"{name}[0]"
 
     def emit(self, network: Network, shapes: Dict[str, tuple]) -> bool:
@@ -392,6 +392,7 @@ def _fold(network: Network, result: Unrolled, plain: Any) -> Any:
         info.order.append(name)
     info.total_params, info.total_stored, info.total_macs = plain.total_params, plain.total_stored, plain.total_macs
     info.input_variables = dict(plain.input_variables)
+    info.generated_variables = dict(plain.generated_variables)
     seen: Set[Problem] = set()
     for source, target in ((plain.errors, info.errors), (plain.warnings, info.warnings)):
         for name, message in source:

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from nnconsole.engine.layers import get_spec, resolve_params
 from nnconsole.engine.layers.initializers import check_initializer
-from nnconsole.engine.layers.types.inputs import input_variable
+from nnconsole.engine.layers.types.inputs import input_generator, input_variable
 from nnconsole.engine.layers.registry import LayerSpec, ShapeError, UnknownLayerType, prod
 from nnconsole.engine.project.model import Layer, Network
 from nnconsole.engine.network.expansion_size import cost_problem
@@ -33,6 +33,15 @@ from nnconsole.engine.network.shared_params import is_unit_inner, share_paramete
 
 Shape = Tuple[int, ...]
 MODES = ("train", "validation", "runtime")
+
+
+@dataclass(frozen=True)
+class GeneratedInput:
+    """A variable an Input fills from a generator (NNC's Generator property) instead of a dataset column."""
+
+    generator: str  # "Normal", "Uniform", "Constant" or "Range" (nnconsole.engine.data.generated)
+    multiplier: float
+    shape: Shape
 
 
 @dataclass
@@ -65,7 +74,8 @@ class NetworkInfo:
     total_macs: int = 0
     errors: List[Tuple[str, str]] = field(default_factory=list)
     warnings: List[Tuple[str, str]] = field(default_factory=list)
-    input_variables: Dict[str, Shape] = field(default_factory=dict)
+    input_variables: Dict[str, Shape] = field(default_factory=dict)  # dataset variables the Inputs read
+    generated_variables: Dict[str, GeneratedInput] = field(default_factory=dict)  # variables generators fill
     loss_layers: List[str] = field(default_factory=list)
     noise_buffers: Dict[str, Shape] = field(default_factory=dict)  # VATNoise buffer -> its shape (no batch axis)
 
@@ -260,6 +270,28 @@ def _infer_layer(info: NetworkInfo, layer: Layer, li: LayerInfo, by_name: Dict[s
             info.noise_buffers.setdefault(buffer, out)
     if spec.is_input:
         var = input_variable(layer, params)
+        kind = input_generator(params)
+        generated = info.generated_variables.get(var)
+        if kind:
+            made = GeneratedInput(kind, float(params.get("generator_multiplier", 1.0)), tuple(out))
+            other = ("reads it from the dataset" if var in info.input_variables else
+                     f"generates it as {generated.generator} x {generated.multiplier:g} of shape "
+                     f"{generated.shape}" if generated is not None and generated != made else "")
+            if other:
+                li.error = (f"variable '{var}' is generated here ({kind} x {made.multiplier:g}) but Input "
+                            f"'{var_owner[var]}' {other}; give one of them another variable name")
+                li.out_shape = None
+                info.errors.append((name, li.error))
+                return
+            info.generated_variables.setdefault(var, made)
+            var_owner.setdefault(var, name)
+            return
+        if generated is not None:
+            li.error = (f"variable '{var}' is read from the dataset here but Input '{var_owner[var]}' generates it "
+                        f"({generated.generator}); give one of them another variable name")
+            li.out_shape = None
+            info.errors.append((name, li.error))
+            return
         if var in info.input_variables and info.input_variables[var] != out:
             li.error = (f"variable '{var}' is also read by Input '{var_owner[var]}' with shape "
                         f"{info.input_variables[var]}, but this layer says {out}; use one shape")

@@ -11,6 +11,7 @@ from nnconsole.engine.project.schema import ALPHA_SOLVERS
 
 from nnconsole.engine.plan.record import Plan, PlanWarning
 from nnconsole.engine.layers import find_spec
+from nnconsole.engine.layers.types.inputs import input_generator, input_variable
 
 GPU_DEVICES = ("cuda", "gpu", "cudnn")
 # Goyal et al. 2017 trained ResNet-50 with linear scaling up to a logical batch of 8k without loss.
@@ -167,6 +168,7 @@ def explain_plan(plan: Plan, project: model.Project, gpus_available: Optional[in
 
     warns.extend(_size_warnings(plan, project, gpus_available))
     notes.extend(_synced_batchnorm_notes(plan, project))
+    notes.extend(_generated_input_notes(plan, project))
     return notes, warns
 
 
@@ -231,6 +233,23 @@ def _synced_batchnorm_notes(plan: Plan, project: model.Project) -> List[str]:
             f"its batch statistics over the {n} workers: {per_worker * n} samples per batch"
             + (f" (below {BN_MIN_BATCH}: still noisy; raise config.batch_size)." if per_worker * n < BN_MIN_BATCH
                else ".")]
+
+
+def _generated_input_notes(plan: Plan, project: model.Project) -> List[str]:
+    """Which Inputs generators fill (NNC's Generator) and what that means for N workers."""
+    made: List[str] = []
+    for network in [project.network, *project.networks.values()]:
+        for layer in network.layers:
+            kind = input_generator(layer.params) if layer.type == "Input" else ""
+            text = f"{input_variable(layer, layer.params)} ({kind} x {float(layer.params.get('generator_multiplier', 1.0)):g})"
+            if kind and text not in made:
+                made.append(text)
+    if not made:
+        return []
+    share = (f"each of the {plan.workers} workers makes its own rows of every logical batch, the values one worker "
+             "would make for them" if plan.workers > 1 else "each row's values are keyed by the seed and its place in "
+             "the logical batch, so more workers draw the same values")
+    return [f"Generated inputs {', '.join(made)}: no dataset column is read; {share}."]
 
 
 def _cell_int(x: Optional[int]) -> str:

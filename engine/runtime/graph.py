@@ -23,7 +23,7 @@ from nnconsole.engine.layers.registry import fmt_shape
 from nnconsole.engine.project.model import Layer, Network
 from nnconsole.engine.network.shapes import unrolled_network
 from nnconsole.engine.network.repeat_blocks import has_repeats, unroll
-from nnconsole.engine.network.shapes import MODES, NetworkInfo, derive_network, infer_network
+from nnconsole.engine.network.shapes import MODES, GeneratedInput, NetworkInfo, derive_network, infer_network
 from nnconsole.engine.network.shared_params import weight_scope_of
 from nnconsole.engine.network.units import expand_units, without_arguments
 from nnconsole.engine.network.noise_buffers import network_buffers
@@ -68,6 +68,8 @@ class BuiltGraph:
         """Refill the generated noise buffers (VATNoise's Buf.Generator): call before each forward pass."""
         if self.noise_fills:
             self.noise.fill(self.noise_fills)
+    # variables generators fill (NNC's Generator; not in ``inputs``) -> (nn.Variable, GeneratedInput)
+    generated: Dict[str, Tuple[Any, GeneratedInput]] = field(default_factory=dict)
 
 
 class BuildContext:
@@ -180,6 +182,7 @@ def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any
     ctx = BuildContext(mode, batch_size, rng, seed, rank, noise)
     buffers = ctx.noise.names | network_buffers(net)
     inputs: Dict[str, Any] = {}
+    generated: Dict[str, Tuple[Any, GeneratedInput]] = {}
     outputs: Dict[str, Any] = {}
     param_owner: Dict[str, Tuple[str, str]] = {}
     parameters: Dict[str, Any] = {}
@@ -191,6 +194,11 @@ def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any
             var = input_variable(layer, ctx.params(layer))
             if var in buffers:  # VATNoise's noise buffer, shared with the run's other graphs
                 outputs[name] = ctx.noise_buffer(var, (batch_size,) + tuple(li.out_shape))
+                continue
+            if var in info.generated_variables:
+                if var not in generated:
+                    generated[var] = (nn.Variable((batch_size,) + tuple(li.out_shape)), info.generated_variables[var])
+                outputs[name] = generated[var][0]
                 continue
             if var not in inputs:
                 inputs[var] = nn.Variable((batch_size,) + tuple(li.out_shape))
@@ -246,7 +254,7 @@ def build_graph(network: Network, batch_size: int, mode: str = "train", rng: Any
         sample_loss=sample_loss, loss=loss, sample_error=sample_error, task=task or "regression",
         param_owner=param_owner, parameters=parameters,
         loss_layers=list(info.loss_layers) if mode != "runtime" else [],
-        info=info, network=net, noise=ctx.noise, noise_fills=list(ctx.noise_fills),
+        info=info, network=net, noise=ctx.noise, noise_fills=list(ctx.noise_fills), generated=generated,
     )
 
 

@@ -41,6 +41,12 @@ class RuntimeGraph:
     output_name: str
     task: str
     extra_outputs: Dict[str, Any] = field(default_factory=dict)
+    generated: Dict[str, Any] = field(default_factory=dict)  # BuiltGraph.generated: filled, not read from data
+
+    def variables(self) -> Dict[str, Any]:
+        """Every variable entering the network by name: the dataset's, then the generated ones (a saved .nnp
+        takes both as data, so that its user can give z)."""
+        return {**self.inputs, **{name: var for name, (var, _spec) in self.generated.items()}}
 
     def all_outputs(self) -> Dict[str, Any]:
         """Every head by its name in the saved network: ``y'`` first, then the others by layer name."""
@@ -83,7 +89,8 @@ def _other_heads(project: Project, graph: Any) -> Dict[str, Any]:
     for layer in network.layers:
         name = layer.name
         if (name in kept and name not in consumed and name in graph.outputs and name != graph.prediction_layer
-                and name not in heads and graph.outputs[name] not in graph.inputs.values()):
+                and name not in heads and graph.outputs[name] not in graph.inputs.values()
+                and all(graph.outputs[name] is not var for var, _spec in graph.generated.values())):
             heads[name] = graph.outputs[name]
     return heads
 
@@ -100,7 +107,7 @@ def build_runtime(project: Project, batch_size: int = 1, keep: Sequence[str] = (
     extra = {name: var for name, var in _other_heads(project, graph).items() if name != "y'"}
     extra.update({name: graph.outputs[name] for name in keep if name in graph.outputs and name not in extra})
     return RuntimeGraph(inputs=dict(graph.inputs), output=output, output_name="y'", task=graph.task,
-                        extra_outputs=extra)
+                        extra_outputs=extra, generated=dict(graph.generated))
 
 
 def export_nnp(project: Project, parameters_path: str, nnp_path: str) -> str:
@@ -116,8 +123,8 @@ def export_nnp(project: Project, parameters_path: str, nnp_path: str) -> str:
     runtime = build_runtime(project, batch_size=1)
     contents = {
         "networks": [{"name": "runtime", "batch_size": 1, "outputs": runtime.all_outputs(),
-                      "names": dict(runtime.inputs)}],
-        "executors": [{"name": "runtime", "network": "runtime", "data": list(runtime.inputs),
+                      "names": runtime.variables()}],
+        "executors": [{"name": "runtime", "network": "runtime", "data": list(runtime.variables()),
                        "output": list(runtime.all_outputs())}],
     }
 
@@ -173,9 +180,9 @@ def add_other_networks(project: Project, contents: Dict[str, Any]) -> None:
         runtime = build_runtime(view, batch_size=1, keep=trained_part_ends(network))
         outputs = runtime.all_outputs()
         contents["networks"].append({"name": nnp_name(name), "batch_size": 1, "outputs": outputs,
-                                     "names": dict(runtime.inputs)})
+                                     "names": runtime.variables()})
         contents["executors"].append({"name": nnp_name(name), "network": nnp_name(name),
-                                      "data": list(runtime.inputs), "output": list(outputs)})
+                                      "data": list(runtime.variables()), "output": list(outputs)})
     add_project_executors(project, contents)
 
 

@@ -19,7 +19,9 @@ from nnconsole.engine.project.model import ExtraOptimizer, Project
 from nnconsole.engine.plan.worker_plan import make_plan
 from nnconsole.engine.project.structure import FIRST_OPTIMIZER, optimizer_project
 from nnconsole.engine.runtime.graph import build_graph, lr_multipliers
+from nnconsole.engine.runtime.generated_inputs import fill_generated, optimizer_stream
 from nnconsole.engine.runtime.solvers import applies_weight_decay_itself, group_parameters, make_solver
+from nnconsole.engine.data.generated import training_slots
 from nnconsole.engine.data.loading import epoch_order, worker_batches
 from nnconsole.engine.errors import TrainingError
 from nnconsole.engine.rundir.protocol import OPTIMIZER_LOSS, OptimizerLossRecord
@@ -109,17 +111,22 @@ def step_optimizers(trainer: Any, runs: List[OptimizerRun], iteration: int, epoc
 
 
     N = trainer.comm.size
-    for run in runs:
+    for number, run in enumerate(runs, start=1):
         if not run.active(iteration):
             continue
+        slot_k = k
         if run.entry.dataset == "training":
             dataset, indices = trainer.train_set, train_indices
         else:
             dataset = trainer.valid_set
             order = epoch_order(dataset.size, trainer.project.config.seed, epoch, trainer.project.datasets.shuffle)
             batches = worker_batches(order, run.graph.batch_size, trainer.rank, N)
-            indices = batches[k % len(batches)]
+            slot_k = k % len(batches)
+            indices = batches[slot_k]
         trainer._feed(run.graph, dataset, indices)
+        if run.graph.generated:  # this optimizer's own draws (nnabla_cli's optimizers each call the generators)
+            fill_generated(run.graph.generated, trainer.project.config.seed, optimizer_stream(number), "train", epoch,
+                           training_slots(slot_k, run.graph.batch_size, trainer.rank, N))
         if run.accumulated == 0:
             for solver in run.solvers:
                 solver.zero_grad()

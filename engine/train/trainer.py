@@ -41,6 +41,8 @@ from nnconsole.engine.backend.device import select_device
 from nnconsole.engine.runtime.graph import build_graph, lr_multipliers
 from nnconsole.engine.runtime.noise import NoiseBuffers
 from nnconsole.engine.network.noise_buffers import project_buffers
+from nnconsole.engine.runtime.generated_inputs import fill_generated, optimizer_stream
+from nnconsole.engine.data.generated import training_slots
 from nnconsole.engine.plan.worker_plan import make_plan
 from nnconsole.engine.plan.schedule import learning_rate
 from nnconsole.engine.runtime.solvers import applies_weight_decay_itself, group_parameters, make_solver
@@ -240,6 +242,8 @@ class Trainer:
         for indices, valid in validation_batches(self.valid_set.size, B, self.rank, self.comm.size):
             self._feed(g, self.valid_set, indices)
             g.fill_noise()
+            if g.generated:  # the same values at every validation: keyed by the row, not the epoch
+                fill_generated(g.generated, self.project.config.seed, "validation", "validation", 0, indices)
             nn.forward_all(outputs, clear_no_need_grad=True)
             loss_sum += float(np.sum(g.sample_loss.d[:valid]))
             if g.sample_error is not None:
@@ -301,6 +305,9 @@ class Trainer:
                 if fail_at is not None and self.iteration == fail_at and self.rank == (seam_int("fail_rank") or 0):
                     raise RuntimeError(f"deliberate failure at iteration {self.iteration} (test seam)")
                 self._feed_prepared(g, next(ahead))
+                if g.generated:  # NNC's Generator inputs (a GAN's z, constant targets): this worker's rows
+                    fill_generated(g.generated, cfg.seed, optimizer_stream(0), "train", epoch,
+                                   training_slots(k, B, self.rank, N))
                 if accumulated == 0:
                     for solver in self.solvers:
                         solver.zero_grad()

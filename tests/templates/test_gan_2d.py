@@ -25,7 +25,7 @@ def generated_points(project, parameters: str = "") -> np.ndarray:
     if parameters:
         nn.load_parameters(parameters)
     graph = build_graph(project.networks["Generator"], 500, "runtime", rng=np.random.RandomState(0))
-    graph.inputs["z"].d = np.random.RandomState(5).randn(500, 2)
+    graph.generated["z"][0].d = np.random.RandomState(5).randn(500, 2)  # z is generated (Normal), not data
     graph.outputs["g2"].forward()
     points = graph.outputs["g2"].d.copy()
     nn.clear_parameters()
@@ -48,3 +48,8 @@ def test_gan_template_trains_its_generator_towards_the_real_points_and_exports(t
     out = str(tmp_path / "gan.nntxt")
     export_nntxt(project, out)
     assert open(out).read().count("optimizer {") == 2
+    from nnabla.utils.load import load
+
+    info = load([out], prepare_data_iterator=False, batch_size=4)  # nnabla's loader makes z, one and zero itself
+    made = {name: sorted(v.name for v in o.generator_assign) for name, o in info.optimizers.items()}
+    assert made == {"Optimizer": ["one", "z", "zero"], "Optimizer_G": ["one", "z"]}

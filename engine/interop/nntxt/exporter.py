@@ -28,11 +28,10 @@ from nnconsole.engine.project.model import Project
 from nnconsole.engine.interop.common import iterations_per_epoch, peek_dataset, preview_rows
 from nnconsole.engine.interop.nntxt.optimizers import write_executor_settings, write_extra_optimizers
 from nnconsole.engine.interop.nntxt.repeat import annotate_project, keeps_blocks
-from nnconsole.engine.interop.nntxt.writers import (OUTPUT_DATA_NAME, NetworkWriter, write_optimizer_variables,
-                                                   write_solver)
+from nnconsole.engine.interop.nntxt.writers import (OUTPUT_DATA_NAME, NetworkWriter, write_input_variables,
+                                                   write_optimizer_variables, write_solver)
 from nnconsole.engine.interop.report import ExportResult, InteropError
 from nnconsole.engine.interop.settings_map import write_training_config
-from nnconsole.engine.layers.types.inputs import input_variable
 from nnconsole.engine.network.data_flow import dataset_variables
 from nnconsole.engine.network.shapes import infer_network, runtime_layer_names
 from nnconsole.engine.project.paths import dataset_path
@@ -197,12 +196,6 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
         d.no_image_normalization = not project.datasets.normalize
         d.variable.extend(sorted(dataset_variables(project, name.lower())))  # the Inputs this dataset feeds
 
-    var_of = {}
-    for layer in project.network.layers:
-        spec = get_spec(layer.type)
-        if spec.is_input:
-            var_of[layer.name] = input_variable(layer, layer.params)
-
     o = proto.optimizer.add()
     o.name, o.network_name = "Optimizer", MAIN
     o.dataset_name.append("Training")
@@ -215,9 +208,7 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
             m = proto.monitor.add()
             m.name, m.network_name = mname, VALIDATION
             m.dataset_name.append(dname)
-            for v in main["inputs"]:
-                dv = m.data_variable.add()
-                dv.variable_name, dv.data_name = v, var_of[v]
+            write_input_variables(m, project.network, main["inputs"])
             mv = m.monitor_variable.add()
             mv.type, mv.variable_name = "Error", loss
     else:
@@ -228,9 +219,7 @@ def project_to_proto(project: Project, dataset_dir: Optional[str] = None) -> Tup
 
     write_executor_settings(e, project, unsupported)  # name, NumEvaluations, repeat type (issue 17)
     e.need_back_propagation = False
-    for v in runtime["inputs"]:
-        dv = e.data_variable.add()
-        dv.variable_name, dv.data_name = v, var_of[v]
+    write_input_variables(e, project.network, runtime["inputs"])
     ov = e.output_variable.add()
     ov.variable_name, ov.data_name = runtime["output"], OUTPUT_DATA_NAME
     for pname in runtime["params"]:

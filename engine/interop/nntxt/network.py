@@ -17,6 +17,7 @@ from nnconsole.engine.interop.report import InteropError
 from nnconsole.engine.layers import get_spec
 from nnconsole.engine.layers.types.sequence_rnn_nntxt import collapse
 from nnconsole.engine.network.noise_buffers import VAT_NOISE
+from nnconsole.engine.layers.types.inputs import GENERATORS
 
 _dims = dims
 _f = f7
@@ -76,6 +77,16 @@ def _data_names(proto: Any) -> Dict[str, str]:
             for dv in item.data_variable:
                 out[dv.variable_name] = dv.data_name
     return out
+
+
+def _input_generator(var_name: str, g: Any, unsupported: List[str]) -> Dict[str, Any]:
+    """An Input's generator parameters from nnabla's GeneratorVariable (type and multiplier)."""
+    kind = str(g.type)
+    if kind not in GENERATORS[1:]:
+        unsupported.append(f"generator variable '{var_name}': type {kind!r} is not one of nnabla's "
+                           f"{', '.join(GENERATORS[1:])}; it is generated as Constant")
+        kind = "Constant"
+    return {"variable": var_name, "generator": kind, "generator_multiplier": _f(g.multiplier)}
 
 
 def _lr_multipliers(proto: Any, network_name: str) -> Tuple[Dict[str, float], bool]:
@@ -155,7 +166,7 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
             producer[out] = name
     nodes: List[Node] = []
     inputs_made: Dict[str, str] = {}
-    generators = {g.variable_name for group in (proto.optimizer, proto.monitor, proto.executor)
+    generators = {g.variable_name: g for group in (proto.optimizer, proto.monitor, proto.executor)
                   for item in group for g in item.generator_variable}
     buffers = _noise_buffers(proto, net)  # VATNoise's noise buffers: generated or written, never a dataset column
     frozen: List[str] = []
@@ -172,13 +183,13 @@ def network_nodes(proto: Any, net: Any, unsupported: List[str], notes: List[str]
             return inputs_made[var_name]
         v = variables.get(var_name)
         shape = _dims(v.shape)[1:] if v is not None else [1]
-        if var_name in generators and var_name not in buffers:
-            unsupported.append(f"generator variable '{var_name}': nnconsole feeds inputs only from the dataset; "
-                               "it became an Input layer reading a dataset column of that name")
         plain = _plain_name(var_name)  # nnabla's '@net/x' names its graph's variable x
         name = unique_name(plain, taken)
-        nodes.append(Node(name=name, type="Input", params={"shape": shape or [1],
-                                                          "variable": data_names.get(var_name, plain)}))
+        params: Dict[str, Any] = {"shape": shape or [1], "variable": data_names.get(var_name, plain)}
+        g = generated.get(var_name) or generators.get(var_name)  # this network's generator first
+        if g is not None and var_name not in buffers:  # nnabla's generator_variable: the Input generates it
+            params.update(_input_generator(var_name, g, unsupported))
+        nodes.append(Node(name=name, type="Input", params=params))
         inputs_made[var_name] = name
         return name
 

@@ -39,7 +39,7 @@ def annotate_recurrent(proto: Any, network: Any, info: Any, unsupported: List[st
     blocks, _ = find_blocks(network)
     lengths = _lengths(network, info)
     layers = {layer.name: layer for layer in network.layers}
-    generated: Dict[str, Dict[str, float]] = {}  # network name -> initial variable -> constant
+    generated: Dict[str, Dict[str, Tuple[str, float]]] = {}  # network -> initial variable -> (generator, multiplier)
     for net in proto.network:
         names = {f.name for f in net.function}
         for block in [b for b in blocks if b.id in names]:
@@ -65,16 +65,17 @@ def annotate_recurrent(proto: Any, network: Any, info: Any, unsupported: List[st
                     v.repeat_id.append(block.id)
     for group in (proto.optimizer, proto.monitor, proto.executor):
         for item in group:
-            for variable, value in generated.get(item.network_name, {}).items():
+            for variable, (kind, value) in generated.get(item.network_name, {}).items():
                 g = item.generator_variable.add()
-                g.variable_name, g.type, g.multiplier = variable, "Constant", value
+                g.variable_name, g.type, g.multiplier = variable, kind, value
 
 
-def _generated_initial(net: Any, f: Any, p: Dict[str, Any], generated: Dict[str, Dict[str, float]],
+def _generated_initial(net: Any, f: Any, p: Dict[str, Any], generated: Dict[str, Dict[str, Tuple[str, float]]],
                        unsupported: List[str]) -> None:
-    """A Delay without an Initial input reads a variable filled by a Constant generator."""
+    """A Delay without an Initial input reads a variable filled by its generator (Constant, Normal, Uniform)."""
 
-    if p["initial_generator"] != "Constant":
+    kind = p["initial_generator"] if p["initial_generator"] in ("Normal", "Uniform") else "Constant"
+    if p["initial_generator"] == "None":
         unsupported.append(f"layer '{f.name}' (Delay): an initial value read from the dataset variable "
                            f"'{p['initial_dataset']}' is written as a constant {p['initial_multiplier']:g}; connect an "
                            "Input layer to the Delay's Initial input to keep it in nnabla files")
@@ -84,7 +85,7 @@ def _generated_initial(net: Any, f: Any, p: Dict[str, Any], generated: Dict[str,
     v.name, v.type = name, "Buffer"
     set_shape(v.shape, [int(d) for d in out.shape.dim])
     f.input.append(name)
-    generated.setdefault(net.name, {})[name] = float(p["initial_multiplier"])
+    generated.setdefault(net.name, {})[name] = (kind, float(p["initial_multiplier"]))
 
 
 # ------------------------------------------------------------------------------------------------- import
@@ -109,10 +110,11 @@ def recurrent_node_params(f: Any, variables: Dict[str, Any], generators: Dict[st
     params: Dict[str, Any] = {"size": [int(d) for d in out.shape.dim][1:]} if out is not None else {}
     if len(f.input) > 1 and f.input[1] in generators:
         g = generators[f.input[1]]
-        if g.type != "Constant":
+        kind = g.type if g.type in ("Normal", "Uniform", "Constant") else "Constant"
+        if kind != g.type:
             unsupported.append(f"layer '{f.name}' (Delay): initial value generator {g.type} is not supported; a "
                                f"constant {g.multiplier:g} is used")
-        params.update(initial_generator="Constant", initial_multiplier=float(g.multiplier), _drop_initial=True)
+        params.update(initial_generator=kind, initial_multiplier=float(g.multiplier), _drop_initial=True)
     return params
 
 

@@ -13,7 +13,7 @@ from nnconsole.engine.network.noise_buffers import VAT_NOISE, project_buffers
 from nnconsole.engine.interop import mapping, solver_table
 from nnconsole.engine.interop.solver_table import LR_FIELD, SOLVER_PARAM_FIELDS
 from nnconsole.engine.runtime.solvers import SOLVER_PARAMS
-from nnconsole.engine.layers.types.inputs import input_variable
+from nnconsole.engine.layers.types.inputs import input_generator, input_variable
 
 OUTPUT_DATA_NAME = "y'"
 
@@ -206,14 +206,28 @@ def _in_iterations(length: int, unit: str, ipe: Optional[int], what: str, unsupp
     return length * ipe
 
 
+def write_input_variables(message: Any, network: Any, inputs: List[str]) -> None:
+    """An optimizer's, monitor's or executor's Inputs (layer names): a ``data_variable`` naming the dataset
+    variable each reads, or for an Input with a generator (NNC's Generator) a ``generator_variable`` with its
+    type and multiplier, which nnabla's loader turns into the same generator (``load._get_generator``)."""
+    for v in inputs:
+        layer = network.layer(v)
+        kind = input_generator(layer.params)
+        if kind:
+            gv = message.generator_variable.add()
+            gv.variable_name, gv.type = v, kind
+            gv.multiplier = float(layer.params.get("generator_multiplier", 1.0))
+        else:
+            dv = message.data_variable.add()
+            dv.variable_name, dv.data_name = v, input_variable(layer, layer.params)
+
+
 def write_optimizer_variables(o: Any, network: Any, info: Any, written: Dict[str, Any],
                               param_owner: Dict[str, Tuple[Layer, str]]) -> None:
     """An optimizer's data (its network's Inputs), loss and parameter variables with their learning-rate
     multipliers (0 for running statistics)."""
 
-    for v in written["inputs"]:
-        dv = o.data_variable.add()
-        dv.variable_name, dv.data_name = v, input_variable(network.layer(v), network.layer(v).params)
+    write_input_variables(o, network, written["inputs"])
     for layer in network.layers:  # VATNoise's Buf.Generator: the optimizer fills the buffer, as NNC writes it
         gen = (layer.params or {}).get("buffer_generator", "None") if layer.type == VAT_NOISE else "None"
         if gen and gen != "None":

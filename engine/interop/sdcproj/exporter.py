@@ -13,6 +13,7 @@ from typing import Dict, List, Sequence, Set, Tuple
 
 from nnconsole.engine.layers import find_spec, resolve_params
 from nnconsole.engine.layers.nnc_values import to_text
+from nnconsole.engine.layers.types.inputs import input_generator
 from nnconsole.engine.project.model import Comment, Layer, Project
 
 from nnconsole.engine.interop import mapping
@@ -32,16 +33,17 @@ def _coordinate(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else to_text(float(value))
 
 
-def _target_inputs(layers: List[Layer]) -> Tuple[Dict[str, Tuple[str, str]], Set[str]]:
-    """(loss name -> (its target pin, dataset variable), the Inputs to leave out) for losses whose target is an
-    Input layer: NNC reads a loss's target from ``T.Dataset``. An Input used only as loss targets is left out; one
-    the network also reads (an autoencoder's x, its own reconstruction target) stays, linked to those layers."""
+def _target_inputs(layers: List[Layer]) -> Tuple[Dict[str, Tuple[str, str, str, float]], Set[str]]:
+    """(loss name -> (its target pin, dataset variable, generator or "", multiplier), the Inputs to leave out) for
+    losses whose target is an Input layer: NNC reads a loss's target from ``T.Dataset`` (``T.Generator`` when the
+    Input generates it). An Input used only as loss targets is left out; one the network also reads (an
+    autoencoder's x, its own reconstruction target) stays, linked to those layers."""
     by_name = {layer.name: layer for layer in layers}
     consumers: Dict[str, List[Tuple[str, int]]] = {}
     for layer in layers:
         for k, src in enumerate(layer.inputs):
             consumers.setdefault(src, []).append((layer.name, k))
-    out: Dict[str, Tuple[str, str]] = {}
+    out: Dict[str, Tuple[str, str, str, float]] = {}
     for layer in layers:
         spec = find_spec(layer.type)
         if spec is None or not spec.is_loss or len(layer.inputs) < 2:
@@ -50,7 +52,8 @@ def _target_inputs(layers: List[Layer]) -> Tuple[Dict[str, Tuple[str, str]], Set
         if target is None or target.type != "Input":
             continue
         pin = "q" if spec.input_names[1:2] == ("q",) else "T"
-        out[layer.name] = (pin, str(target.params.get("variable") or target.name))
+        out[layer.name] = (pin, str(target.params.get("variable") or target.name),
+                           input_generator(target.params), float(target.params.get("generator_multiplier", 1.0)))
     dropped = {layer.inputs[1] for layer in layers if layer.name in out}
     dropped = {name for name in dropped if all(c in out and k == 1 for c, k in consumers.get(name, []))}
     return out, dropped
@@ -125,8 +128,11 @@ def network_sections(layers: List[Layer], unsupported: List[str], network: str =
         props = layer_properties(layer, unsupported)
         inputs = list(layer.inputs)
         if layer.name in targets:
-            pin, variable = targets[layer.name]
+            pin, variable, generator, multiplier = targets[layer.name]
             props[f"{pin}.Dataset"] = variable
+            if generator:  # NNC's T.Generator: the loss generates its target (a GAN's constant 1 and 0)
+                props[f"{pin}.Generator"] = generator
+                props[f"{pin}.GeneratorMultiplier"] = to_text(multiplier)
             inputs = inputs[:1]
         for k, src in enumerate(inputs):
             pin = input_pin(spec.nnc_name if spec else layer.type, k)

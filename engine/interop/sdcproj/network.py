@@ -4,13 +4,16 @@ weights, initializers, learning-rate multipliers, loss targets and repeat blocks
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple, Union
 
 from nnconsole.engine.layers import find_spec, get_spec
 from nnconsole.engine.layers.nnc_values import as_float, convert_value, ints, resolve
 from nnconsole.engine.project.model import Comment, Initializer
 
+from nnconsole.engine.layers.types.inputs import GENERATORS, NONE
+
 from nnconsole.engine.interop import mapping
+from nnconsole.engine.interop.common import GeneratedTarget, generated_target_variable
 from nnconsole.engine.interop.netgraph import Node, WeightInfo
 from nnconsole.engine.interop.report import InteropError
 from nnconsole.engine.interop.sdcproj.reader import SdcReader, layer_properties
@@ -122,6 +125,31 @@ def _weights(rtype: str, name: str, props: Dict[str, str], params: Dict[str, Any
     return out
 
 
+def _loss_target(name: str, pin: str, props: Dict[str, str], unsupported: List[str], default_variable: str = "y"
+                 ) -> Union[str, GeneratedTarget]:
+    """A loss's target: the dataset variable of ``T.Dataset`` (``q`` for KLMultinomial), or, with a
+    ``T.Generator``, the values that generator makes (a GAN's constant 1 and 0). A side pin's operand likewise
+    (``R.Dataset``, ``R.Generator``); its variable, when neither names one, is ``<layer>_<pin>``."""
+    kind = (_resolve(props, f"{pin}.Generator") or "None").strip()
+    if kind in ("", NONE):
+        named = (_resolve(props, f"{pin}.Dataset") or "").strip()
+        return named or default_variable or f"{name}_{pin}"
+    if kind not in GENERATORS:
+        unsupported.append(f"loss '{name}': {pin}.Generator={kind} is not one of {', '.join(GENERATORS)}; the target "
+                           "is generated as Constant")
+        kind = "Constant"
+    mult_raw = _resolve(props, f"{pin}.GeneratorMultiplier")
+    try:
+        multiplier = float(mult_raw) if mult_raw is not None and mult_raw.strip() else 1.0
+    except ValueError:
+        unsupported.append(f"loss '{name}': {pin}.GeneratorMultiplier={mult_raw} is not a number; 1 is used")
+        multiplier = 1.0
+    named = (_resolve(props, f"{pin}.Dataset") or "").strip()
+    if named in ("", "y"):  # y: NNC's default T.Dataset, left as it was
+        named = generated_target_variable(name) if pin in ("T", "q") else f"{name}_{pin}"
+    return GeneratedTarget(named, kind, multiplier)
+
+
 # ------------------------------------------------------------------------------------------ network
 def _network_prefix(reader: SdcReader, network: str) -> str:
     if network and reader.section(f"{network}_Network_Global", required=False) is not None:
@@ -130,7 +158,7 @@ def _network_prefix(reader: SdcReader, network: str) -> str:
 
 
 def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes: List[str]
-           ) -> Tuple[List[Node], Dict[str, str], Dict[str, int]]:
+           ) -> Tuple[List[Node], Dict[str, Union[str, GeneratedTarget]], Dict[str, int]]:
     """Nodes of one network, loss targets (loss node -> dataset variable) and repeat counts (empty: a
     RepeatStart's Times is its parameter; blocks pair through the graph, see repeat_blocks)."""
     prefix = _network_prefix(reader, network)
@@ -139,9 +167,10 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
     n_links = reader.count(glob, "NumLink", 0, reader.section_count, "sections")
     by_id: Dict[int, Node] = {}
     order: List[Node] = []
-    targets: Dict[str, str] = {}
+    targets: Dict[str, Union[str, GeneratedTarget]] = {}
     times: Dict[str, int] = {}
     taken: Set[str] = set()
+    node_props: Dict[str, Dict[str, str]] = {}
     arguments = {(layer_properties(s).get("Name") or "").strip() for s in
                  (reader.section(f"{prefix}Layer_{i}") for i in range(n_layers)) if (s.get("Type") or "").strip() == "Argument"}
     for i in range(n_layers):
@@ -162,12 +191,10 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
         rtype = mapping.registry_type(ltype)
         if ltype == "Comment":  # a canvas note, read by network_comments
             continue
-        if ltype == "Input":
+        if ltype == "Input":  # its Generator and GeneratorMultiplier are parameters (data.generated)
             node.params = layer_params("Input", name, props, unsupported)
-            gen = _resolve(props, "Generator")
-            if gen and gen.strip() not in ("", "None"):
-                unsupported.append(f"layer '{name}' (Input): Generator={gen} (random input) is not supported; it "
-                                   "reads the dataset variable instead")
+            if node.params.get("generator", NONE) != NONE:  # NNC ignores its Dataset (default x): named as the layer
+                node.params["variable"] = name
         elif rtype is not None:
             node.params = layer_params(rtype, name, props, unsupported, arguments)
             scope = (_resolve(props, "ParameterScope") or name).strip() or name
@@ -176,11 +203,7 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
             node.weights = _weights(rtype, name, props, node.params, scope, unsupported, arguments)
             if get_spec(rtype).is_loss:  # the target pin is T, or q for KLMultinomial
                 pin = "q" if "q.Dataset" in props else "T"
-                targets[name] = (_resolve(props, f"{pin}.Dataset") or "y").strip()
-                gen = _resolve(props, f"{pin}.Generator")
-                if gen and gen.strip() not in ("", "None"):
-                    unsupported.append(f"loss '{name}': {pin}.Generator={gen} is not supported; the target reads "
-                                       f"dataset variable '{targets[name]}'")
+                targets[name] = _loss_target(name, pin, props, unsupported)
         elif ltype in mapping.PASS_THROUGH:
             pass
         else:
@@ -189,6 +212,7 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
                            and not k.startswith(mapping.IGNORED_PROPERTY_PREFIXES)}
         by_id[lid] = node
         order.append(node)
+        node_props[name] = props
     links: List[Tuple[int, int, int, int, int]] = []
     for i in range(n_links):
         s = reader.section(f"{prefix}Link_{i}")
@@ -215,7 +239,40 @@ def network_nodes(reader: SdcReader, network: str, unsupported: List[str], notes
     for node in order:  # a loss whose target pin is linked reads that layer, not T.Dataset
         if node.name in targets and len(node.inputs) > 1:
             del targets[node.name]
+    for node in order:  # an unlinked side pin reads its <pin>.Dataset or makes its <pin>.Generator's values
+        operand = _unlinked_operand(node, node_props.get(node.name, {}), unsupported)
+        if operand is not None:
+            targets[node.name] = operand
+    read = {str(n.params.get("variable") or n.name) for n in order if n.type == "Input"
+            and n.params.get("generator", NONE) == NONE} | {t for t in targets.values() if isinstance(t, str)}
+    for owner, target in list(targets.items()):  # a generated target never takes a name the dataset gives
+        if isinstance(target, GeneratedTarget) and target.variable in read:
+            targets[owner] = GeneratedTarget(generated_target_variable(owner), target.generator, target.multiplier)
     return order, targets, times
+
+
+# Types whose side operand has a shape of its own (BroadcastTo's y is the target shape), not their input's
+_OPERAND_SHAPE_NOT_INPUTS = {"BroadcastTo"}
+
+
+def _unlinked_operand(node: Node, props: Dict[str, str], unsupported: List[str]
+                      ) -> Optional[Union[str, GeneratedTarget]]:
+    """The second operand of a layer with one side data pin (Sub2's R, ATan2's x...) that no link feeds: NNC
+    fills it from ``<pin>.Generator`` (Sub2's default: Constant) or the dataset variable ``<pin>.Dataset``;
+    None when the pin is linked or the layer has no such pin. The target Input is added with the losses'."""
+    rtype = mapping.registry_type(node.type)
+    spec = find_spec(rtype) if rtype else None
+    if spec is None or spec.is_loss or len(_side_pins(node.type)) != 1 or len(node.inputs) != 1:
+        return None
+    pin = spec.input_names[1] if len(spec.input_names) > 1 else "R"
+    if f"{pin}.Generator" not in props and f"{pin}.Dataset" not in props:
+        return None
+    if spec.type in _OPERAND_SHAPE_NOT_INPUTS:
+        unsupported.append(f"layer '{node.name}' ({spec.type}): its {pin} pin is not linked and the shape of the "
+                           f"operand NNC would make from {pin}.Generator/{pin}.Dataset is not known here; link an "
+                           f"Input layer of that shape to the {pin} pin")
+        return None
+    return _loss_target(node.name, pin, props, unsupported, default_variable="")
 
 
 def network_comments(reader: SdcReader, network: str) -> List[Comment]:

@@ -1,4 +1,5 @@
-"""The IO layers: Input (a dataset variable, one CSV column, entering the network) and Constant."""
+"""The IO layers: Input (a dataset variable, one CSV column, entering the network, or values a generator makes:
+NNC's Generator property, see nnconsole.engine.data.generated) and Constant."""
 from __future__ import annotations
 
 from typing import Any, Dict, Mapping
@@ -13,10 +14,33 @@ def input_variable(layer, params) -> str:
     return params.get("variable") or layer.name
 
 
+NONE = "None"
+# NNC's Input Generator options, in its order (nnconsole.engine.data.generated makes their values).
+GENERATORS = (NONE, "Normal", "Uniform", "Constant", "Range")
+
+
+def is_generated(kind: object) -> bool:
+    """True when an Input's ``generator`` parameter names a generator (not empty nor ``None``)."""
+    return bool(kind) and str(kind) != NONE
+
+
+def input_generator(params: Mapping[str, Any]) -> str:
+    """The generator filling an Input ("Normal", "Uniform", "Constant", "Range"), or "" when it reads the dataset."""
+    kind = params.get("generator", NONE)
+    return str(kind) if is_generated(kind) else ""
+
+
+def _input_caption(p: Mapping[str, Any]) -> str:
+    kind = input_generator(p)
+    if kind:
+        return f"{kind} x {float(p.get('generator_multiplier', 1.0)):g}"
+    return f"variable {p.get('variable')}" if p.get("variable") else ""
+
+
 def reads_dataset(params: Mapping[str, Any]) -> bool:
     """Whether an Input reads its dataset variable: not when a generator gives its value instead (NNC's
     Generator property set to other than None), so no dataset column feeds it."""
-    return str(params.get("generator") or "None") == "None"
+    return not input_generator(params)
 
 
 def _input_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any], unsupported: list) -> set:
@@ -31,17 +55,25 @@ def _input_from_sdcproj(name: str, props: Dict[str, str], params: Dict[str, Any]
 
 register(LayerSpec(
     type="Input", group="IO",
-    doc="A dataset variable (a CSV column such as x or y) entering the network with the given shape.",
+    doc="A dataset variable (a CSV column such as x or y) entering the network with the given shape, or values a "
+        "generator makes instead (NNC's Generator: a GAN's noise z, a constant target).",
     params=[
         ParamSpec("shape", "ints", (1, 28, 28), "Shape of one sample without the batch axis, e.g. [1, 28, 28].",
                   min=1),
         ParamSpec("variable", "str", "", "Dataset variable name (CSV header); empty means the layer name."),
+        ParamSpec("generator", "enum", NONE, "NNC's Generator: None reads the dataset variable; Normal (mean 0, "
+                  "standard deviation = multiplier), Uniform (in [-multiplier, multiplier]), Constant (= multiplier) "
+                  "or Range (0, m, 2m... along the last axis) fill it instead, e.g. a GAN's noise z and its "
+                  "constant targets; no dataset column is read.", choices=GENERATORS),
+        ParamSpec("generator_multiplier", "float", 1.0, "NNC's GeneratorMultiplier: the generator's one "
+                  "parameter (see generator)."),
     ],
     n_inputs=(0, 0),
     output_shape=lambda ins, p: tuple(p["shape"]),
     is_input=True,
-    nnc_properties={"Size": "shape", "Dataset": "variable"}, from_sdcproj=_input_from_sdcproj,
-    caption=lambda p: f"variable {p.get('variable')}" if p.get("variable") else "",
+    nnc_properties={"Size": "shape", "Dataset": "variable", "Generator": "generator",
+                    "GeneratorMultiplier": "generator_multiplier"}, from_sdcproj=_input_from_sdcproj,
+    caption=_input_caption,
 ))
 
 

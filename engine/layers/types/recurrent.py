@@ -15,6 +15,7 @@ from nnconsole.engine.layers.registry import LayerSpec, ParamSpec, Shape, ShapeE
 from nnconsole.engine.layers.nntxt_codec import Unsupported
 
 DELAY_GENERATORS = ("None", "Normal", "Uniform", "Constant")
+LSTM_INITIAL_GENERATORS = ("Constant", "Normal", "Uniform")  # the LSTM unit's initial states (None: not supported)
 
 
 def step_shape(shape: Shape, axis: int, who: str = "RecurrentInput") -> Shape:
@@ -79,9 +80,11 @@ register(LayerSpec(
         ParamSpec("size", "ints", (), "Shape of the delayed value; empty means its input's shape.", min=1,
                   min_len=0),
         ParamSpec("initial_generator", "enum", "Constant", "Where the first step's value comes from when the "
-                  "Initial input is not connected: Constant (initial_multiplier everywhere) or None (the "
-                  "dataset variable initial_dataset).", choices=DELAY_GENERATORS),
-        ParamSpec("initial_multiplier", "float", 0.0, "The Constant generator's value."),
+                  "Initial input is not connected: Constant (initial_multiplier everywhere), Normal or Uniform "
+                  "(as an Input's generator, initial_multiplier its spread) or None (the dataset variable "
+                  "initial_dataset).", choices=DELAY_GENERATORS),
+        ParamSpec("initial_multiplier", "float", 0.0, "The generator's multiplier: Constant's value, Normal's "
+                  "standard deviation, Uniform's bound."),
         ParamSpec("initial_dataset", "str", "c", "The dataset variable read when the generator is None."),
     ],
     n_inputs=(1, 2), output_shape=delay_size, loop_control=True, input_names=("value", "initial"),
@@ -119,13 +122,15 @@ def _lstm_from_sdcproj(name: str, props: Mapping[str, str], params: dict, unsupp
         if value and value != expected and float_or(value) != float_or(expected):
             unsupported.append(f"layer '{name}' (LSTM): {prop}={value} is not supported; the unit's gates use NNC's "
                                f"default ({expected or 'none'})")
+    handled = {"ID", "RecurrentGroupID", "Length", "InnerShape", "H.Initial.Dataset", "C.Initial.Dataset",
+               *_LSTM_WEIGHT_PROPERTIES}
     for prop in ("H.Initial.Generator", "C.Initial.Generator"):
         value = (props.get(prop) or "Constant").strip()
-        if value != "Constant":
+        if value not in LSTM_INITIAL_GENERATORS:  # None: the initial state read from a dataset variable
             unsupported.append(f"layer '{name}' (LSTM): {prop}={value} is not supported; a constant initial value "
                                "is used")
-    return {"ID", "RecurrentGroupID", "Length", "InnerShape", "H.Initial.Dataset", "C.Initial.Dataset",
-            "H.Initial.Generator", "C.Initial.Generator", *_LSTM_WEIGHT_PROPERTIES}
+            handled.add(prop)
+    return handled
 
 
 def _lstm_from_nntxt(f: Any, in_shapes: list, weights: Mapping[str, list]) -> dict:
@@ -149,11 +154,17 @@ register(LayerSpec(
     params=[
         ParamSpec("size", "ints", (100,), "Size of the hidden state and cell (NNC's Size).", min=1, max_len=1),
         ParamSpec("axis", "int", 0, "The time axis, without the batch axis (NNC's Axis).", min=0, max=1),
-        ParamSpec("h_initial_multiplier", "float", 0.0, "The hidden state before the first step (a constant)."),
-        ParamSpec("c_initial_multiplier", "float", 0.0, "The cell before the first step (a constant)."),
+        ParamSpec("h_initial_multiplier", "float", 0.0, "The hidden state before the first step: the initial "
+                  "generator's multiplier (Constant's value, Normal's standard deviation, Uniform's bound)."),
+        ParamSpec("c_initial_multiplier", "float", 0.0, "The cell before the first step: as h_initial_multiplier."),
+        ParamSpec("h_initial_generator", "enum", "Constant", "NNC's H.Initial.Generator: what makes the hidden "
+                  "state before the first step.", choices=LSTM_INITIAL_GENERATORS),
+        ParamSpec("c_initial_generator", "enum", "Constant", "NNC's C.Initial.Generator: what makes the cell "
+                  "before the first step.", choices=LSTM_INITIAL_GENERATORS),
     ],
     n_inputs=(1, 1), output_shape=_lstm_shape, loop_control=True,
     nnc_properties={"Size": "size", "Axis": "axis", "H.Initial.GeneratorMultiplier": "h_initial_multiplier",
-                    "C.Initial.GeneratorMultiplier": "c_initial_multiplier"},
+                    "C.Initial.GeneratorMultiplier": "c_initial_multiplier", "H.Initial.Generator": "h_initial_generator",
+                    "C.Initial.Generator": "c_initial_generator"},
     from_sdcproj=_lstm_from_sdcproj, from_nntxt=_lstm_from_nntxt, caption=lambda p: f"size {list(p.get('size', [100]))[0]}",
 ))

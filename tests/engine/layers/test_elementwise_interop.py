@@ -17,7 +17,7 @@ from nnconsole.engine.check.project_file import load_valid_project
 # -- .sdcproj: NNC's Value property and side pins (R, x) --------------------------------------------------
 def test_sdcproj_values_and_side_pins_import(tmp_path):
     """Div2's R and ATan2's x arrive on NNC's side pin (DestPinIndex 1) and become the second input; the
-    R pin's Generator properties are not reported; reading R from a dataset is."""
+    R pin's Generator properties are not reported; an unlinked R read from a dataset gets an Input reading it."""
     from nnconsole.engine.interop.files import import_file
     from tests.support.nnc_files import sdcproj_text
 
@@ -53,7 +53,9 @@ def test_sdcproj_values_and_side_pins_import(tmp_path):
     path.write_text(sdcproj_text([("x", "Input", {"Size": "4", "Dataset": "x"}, []),
                                   ("d", "Sub2", {"R.Dataset": "r"}, ["x"]),
                                   ("loss", "SquaredError", {"T.Dataset": "y"}, ["d"])]), newline="")
-    assert any("R.Dataset=r" in u and "link an Input layer" in u for u in import_file(str(path)).unsupported)
+    result = import_file(str(path))  # the unlinked R pin reads dataset variable r through an added Input (issue 26)
+    assert result.unsupported == [] and result.project.network.layer("d").inputs == ["x", "r"]
+    assert result.project.network.layer("r").params == {"shape": [4], "variable": "r"}
 
 
 @pytest.mark.slow

@@ -21,7 +21,7 @@ def _engine_generator(project, parameters: str, z: np.ndarray) -> np.ndarray:
     nn.clear_parameters()
     nn.load_parameters(parameters)
     graph = build_graph(project.networks["Generator"], len(z), "runtime")
-    graph.inputs["z"].d = z
+    graph.generated["z"][0].d = z  # z is generated (the template's Normal Input); here it is given
     graph.outputs["g2"].forward()
     points = graph.outputs["g2"].d.copy()
     nn.clear_parameters()
