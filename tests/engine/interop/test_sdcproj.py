@@ -70,7 +70,8 @@ def copy_samples(folder) -> None:
     """The sample files next to where the test saves the project (data must lie in the project's folder)."""
     import shutil
     for name in os.listdir(INTEROP_DATA):
-        shutil.copy(os.path.join(INTEROP_DATA, name), folder)
+        if os.path.isfile(os.path.join(INTEROP_DATA, name)):  # sub-folders hold other sets (nnabla's own tests)
+            shutil.copy(os.path.join(INTEROP_DATA, name), folder)
 
 
 @pytest.mark.slow
