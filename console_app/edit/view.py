@@ -13,8 +13,9 @@ from PySide6.QtWidgets import QGraphicsView, QWidget
 from nnconsole.app.edit import style
 from nnconsole.app.edit.palette import MIME_LAYER_TYPE
 
-MIN_ZOOM, MAX_ZOOM = 0.15, 3.0
+MIN_ZOOM, MAX_ZOOM = 0.02, 3.0  # 2%: Fit Network shows even a network of hundreds of layers whole
 ZOOM_STEP = 1.2
+FIT_MARGIN = 30.0  # scene units around the nodes when the whole network is shown
 GRID = 20.0
 
 
@@ -42,11 +43,23 @@ class NetworkView(QGraphicsView):
         return self.transform().m11()
 
     def set_zoom(self, factor: float) -> None:
-        factor = max(MIN_ZOOM, min(MAX_ZOOM, factor))
+        """Zoom to ``factor``, kept between the smallest zoom (MIN_ZOOM, or less where that is what shows
+        the whole network) and MAX_ZOOM."""
+        low = min(MIN_ZOOM, self.fit_zoom() or MIN_ZOOM)
+        factor = max(low, min(MAX_ZOOM, factor))
         scale = factor / self.zoom()
         if not math.isclose(scale, 1.0):
             self.scale(scale, scale)
             self.zoom_changed.emit(self.zoom())
+
+    def fit_zoom(self) -> Optional[float]:
+        """The zoom that shows every node with a margin in the viewport, or None for an empty network."""
+        rect = self.scene().nodes_rect()
+        if rect.isNull() or rect.isEmpty():
+            return None
+        rect = rect.adjusted(-FIT_MARGIN, -FIT_MARGIN, FIT_MARGIN, FIT_MARGIN)
+        port = self.viewport().rect()
+        return max(1e-4, min(port.width() / rect.width(), port.height() / rect.height()))
 
     def zoom_in(self) -> None:
         self.set_zoom(self.zoom() * ZOOM_STEP)
@@ -58,31 +71,29 @@ class NetworkView(QGraphicsView):
         self.set_zoom(1.0)
 
     def fit(self) -> None:
-        """Show the whole network, never magnified beyond 100%."""
+        """Show the whole network, never magnified beyond 100%, however many layers it has."""
+        wanted = self.fit_zoom()
+        if wanted is None:
+            self.zoom_reset()
+            return
+        self.set_zoom(min(1.0, wanted))
+        self.centerOn(self.scene().nodes_rect().center())
+        self.zoom_changed.emit(self.zoom())
+
+    def show_top(self) -> None:
+        """How a network opens: at 100% when its whole width fits, else zoomed out just enough that every
+        column shows (none cut off at a side); centred when it fits whole, else from its top."""
         rect = self.scene().nodes_rect()
         if rect.isNull() or rect.isEmpty():
             self.zoom_reset()
             return
-        rect = rect.adjusted(-30, -30, 30, 30)
-        self.fitInView(rect, Qt.KeepAspectRatio)
-        if self.zoom() > 1.0:
-            self.set_zoom(1.0)
-        elif self.zoom() < MIN_ZOOM:
-            self.set_zoom(MIN_ZOOM)
-        self.centerOn(rect.center())
-        self.zoom_changed.emit(self.zoom())
-
-    def show_top(self) -> None:
-        """At 100%, scroll so the top of the network is in view (how a project opens)."""
-        self.zoom_reset()
-        rect = self.scene().nodes_rect()
-        if rect.isNull():
-            return
+        rect = rect.adjusted(-FIT_MARGIN, -FIT_MARGIN, FIT_MARGIN, FIT_MARGIN)
+        self.set_zoom(min(1.0, self.viewport().width() / rect.width()))
         visible = self.mapToScene(self.viewport().rect()).boundingRect()
-        if rect.height() + 60 <= visible.height() and rect.width() + 60 <= visible.width():
+        if rect.height() <= visible.height():
             self.centerOn(rect.center())
         else:
-            self.centerOn(QPointF(rect.center().x(), rect.top() - 30 + visible.height() / 2))
+            self.centerOn(QPointF(rect.center().x(), rect.top() + visible.height() / 2))
 
     def wheelEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         if event.modifiers() & Qt.ControlModifier:

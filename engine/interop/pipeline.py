@@ -12,7 +12,7 @@ entry module assembles the ``ImportResult`` (the report) with the project.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Set, Tuple
 
 from nnconsole.engine.project.model import Layer, Network
 
@@ -21,6 +21,7 @@ from nnconsole.engine.interop.common import add_loss_targets
 from nnconsole.engine.interop.netgraph import (Node, keep_repeat_blocks, parameter_renames, remove_pass_through,
                                                share_scopes, to_layers, unique_name)
 from nnconsole.engine.interop.report import InteropError
+from nnconsole.engine.network.layered_layout import GAP_X, NODE_WIDTH, crowded, layered_layout
 from nnconsole.engine.network.shapes import infer_network
 
 
@@ -40,6 +41,7 @@ def graph_to_layers(graph: ImportedGraph, unsupported: List[str], notes: List[st
 
     ``library``: the file's other networks by name, which its Unit layers use (for the losses' target shapes).
     Raises InteropError (naming ``where``) for malformed repeat blocks."""
+    from_file = {n.name for n in graph.nodes}
     nodes, removed = remove_pass_through(graph.nodes, mapping.PASS_THROUGH)
     if removed:
         notes.append(f"Identity layers removed (no-ops): {', '.join(removed)}")
@@ -52,7 +54,33 @@ def graph_to_layers(graph: ImportedGraph, unsupported: List[str], notes: List[st
         targets = {n.name: graph.loss_targets[n.base_name] for n in nodes if n.base_name in graph.loss_targets}
         nodes = reshape_scalar_predictions(nodes, targets, notes)
         nodes = add_loss_targets(nodes, targets, unsupported, library)
-    return to_layers(nodes, unsupported, layout=True), nodes
+    layers = to_layers(nodes, unsupported, layout=False)
+    lay_out(layers, notes, {layer.name for layer in layers} - from_file)
+    return layers, nodes
+
+
+def lay_out(layers: List[Layer], notes: List[str], added: Set[str]) -> None:
+    """Give the layers the layered layout of the EDIT canvas (``network.layered_layout``) unless the file placed
+    every one of them with room to spare at the canvas's node size: an NNC file's smaller, closer boxes would
+    touch, their pins overlap and long edges run through them. ``added``: layers the import made (a loss's
+    target Input, which NNC files do not hold); with the file's layout kept, one that lands on a box moves right
+    to a free spot. Positions are changed in place."""
+    placed = {layer.name: tuple(layer.position) for layer in layers
+              if layer.position is not None and layer.name not in added}
+    if placed and len(placed) + len(added) == len(layers) and not crowded(placed):
+        for layer in layers:
+            if layer.name in added:
+                x, y = layer.position if layer.position is not None else (0.0, 0.0)
+                while crowded({**placed, layer.name: (x, y)}):
+                    x += NODE_WIDTH + GAP_X
+                layer.position = placed[layer.name] = (x, y)
+        return
+    positions = layered_layout(Network(layers=layers)).positions
+    for layer in layers:
+        layer.position = positions[layer.name]
+    if placed:
+        notes.append("layers laid out again top to bottom: at nnconsole's node size the file's positions made "
+                     "boxes touch (Edit > Auto Layout arranges them again after edits)")
 
 
 def reshape_scalar_predictions(nodes: List[Node], targets: Dict[str, str], notes: List[str]) -> List[Node]:
