@@ -43,7 +43,6 @@ class NetworkScene(QGraphicsScene):
         self.repeat_frames = RepeatFrames()  # a frame behind each repeat block's layers
         self.comment_notes = CommentNotes()  # the network's canvas notes (NNC's Comment)
         self._obstacles: Optional[Obstacles] = None  # node boxes in rows, for routing long edges; None: stale
-        self._laid_out: set = set()  # the layers the scene rect was last computed for
         self.deferring_routes = False  # while sync moves every node: edges are rebuilt afterwards anyway
 
     # ---- model -> items -------------------------------------------------------------------------
@@ -86,11 +85,7 @@ class NetworkScene(QGraphicsScene):
         rect = QRectF(box[0], box[1], box[2] - box[0], box[3] - box[1]) if box is not None else QRectF()
         rect = rect.united(self.comment_notes.rect())  # a note far off stays reachable
         if not rect.isNull():
-            rect = rect.adjusted(-600, -400, 600, 400)
-            if self._laid_out & set(layers):  # the same network edited: the area only grows, so a view
-                rect = rect.united(self.sceneRect())  # zoomed out (smaller than its window) does not jump
-            self.setSceneRect(rect)
-        self._laid_out = set(layers)
+            self.setSceneRect(rect.adjusted(-600, -400, 600, 400))  # the view keeps its place (view.py)
 
     def _remove_node(self, name: str) -> None:
         node = self._nodes.pop(name)

@@ -22,6 +22,7 @@ Point = Tuple[float, float]
 
 MARGIN = 16.0  # how far a routed edge keeps from a box it passes
 CORNER = 10.0  # radius of the rounded bends (used by edge_item)
+OUTSIDE = 24.0  # how far above the first row / below the last row an edge back up runs
 
 
 @dataclass
@@ -72,23 +73,35 @@ class Obstacles:
         return self._band_of.get(name)
 
     def gap_y(self, above: int) -> float:
-        """The middle of the gap under band ``above``."""
+        """The middle of the gap under band ``above`` (-1: above the first band; the last: under it)."""
+        if above < 0:
+            return self.bands[0].top - OUTSIDE
+        if above >= len(self.bands) - 1:
+            return self.bands[-1].bottom + OUTSIDE
         return (self.bands[above].bottom + self.bands[above + 1].top) / 2
 
     def route(self, source: str, target: str, start: Point, end: Point) -> Optional[List[Point]]:
         """The bends of the edge ``source`` -> ``target`` from ``start`` (below the source's output pin) to
-        ``end`` (above the target's input pin), or None where the plain curve crosses no band: the target
-        is in the next band, or not below the source at all."""
+        ``end`` (above the target's input pin), or None where the plain curve crosses no band (the target is
+        in the next band down). An edge back up (a recurrent loop) goes down into the gap under its source,
+        up through free columns of every band to the gap over its target, and down into the pin."""
         first, last = self.band_index(source), self.band_index(target)
-        if first is None or last is None or last <= first + 1:
+        if first is None or last is None or last == first + 1:
             return None
         points: List[Point] = [start]
         x = start[0]
-        for k in range(first + 1, last):
-            y_above = self.gap_y(k - 1)
-            x_new = self.bands[k].free_x(x, end[0])
-            points += [(x, y_above), (x_new, y_above)]
-            x = x_new
+        if last > first + 1:
+            for k in range(first + 1, last):
+                y_above = self.gap_y(k - 1)
+                x_new = self.bands[k].free_x(x, end[0])
+                points += [(x, y_above), (x_new, y_above)]
+                x = x_new
+        else:
+            y = self.gap_y(first)
+            for k in range(first, last - 1, -1):
+                x_new = self.bands[k].free_x(x, end[0])
+                points += [(x, y), (x_new, y)]
+                x, y = x_new, self.gap_y(k - 1)
         y_last = self.gap_y(last - 1)
         points += [(x, y_last), (end[0], y_last), end]
         return _simplified(points)

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QPainter, QPolygonF
-from PySide6.QtWidgets import QGraphicsView, QWidget
+from PySide6.QtWidgets import QGraphicsView, QStyle, QWidget
 
 from nnconsole.app.edit import style
 from nnconsole.app.edit.palette import MIME_LAYER_TYPE
@@ -37,6 +37,16 @@ class NetworkView(QGraphicsView):
         self.setAcceptDrops(True)
         self.setFocusPolicy(Qt.StrongFocus)
         self._pan_from: Optional[QPointF] = None
+        scene.sceneRectChanged.connect(self._follow_scene_rect)
+
+    def _follow_scene_rect(self, rect: QRectF) -> None:
+        """The scene's area changed (a node was dragged, added or removed): scroll over it and over what is in
+        view now, and keep the same point in the centre. Left to itself, a view zoomed out beyond the
+        scene's area centres that area, so the whole picture jumped after every drag at a low zoom."""
+        port = self.viewport().rect()
+        centre = self.mapToScene(port.center())
+        self.setSceneRect(rect.united(self.mapToScene(port).boundingRect()))
+        self.centerOn(centre)
 
     # ---- zoom -----------------------------------------------------------------------------------
     def zoom(self) -> float:
@@ -58,8 +68,9 @@ class NetworkView(QGraphicsView):
         if rect.isNull() or rect.isEmpty():
             return None
         rect = rect.adjusted(-FIT_MARGIN, -FIT_MARGIN, FIT_MARGIN, FIT_MARGIN)
-        port = self.viewport().rect()
-        return max(1e-4, min(port.width() / rect.width(), port.height() / rect.height()))
+        port = self.maximumViewportSize()  # the viewport without scroll bars, less room for both of them:
+        bar = self.style().pixelMetric(QStyle.PM_ScrollBarExtent)  # they come and go with the zoom
+        return max(1e-4, min((port.width() - bar) / rect.width(), (port.height() - bar) / rect.height()))
 
     def zoom_in(self) -> None:
         self.set_zoom(self.zoom() * ZOOM_STEP)
