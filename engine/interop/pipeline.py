@@ -14,14 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Set, Tuple
 
-from nnconsole.engine.project.model import Layer, Network
+from nnconsole.engine.project.model import Comment, Layer, Network
 
 from nnconsole.engine.interop import mapping
 from nnconsole.engine.interop.common import add_loss_targets
 from nnconsole.engine.interop.netgraph import (Node, keep_repeat_blocks, parameter_renames, remove_pass_through,
                                                share_scopes, to_layers, unique_name)
 from nnconsole.engine.interop.report import InteropError
-from nnconsole.engine.network.layered_layout import GAP_X, NODE_WIDTH, crowded, layered_layout
+from nnconsole.engine.network.layered_layout import GAP_X, NODE_WIDTH, ROW_STEP, crowded, layered_layout
 from nnconsole.engine.network.shapes import infer_network
 
 
@@ -81,6 +81,30 @@ def lay_out(layers: List[Layer], notes: List[str], added: Set[str]) -> None:
     if placed:
         notes.append("layers laid out again top to bottom: at nnconsole's node size the file's positions made "
                      "boxes touch (Edit > Auto Layout arranges them again after edits)")
+
+
+def comments_follow_layout(comments: List[Comment], nodes: List[Node], layers: List[Layer]) -> List[Comment]:
+    """``comments`` (the file's canvas notes), moved with the layers when ``lay_out`` arranged them again:
+    the file placed a note next to the layers it explains, so each goes right of the network, level with the
+    layer that was nearest to it in the file, a row lower where another note took that place."""
+    old = {n.name: tuple(n.position) for n in nodes if n.position is not None}
+    new = {layer.name: tuple(layer.position) for layer in layers if layer.position is not None}
+    old = {name: p for name, p in old.items() if name in new}
+    if not comments or not old or all(old[name] == new[name] for name in old):
+        return comments
+    right = max(x for x, _ in new.values()) + NODE_WIDTH + 2 * GAP_X
+    taken: List[float] = []
+    for note in sorted(comments, key=lambda c: (c.position or (0.0, 0.0))[1]):
+        if note.position is None:
+            continue
+        cx, cy = note.position
+        nearest = min(old, key=lambda name: (old[name][0] - cx) ** 2 + (old[name][1] - cy) ** 2)
+        y = new[nearest][1]
+        while any(abs(y - other) < ROW_STEP for other in taken):
+            y += ROW_STEP
+        taken.append(y)
+        note.position = (right, y)
+    return comments
 
 
 def reshape_scalar_predictions(nodes: List[Node], targets: Dict[str, str], notes: List[str]) -> List[Node]:
