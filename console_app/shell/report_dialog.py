@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QLabel, 
 
 SCREEN_SHARE = 0.8  # at most this share of the screen's free width and height
 MIN_SIZE = QSize(420, 240)
-TEXT_COLUMNS = 110  # characters of the widest line shown without scrolling sideways
+TEXT_COLUMNS = 140  # characters of the widest line shown without scrolling sideways
 
 
 class ReportDialog(QDialog):
