@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QPainter, QPolygonF
 from PySide6.QtWidgets import QGraphicsView, QStyle, QWidget
 
@@ -37,6 +37,7 @@ class NetworkView(QGraphicsView):
         self.setAcceptDrops(True)
         self.setFocusPolicy(Qt.StrongFocus)
         self._pan_from: Optional[QPointF] = None
+        self._open_pending = False  # show_top asked while hidden: done when first shown
         scene.sceneRectChanged.connect(self._follow_scene_rect)
 
     def _follow_scene_rect(self, rect: QRectF) -> None:
@@ -95,7 +96,8 @@ class NetworkView(QGraphicsView):
         """How a network opens: at 100% when its whole width fits, else zoomed out just enough that every
         column shows (none cut off at a side); centred when it fits whole, else from its top."""
         rect = self.scene().nodes_rect()
-        if rect.isNull() or rect.isEmpty():
+        self._open_pending = not self.isVisible()  # a hidden view's size means nothing: again when shown
+        if rect.isNull() or rect.isEmpty() or self._open_pending:
             self.zoom_reset()
             return
         rect = rect.adjusted(-FIT_MARGIN, -FIT_MARGIN, FIT_MARGIN, FIT_MARGIN)
@@ -105,6 +107,11 @@ class NetworkView(QGraphicsView):
             self.centerOn(rect.center())
         else:
             self.centerOn(QPointF(rect.center().x(), rect.top() + visible.height() / 2))
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        if self._open_pending:
+            QTimer.singleShot(0, self.show_top)  # once the layout has given the view its size
 
     def wheelEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         if event.modifiers() & Qt.ControlModifier:

@@ -160,6 +160,29 @@ def test_a_wide_network_opens_with_every_column_in_view(open_sample):
     assert visible.top() <= top
 
 
+def test_a_network_loaded_while_the_canvas_is_hidden_opens_whole_width_when_shown(qtbot, tmp_path):
+    from nnconsole.app.document.project_document import ProjectDocument
+    from nnconsole.app.edit.page import EditPage
+
+    document = ProjectDocument()
+    page = EditPage(document, None)
+    page.resize(1200, 800)
+    qtbot.addWidget(page)
+    document.load(import_sdcproj_project(tmp_path, "lstm"))  # EDIT opens it while another tab is in front
+    page.show()
+    qtbot.waitExposed(page)
+
+    def every_column_in_view():
+        visible = page.view.mapToScene(page.view.viewport().rect()).boundingRect()
+        nodes = page.scene.nodes_rect()
+        assert visible.left() <= nodes.left() and visible.right() >= nodes.right(), (visible, nodes)
+        # ... and no smaller than that needs: the hidden view's size did not count
+        wanted = min(1.0, page.view.viewport().width() / (nodes.width() + 60))
+        assert page.view.zoom() >= 0.9 * wanted, (page.view.zoom(), wanted)
+
+    qtbot.waitUntil(every_column_in_view, timeout=3000)
+
+
 def test_dragging_a_node_at_a_low_zoom_keeps_the_view_still(open_sample, qtbot):
     page = open_sample("inception")
     view = page.view
