@@ -55,7 +55,11 @@ def graph_to_layers(graph: ImportedGraph, unsupported: List[str], notes: List[st
         nodes = reshape_scalar_predictions(nodes, targets, notes)
         nodes = add_loss_targets(nodes, targets, unsupported, library)
     layers = to_layers(nodes, unsupported, layout=False)
-    lay_out(layers, notes, {layer.name for layer in layers} - from_file)
+    added = {layer.name for layer in layers} - from_file
+    lay_out(layers, notes, added)
+    for node, layer in zip(nodes, layers):
+        if node.name in added:  # where the import put it: a file position it never had (comments_follow_layout)
+            node.position = layer.position
     return layers, nodes
 
 
