@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsScene, QGraphicsSceneM
 from nnconsole.app.edit import layout, style
 from nnconsole.app.edit.comment_item import CommentItem, CommentNotes
 from nnconsole.app.edit.edge_item import EdgeItem, curve
+from nnconsole.app.edit.edge_routes import Obstacles, Point
 from nnconsole.app.edit.node_item import NodeItem, PortItem
 from nnconsole.app.edit.repeat_frames import RepeatFrames
 from nnconsole.app.edit.scopes import weight_sharers
@@ -41,6 +42,8 @@ class NetworkScene(QGraphicsScene):
         self._drag_path: Optional[QGraphicsPathItem] = None
         self.repeat_frames = RepeatFrames()  # a frame behind each repeat block's layers
         self.comment_notes = CommentNotes()  # the network's canvas notes (NNC's Comment)
+        self._obstacles: Optional[Obstacles] = None  # node boxes in rows, for routing long edges; None: stale
+        self.deferring_routes = False  # while sync moves every node: edges are rebuilt afterwards anyway
 
     # ---- model -> items -------------------------------------------------------------------------
     def sync(self, network: Network, info: object) -> None:
@@ -58,6 +61,7 @@ class NetworkScene(QGraphicsScene):
             gone = []
         for name in gone:
             self._remove_node(name)
+        self.deferring_routes = True
         for name, layer in layers.items():
             node = self._nodes.get(name)
             if node is None:
@@ -72,6 +76,8 @@ class NetworkScene(QGraphicsScene):
             x, y = positions.get(name, (0.0, 0.0))
             if (node.pos().x(), node.pos().y()) != (x, y) and self.mouseGrabberItem() is not node:
                 node.setPos(x, y)
+        self.deferring_routes = False
+        self.invalidate_routes()
         self._rebuild_edges(layers)
         self.repeat_frames.sync(self, network, info)
         self.comment_notes.sync(self, network.comments, positions)
@@ -79,7 +85,7 @@ class NetworkScene(QGraphicsScene):
         rect = QRectF(box[0], box[1], box[2] - box[0], box[3] - box[1]) if box is not None else QRectF()
         rect = rect.united(self.comment_notes.rect())  # a note far off stays reachable
         if not rect.isNull():
-            self.setSceneRect(rect.adjusted(-600, -400, 600, 400))
+            self.setSceneRect(rect.adjusted(-600, -400, 600, 400))  # the view keeps its place (view.py)
 
     def _remove_node(self, name: str) -> None:
         node = self._nodes.pop(name)
@@ -108,7 +114,23 @@ class NetworkScene(QGraphicsScene):
                     edge.source.edges.append(edge)
                     edge.target.edges.append(edge)
                     self.addItem(edge)
+                    edge.update_path()  # routed around the nodes now that it is in the scene
                     edge.setSelected(edge.key in selected)
+
+    # ---- routes of long edges ---------------------------------------------------------------------
+    def invalidate_routes(self) -> None:
+        """Nodes moved: the rows the edges are routed through are computed again when next needed."""
+        self._obstacles = None
+
+    def route(self, source: str, target: str, start: Point, end: Point) -> Optional[List[Point]]:
+        """The bends of an edge that jumps over rows of nodes (``edge_routes``), or None for the plain curve."""
+        if self._obstacles is None:
+            boxes = {}
+            for name, node in self._nodes.items():
+                r = node.mapRectToScene(node.box_rect())
+                boxes[name] = (r.left(), r.top(), r.right(), r.bottom())
+            self._obstacles = Obstacles(boxes)
+        return self._obstacles.route(source, target, start, end)
 
     # ---- queries ------------------------------------------------------------------------------
     def node(self, name: str) -> Optional[NodeItem]:

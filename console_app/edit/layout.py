@@ -4,67 +4,24 @@ Positions are the top-left corners of node boxes in scene units, as stored in ``
 """
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, Optional, Tuple
 
 from nnconsole.engine.project.model import Network
-from nnconsole.engine.network.layer_order import topological_order
+from nnconsole.engine.network import layered_layout as layered
 
-NODE_WIDTH = 220.0
-NODE_HEIGHT = 52.0
-COLUMN = 260.0  # horizontal distance between node origins
-ROW = 80.0  # vertical distance between node origins (the templates' spacing)
+# one place for the canvas's geometry: the layered layout's (the importers lay networks out with it too)
+NODE_WIDTH, NODE_HEIGHT = layered.NODE_WIDTH, layered.NODE_HEIGHT
+COLUMN = NODE_WIDTH + layered.GAP_X  # horizontal distance between node origins
+ROW = 80.0  # vertical distance between node origins where the editor inserts (the templates' spacing)
+AUTO_ROW = layered.ROW_STEP  # ... and in the layered auto-layout (room for block labels and edges)
 
 Position = Tuple[float, float]
 
 
-def _ranks(network: Network) -> Tuple[List[str], Dict[str, int]]:
-    """Longest-path layer index per node; sources sit one row above their first consumer."""
-    order, cycles = topological_order(network)
-    placed = set(order)
-    order += [layer.name for layer in network.layers if layer.name not in placed]
-    by_name = {layer.name: layer for layer in network.layers}
-    rank: Dict[str, int] = {}
-    for name in order:
-        parents = [rank[s] for s in by_name[name].inputs if s in rank]
-        rank[name] = max(parents) + 1 if parents else 0
-    for name in order:  # pull inputs (e.g. the label Input) down next to what reads them
-        if not by_name[name].inputs:
-            consumers = [rank[layer.name] for layer in network.consumers(name) if layer.name in rank]
-            if consumers:
-                rank[name] = max(0, min(consumers) - 1)
-    return order, rank
-
-
 def auto_layout(network: Network, origin: Position = (0.0, 0.0)) -> Dict[str, Position]:
-    """Layered top-to-bottom positions: the main chain in one straight column, branches beside it.
-
-    Each node wants the x of its first input (so chains stay straight); nodes of one row that
-    want the same spot are pushed right by one column.
-    """
-    order, rank = _ranks(network)
-    by_name = {layer.name: layer for layer in network.layers}
-    rows: Dict[int, List[str]] = {}
-    for name in order:
-        rows.setdefault(rank[name], []).append(name)
-    x: Dict[str, float] = {}
-    for r in sorted(rows):
-        wanted = []
-        for i, name in enumerate(rows[r]):
-            inputs = [s for s in by_name[name].inputs if s in x]
-            if inputs:
-                want = x[inputs[0]]
-            else:  # a source: beside the nodes that read it, if they were placed (rarely), else left
-                want = 0.0
-            wanted.append((want, 0 if inputs else 1, i, name))
-        taken: List[float] = []
-        for want, _, _, name in sorted(wanted):
-            spot = want
-            while any(abs(spot - t) < COLUMN - 1e-6 for t in taken):
-                spot += COLUMN
-            taken.append(spot)
-            x[name] = spot
-    ox, oy = origin
-    return {name: (ox + x[name], oy + rank[name] * ROW) for name in order}
+    """Layered top-to-bottom positions (``nnconsole.engine.network.layered_layout``): the main chain in one
+    straight column, branches and skip connections beside it, boxes never touching, long edges given room."""
+    return layered.layered_layout(network, origin).positions
 
 
 def overlaps(a: Position, b: Position) -> bool:

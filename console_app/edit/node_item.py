@@ -142,6 +142,11 @@ class NodeItem(QGraphicsObject):
     def output_anchor(self) -> QPointF:
         return self.mapToScene(QPointF(NODE_WIDTH / 2, NODE_HEIGHT))
 
+    @staticmethod
+    def box_rect() -> QRectF:
+        """The box itself (without pins), in item coordinates."""
+        return QRectF(0, 0, NODE_WIDTH, NODE_HEIGHT)
+
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt override
         m = PORT_RADIUS + 3
         return QRectF(-m, -m, NODE_WIDTH + 2 * m, NODE_HEIGHT + 2 * m)
@@ -154,6 +159,11 @@ class NodeItem(QGraphicsObject):
     def _moved(self) -> None:
         # xChanged/yChanged rather than an itemChange override: PySide6 6.12's itemChange wrapper
         # drops a reference to None on every call and crashes the interpreter after a few thousand.
+        scene = self.scene()
+        if scene is not None and getattr(scene, "deferring_routes", False):
+            return  # the scene rebuilds every edge after moving all nodes
+        if scene is not None and hasattr(scene, "invalidate_routes"):
+            scene.invalidate_routes()
         for edge in self.edges:
             edge.update_path()
 

@@ -1,5 +1,7 @@
 """Repeat blocks on the EDIT canvas: a tinted frame behind the layers of each RepeatStart/RepeatEnd block,
-labelled with its count (``x3``), the parameters of all its repetitions and its output shape.
+labelled with its count (``x3``), the parameters of all its repetitions and its output shape. The label sits
+inside the frame, in a strip above the block's first layer (elided to the frame's width, whole in the tooltip),
+so it never reaches into a column beside the block; the layered layout keeps other columns out of the frame.
 
 The blocks come from the engine (``nnconsole.engine.network.repeat_blocks``: pairing through the graph, counts
 already multiplied by shape inference); Times itself is edited in the RepeatStart's property form like
@@ -9,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List
 
-from PySide6.QtCore import QRectF
-from PySide6.QtGui import QBrush, QColor, QPen
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFontMetrics, QPen
 from PySide6.QtWidgets import QGraphicsRectItem, QGraphicsScene, QGraphicsSimpleTextItem
 
 from nnconsole.app.edit import style
@@ -19,6 +21,7 @@ from nnconsole.engine.layers.groups import GROUP_COLORS
 
 MARGIN_X = 10.0  # frame beside the nodes (each block nested inside adds it again)
 MARGIN_Y = 5.0  # above and below: auto-laid-out layers are close together
+LABEL_PAD = 3.0  # around the label in its strip at the top of the frame
 
 
 def block_label(times: Any, params: int, shape: Any) -> str:
@@ -37,6 +40,7 @@ class RepeatFrames:
         self.labels: Dict[str, QGraphicsSimpleTextItem] = {}
         self._members: Dict[str, List[str]] = {}
         self._depth: Dict[str, int] = {}
+        self._texts: Dict[str, str] = {}  # each label's whole text (the label itself may be elided)
 
     def sync(self, scene: QGraphicsScene, network: Any, info: Any) -> None:
         """Recreate the frames for ``network``'s blocks (none when it has no repeat layers)."""
@@ -45,7 +49,7 @@ class RepeatFrames:
         for item in list(self.frames.values()) + list(self.labels.values()):
             if item.scene() is scene:
                 scene.removeItem(item)
-        self.frames, self.labels, self._members, self._depth = {}, {}, {}, {}
+        self.frames, self.labels, self._members, self._depth, self._texts = {}, {}, {}, {}, {}
         if info is None or not has_repeats(network.layers):
             return
         blocks, _problems = find_blocks(network.layers)
@@ -62,13 +66,14 @@ class RepeatFrames:
             frame.setBrush(QBrush(color))
             frame.setPen(QPen(QColor(accent), 1.5))
             frame.setZValue(-10 + depth)  # behind the nodes and edges, nested frames above their parent
-            frame.setToolTip(plain_tooltip(f"repeat block '{b.start}' … '{b.end}'"))
-            scene.addItem(frame)
             times, params, shape = totals.get(b.start, (b.times, 0, None))
             named = network.layer(b.start).params.get("times") if b.start in network.names() else None
-            label = QGraphicsSimpleTextItem(block_label(f"{named}={times}" if isinstance(named, str) else times,
-                                                        params, shape))  # a count by name: 'xn=3'
-
+            text = block_label(f"{named}={times}" if isinstance(named, str) else times, params, shape)  # 'xn=3'
+            frame.setToolTip(plain_tooltip(f"repeat block '{b.start}' … '{b.end}': {text}"))
+            scene.addItem(frame)
+            label = QGraphicsSimpleTextItem(text)
+            label.setToolTip(frame.toolTip())
+            self._texts[b.start] = text
             label.setFont(style.font(8.5, bold=True))
             label.setBrush(QBrush(QColor(accent).darker(160)))
             label.setZValue(-10 + depth)
@@ -98,6 +103,12 @@ class RepeatFrames:
             for r in rects[1:]:
                 box = box.united(r)
             grow = MARGIN_X * (1 + self._depth[start])  # outer frames leave room for the inner ones
-            box = QRectF(box.left() - grow, box.top() - MARGIN_Y, box.width() + 2 * grow, box.height() + 2 * MARGIN_Y)
+            label = self.labels[start]
+            metrics = QFontMetrics(label.font())
+            strip = metrics.height() + 2 * LABEL_PAD  # the label's strip above the first layer
+            box = QRectF(box.left() - grow, box.top() - MARGIN_Y - strip, box.width() + 2 * grow,
+                         box.height() + 2 * MARGIN_Y + strip)
             frame.setRect(box)
-            self.labels[start].setPos(box.right() + 6, box.top())  # beside the frame: layers sit above and below
+            room = int(box.width() - 4 * LABEL_PAD)
+            label.setText(metrics.elidedText(self._texts[start], Qt.ElideRight, max(0, room)))
+            label.setPos(box.left() + 2 * LABEL_PAD, box.top() + LABEL_PAD)  # inside: never over another column

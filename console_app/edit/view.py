@@ -6,15 +6,16 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QPainter, QPolygonF
-from PySide6.QtWidgets import QGraphicsView, QWidget
+from PySide6.QtWidgets import QGraphicsView, QStyle, QWidget
 
 from nnconsole.app.edit import style
 from nnconsole.app.edit.palette import MIME_LAYER_TYPE
 
-MIN_ZOOM, MAX_ZOOM = 0.15, 3.0
+MIN_ZOOM, MAX_ZOOM = 0.02, 3.0  # 2%: Fit Network shows even a network of hundreds of layers whole
 ZOOM_STEP = 1.2
+FIT_MARGIN = 30.0  # scene units around the nodes when the whole network is shown
 GRID = 20.0
 
 
@@ -36,17 +37,41 @@ class NetworkView(QGraphicsView):
         self.setAcceptDrops(True)
         self.setFocusPolicy(Qt.StrongFocus)
         self._pan_from: Optional[QPointF] = None
+        self._open_pending = False  # show_top asked while hidden: done when first shown
+        scene.sceneRectChanged.connect(self._follow_scene_rect)
+
+    def _follow_scene_rect(self, rect: QRectF) -> None:
+        """The scene's area changed (a node was dragged, added or removed): scroll over it and over what is in
+        view now, and keep the same point in the centre. Left to itself, a view zoomed out beyond the
+        scene's area centres that area, so the whole picture jumped after every drag at a low zoom."""
+        port = self.viewport().rect()
+        centre = self.mapToScene(port.center())
+        self.setSceneRect(rect.united(self.mapToScene(port).boundingRect()))
+        self.centerOn(centre)
 
     # ---- zoom -----------------------------------------------------------------------------------
     def zoom(self) -> float:
         return self.transform().m11()
 
     def set_zoom(self, factor: float) -> None:
-        factor = max(MIN_ZOOM, min(MAX_ZOOM, factor))
+        """Zoom to ``factor``, kept between the smallest zoom (MIN_ZOOM, or less where that is what shows
+        the whole network) and MAX_ZOOM."""
+        low = min(MIN_ZOOM, self.fit_zoom() or MIN_ZOOM)
+        factor = max(low, min(MAX_ZOOM, factor))
         scale = factor / self.zoom()
         if not math.isclose(scale, 1.0):
             self.scale(scale, scale)
             self.zoom_changed.emit(self.zoom())
+
+    def fit_zoom(self) -> Optional[float]:
+        """The zoom that shows every node with a margin in the viewport, or None for an empty network."""
+        rect = self.scene().nodes_rect()
+        if rect.isNull() or rect.isEmpty():
+            return None
+        rect = rect.adjusted(-FIT_MARGIN, -FIT_MARGIN, FIT_MARGIN, FIT_MARGIN)
+        port = self.maximumViewportSize()  # the viewport without scroll bars, less room for both of them:
+        bar = self.style().pixelMetric(QStyle.PM_ScrollBarExtent)  # they come and go with the zoom
+        return max(1e-4, min((port.width() - bar) / rect.width(), (port.height() - bar) / rect.height()))
 
     def zoom_in(self) -> None:
         self.set_zoom(self.zoom() * ZOOM_STEP)
@@ -58,31 +83,35 @@ class NetworkView(QGraphicsView):
         self.set_zoom(1.0)
 
     def fit(self) -> None:
-        """Show the whole network, never magnified beyond 100%."""
-        rect = self.scene().nodes_rect()
-        if rect.isNull() or rect.isEmpty():
+        """Show the whole network, never magnified beyond 100%, however many layers it has."""
+        wanted = self.fit_zoom()
+        if wanted is None:
             self.zoom_reset()
             return
-        rect = rect.adjusted(-30, -30, 30, 30)
-        self.fitInView(rect, Qt.KeepAspectRatio)
-        if self.zoom() > 1.0:
-            self.set_zoom(1.0)
-        elif self.zoom() < MIN_ZOOM:
-            self.set_zoom(MIN_ZOOM)
-        self.centerOn(rect.center())
+        self.set_zoom(min(1.0, wanted))
+        self.centerOn(self.scene().nodes_rect().center())
         self.zoom_changed.emit(self.zoom())
 
     def show_top(self) -> None:
-        """At 100%, scroll so the top of the network is in view (how a project opens)."""
-        self.zoom_reset()
+        """How a network opens: at 100% when its whole width fits, else zoomed out just enough that every
+        column shows (none cut off at a side); centred when it fits whole, else from its top."""
         rect = self.scene().nodes_rect()
-        if rect.isNull():
+        self._open_pending = not self.isVisible()  # a hidden view's size means nothing: again when shown
+        if rect.isNull() or rect.isEmpty() or self._open_pending:
+            self.zoom_reset()
             return
+        rect = rect.adjusted(-FIT_MARGIN, -FIT_MARGIN, FIT_MARGIN, FIT_MARGIN)
+        self.set_zoom(min(1.0, self.viewport().width() / rect.width()))
         visible = self.mapToScene(self.viewport().rect()).boundingRect()
-        if rect.height() + 60 <= visible.height() and rect.width() + 60 <= visible.width():
+        if rect.height() <= visible.height():
             self.centerOn(rect.center())
         else:
-            self.centerOn(QPointF(rect.center().x(), rect.top() - 30 + visible.height() / 2))
+            self.centerOn(QPointF(rect.center().x(), rect.top() + visible.height() / 2))
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        if self._open_pending:
+            QTimer.singleShot(0, self.show_top)  # once the layout has given the view its size
 
     def wheelEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
         if event.modifiers() & Qt.ControlModifier:

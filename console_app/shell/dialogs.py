@@ -12,6 +12,7 @@ from typing import List, Optional, Tuple
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractButton, QFileDialog, QMessageBox, QWidget
 
+from nnconsole.app.shell.report_dialog import ReportDialog, report_parts
 from nnconsole.engine.project.errors import ProjectError
 
 PROJECT_FILTER = "nnconsole projects (*.yaml *.yml);;All files (*)"
@@ -59,10 +60,14 @@ def ask_import_target(parent: Optional[QWidget], source: str) -> Optional[str]:
 
 
 def show_import_report(parent: Optional[QWidget], report: str) -> None:
-    """What an import could not carry over, listed by name (never dropped silently)."""
-    box = QMessageBox(QMessageBox.Information, "Import report", report, QMessageBox.Ok, parent)
-    box.setTextFormat(Qt.PlainText)  # it names the file's layers: shown, never rendered
-    box.exec()
+    """What an import could not carry over, listed by name (never dropped silently), in a dialog that fits
+    the screen, scrolls and lets the text be copied (``report_dialog``)."""
+    headline, body = report_parts(report)
+    dialog = ReportDialog(parent, "Import report", headline, body)
+    try:
+        dialog.exec()
+    finally:
+        dialog.deleteLater()
 
 
 def ask_save_path(parent: Optional[QWidget], suggested: str) -> Optional[str]:

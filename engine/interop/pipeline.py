@@ -12,15 +12,16 @@ entry module assembles the ``ImportResult`` (the report) with the project.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Set, Tuple
 
-from nnconsole.engine.project.model import Layer, Network
+from nnconsole.engine.project.model import Comment, Layer, Network
 
 from nnconsole.engine.interop import mapping
 from nnconsole.engine.interop.common import add_loss_targets
 from nnconsole.engine.interop.netgraph import (Node, keep_repeat_blocks, parameter_renames, remove_pass_through,
                                                share_scopes, to_layers, unique_name)
 from nnconsole.engine.interop.report import InteropError
+from nnconsole.engine.network.layered_layout import GAP_X, NODE_WIDTH, ROW_STEP, crowded, layered_layout
 from nnconsole.engine.network.shapes import infer_network
 from nnconsole.engine.layers import find_spec
 
@@ -41,6 +42,7 @@ def graph_to_layers(graph: ImportedGraph, unsupported: List[str], notes: List[st
 
     ``library``: the file's other networks by name, which its Unit layers use (for the losses' target shapes).
     Raises InteropError (naming ``where``) for malformed repeat blocks."""
+    from_file = {n.name for n in graph.nodes}
     nodes, removed = remove_pass_through(graph.nodes, mapping.PASS_THROUGH)
     if removed:
         notes.append(f"Identity layers removed (no-ops): {', '.join(removed)}")
@@ -57,7 +59,61 @@ def graph_to_layers(graph: ImportedGraph, unsupported: List[str], notes: List[st
             nodes = add_loss_targets(nodes, {n.name: targets.pop(n.name)}, unsupported, library)
         nodes = reshape_scalar_predictions(nodes, targets, notes)
         nodes = add_loss_targets(nodes, targets, unsupported, library)
-    return to_layers(nodes, unsupported, layout=True), nodes
+    layers = to_layers(nodes, unsupported, layout=False)
+    added = {layer.name for layer in layers} - from_file
+    lay_out(layers, notes, added)
+    for node, layer in zip(nodes, layers):
+        if node.name in added:  # where the import put it: a file position it never had (comments_follow_layout)
+            node.position = layer.position
+    return layers, nodes
+
+
+def lay_out(layers: List[Layer], notes: List[str], added: Set[str]) -> None:
+    """Give the layers the layered layout of the EDIT canvas (``network.layered_layout``) unless the file placed
+    every one of them with room to spare at the canvas's node size: an NNC file's smaller, closer boxes would
+    touch, their pins overlap and long edges run through them. ``added``: layers the import made (a loss's
+    target Input, which NNC files do not hold); with the file's layout kept, one that lands on a box moves right
+    to a free spot. Positions are changed in place."""
+    placed = {layer.name: tuple(layer.position) for layer in layers
+              if layer.position is not None and layer.name not in added}
+    if placed and len(placed) + len(added) == len(layers) and not crowded(placed):
+        for layer in layers:
+            if layer.name in added:
+                x, y = layer.position if layer.position is not None else (0.0, 0.0)
+                while crowded({**placed, layer.name: (x, y)}):
+                    x += NODE_WIDTH + GAP_X
+                layer.position = placed[layer.name] = (x, y)
+        return
+    positions = layered_layout(Network(layers=layers)).positions
+    for layer in layers:
+        layer.position = positions[layer.name]
+    if placed:
+        notes.append("layers laid out again top to bottom: at nnconsole's node size the file's positions made "
+                     "boxes touch (Edit > Auto Layout arranges them again after edits)")
+
+
+def comments_follow_layout(comments: List[Comment], nodes: List[Node], layers: List[Layer]) -> List[Comment]:
+    """``comments`` (the file's canvas notes), moved with the layers when ``lay_out`` arranged them again:
+    the file placed a note next to the layers it explains, so each goes right of the network, level with the
+    layer that was nearest to it in the file, a row lower where another note took that place."""
+    old = {n.name: tuple(n.position) for n in nodes if n.position is not None}
+    new = {layer.name: tuple(layer.position) for layer in layers if layer.position is not None}
+    old = {name: p for name, p in old.items() if name in new}
+    if not comments or not old or all(old[name] == new[name] for name in old):
+        return comments
+    right = max(x for x, _ in new.values()) + NODE_WIDTH + 2 * GAP_X
+    taken: List[float] = []
+    for note in sorted(comments, key=lambda c: (c.position or (0.0, 0.0))[1]):
+        if note.position is None:
+            continue
+        cx, cy = note.position
+        nearest = min(old, key=lambda name: (old[name][0] - cx) ** 2 + (old[name][1] - cy) ** 2)
+        y = new[nearest][1]
+        while any(abs(y - other) < ROW_STEP for other in taken):
+            y += ROW_STEP
+        taken.append(y)
+        note.position = (right, y)
+    return comments
 
 
 def _is_loss(node: Node) -> bool:

@@ -7,7 +7,7 @@ Nothing is dropped silently: every setting, layer or parameter a format cannot h
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import Iterable, List, Optional
 
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.project.model import Project
@@ -15,6 +15,20 @@ from nnconsole.engine.project.model import Project
 
 class InteropError(NnconsoleError, ValueError):
     """A file cannot be imported or exported at all; the message names the file, the place and a fix."""
+
+
+def unique(items: Iterable[str]) -> List[str]:
+    """``items`` in their order, each once: a report says a thing once, however many steps noticed it."""
+    return list(dict.fromkeys(items))
+
+
+def add_for_network(into: List[str], items: Iterable[str], network: str) -> None:
+    """Append what converting network ``network`` (not the project's main network) noted, each entry naming
+    that network, so the same layer names in two networks read as two things and an entry is never repeated."""
+    for item in items:
+        text = f"network '{network}': {item}"
+        if text not in into:
+            into.append(text)
 
 
 @dataclass
@@ -35,6 +49,9 @@ class ImportResult:
     # each naming its place in the project file and the fix; empty: the project is valid (datasets apart)
     problems: List[str] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.unsupported, self.notes = unique(self.unsupported), unique(self.notes)
+
     def report(self) -> str:
         text = format_report(f"imported {self.source}", self.unsupported, self.notes)
         if self.problems:
@@ -53,6 +70,9 @@ class ExportResult:
     unsupported: List[str] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.unsupported, self.notes = unique(self.unsupported), unique(self.notes)
+
     def report(self) -> str:
         head = f"wrote {self.path}" + "".join(f"\nwrote {p}" for p in self.extra_files)
         return format_report(head, self.unsupported, self.notes)
@@ -61,6 +81,7 @@ class ExportResult:
 def format_report(head: str, unsupported: List[str], notes: List[str]) -> str:
     """Readable text: a headline, then 'not carried over' and 'notes' as bullet lists."""
     lines = [head]
+    unsupported, notes = unique(unsupported), unique(notes)
     if unsupported:
         lines.append(f"not carried over ({len(unsupported)}):")
         lines += [f"  - {item}" for item in unsupported]

@@ -183,7 +183,9 @@ def drag_connect(page, source: str, target: str, pin: int = 0) -> None:
     src = page.scene.node(source)
     dst = page.scene.node(target)
     start = scene_point(page, src.output_anchor())
-    end_scene = dst.input_anchor(pin)
+    # a layer without input pins (an Input) has no anchor: the drop lands on its box (its top edge may round
+    # to a pixel just outside it at a zoom below 100%)
+    end_scene = dst.input_anchor(pin) if dst.in_ports else dst.mapToScene(dst.box_rect().center())
     end = page.view.mapFromScene(end_scene)
     if not page.view.viewport().rect().contains(end):
         page.view.fit()

@@ -191,3 +191,28 @@ def repeat_by_name_project(folder) -> str:
              ("Tanh", "Tanh", {}, ["Affine"]),
              ("RepeatEnd", "RepeatEnd", {"ID": "*RepeatStart", "Times": "*RepeatTimes"}, ["Tanh"])]
     return nnc_project(folder, {"Main": main, "Stack": stack}, name="repeat_by_name")
+
+
+def repeat_and_shared_layers():
+    """Layers (for ``sdcproj_text``) of a network with a repeat block x2 whose two convolutions share one
+    ParameterScope."""
+    conv = {"OutMaps": 1, "KernelShape": "3,3", "BorderMode": "same", "ParameterScope": "shared"}
+    return [("x", "Input", {"Size": "1,4,4", "Dataset": "x"}, []),
+            ("RepeatStart", "RepeatStart", {"Times": 2, "ID": "RepeatStart"}, ["x"]),
+            ("c1", "Convolution", conv, ["RepeatStart"]), ("c2", "Convolution", conv, ["c1"]),
+            ("RepeatEnd", "RepeatEnd", {"ID": "RepeatStart"}, ["c2"]),
+            ("fc", "Affine", {"OutShape": 3}, ["RepeatEnd"]),
+            ("loss", "SoftmaxCrossEntropy", {"T.Dataset": "y"}, ["fc"])]
+
+
+def sdcproj_two_networks_text(layers, second: str = "Second") -> str:
+    """An .sdcproj whose Main network and a second network ``second`` (trained by a second optimizer) both
+    hold ``layers`` (as ``sdcproj_text`` takes them), with NNC's derived MainRuntime listed too."""
+    head, rest = sdcproj_text(layers).split("[Main_Network_Global]", 1)
+    body = "[Main_Network_Global]" + rest.split("[Config]", 1)[0]
+    head = head.replace("NumNetwork=1\r\nNetwork_0=Main",
+                        f"NumNetwork=3\r\nNetwork_0=Main\r\nNetwork_1={second}\r\nNetwork_2=MainRuntime")
+    config = ["[Config]", "NumOptimizer=2", "MaxEpoch=1", "BatchSize=4", "[Optimizer_0]",
+              "Optimizer_Name=Optimizer", "Optimizer_NetworkName=Main", "[Optimizer_1]", "Optimizer_Name=Second",
+              f"Optimizer_NetworkName={second}"]
+    return head + body + body.replace("[Main_", f"[{second}_") + "\r\n".join(config) + "\r\n"

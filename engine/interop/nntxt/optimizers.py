@@ -11,7 +11,7 @@ import dataclasses
 from typing import Any, Dict, List, Optional
 
 from nnconsole.engine.interop.nntxt.writers import NetworkWriter, write_optimizer_variables, write_solver
-from nnconsole.engine.interop.report import InteropError
+from nnconsole.engine.interop.report import InteropError, add_for_network
 from nnconsole.engine.project.model import Executor, ExtraOptimizer, MAIN_NETWORK, Network, Project
 from nnconsole.engine.interop.nntxt.network import network_nodes
 from nnconsole.engine.interop.nntxt.settings import read_optimizer
@@ -41,12 +41,16 @@ def read_extra_optimizers(proto: Any, main_proto: Any, main_nodes: List[Any], pr
     nodes: List[Any] = []
 
     def convert(net_name: str) -> List[tuple]:
-        got = network_nodes(proto, networks[net_name], unsupported, notes, where)
+        lost: List[str] = []  # what this network's conversion reports, named after it (report.add_for_network)
+        said: List[str] = []
+        got = network_nodes(proto, networks[net_name], lost, said, where)
         times = {r.id: int(r.times) for r in networks[net_name].repeat_info}
         graph = ImportedGraph(got, times)
         if hasattr(graph, "marked_weights"):  # as Main: nnabla files name per-repetition weights
             graph.marked_weights = True
-        layers, got = graph_to_layers(graph, unsupported, notes, where)
+        layers, got = graph_to_layers(graph, lost, said, where)
+        add_for_network(unsupported, lost, net_name)
+        add_for_network(notes, said, net_name)
         project.networks[net_name] = Network(layers=layers)
         return [(net_name, n) for n in got]
 

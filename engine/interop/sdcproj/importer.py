@@ -35,7 +35,7 @@ from nnconsole.engine.project.model import Network, Project
 
 from nnconsole.engine.interop.archive import read_bounded
 from nnconsole.engine.interop.common import csv_rows, iterations_per_epoch
-from nnconsole.engine.interop.pipeline import ImportedGraph, graph_to_layers, parameter_names
+from nnconsole.engine.interop.pipeline import ImportedGraph, comments_follow_layout, graph_to_layers, parameter_names
 from nnconsole.engine.interop.report import ImportResult, InteropError
 from nnconsole.engine.interop.sdcproj.network import network_comments, network_nodes
 from nnconsole.engine.interop.nntxt.optimizers import derived_network
@@ -106,7 +106,8 @@ def import_sdcproj(path: str) -> ImportResult:
     desc = reader.section("Description", required=False)
     description = (desc.get("Text") or "").replace("\\n", "\n") if desc else ""
     project = Project(name=os.path.splitext(os.path.basename(path))[0], description=description,
-                      network=Network(layers=layers, comments=network_comments(reader, network)), datasets=datasets,
+                      network=Network(layers=layers, comments=comments_follow_layout(
+                          network_comments(reader, network), nodes, layers)), datasets=datasets,
                       config=config, optimizer=optimizer)
     read_extra_optimizers(reader, project, n_opt, network, networks, ipe, unsupported, notes)
     return ImportResult(project=project, unsupported=unsupported, notes=notes, initial_parameters_path=None,

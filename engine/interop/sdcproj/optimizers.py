@@ -16,7 +16,8 @@ from nnconsole.engine.project.model import MAIN_NETWORK, ExtraOptimizer, Network
 
 from nnconsole.engine.interop.nntxt.optimizers import derived_network
 from nnconsole.engine.interop.sdcproj.reader import SdcReader
-from nnconsole.engine.interop.pipeline import graph_to_layers, ImportedGraph
+from nnconsole.engine.interop.pipeline import comments_follow_layout, graph_to_layers, ImportedGraph
+from nnconsole.engine.interop.report import add_for_network
 from nnconsole.engine.interop.sdcproj.network import network_comments, network_nodes
 from nnconsole.engine.interop.sdcproj.settings import _iterations, read_optimizer
 
@@ -26,9 +27,14 @@ def read_extra_optimizers(reader: SdcReader, project: Project, count: int, main_
     """Fill ``project.optimizers`` and ``project.networks`` from ``[Optimizer_1]`` ... ``[Optimizer_<count-1>]``."""
 
     def convert(network: str) -> None:
-        nodes, targets, times = network_nodes(reader, network, unsupported, notes)
-        layers, _ = graph_to_layers(ImportedGraph(nodes, times, targets), unsupported, notes, reader.path)
-        project.networks[network] = Network(layers=layers, comments=network_comments(reader, network))
+        lost: List[str] = []  # what this network's conversion reports, named after it (report.add_for_network)
+        said: List[str] = []
+        nodes, targets, times = network_nodes(reader, network, lost, said)
+        layers, nodes = graph_to_layers(ImportedGraph(nodes, times, targets), lost, said, reader.path)
+        add_for_network(unsupported, lost, network)
+        add_for_network(notes, said, network)
+        project.networks[network] = Network(layers=layers, comments=comments_follow_layout(
+            network_comments(reader, network), nodes, layers))
 
     first = reader.section("Optimizer_0", required=False)
     train_name = (first.get("Optimizer_DatasetName") or "").strip() if first else ""

@@ -10,6 +10,7 @@ from nnconsole.engine.interop.report import InteropError
 from nnconsole.engine.interop.files import import_file
 from nnconsole.engine.project.io import save_project
 from nnconsole.engine.project.model import Initializer
+from nnconsole.engine.network.layered_layout import crowded
 from nnconsole.engine.network.shapes import infer_network
 from nnconsole.engine.check.project_file import load_valid_project
 from tests.support.nnc_files import sdcproj_text
@@ -27,8 +28,13 @@ def test_sdcproj_imports_layers_positions_initializers_and_lr_multipliers():
     assert [l.name for l in p.network.layers] == [
         "Input", "Convolution", "ReLU", "RepeatStart", "Convolution_2", "Tanh", "RepeatEnd", "MaxPooling",
         "Affine", "y", "SoftmaxCrossEntropy"]
-    assert layers["Input"].position == (10.0, 10.0) and layers["Affine"].position == (10.0, 490.0)
-    assert layers["Convolution_2"].position == (10.0, 250.0) and layers["RepeatStart"].params == {"times": 2}
+    # NNC's 240x48 boxes 60 apart would touch at the canvas's size: laid out again, in rows, top to bottom
+    # (issue 28 item 13), and the report says so
+    positions = {name: layer.position for name, layer in layers.items()}
+    assert not crowded(positions) and layers["RepeatStart"].params == {"times": 2}
+    assert layers["Input"].position == (0.0, 0.0)
+    assert layers["Input"].position[1] < layers["Convolution_2"].position[1] < layers["Affine"].position[1]
+    assert any(note.startswith("layers laid out again") for note in result.notes)
     conv = layers["Convolution"]
     assert conv.params["pad"] == [1, 1]  # BorderMode=same with Padding=*ConvolutionPaddingSize
     assert (conv.params["outmaps"], conv.params["kernel"]) == (4, [3, 3])

@@ -8,6 +8,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent, QWheelEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
+from nnconsole.app.edit import layout
 from nnconsole.app.edit.palette import MIME_LAYER_TYPE
 from tests.gui.support import drag_connect, scene_point
 pytestmark = pytest.mark.gui
@@ -155,7 +156,7 @@ def test_auto_layout_puts_the_label_beside_the_prediction(digits_page):
     page.edit_actions["auto_layout"].trigger()
     positions = {layer.name: layer.position for layer in net(page).layers}
     assert positions["y"][1] == positions["fc2"][1] and positions["y"][0] > positions["fc2"][0]
-    assert positions["loss"] == (positions["fc2"][0], positions["fc2"][1] + 80)
+    assert positions["loss"] == (positions["fc2"][0], positions["fc2"][1] + layout.AUTO_ROW)
     assert {p[0] for n, p in positions.items() if n != "y"} == {0.0}  # the main chain stays straight
     assert page.document.undo_stack.count() == 1
 

@@ -22,7 +22,7 @@ def residual() -> Network:
 
 def test_auto_layout_ranks_rows_and_keeps_the_spine_straight():
     pos = layout.auto_layout(residual())
-    rows = {name: p[1] / layout.ROW for name, p in pos.items()}
+    rows = {name: p[1] / layout.AUTO_ROW for name, p in pos.items()}
     assert rows == {"x": 0, "a": 1, "b": 2, "c": 3, "sum": 4, "t": 4, "loss": 5}
     assert {pos[n][0] for n in ("x", "a", "b", "c", "sum", "loss")} == {0.0}
     assert pos["t"][0] == layout.COLUMN  # the target sits beside the prediction
