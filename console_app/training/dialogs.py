@@ -4,9 +4,10 @@ from __future__ import annotations
 import os
 from typing import List, Optional
 
-from PySide6.QtCore import QUrl
-from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QLabel, QLineEdit, QMessageBox, QVBoxLayout,
+                               QWidget)
 
 STOP_RUNS, LEAVE_RUNNING, CANCEL_QUIT = "stop", "leave", "cancel"
 
@@ -65,9 +66,48 @@ def choose_save_path(parent: Optional[QWidget], caption: str, suggested: str, fi
     return path
 
 
-def open_folder(path: str) -> bool:
-    """Show a folder in the desktop's file manager."""
-    return QDesktopServices.openUrl(QUrl.fromLocalFile(os.path.abspath(path)))
+def open_folder(path: str, parent: Optional[QWidget] = None) -> bool:
+    """Show a folder in the desktop's file manager; where none opens it (no file manager, a remote session),
+    say so and show the path to copy. Returns whether a file manager took it."""
+    path = os.path.abspath(path)
+    if QDesktopServices.openUrl(QUrl.fromLocalFile(path)):
+        return True
+    show_path(parent, path)
+    return False
+
+
+def show_path(parent: Optional[QWidget], path: str) -> QDialog:
+    """'No file manager opened the folder': its path, selected, in a read-only field, and a Copy button.
+    Shown window-modal without blocking (``open``); returned for tests."""
+    dialog = QDialog(parent)
+    dialog.setObjectName("folder_path_dialog")
+    dialog.setWindowTitle("Open folder")
+    dialog.setAttribute(Qt.WA_DeleteOnClose)
+    text = QLabel("No file manager could open this folder here (none is installed, or the desktop has no "
+                  "default one). Its path, to open it yourself:", dialog)
+    text.setWordWrap(True)
+    field = QLineEdit(path, dialog)
+    field.setObjectName("folder_path")
+    field.setReadOnly(True)
+    field.setMinimumWidth(min(900, max(420, field.fontMetrics().horizontalAdvance(path) + 24)))
+    field.selectAll()
+    buttons = QDialogButtonBox(QDialogButtonBox.Close, dialog)
+    copy = buttons.addButton("Copy path", QDialogButtonBox.ActionRole)
+    copy.setObjectName("folder_path_copy")
+    copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(path))
+    buttons.rejected.connect(dialog.reject)
+    layout = QVBoxLayout(dialog)
+    layout.addWidget(text)
+    layout.addWidget(field)
+    layout.addWidget(buttons)
+    _SHOWN.append(dialog)  # a dialog without a parent lives as long as Python holds it: until it is closed
+    dialog.finished.connect(lambda _result: _SHOWN.remove(dialog) if dialog in _SHOWN else None)
+    dialog.open()
+    field.setFocus()
+    return dialog
+
+
+_SHOWN: List[QDialog] = []
 
 
 # ---- the run history's menu --------------------------------------------------------------------------

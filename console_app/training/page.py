@@ -134,7 +134,7 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
         self.history.run_selected.connect(self.show_run)
         self.history.compare_changed.connect(self._compare_changed)
         self.history.refresh_requested.connect(self.refresh_history)
-        self.history.open_folder_requested.connect(lambda path: dialogs.open_folder(path))
+        self.history.open_folder_requested.connect(lambda path: dialogs.open_folder(path, self._dialog_parent()))
         self.history.replay_requested.connect(self.replay_run)
         self.history.menu_requested.connect(self._show_run_menu)
         document.settings_changed.connect(self._setting_changed)
