@@ -204,7 +204,7 @@ class EvaluationPage(QWidget):
             if not any(os.path.isfile(os.path.join(row.run_dir, f"parameters_{m}.h5")) for m in MODELS):
                 continue
             best = "" if row.best_error is None else f", best error {row.best_error:.4f}"
-            self.run_combo.addItem(f"{row.name} ({row.status}, N={row.workers}{best})", row.run_dir)
+            self.run_combo.addItem(f"{row.label} ({row.status}, N={row.workers}{best})", row.run_dir)
         index = self.run_combo.findData(current) if current else 0
         self.run_combo.setCurrentIndex(max(index, 0))
         self.run_combo.blockSignals(False)

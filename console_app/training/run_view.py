@@ -17,6 +17,12 @@ class RunViewMixin:
     ``problems``, ``history``, ``workers``, ``workers_note``, ``document``, ``controller``, ``live_run``,
     ``show_error`` and ``_running_changed``)."""
 
+    def _set_primary(self, run_dir: str, records: list) -> None:
+        """Show ``run_dir`` as the main run; every run ticked in Compare stays drawn (the run shown before, when
+        ticked, becomes an overlay again instead of vanishing while its tick stays)."""
+        self.curves.set_primary(run_dir, records)
+        self._compare_changed(self.history.checked_runs())
+
     def _clear_view(self) -> None:
         """Empty curves, progress, status and error: what the previous project left must not stay."""
         self.curves.set_overlays({})
@@ -40,7 +46,7 @@ class RunViewMixin:
         self.error.hide()
         self.progress.reset("starting...", run_dir)
         self.progress.update_from(records)
-        self.curves.set_primary(run_dir, records)
+        self._set_primary(run_dir, records)
         self.log_pane.set_run(run_dir)
         self.history.select_run(run_dir, emit=False)
         self._running_changed(controller, True)
@@ -61,7 +67,7 @@ class RunViewMixin:
         """Show a run's curves (all its records so far; a live run keeps updating) and, for a failed
         run, the engine's message."""
         records = self._records_of(run_dir)
-        self.curves.set_primary(run_dir, records)
+        self._set_primary(run_dir, records)
         self.log_pane.set_run(run_dir)
         if self.live_run is not None and os.path.abspath(run_dir) == self.live_run:
             self.progress.reset("starting...", self.live_run)  # back to the live run: its figures so far
