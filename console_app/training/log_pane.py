@@ -43,10 +43,38 @@ def log_files(run_dir: str) -> List[str]:
     return [name for name in named if os.path.isfile(os.path.join(run_dir, name))]
 
 
-def is_failure(line: str) -> bool:
-    """Whether a log line tells of a failure. A launch's command line (launcher.log's header line) never does,
-    whatever words its arguments hold."""
-    return not line.startswith(LAUNCH_HEADER) and FAILURE.search(line) is not None
+# Runs launched before the entry script (engine/start_module.py) have the multi-line ``-c`` bootstrap program
+# in their header: from the header line ending with its first line to the line that starts with its last, and
+# the line after that (the program's trailing line break puts the module and the run folder there).
+OLD_BOOTSTRAP_FIRST = " -c import os, sys"
+OLD_BOOTSTRAP_LAST = "runpy.run_module("
+OUTSIDE, IN_COMMAND, LAST_LINE = 0, 1, 2  # where a line stands (the highlighter's block states)
+
+
+def next_state(line: str, state: int) -> int:
+    """Where the line after ``line`` stands, given where ``line`` stands."""
+    if state == OUTSIDE:
+        starts = line.startswith(LAUNCH_HEADER) and line.rstrip().endswith(OLD_BOOTSTRAP_FIRST)
+        return IN_COMMAND if starts else OUTSIDE
+    if state == IN_COMMAND:
+        return LAST_LINE if line.startswith(OLD_BOOTSTRAP_LAST) else IN_COMMAND
+    return OUTSIDE
+
+
+def is_failure(line: str, in_command: bool = False) -> bool:
+    """Whether a log line tells of a failure. A launch's command line (launcher.log's header line, and an older
+    run's multi-line bootstrap program after it) never does, whatever words its arguments hold."""
+    return not in_command and not line.startswith(LAUNCH_HEADER) and FAILURE.search(line) is not None
+
+
+def failure_lines(lines: List[str]) -> List[str]:
+    """The lines of a log that tell of a failure (command lines left out)."""
+    found, state = [], OUTSIDE
+    for line in lines:
+        if is_failure(line, state != OUTSIDE):
+            found.append(line)
+        state = next_state(line, state)
+    return found
 
 
 def resume_command(run_dir: str) -> str:
@@ -66,9 +94,13 @@ class FailureHighlighter(QSyntaxHighlighter):
         self.warning.setForeground(QColor("#9a5b00"))
 
     def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt override
+        state = max(self.previousBlockState(), OUTSIDE)  # -1 before the first block
+        self.setCurrentBlockState(next_state(text, state))
+        if state != OUTSIDE or text.startswith(LAUNCH_HEADER):
+            return
         if is_failure(text):
             self.setFormat(0, len(text), self.failure)
-        elif WARNING.search(text) and not text.startswith(LAUNCH_HEADER):
+        elif WARNING.search(text):
             self.setFormat(0, len(text), self.warning)
 
 
@@ -231,4 +263,4 @@ class RunLogPane(QWidget):
 
     def failure_lines(self) -> List[str]:
         """The lines shown that are highlighted as failures."""
-        return [line for line in self.text.toPlainText().splitlines() if is_failure(line)]
+        return failure_lines(self.text.toPlainText().splitlines())

@@ -61,14 +61,20 @@ def test_a_launch_command_line_is_not_a_failure(qtbot, tmp_path):
     pane.grab().save("/work/shots/runs/item8_launch_line_not_red.png")
 
 
-def test_the_first_line_of_an_old_launcher_log_is_the_only_part_recognised(qtbot, tmp_path):
-    """An older run's multi-line ``-c`` program: its header line is plain; the program's own lines are
-    ordinary text, and 'except OSError' is no longer among the failure lines once runs use the entry script."""
+def test_an_older_runs_multi_line_bootstrap_command_is_not_a_failure(qtbot, tmp_path):
+    """Runs launched before the entry script have the ``-c`` program in launcher.log's header, over several lines
+    ('except OSError:' among them): all of it is the command line, and the job's output after it is judged."""
     project = copy_digits(str(tmp_path / "digits"))
     run_dir = fake_run(project, "20240101_000000")
-    write(os.path.join(run_dir, "logs", "launcher.log"), OLD_HEADER)
+    write(os.path.join(run_dir, "logs", "launcher.log"), OLD_HEADER + "runpy.run_module(sys.argv.pop(1), "
+          "run_name='__main__', alter_sys=True)\n"
+          f" nnconsole.engine.train.worker {run_dir}/failed_once\n"
+          "[nnabla][INFO]: Initializing CPU extension...\nRuntimeError: rank 1 failed\n")
     pane = pane_for(qtbot, run_dir)
-    assert all(not line.startswith(LAUNCH_HEADER) for line in pane.failure_lines())
+    pane.show()
+    qtbot.waitExposed(pane)
+    assert pane.failure_lines() == ["RuntimeError: rank 1 failed"]
+    assert red_lines(pane) == ["RuntimeError: rank 1 failed"]
 
 
 def test_during_a_run_the_pane_moves_to_train_log_when_it_appears(qtbot, tmp_path):
