@@ -75,19 +75,28 @@ def test_a_ticked_run_stays_drawn_when_another_becomes_the_shown_run(qtbot, runs
 
 
 def test_each_legend_marker_has_its_curves_colour(qtbot, runs3):
+    """The legend paints a marker from the curve's scatter (pyqtgraph's ItemSample): its colour must be the
+    curve's, also before the curve has any point (a run stopped before its first validation, a live run's start)."""
     project, wide, fast, plain = runs3
+    early = fake_run(project, "20240104_000000", status="stopped",
+                     records=[r for r in train_records(2) if r["type"] == "train" and r["iteration"] <= 20])
     page = open_tab_page(qtbot, create_page, project)
-    page.history.select_run(plain)
+    page.resize(1300, 800)
+    page.history.select_run(early)  # no validation point yet
     page.history.set_checked(wide, True)
     page.history.set_checked(fast, True)
+    page.grab().save(f"{SHOTS}/item11_legend_markers_{TAG}.png")
+    checked = 0
     for plot in ("loss", "error"):
         for sample, label in page.curves.plots[plot].legend.items:
             opts = sample.item.opts
-            pen = opts["pen"].color().name() if hasattr(opts["pen"], "color") else None
-            if opts.get("symbol"):
-                brush = opts["symbolBrush"]
-                brush = brush.color().name() if hasattr(brush, "color") else None
-                assert brush == pen, f"{plot}: {label.text}: marker {brush} on a {pen} curve"
+            if not opts.get("symbol"):
+                continue
+            line = opts["pen"].color().name()
+            marker = sample.item.scatter.opts["brush"].color().name()  # what ItemSample.paint fills it with
+            assert marker == line, f"{plot}: {label.text}: marker {marker} on a {line} curve"
+            checked += 1
+    assert checked == 6  # validation of the shown run and of the two compared runs, in both plots
 
 
 def test_overlays_never_share_a_colour(qtbot, runs3, tmp_path):
