@@ -191,6 +191,8 @@ class RunMenuMixin:
             self.log_pane.set_run(None)
         if self.curves.primary in moved:
             self.curves.set_primary(None)
+        if self.progress.run_dir in moved:  # nor its figures in the progress strip
+            self.progress.reset()
         if kept:
             dialogs.tell(self._dialog_parent(), "Runs kept", "These runs were not deleted:\n\n" + "\n".join(kept),
                          warning=True)

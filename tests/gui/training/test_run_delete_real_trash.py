@@ -83,6 +83,8 @@ def test_delete_from_the_run_menu_moves_the_run_to_the_real_trash(qtbot, tmp_pat
     told = []
     monkeypatch.setattr(dialogs, "confirm_delete_runs", lambda parent, names: names == ["20240102_000000"])
     monkeypatch.setattr(dialogs, "tell", lambda parent, title, text, warning=False: told.append(text))
+    page.history.select_run(gone)  # the run shown, as after a right-click on it
+    assert page.progress.run_dir == gone and page.progress.bar.format().startswith("finished")
     menu = page.build_run_menu(gone)
     delete = next(a for a in menu.actions() if a.objectName() == "run_menu_delete")
     delete.trigger()  # right-click > Delete (move to trash) > Yes
@@ -90,6 +92,8 @@ def test_delete_from_the_run_menu_moves_the_run_to_the_real_trash(qtbot, tmp_pat
     assert not os.path.exists(gone) and in_trash(own_trash, gone) and os.path.isdir(keep)
     assert [r.run_dir for r in page.history.rows] == [keep]
     assert "the trash" in page.status.text()
+    assert page.progress.run_dir is None and page.progress.bar.format() == "idle"  # nothing of it stays shown
+    assert page.progress.labels["throughput"].text() == "- samples/s"
     page.grab().save("/work/shots/runs/item1_after_delete.png")
 
 
