@@ -14,22 +14,8 @@ BUNDLED_OPENMPI_DIR = "openmpi"  # under sys._MEIPASS; packaging/nnconsole.spec 
 LIBMPI_SONAME = "libmpi.so.40"  # Open MPI's ABI; mpi4py's MPI.openmpi extension links against it
 
 
-# ``python -c`` with this program runs ``python -m MODULE ARGS`` without the working folder on sys.path.
-# ``-m`` and ``-c`` put the working folder first on sys.path, so a ``numpy.py`` in a project or run folder
-# (the GUI's and the workers' working folders) would be imported instead of numpy. Python 3.10 has no
-# ``-P``, and ``-I`` would also drop PYTHONPATH (the benchmarks point it at another engine tree), so the
-# entries that name the working folder ('' and '.', or its absolute path) are removed before any import.
-# It is inline code on purpose: nothing may be imported before sys.path is clean.
-SAFE_RUN_MODULE = """\
-import os, sys
-try:
-    here = os.path.realpath(os.getcwd())
-except OSError:  # the working folder was deleted: nothing can be imported from it anyway
-    here = None
-sys.path[:] = [p for p in sys.path if os.path.isabs(p) and os.path.realpath(p) != here]
-import runpy
-runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)
-"""
+# The entry script of helper processes (see its docstring: why a script file, not ``-m`` or ``-c``).
+START_MODULE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "start_module.py")
 
 
 def is_frozen() -> bool:
@@ -40,7 +26,7 @@ def python_module_command(module: str) -> List[str]:
     """The argv that runs ``python -m module`` in this installation, never importing from its working folder."""
     if is_frozen():
         return [sys.executable, "--run-module", module]
-    return [sys.executable, "-c", SAFE_RUN_MODULE, module]
+    return [sys.executable, START_MODULE, module]
 
 
 def cli_command() -> List[str]:

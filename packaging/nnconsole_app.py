@@ -20,11 +20,11 @@ CLI_MODULES = ("nnconsole", "nnconsole.cli", "nnconsole.engine.cli.main")
 
 
 def drop_working_folder_from_path() -> None:
-    """Remove the working folder from sys.path before anything is imported (see runtime_paths.SAFE_RUN_MODULE).
+    """Remove the working folder from sys.path before anything is imported (see nnconsole.engine.start_module).
 
     A frozen app imports from its bundle, but a ``''``, ``'.'`` or the working folder's own path on
     sys.path would still let a ``numpy.py`` in a project or run folder (the GUI's and the workers'
-    working folders) be imported. Inline, like SAFE_RUN_MODULE: nothing is imported before this.
+    working folders) be imported. Inline, like start_module.clean_sys_path: nothing is imported before this.
     """
     try:
         here = os.path.realpath(os.getcwd())

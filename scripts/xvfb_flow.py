@@ -8,7 +8,8 @@ MainWindow as ``nnconsole-gui``, on Qt's xcb platform) in a child process that g
 start page, a new project from the digits_cnn template (a real double-click by xdotool), Run with 2
 workers (the Run button clicked by xdotool; the run waits for Stop in its second epoch, test seam
 pause_at_iteration), Stop, Resume with 2 workers, Evaluate, Infer on the
-validation CSV. After each screen it saves the whole X screen as a PNG in --out; flow.json lists
+validation CSV, and Delete the run from its menu (Yes clicked on the real question; the run goes to the desktop
+trash under the flow's own XDG_DATA_HOME). After each screen it saves the whole X screen as a PNG in --out; flow.json lists
 the steps with ok / failed / skipped and why. Settings, autosaves and the project live in a
 temporary folder, never the user's. Exit status: 0 every step ok, 1 a step failed, 77 Xvfb,
 xdotool or a library Qt's xcb plugin needs is missing (nothing ran; the message names the packages).
@@ -292,6 +293,39 @@ class Flow:
         self.shot("08_inference")
         return f"{page.inference.model.rowCount()} rows"
 
+    def delete_run(self) -> str:
+        """TRAINING > the run's menu > Delete (move to trash) > Yes, clicked on the real question: the run goes
+        to the desktop trash (XDG_DATA_HOME/Trash, in the flow's own folder) through QFile.moveToTrash."""
+        from PySide6.QtCore import QTimer
+        from PySide6.QtWidgets import QApplication, QMessageBox
+
+        page = self.window.pages["training"]
+        self.window.show_tab("training")
+        data = os.environ["XDG_DATA_HOME"]
+        os.makedirs(data, exist_ok=True)  # a desktop has it; Qt makes no trash without it
+        asked: List[str] = []
+
+        def answer_yes() -> None:
+            box = QApplication.activeModalWidget()
+            if not isinstance(box, QMessageBox):
+                QTimer.singleShot(200, answer_yes)
+                return
+            asked.append(box.text())
+            self.shot("09_delete_question")
+            self.click(box.button(QMessageBox.Yes))
+
+        QTimer.singleShot(300, answer_yes)
+        menu = page.build_run_menu(self.run_dir)
+        next(a for a in menu.actions() if a.objectName() == "run_menu_delete").trigger()  # returns once answered
+        self.wait(lambda: not os.path.exists(self.run_dir), 30, "the run to leave the results folder")
+        trashed = os.path.join(data, "Trash", "files", os.path.basename(self.run_dir))
+        if not os.path.isfile(os.path.join(trashed, "status.json")):
+            raise RuntimeError(f"the run is not in the desktop trash ({trashed}): {page.status.text()}")
+        if any(r.run_dir == self.run_dir for r in page.rows):
+            raise RuntimeError("the deleted run is still listed in the history")
+        self.shot("10_deleted")
+        return f"moved to {trashed} after '{asked[0].splitlines()[0] if asked else ''}'"
+
 
 def drive(out: str, work: str) -> int:
     from PySide6.QtCore import QSettings
@@ -312,7 +346,7 @@ def drive(out: str, work: str) -> int:
               "the window on the X display")
     steps = (("start page", flow.start_page), ("new project from a template", flow.new_from_template),
              ("Run with 2 workers", flow.run_two_workers), ("Stop", flow.stop), ("Resume", flow.resume),
-             ("Evaluate", flow.evaluate), ("Infer", flow.infer))
+             ("Evaluate", flow.evaluate), ("Infer", flow.infer), ("Delete the run", flow.delete_run))
     ok = True
     for name, action in steps:
         if ok:

@@ -3,7 +3,8 @@
 Every figure comes from ``nnconsole.engine.plan.timing_inputs.predict_project`` (what ``nnconsole plan --hosts``
 prints): the project's hosts (``multi_gpu.hosts``, host:slots) give the layouts, else the compared worker counts
 on one host; the link between hosts is the project's ``multi_gpu.link`` (gigabit Ethernet when empty); the compute
-time is measured by the project's latest run. A layout that more machines make slower is shown in the warning
+time and the all-reduce among a host's workers are those the project's runs on this machine measured (the
+assumptions name the runs), "unknown until one run" before any. A layout that more machines make slower is shown in the warning
 colour, and the assumptions (where the link came from, unknown compute) below; a link or host entry that cannot be
 read is said there instead of a table (the message ``nnconsole validate`` gives).
 """
@@ -18,7 +19,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSizePoli
 
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.plan.timing import Estimate
-from nnconsole.engine.plan.timing_inputs import describe_link, layout_label, layouts_for, predict_project
+from nnconsole.engine.plan.timing_inputs import (UNKNOWN_UNTIL_RUN, describe_link, layout_label, layouts_for,
+                                                 predict_project)
 from nnconsole.engine.project.model import Project
 
 HEADERS = ("Layout", "Predicted s / epoch", "Verdict")
@@ -68,13 +70,15 @@ class PredictionTable(QWidget):
         self.predictions = result.estimates
         self.table.setRowCount(len(self.predictions))
         for row, p in enumerate(self.predictions):
-            cells = (layout_label(p), f"{p.epoch_s:.3g}", p.note)
+            cells = (layout_label(p), f"{p.epoch_s:.3g}" if p.compute_known else UNKNOWN_UNTIL_RUN, p.note)
+            compute = f"compute {p.compute_s * 1e3:.3g} ms" if p.compute_known else f"compute {UNKNOWN_UNTIL_RUN}"
+            tip = (f"all-reduce {p.allreduce_s * 1e3:.3g} ms + {compute} per iteration"
+                   + (f" ({p.allreduce_share * 100:.0f}% communication)" if p.compute_known else "")
+                   + f", {p.iterations} iterations per epoch; between hosts {describe_link(result.network)}"
+                   + (f"\n{p.basis}" if p.basis else ""))
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                item.setToolTip(f"all-reduce {p.allreduce_s * 1e3:.3g} ms + compute {p.compute_s * 1e3:.3g} ms per "
-                                f"iteration ({p.allreduce_share * 100:.0f}% communication), "
-                                f"{p.iterations} iterations per epoch; between hosts "
-                                f"{describe_link(result.network)}")
+                item.setToolTip(tip)
                 if col == 1:
                     item.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
                 if p.note.startswith("slower"):

@@ -25,7 +25,7 @@ from nnconsole.app.dataset.background import BackgroundCall
 from nnconsole.app.dataset.matching import ExpectedVariable, expected_variables, shape_text, variable_status
 from nnconsole.app.dataset.preview import PREVIEW_ROWS, DatasetPreview
 from nnconsole.engine.data.loading import DatasetError, class_histogram, load_dataset, peek_csv
-from nnconsole.engine.data.labels import class_label_variables
+from nnconsole.engine.data.labels import class_label_variables, project_class_names
 from nnconsole.engine.project.schema import form_settings
 from nnconsole.engine.check.validate import check_datasets
 from nnconsole.engine.project.paths import dataset_path
@@ -246,7 +246,8 @@ class DatasetPage(QWidget):
             return
         if get_spec(loss_type).task == "classification":
             try:
-                preview.show_histogram(class_histogram(dataset, variable), variable)
+                preview.show_histogram(class_histogram(dataset, variable), variable,
+                                       project_class_names(self.document.project))
                 return
             except ValueError:
                 pass

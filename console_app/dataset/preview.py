@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 import pyqtgraph as pg
@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QHeaderView, QLabel, QSplitter, QTableView, QVBoxL
 
 from nnconsole.app.dataset.thumbnails import thumbnail
 from nnconsole.app.widgets.plots import TRAIN_COLOR, make_plot_widget
+from nnconsole.engine.data.labels import class_name
 from nnconsole.engine.data.loading import IMAGE_EXTENSIONS
 from nnconsole.app.widgets.rich_text import bounded, esc, plain_tooltip
 
@@ -131,8 +132,9 @@ class DatasetPreview(QWidget):
         self.error.setText(text)
         self.error.setVisible(bool(text))
 
-    def show_histogram(self, counts: Dict[Any, int], variable: str) -> None:
-        """Bars of samples per class (``nnconsole.engine.data.loading.class_histogram``)."""
+    def show_histogram(self, counts: Dict[Any, int], variable: str, names: Sequence[str] = ()) -> None:
+        """Bars of samples per class (``nnconsole.engine.data.loading.class_histogram``), each named from
+        ``names`` (the project's labels.txt, ``engine.data.labels``) or by its number where it has no name."""
         self.histogram_counts = dict(counts)
         item = self.histogram.getPlotItem()
         item.clear()
@@ -144,7 +146,8 @@ class DatasetPreview(QWidget):
         xs = np.array(list(counts.keys()), dtype=float)
         ys = np.array(list(counts.values()), dtype=float)
         item.addItem(pg.BarGraphItem(x=xs, height=ys, width=0.7, brush=TRAIN_COLOR, pen=pg.mkPen("#174a7c")))
-        item.getAxis("bottom").setTicks([[(x, str(int(x))) for x in xs]] if len(xs) <= 30 else None)
+        item.getAxis("bottom").setTicks([[(x, class_name(list(names), int(x))) for x in xs]] if len(xs) <= 30
+                                        else None)
         item.setYRange(0, float(ys.max()) * 1.12, padding=0)
         item.setXRange(float(xs.min()) - 0.6, float(xs.max()) + 0.6, padding=0)
 

@@ -6,11 +6,13 @@ the pair so the samples table can show exactly those samples.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Sequence
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
+
+from nnconsole.engine.data.labels import class_name
 
 
 def _mix(share: float, strong: QColor) -> QColor:
@@ -25,9 +27,11 @@ class ConfusionModel(QAbstractTableModel):
         super().__init__(parent)
         self.matrix: List[List[int]] = []
         self.row_totals: List[int] = []
+        self.names: List[str] = []  # class names (labels.txt); a class without one shows its number
 
-    def set_matrix(self, matrix: List[List[int]]) -> None:
+    def set_matrix(self, matrix: List[List[int]], names: Sequence[str] = ()) -> None:
         self.beginResetModel()
+        self.names = [str(n) for n in names]
         self.matrix = [list(map(int, r)) for r in matrix]
         self.row_totals = [sum(r) for r in self.matrix]
         self.endResetModel()
@@ -65,16 +69,21 @@ class ConfusionModel(QAbstractTableModel):
             font.setBold(True)
             return font
         if role == Qt.ToolTipRole:
-            return (f"true {r} \u2192 predicted {c}: {count} sample{'s' if count != 1 else ''} "
-                    f"({share:.1%} of class {r})")
+            return (f"true {self.described(r)} \u2192 predicted {self.described(c)}: {count} "
+                    f"sample{'s' if count != 1 else ''} ({share:.1%} of class {self.described(r)})")
         return None
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.DisplayRole) -> Any:  # noqa: N802
         if role == Qt.DisplayRole:
-            return str(section)
+            return class_name(self.names, section)
         if role == Qt.ToolTipRole:
-            return f"{'predicted' if orientation == Qt.Horizontal else 'true'} class {section}"
+            return f"{'predicted' if orientation == Qt.Horizontal else 'true'} class {self.described(section)}"
         return None
+
+    def described(self, index: int) -> str:
+        """'3' or, with a name, '3 (cat)'."""
+        name = class_name(self.names, index)
+        return str(index) if name == str(index) else f"{index} ({name})"
 
 
 class ConfusionMatrixView(QWidget):
@@ -103,8 +112,9 @@ class ConfusionMatrixView(QWidget):
         layout.addWidget(self.caption)
         layout.addWidget(self.table, 1)
 
-    def set_matrix(self, matrix: List[List[int]]) -> None:
-        self.model.set_matrix(matrix)
+    def set_matrix(self, matrix: List[List[int]], names: Sequence[str] = ()) -> None:
+        """The counts (rows: true class), and the class names to head them with (labels.txt's)."""
+        self.model.set_matrix(matrix, names)
 
     def total(self) -> int:
         return sum(self.model.row_totals)

@@ -20,7 +20,8 @@ from nnconsole.app.evaluation.confusion import ConfusionMatrixView
 from nnconsole.app.evaluation.curves import LikelihoodView, RocPrView, class_arrays
 from nnconsole.app.evaluation.dataset_choice import DatasetChoice
 from nnconsole.app.evaluation.inference import InferencePanel, inference_data
-from nnconsole.app.evaluation.report import PerClassTable, RegressionView, TopConfusions, class_label, headline
+from nnconsole.app.evaluation.report import (PerClassTable, RegressionView, TopConfusions, class_label, headline,
+                                             with_class_names)
 from nnconsole.app.evaluation.samples import SamplesFilter, SamplesModel
 from nnconsole.app.evaluation.zoom import show_large_image
 from nnconsole.app.dataset.preview import is_image_cell
@@ -204,7 +205,7 @@ class EvaluationPage(QWidget):
             if not any(os.path.isfile(os.path.join(row.run_dir, f"parameters_{m}.h5")) for m in MODELS):
                 continue
             best = "" if row.best_error is None else f", best error {row.best_error:.4f}"
-            self.run_combo.addItem(f"{row.name} ({row.status}, N={row.workers}{best})", row.run_dir)
+            self.run_combo.addItem(f"{row.label} ({row.status}, N={row.workers}{best})", row.run_dir)
         index = self.run_combo.findData(current) if current else 0
         self.run_combo.setCurrentIndex(max(index, 0))
         self.run_combo.blockSignals(False)
@@ -337,6 +338,7 @@ class EvaluationPage(QWidget):
         except (OSError, ValueError, KeyError) as exc:
             self.show_error(f"cannot read the evaluation in {folder}: {exc}")
             return
+        metrics = with_class_names(metrics)
         self.metrics, self.folder = metrics, folder
         try:
             self._loaded_stamp = os.stat(os.path.join(folder, EVALUATION_METRICS_FILE)).st_mtime_ns
@@ -351,7 +353,7 @@ class EvaluationPage(QWidget):
         self.class_filter.addItem("all", None)
         if task == "classification":
             self.left.setCurrentIndex(0)
-            self.confusion.set_matrix(metrics["confusion_matrix"])
+            self.confusion.set_matrix(metrics["confusion_matrix"], metrics.get("class_names") or [])
             try:
                 probs, labels = class_arrays(rows)
             except (KeyError, ValueError):  # a samples.csv edited by hand: the tables still show

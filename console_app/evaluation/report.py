@@ -3,6 +3,7 @@ averages, the most frequent confusions, and for regression the error statistics 
 from __future__ import annotations
 
 import html
+import os
 from typing import Any, Dict, List, Optional
 
 import numpy as np
@@ -13,7 +14,27 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QListWidg
                                QVBoxLayout, QWidget)
 
 from nnconsole.app.widgets.plots import make_plot_widget
+from nnconsole.engine.data.labels import project_class_names
+from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.metrics.results import samples_text
+from nnconsole.engine.project.io import load_project
+from nnconsole.engine.rundir.protocol import RESOLVED_FILE
+
+
+def with_class_names(metrics: Dict[str, Any]) -> Dict[str, Any]:
+    """``metrics`` with ``class_names``: as the evaluation recorded them, else (an evaluation made before
+    labels.txt existed) read now beside the run's training CSV, as the engine reads them (``engine.data.labels``);
+    none when there is no labels.txt. Every view of the tab names classes from there, numbers as fallback."""
+    if metrics.get("task", "classification") != "classification" or metrics.get("class_names"):
+        return metrics
+    run_dir = metrics.get("run_dir")
+    try:
+        names = project_class_names(load_project(os.path.join(str(run_dir), RESOLVED_FILE))) if run_dir else []
+    except (OSError, ValueError, NnconsoleError):  # a run folder moved or damaged: numbers only
+        names = []
+    if names:
+        metrics = dict(metrics, class_names=names[:int(metrics.get("num_classes") or len(names))])
+    return metrics
 
 
 def headline(metrics: Dict[str, Any]) -> str:
@@ -107,8 +128,8 @@ class TopConfusions(QWidget):
         for c in confusions:
             share = c["count"] / max(1, next((p["support"] for p in metrics.get("per_class", [])
                                                if p["class"] == c["true"]), 1))
-            self.list.addItem(f"true {c['true']} \u2192 predicted {c['predicted']}:  {c['count']} "
-                              f"({share:.1%} of class {c['true']})")
+            true, predicted = class_label(metrics, int(c["true"])), class_label(metrics, int(c["predicted"]))
+            self.list.addItem(f"true {true} \u2192 predicted {predicted}:  {c['count']} ({share:.1%} of class {true})")
         if not confusions:
             self.list.addItem("no mistakes")
 

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QListWidget, QLis
 
 from nnconsole.app.shell import settings as app_settings
 from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.rundir.notes import read_note
 from nnconsole.engine.project.model import Project
 from nnconsole.templates import list_templates
 from nnconsole.app.widgets.rich_text import plain_tooltip
@@ -33,12 +34,13 @@ class RecentRun:
     status: str
     started: float
     best_error: Optional[float]
+    title: str = ""  # the user's (note.json); '' shows the folder name
 
     def label(self) -> str:
         project = os.path.basename(os.path.dirname(self.project))
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.started))
         best = "" if self.best_error is None else f", best error {self.best_error:.4f}"
-        return f"{project} / {os.path.basename(self.run_dir)}   {self.status}{best}   {when}"
+        return f"{project} / {self.title or os.path.basename(self.run_dir)}   {self.status}{best}   {when}"
 
 
 def recent_runs(projects: List[str], limit: int = RECENT_RUNS_SHOWN) -> List[RecentRun]:
@@ -48,7 +50,8 @@ def recent_runs(projects: List[str], limit: int = RECENT_RUNS_SHOWN) -> List[Rec
         for run_dir in runs.list_runs(runs.results_root(project)):
             st = runs.effective_status(run_dir)
             if st is not None:
-                found.append(RecentRun(project, run_dir, st.status, st.started, st.best_validation_error))
+                found.append(RecentRun(project, run_dir, st.status, st.started, st.best_validation_error,
+                                       read_note(run_dir).title))
     found.sort(key=lambda r: r.started, reverse=True)
     return found[:limit]
 

@@ -23,6 +23,7 @@ from nnconsole.app.widgets.plots import (LR_COLOR, TRAIN_COLOR, VALID_COLOR, Gro
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.project.structure import FIRST_OPTIMIZER
 from nnconsole.engine.rundir.protocol import OPTIMIZER_LOSS, TRAIN, VALIDATION
+from nnconsole.engine.rundir.notes import read_note
 from nnconsole.engine.rundir.store import read_plan
 from nnconsole.engine.rundir.typed_json import RunFileError
 
@@ -40,8 +41,9 @@ def plot_of(key: str) -> str:
 
 
 def run_label(run_dir: str) -> str:
-    """A legend label that says what differs between runs: 'N=2, batch 64, LR 0.002 (20261122_0039)'."""
-    name = os.path.basename(run_dir.rstrip(os.sep))
+    """A legend label that says what differs between runs: 'N=2, batch 64, LR 0.002 (20261122_0039)', with the
+    title the user gave the run (note.json) in place of its folder name."""
+    name = read_note(run_dir).title or os.path.basename(run_dir.rstrip(os.sep))
     try:
         plan = read_plan(run_dir)
     except RunFileError:  # damaged: the name alone
@@ -265,9 +267,11 @@ class LearningCurves(QWidget):
         wanted = {os.path.abspath(k): v for k, v in overlays.items() if os.path.abspath(k) != self.primary}
         for run_dir in [r for r in self.runs if r != self.primary and r not in wanted]:
             self.runs.pop(run_dir).remove(self.plots)
-        for i, (run_dir, records) in enumerate(sorted(wanted.items())):
-            if run_dir not in self.runs:
-                self.runs[run_dir] = RunCurves(run_dir, self.plots, i, primary=False)
+        for run_dir, records in sorted(wanted.items()):
+            if run_dir not in self.runs:  # the first colour no overlay shown has (an earlier one keeps its own)
+                taken = {c.index for r, c in self.runs.items() if r != self.primary}
+                index = next(i for i in range(len(taken) + 1) if i not in taken)
+                self.runs[run_dir] = RunCurves(run_dir, self.plots, index, primary=False)
                 self.runs[run_dir].add(records)
         self.flush()
 

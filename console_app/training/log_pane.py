@@ -17,7 +17,7 @@ from PySide6.QtGui import QColor, QFont, QGuiApplication, QSyntaxHighlighter, QT
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from nnconsole.engine.rundir import store as runs
-from nnconsole.engine.rundir.protocol import LOG_FILE, LOGS_DIR, RESUMABLE_STATUSES
+from nnconsole.engine.rundir.protocol import LAUNCH_HEADER, LOG_FILE, LOGS_DIR, RESUMABLE_STATUSES
 from nnconsole.app.widgets.rich_text import plain_tooltip
 
 MAX_LINES = 5000  # lines kept in the pane
@@ -43,6 +43,40 @@ def log_files(run_dir: str) -> List[str]:
     return [name for name in named if os.path.isfile(os.path.join(run_dir, name))]
 
 
+# Runs launched before the entry script (engine/start_module.py) have the multi-line ``-c`` bootstrap program
+# in their header: from the header line ending with its first line to the line that starts with its last, and
+# the line after that (the program's trailing line break puts the module and the run folder there).
+OLD_BOOTSTRAP_FIRST = " -c import os, sys"
+OLD_BOOTSTRAP_LAST = "runpy.run_module("
+OUTSIDE, IN_COMMAND, LAST_LINE = 0, 1, 2  # where a line stands (the highlighter's block states)
+
+
+def next_state(line: str, state: int) -> int:
+    """Where the line after ``line`` stands, given where ``line`` stands."""
+    if state == OUTSIDE:
+        starts = line.startswith(LAUNCH_HEADER) and line.rstrip().endswith(OLD_BOOTSTRAP_FIRST)
+        return IN_COMMAND if starts else OUTSIDE
+    if state == IN_COMMAND:
+        return LAST_LINE if line.startswith(OLD_BOOTSTRAP_LAST) else IN_COMMAND
+    return OUTSIDE
+
+
+def is_failure(line: str, in_command: bool = False) -> bool:
+    """Whether a log line tells of a failure. A launch's command line (launcher.log's header line, and an older
+    run's multi-line bootstrap program after it) never does, whatever words its arguments hold."""
+    return not in_command and not line.startswith(LAUNCH_HEADER) and FAILURE.search(line) is not None
+
+
+def failure_lines(lines: List[str]) -> List[str]:
+    """The lines of a log that tell of a failure (command lines left out)."""
+    found, state = [], OUTSIDE
+    for line in lines:
+        if is_failure(line, state != OUTSIDE):
+            found.append(line)
+        state = next_state(line, state)
+    return found
+
+
 def resume_command(run_dir: str) -> str:
     return f"nnconsole train --resume {shlex.quote(os.path.abspath(run_dir))}"
 
@@ -60,7 +94,11 @@ class FailureHighlighter(QSyntaxHighlighter):
         self.warning.setForeground(QColor("#9a5b00"))
 
     def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt override
-        if FAILURE.search(text):
+        state = max(self.previousBlockState(), OUTSIDE)  # -1 before the first block
+        self.setCurrentBlockState(next_state(text, state))
+        if state != OUTSIDE or text.startswith(LAUNCH_HEADER):
+            return
+        if is_failure(text):
             self.setFormat(0, len(text), self.failure)
         elif WARNING.search(text):
             self.setFormat(0, len(text), self.warning)
@@ -118,10 +156,11 @@ class RunLogPane(QWidget):
         self.setObjectName("training_log_pane")
         self.run_dir: Optional[str] = None
         self._tail: Optional[FileTail] = None
+        self._picked = False  # the user chose a log of this run: new files never change the choice
         self.files = QComboBox()
         self.files.setObjectName("training_log_file")
         self.files.setToolTip("train.log, each rank's log, the launcher's and the CLI's output")
-        self.files.currentIndexChanged.connect(lambda _i: self._open_chosen())
+        self.files.currentIndexChanged.connect(self._chosen_by_user)  # the pane's own changes block signals
         self.text = QPlainTextEdit()
         self.text.setObjectName("training_log_text")
         self.text.setReadOnly(True)
@@ -157,6 +196,7 @@ class RunLogPane(QWidget):
             self.update_resume()
             return
         self.run_dir = run_dir
+        self._picked = False
         self._fill_files()
         self._open_chosen()
         self.update_resume()
@@ -164,7 +204,9 @@ class RunLogPane(QWidget):
     def _fill_files(self) -> None:
         chosen = self.files.currentText()
         names = log_files(self.run_dir) if self.run_dir else []
-        if names == [self.files.itemText(i) for i in range(self.files.count())]:
+        if LOG_FILE in names and not self._picked:
+            chosen = LOG_FILE  # the run's own log as soon as it exists, not launcher.log's start-up chatter
+        if names == [self.files.itemText(i) for i in range(self.files.count())] and chosen == self.files.currentText():
             return
         self.files.blockSignals(True)
         self.files.clear()
@@ -172,6 +214,10 @@ class RunLogPane(QWidget):
         if chosen in names:
             self.files.setCurrentIndex(names.index(chosen))
         self.files.blockSignals(False)
+
+    def _chosen_by_user(self, _index: int) -> None:
+        self._picked = True
+        self._open_chosen()
 
     def _open_chosen(self) -> None:
         self.text.clear()
@@ -188,7 +234,7 @@ class RunLogPane(QWidget):
         if self.files.count() != len(log_files(self.run_dir)):
             had = self.files.currentText()
             self._fill_files()
-            if not had and self.files.count():
+            if self.files.currentText() != had and self.files.count():
                 self._open_chosen()
                 return
         if self._tail is None:
@@ -217,4 +263,4 @@ class RunLogPane(QWidget):
 
     def failure_lines(self) -> List[str]:
         """The lines shown that are highlighted as failures."""
-        return [line for line in self.text.toPlainText().splitlines() if FAILURE.search(line)]
+        return failure_lines(self.text.toPlainText().splitlines())

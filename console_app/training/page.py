@@ -29,6 +29,7 @@ from nnconsole.app.training.progress import RunProgress
 from nnconsole.app.training.project_runs import ProjectRuns, project_key, project_name
 from nnconsole.app.training.run_events import RunEventsMixin
 from nnconsole.app.training.run_menu import RunMenuMixin
+from nnconsole.app.training.run_view import RunViewMixin
 from nnconsole.app.training.tradeoff import TradeoffPlot
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.protocol import RunStatus
@@ -42,7 +43,7 @@ def read_all_metrics(run_dir: str) -> List[Dict[str, Any]]:
     return list(runs.iter_metrics(run_dir))
 
 
-class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
+class TrainingPage(RunEventsMixin, RunMenuMixin, RunViewMixin, QWidget):
     """Toolbar, progress strip, error panel, curves on the left, history and trade-off on the right."""
 
     def __init__(self, document: Any, window: Any = None, parent: Optional[QWidget] = None) -> None:
@@ -70,6 +71,10 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
         self.workers.setObjectName("training_workers")
         self.workers.setRange(1, 4096)
         self.workers.setToolTip("Workers for this run (GPUs, or CPU processes): --gpus N")
+        self.workers_note = QLabel()  # says when this run's workers differ from CONFIG's multi_gpu.workers
+        self.workers_note.setObjectName("training_workers_note")
+        self.workers_note.setStyleSheet("QLabel { color: #9a5b00; }")
+        self.workers.valueChanged.connect(lambda _n: self._update_workers_note())
         self.log_scale = QCheckBox("Log scale")
         self.log_scale.setObjectName("training_log_scale")
         self.save_csv_button = QPushButton("Save CSV...")
@@ -81,7 +86,7 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
         self.status.setTextFormat(Qt.RichText)
         self.status.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # long paths must not widen the tab
         bar = QHBoxLayout()
-        for w in (self.run_button, self.stop_button, QLabel("Workers:"), self.workers):
+        for w in (self.run_button, self.stop_button, QLabel("Workers:"), self.workers, self.workers_note):
             bar.addWidget(w)
         bar.addSpacing(16)
         for w in (self.log_scale, self.save_csv_button, self.save_png_button):
@@ -134,7 +139,7 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
         self.history.run_selected.connect(self.show_run)
         self.history.compare_changed.connect(self._compare_changed)
         self.history.refresh_requested.connect(self.refresh_history)
-        self.history.open_folder_requested.connect(lambda path: dialogs.open_folder(path))
+        self.history.open_folder_requested.connect(lambda path: dialogs.open_folder(path, self._dialog_parent()))
         self.history.replay_requested.connect(self.replay_run)
         self.history.menu_requested.connect(self._show_run_menu)
         document.settings_changed.connect(self._setting_changed)
@@ -179,6 +184,7 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
     def _project_changed(self) -> None:
         """A different project: its workers setting and its runs."""
         self.workers.setValue(max(1, int(self.document.project.multi_gpu.workers)))
+        self._update_workers_note()
         self._show_project()
 
     def _path_changed(self, _path: str) -> None:
@@ -199,34 +205,6 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
             self.history.select_run(self.rows[0].run_dir, emit=False)  # may be selected already: no signal
             self.show_run(self.rows[0].run_dir)
 
-    def _clear_view(self) -> None:
-        """Empty curves, progress, status and error: what the previous project left must not stay."""
-        self.curves.set_overlays({})
-        self.curves.set_primary(None)
-        self.progress.reset()
-        self.error.hide()
-        self.error.clear()
-        self.problems.clear()
-        self._pending_run = None
-        self.log_pane.set_run(None)
-        self.status.setText("No run yet.")
-        self.status.setToolTip("")
-
-    def _show_live(self, controller: RunController) -> None:
-        """Follow the open project's running run: its curves so far, progress, status and Stop."""
-        run_dir = controller.run_dir
-        records = controller.records_so_far()
-        what = "Following" if controller.is_attached() else "Training"
-        self.status.setText(f"{what} <b>{html.escape(os.path.basename(run_dir))}</b> &mdash; "
-                            f"<code>{html.escape(run_dir)}</code>")
-        self.error.hide()
-        self.progress.reset("starting...")
-        self.progress.update_from(records)
-        self.curves.set_primary(run_dir, records)
-        self.log_pane.set_run(run_dir)
-        self.history.select_run(run_dir, emit=False)
-        self._running_changed(controller, True)
-
     def _open_project(self, path: str) -> None:
         """A link of the background-runs line: open that project (its run shows live there)."""
         files = getattr(self.window_, "files", None)
@@ -234,8 +212,10 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
             files.open_path(path)
 
     def _setting_changed(self, dotted: str) -> None:
-        if dotted == "multi_gpu.workers" and not self.controller.is_running():
-            self.workers.setValue(max(1, int(self.document.project.multi_gpu.workers)))
+        if dotted == "multi_gpu.workers":
+            if not self.controller.is_running():
+                self.workers.setValue(max(1, int(self.document.project.multi_gpu.workers)))
+            self._update_workers_note()
 
     # ---- run / stop ---------------------------------------------------------------------------
     def _dialog_parent(self) -> QWidget:
@@ -364,25 +344,6 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
         listing = runs.list_runs(root) if root else []
         if listing != self._listing or any(r.status == RunStatus.RUNNING for r in self.rows):
             self.refresh_history()
-
-    def show_run(self, run_dir: str) -> None:
-        """Show a run's curves (all its records so far; a live run keeps updating) and, for a failed
-        run, the engine's message."""
-        self.curves.set_primary(run_dir, self._records_of(run_dir))
-        self.log_pane.set_run(run_dir)
-        if self.live_run is not None and os.path.abspath(run_dir) == self.live_run:
-            return
-        st = runs.effective_status(run_dir)
-        name = html.escape(os.path.basename(run_dir))
-        if st is None:
-            return
-        best = "" if st.best_validation_error is None else f", best validation error {st.best_validation_error:.4f}"
-        self.status.setText(f"Showing <b>{name}</b>: {html.escape(st.status)}, N={st.workers}{best}")
-        if st.status == RunStatus.FAILED:
-            rank = f" on rank {st.failed_rank}" if st.failed_rank is not None else ""
-            self.show_error(f"Run {os.path.basename(run_dir)} failed{rank}.\n{st.message}")
-        else:
-            self.error.hide()
 
     def _records_of(self, run_dir: str) -> List[Dict[str, Any]]:
         """All records of a run; for the live run only those already tailed (the rest arrive as signals)."""

@@ -1,7 +1,9 @@
 """The run's progress strip: bar, epoch, elapsed time, ETA, samples/s and the all-reduce share.
 
 Figures come from the latest ``train`` record (the worker computes elapsed, ETA and throughput);
-the strip formats them and flags communication-bound runs (all-reduce share above 30%).
+the strip formats them and flags communication-bound runs (all-reduce share above 30%). It shows one run, the
+one the TRAINING tab shows (``run_dir``): the live run as its records arrive, or an ended run as its files
+left it (``show_ended``); an ended run has no ETA.
 """
 from __future__ import annotations
 
@@ -40,9 +42,12 @@ class RunProgress(QWidget):
             layout.addWidget(label)
             self.labels[key] = label
         self.last: Dict[str, Any] = {}
+        self.run_dir: Optional[str] = None  # whose figures are shown (None: none)
         self.reset()
 
-    def reset(self, text: str = "idle") -> None:
+    def reset(self, text: str = "idle", run_dir: Optional[str] = None) -> None:
+        """Empty figures with ``text`` in the bar, for ``run_dir`` (None: no run)."""
+        self.run_dir = run_dir
         self.last = {}
         self.bar.setValue(0)
         self.bar.setFormat(text)
@@ -76,9 +81,29 @@ class RunProgress(QWidget):
     def finish(self, status: RunStatus, iteration: Optional[int] = None) -> None:
         """The run ended: ``iteration`` is where, as the run's status.json records it (the last record
         shown here may be a few iterations before the real end), or None when it records none."""
+        total = self.last.get("total_iterations") or 0
         if status == RunStatus.FINISHED:
             self.bar.setValue(1000)
-        self.bar.setFormat(str(status) + (f" at iteration {iteration:,}" if iteration else ""))
+        elif total and iteration:
+            self.bar.setValue(int(1000 * min(iteration / total, 1.0)))
+        self.bar.setFormat(str(status) + (f" at iteration {iteration:,}" if iteration else "")
+                           + (f" / {total:,}" if total and iteration and status != RunStatus.FINISHED else ""))
+        self.labels["eta"].setText("ETA -")  # nothing is left to wait for
+
+    def show_ended(self, run_dir: str, status: RunStatus, records: List[Dict[str, Any]],
+                   iteration: Optional[int] = None) -> None:
+        """A run that is not being followed, as its files left it: its last train record's figures, where it
+        ended (``iteration`` from status.json), no ETA. A run still going elsewhere shows 'running'."""
+        self.reset(str(status), run_dir)
+        train = [r for r in records if r.get("type") == TRAIN]
+        if train:
+            self.last = train[-1]
+            self._show(self.last)
+        if status == RunStatus.RUNNING:
+            self.update_from(train)
+            self.bar.setFormat(f"running (not followed here): {self.bar.format()}")
+            return
+        self.finish(status, iteration or self.last.get("iteration"))
 
     def _show(self, r: Dict[str, Any]) -> None:
         epoch = r.get("epoch")

@@ -47,7 +47,7 @@ class RunEventsMixin:
         if not self._is_shown(controller):
             return
         self.curves.add_records(run_dir, records)
-        if run_dir == self.live_run:
+        if run_dir == self.live_run and self.progress.run_dir == run_dir:  # the strip shows the selected run only
             self.progress.update_from(records)
             warnings = [r for r in records if r.get("type") == "warning"]
             if warnings:
@@ -63,8 +63,9 @@ class RunEventsMixin:
                                      f"{project_name(self.projects.key_of(controller))} ended: {status}.")
             return
         st = runs.read_status(run_dir)
-        # the run's own figure: status.json records where a stopped or finished run ended
-        self.progress.finish(status, st.iteration if st and status in (RunStatus.STOPPED, RunStatus.FINISHED) else None)
+        if self.progress.run_dir == run_dir:  # the run's own figure: status.json records where it ended
+            self.progress.finish(status, st.iteration if st and status in (RunStatus.STOPPED, RunStatus.FINISHED)
+                                 else None)
         name = os.path.basename(run_dir)
         if status == RunStatus.FAILED:
             rank = f" on rank {st.failed_rank}" if st and st.failed_rank is not None else ""

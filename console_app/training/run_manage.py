@@ -12,6 +12,8 @@ import shutil
 import time
 from typing import Callable, List, Optional
 
+from PySide6.QtCore import QFile
+
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.project.io import load_project, save_project
 from nnconsole.engine.project.schema import SETTINGS, set_value_at, value_at
@@ -27,10 +29,13 @@ class RunInUse(Exception):
 
 
 def desktop_trash(path: str) -> bool:
-    """Move ``path`` to the desktop's trash (freedesktop.org, restorable from the file manager)."""
-    from PySide6.QtCore import QFile
+    """Move ``path`` to the desktop's trash (freedesktop.org, restorable from the file manager).
 
-    moved, _where = QFile.moveToTrash(path)
+    ``QFile.moveToTrash`` returns a plain bool in some PySide6 releases and ``(bool, path in the trash)`` in
+    others; both are read. False (no trash here, or it failed) lets the caller use the results root's .trash.
+    """
+    result = QFile.moveToTrash(path)
+    moved = result[0] if isinstance(result, tuple) else result
     return bool(moved) and not os.path.exists(path)
 
 

@@ -56,7 +56,7 @@ class RunMenuMixin:
         add("evaluate", "Open in EVALUATION", self.evaluate_run, finals)
         checked = run_dir in self.history.checked_runs()
         add("compare", "Remove from comparison" if checked else "Compare (overlay its curves)", self.compare_run)
-        add("folder", "Open folder", lambda d: dialogs.open_folder(d))
+        add("folder", "Open folder", lambda d: dialogs.open_folder(d, self._dialog_parent()))
         menu.addSeparator()
         add("delete", "Delete (move to trash)...", lambda d: self.delete_runs([d]), status != RunStatus.RUNNING)
         add("prune", "Prune failed and empty runs...", lambda _d: self.prune_runs(),
@@ -191,6 +191,8 @@ class RunMenuMixin:
             self.log_pane.set_run(None)
         if self.curves.primary in moved:
             self.curves.set_primary(None)
+        if self.progress.run_dir in moved:  # nor its figures in the progress strip
+            self.progress.reset()
         if kept:
             dialogs.tell(self._dialog_parent(), "Runs kept", "These runs were not deleted:\n\n" + "\n".join(kept),
                          warning=True)

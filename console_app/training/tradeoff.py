@@ -71,7 +71,7 @@ class TradeoffPlot(QWidget):
         layout.addWidget(self.plot)
 
     def set_runs(self, rows: Sequence) -> None:
-        """Rows with run_dir, name, best_error and total_macs (``history.RunRow``)."""
+        """Rows with run_dir, label (title or name), best_error and total_macs (``history.RunRow``)."""
         points, names = [], []
         for row in rows:
             if row.best_error is None:
@@ -80,7 +80,7 @@ class TradeoffPlot(QWidget):
             if cost is None:
                 continue
             points.append((float(cost), float(row.best_error)))
-            names.append(row.name)
+            names.append(row.label)  # the user's title (note.json), else the folder name
         self.points, self.names = points, names
         self.pareto = pareto_front(points)
         item = self.plot.getPlotItem()

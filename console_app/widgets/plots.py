@@ -70,6 +70,9 @@ def fast_curve(item: pg.PlotItem, pen_color: str, name: Optional[str] = None, wi
         kwargs = {"symbol": symbol, "symbolSize": 6, "symbolBrush": pg.mkBrush(pen_color),
                   "symbolPen": pg.mkPen(pen_color)}
     curve = item.plot([], [], pen=pen, name=name, antialias=False, **kwargs)
+    if symbol:  # the legend draws the marker from the scatter's own defaults, which a curve without points yet
+        curve.scatter.setBrush(kwargs["symbolBrush"])  # never received: it showed pyqtgraph's grey-blue
+        curve.scatter.setPen(kwargs["symbolPen"])
     curve.setClipToView(True)
     curve.setDownsampling(auto=True, method="peak")
     # pyqtgraph's default factor 5 still draws several thousand points per curve; 1 draws about one

@@ -305,7 +305,7 @@ def build_parser(extra_commands: Sequence[Callable] = ()) -> argparse.ArgumentPa
     p.add_argument("--latency-ms", type=float, metavar="MS", help="the network's latency per message (instead of "
                    "--link's second part)")
     p.add_argument("--compute-ms", type=float, metavar="MS", help="one worker's compute per iteration at the "
-                   "project's batch (default: measured by the project's latest run)")
+                   "project's batch (default: as the project's runs on this machine measured it)")
     p = add("templates", cmd_templates, "List the bundled project templates.")
     p = add("new", cmd_new, "Create a new project folder from a template.")
     p.add_argument("destination", help="folder to create")

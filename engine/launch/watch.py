@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from nnconsole.engine.rundir import store as runs
-from nnconsole.engine.rundir.protocol import STOP_FILE, read_error_records
+from nnconsole.engine.rundir.protocol import LAUNCH_HEADER, STOP_FILE, read_error_records
 from nnconsole.engine.errors import ExitCode
+from nnconsole.engine.helper_processes import START_MODULE
 from nnconsole.engine.test_seams import seam_seconds
 from nnconsole.engine.rundir.store import latest_checkpoint
 
@@ -36,12 +37,10 @@ STALL_CHECK_SECONDS = 1.0  # how often the ranks' process states are read
 STALLED_RANK_SECONDS = 5.0  # a rank stopped this long ends the job (documented in docs/multi-gpu.md)
 # Below this much free space the run directory's disk counts as full in failure messages.
 DISK_FULL_BYTES = 1 << 20
-# Every launch appends to logs/launcher.log after a line that starts with this; messages read only
-# the last launch's part (a resumed run's log also holds the earlier launches' messages and PIDs).
-LAUNCH_HEADER = "==== nnconsole launch"
 # Variables that carry a process's rank, by launcher: Open MPI, PMIx, Slurm.
 RANK_VARIABLES = (b"OMPI_COMM_WORLD_RANK", b"PMIX_RANK", b"SLURM_PROCID")
 WORKER_MODULE = b"nnconsole.engine.train.worker"
+START_SCRIPT = os.fsencode(os.sep + os.path.basename(START_MODULE))  # helper_processes' entry script
 
 
 @dataclass
@@ -73,9 +72,11 @@ def _cmdline(pid: int) -> List[bytes]:
 
 
 def _is_worker_of(args: List[bytes], target: bytes) -> bool:
-    """Whether ``args`` is ``<python> -c|-m|--run-module ... nnconsole.engine.train.worker RUN_DIR`` for ``target``."""
+    """Whether ``args`` is ``<python> start_module.py|-c|-m|--run-module ... nnconsole.engine.train.worker RUN_DIR``
+    for ``target``."""
     args = [a for a in args if a]
-    return (len(args) >= 3 and WORKER_MODULE in args[-2:] and args[1] in (b"-c", b"-m", b"--run-module")
+    return (len(args) >= 3 and WORKER_MODULE in args[-2:]
+            and (args[1] in (b"-c", b"-m", b"--run-module") or args[1].endswith(START_SCRIPT))
             and os.path.abspath(args[-1].decode(errors="replace")).encode() == target)
 
 

@@ -36,6 +36,8 @@ class Estimate:
     allreduce_s: float  # per iteration
     epoch_s: float
     note: str = ""
+    compute_known: bool = True  # False: no run measured the compute yet, so epoch_s counts the all-reduce only
+    basis: str = ""  # where the compute and all-reduce figures came from (the prediction's measured runs)
 
     @property
     def workers(self) -> int:

@@ -6,10 +6,13 @@ module finds what they need for a project:
 - the gradient size: the learned-parameter count of shape inference (``engine.shapes``) x 4 bytes (float32), and
   what the all-reduce sends: 4 bytes a gradient, or 2 with ``multi_gpu.allreduce_precision: half`` (float16,
   after one small all-reduce of the messages' scale: its latency is counted too);
-- the compute time of one worker per iteration: ``--compute-ms``, else measured by the project's latest run
-  (its ``metrics.jsonl`` train records carry ``time_per_iter`` and ``allreduce_share``, so one worker's compute
-  is ``time_per_iter x (1 - allreduce_share)`` at the run's per-worker batch from ``plan.json``), scaled to the
-  per-worker batch of each layout's plan;
+- the compute time of one worker per iteration: ``--compute-ms``, else as the project's runs on this machine
+  measured it (``plan.measured_runs``: the newest run of each worker count; a layout takes the run with the
+  nearest workers per host, since workers sharing a machine compute slower), scaled to each layout's per-worker
+  batch; before any run it is "unknown until one run", never 0;
+- the all-reduce among the workers of a host: as the run with the nearest worker count (2 or more) measured it,
+  carried to other counts by the ring formula (the within-host link scaled so that the formula gives the measured
+  time); modelled over shared memory until such a run exists. Which runs were used is said in the assumptions;
 - the iterations per epoch of each N: the N-worker plan (``engine.plan``);
 - the links: ``--link BANDWIDTH[,LATENCY]`` (as ``doctor --hosts`` measures them), else the project's
   ``multi_gpu.link`` (the CONFIG tab's "Link between hosts"), else an assumed gigabit Ethernet; which, is said.
@@ -17,17 +20,13 @@ No nnabla, no Qt.
 """
 from __future__ import annotations
 
-import os
-import statistics
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.plan.hosts import parse_host
+from nnconsole.engine.plan.measured_runs import RunTiming, local_run_timings, nearest
 from nnconsole.engine.plan.timing import LOCAL_BANDWIDTH, LOCAL_LATENCY, Estimate, Link, allreduce_seconds, parse_rate
-from nnconsole.engine.rundir.protocol import METRICS_FILE, TRAIN
-from nnconsole.engine.rundir.store import iter_metrics, list_runs, read_plan, results_root
-from nnconsole.engine.rundir.typed_json import RunFileError
 from nnconsole.engine.project.structure import all_networks, MAIN_NETWORK
 from nnconsole.engine.network.shapes import infer_network
 
@@ -35,6 +34,7 @@ FLOAT32_BYTES = 4
 # Bytes per gradient on the wire, by multi_gpu.allreduce_precision (half: engine/comm/half.py sends float16).
 WIRE_BYTES = {"float": FLOAT32_BYTES, "half": 2}
 WIRE_TYPES = {"float": "float32", "half": "float16"}
+UNKNOWN_UNTIL_RUN = "unknown until one run"  # a time per epoch before any run measured the compute
 DEFAULT_NETWORK = "1gbit,100us"  # plain gigabit Ethernet, assumed when nothing was given (and said)
 LINK_FORM = "BANDWIDTH[,LATENCY], e.g. 1gbit,100us or 100mbit,2ms or 10GB/s,5us"
 LINK_SETTING = "multi_gpu.link"
@@ -180,72 +180,22 @@ def layout_label(e: Estimate) -> str:
     return f"{e.hosts} host{'s' if e.hosts > 1 else ''} x {e.workers_per_host}"
 
 
-@dataclass(frozen=True)
-class MeasuredCompute:
-    """Seconds of compute per sample on one worker, and where that figure came from."""
-
-    seconds_per_sample: float
-    source: str
-
-
-_MEASURED: Dict[tuple, Optional[MeasuredCompute]] = {}  # by (run, metrics.jsonl's mtime and size): the GUI asks often
-
-
-def measured_compute(run_dir: str) -> Optional[MeasuredCompute]:
-    """One worker's compute per sample in a run (median over its train records after the first, which holds the
-    start-up); None when the run has no usable timing."""
-
-    try:
-        st = os.stat(os.path.join(run_dir, METRICS_FILE))
-    except OSError:
-        return None
-    key = (os.path.abspath(run_dir), st.st_mtime_ns, st.st_size)
-    if key not in _MEASURED:
-        if len(_MEASURED) > 256:
-            _MEASURED.clear()
-        _MEASURED[key] = _read_measured_compute(run_dir)
-    return _MEASURED[key]
-
-
-def _read_measured_compute(run_dir: str) -> Optional[MeasuredCompute]:
-    try:
-        plan = read_plan(run_dir)
-    except RunFileError:
-        return None
-    if plan is None or plan.per_worker_batch is None:
-        return None
-    per_worker_batch = plan.per_worker_batch
-    records = list(iter_metrics(run_dir, TRAIN))
-    times = []
-    for r in records[1:] or records:
-        try:
-            t = float(r["time_per_iter"]) * (1.0 - float(r.get("allreduce_share") or 0.0))
-        except (KeyError, TypeError, ValueError):
-            continue
-        if t > 0:
-            times.append(t)
-    if not times or per_worker_batch < 1:
-        return None
-    return MeasuredCompute(statistics.median(times) / per_worker_batch,
-                           f"measured in {run_dir} ({len(times)} train records, batch {per_worker_batch}/worker)")
-
-
-def latest_measured_compute(project_path: Optional[str]) -> Optional[MeasuredCompute]:
-    """The newest run of the project (default results folder) that has iteration timings."""
-
-    if not project_path:
-        return None
-    for run_dir in reversed(list_runs(results_root(project_path))):
-        found = measured_compute(run_dir)
-        if found is not None:
-            return found
-    return None
-
-
 def gradient_bytes(project) -> int:
     """Bytes all-reduced per iteration: every learned parameter of the training network as float32."""
 
     return infer_network(project.network, all_networks(project), MAIN_NETWORK).total_params * FLOAT32_BYTES
+
+
+def measured_assumptions(timings: Sequence[RunTiming]) -> List[str]:
+    """The assumption lines that say which runs the prediction used (or that none measured anything yet)."""
+    if not timings:
+        return [f"compute time {UNKNOWN_UNTIL_RUN} of this project on this machine: only the all-reduce is "
+                "counted; train once (or give --compute-ms)"]
+    lines = ["measured on this machine: " + "; ".join(t.describe() for t in timings)]
+    if not any(t.workers > 1 for t in timings):
+        lines.append("all-reduce among the workers of a host: modelled until a run with 2 or more workers "
+                     "measures it")
+    return lines
 
 
 def verdict(e: Estimate, estimates: Sequence[Estimate], compute_known: bool = True) -> str:
@@ -288,8 +238,10 @@ class ProjectPrediction:
     def table(self) -> str:
         rows = [("layout", "iter/epoch", "compute ms", "all-reduce ms", "comm %", "s / epoch", "verdict")]
         for e in self.estimates:
-            rows.append((layout_label(e), str(e.iterations), f"{e.compute_s * 1e3:.3g}", f"{e.allreduce_s * 1e3:.3g}",
-                         f"{e.allreduce_share * 100:.0f}", f"{e.epoch_s:.3g}", e.note))
+            known = e.compute_known
+            rows.append((layout_label(e), str(e.iterations), f"{e.compute_s * 1e3:.3g}" if known else "?",
+                         f"{e.allreduce_s * 1e3:.3g}", f"{e.allreduce_share * 100:.0f}" if known else "?",
+                         f"{e.epoch_s:.3g}" if known else "?", e.note))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 
@@ -310,30 +262,46 @@ def predict_project(project, layouts: Sequence[Tuple[int, int]], plan_for_worker
     if unknown:
         raise PredictionError("the training set's size is unknown (datasets.training is not set or unreadable): "
                               "the time per epoch needs it")
-    if compute_ms is not None:
-        checked_compute_ms(compute_ms)
-        per_sample = compute_ms / 1e3 / plans[1].per_worker_batch
-        assumptions.append(f"compute: {compute_ms:g} ms per iteration at batch {plans[1].per_worker_batch} (given)")
-    else:
-        measured = latest_measured_compute(getattr(project, "path", None))
-        per_sample = measured.seconds_per_sample if measured else 0.0
-        assumptions.append(f"compute: {measured.source}" if measured else
-                           "compute time unknown (no run of this project yet): only the all-reduce is counted; "
-                           "train once or give --compute-ms")
     nbytes = gradient_bytes(project)
     precision = project.multi_gpu.allreduce_precision
     sent = nbytes // FLOAT32_BYTES * WIRE_BYTES.get(precision, FLOAT32_BYTES)  # only the all-reduce changes
+
+    def modelled(hosts: int, per_host: int, within: Link) -> float:
+        comm = allreduce_seconds(sent, hosts, per_host, network, within)
+        if precision == "half":  # comm_half first all-reduces each message's largest |gradient|: one more latency
+            comm += allreduce_seconds(0, hosts, per_host, network, within)
+        return comm
+
+    timings: List[RunTiming] = []
+    if compute_ms is not None:
+        checked_compute_ms(compute_ms)
+        assumptions.append(f"compute: {compute_ms:g} ms per iteration at batch {plans[1].per_worker_batch} (given)")
+    else:
+        timings = local_run_timings(getattr(project, "path", None), getattr(plans[1], "device", ""))
+        assumptions.extend(measured_assumptions(timings))
     estimates = []
     for hosts, per_host in layouts:
         plan = plans[hosts * per_host]
-        compute = per_sample * plan.per_worker_batch
-        comm = allreduce_seconds(sent, hosts, per_host, network, local)
-        if precision == "half":  # comm_half first all-reduces each message's largest |gradient|: one more latency
-            comm += allreduce_seconds(0, hosts, per_host, network, local)
+        basis = []
+        if compute_ms is not None:
+            compute = compute_ms / 1e3 / plans[1].per_worker_batch * plan.per_worker_batch
+        else:
+            by = nearest(timings, per_host)  # compute slows as workers share a machine: the nearest count's
+            compute = by.seconds_per_sample * plan.per_worker_batch if by else 0.0
+            basis.append(f"compute as in run {by.name} ({by.workers} on this machine)" if by else "compute unknown")
+        comm = modelled(hosts, per_host, local)
+        measured = nearest([t for t in timings if t.workers > 1], per_host) if per_host > 1 else None
+        if measured is not None:  # this machine's all-reduce among workers, scaled to per_host by the ring model
+            scale = measured.allreduce_s / max(modelled(1, measured.workers, local), 1e-12)
+            within = Link(local.bandwidth / scale, local.latency * scale) if scale > 0 else local
+            comm = modelled(hosts, per_host, within)
+            basis.append(f"all-reduce among {per_host} as measured in run {measured.name} ({measured.workers} "
+                         "workers)" + (" plus the link between hosts" if hosts > 1 else ""))
         iterations = plan.iterations_per_epoch
-        estimates.append(Estimate(hosts, per_host, iterations, compute, comm, iterations * (compute + comm)))
+        estimates.append(Estimate(hosts, per_host, iterations, compute, comm, iterations * (compute + comm),
+                                  compute_known=compute_ms is not None or bool(timings), basis="; ".join(basis)))
     for e in estimates:
-        e.note = verdict(e, estimates, per_sample > 0)
+        e.note = verdict(e, estimates, e.compute_known)
     return ProjectPrediction(estimates, nbytes, network, local, assumptions, chosen.said, precision, sent)
 
 

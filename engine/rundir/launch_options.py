@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from dataclasses import dataclass, field
 from typing import List, Optional
 
 from nnconsole.engine.atomic import atomic_write
 from nnconsole.engine.rundir.protocol import LAUNCH_FILE
 from nnconsole.engine.rundir.typed_json import read_run_json
+
+
+def this_machine() -> str:
+    """This computer's host name, as launch.json records it."""
+    return socket.gethostname()
 
 
 @dataclass
@@ -24,6 +30,8 @@ class WorkerOptions:
     workers: int = 1
     hosts: List[str] = field(default_factory=list)  # the hosts the run was started on (--hosts or the project's)
     hostfile: str = ""  # its hostfile (--hostfile or the project's); a resume keeps both unless given new ones
+    # The machine that launched it (the epoch-time prediction uses only runs measured here); '' in older runs.
+    machine: str = field(default_factory=lambda: this_machine())
 
     @classmethod
     def read(cls, run_dir: str) -> "WorkerOptions":

@@ -111,6 +111,11 @@ class RunStatus(str, enum.Enum):
         return cls.UNKNOWN if isinstance(value, str) else None
 
 
+# Every launch appends to logs/launcher.log a line that starts with this and holds its command line, then the
+# job's output; messages read only the last launch's part (a resumed run's log also holds the earlier
+# launches'), and the GUI's log pane never reads that line as a failure.
+LAUNCH_HEADER = "==== nnconsole launch"
+
 RESUMABLE_STATUSES = frozenset({RunStatus.STOPPED, RunStatus.FAILED})  # with a checkpoint, ``train --resume``
 
 LAUNCHER = "launcher"

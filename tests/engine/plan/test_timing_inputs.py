@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from nnconsole.engine.plan.timing_inputs import (PredictionError, layouts_for, measured_compute, parse_link,
-                                                 predict_project)
+from nnconsole.engine.plan.measured_runs import run_timing
+from nnconsole.engine.plan.timing_inputs import PredictionError, layouts_for, parse_link, predict_project
 from tests.support.cli import nnconsole
 from tests.support.projects import tabular_project
 from nnconsole.engine.check.project_file import load_valid_project
@@ -93,16 +93,17 @@ def test_compute_is_measured_from_a_run_without_its_all_reduce(tmp_path):
     run = str(tmp_path / "run")
     # the first record (start-up) is left out; median of 0.1 x 0.5, 0.08 x 0.5, 0.2 x 0.75 = 0.05 s at 16 per worker
     _fake_run(run, 16, [(9.0, 0.0), (0.1, 0.5), (0.08, 0.5), (0.2, 0.75)])
-    assert measured_compute(run).seconds_per_sample == pytest.approx(0.05 / 16)
-    assert measured_compute(str(tmp_path / "missing")) is None
+    assert run_timing(run).seconds_per_sample == pytest.approx(0.05 / 16)
+    assert run_timing(run).allreduce_s == pytest.approx(0.05)  # median of 0.05, 0.04, 0.15
+    assert run_timing(str(tmp_path / "missing")) is None
     empty = str(tmp_path / "empty")
     _fake_run(empty, 16, [])
-    assert measured_compute(empty) is None
+    assert run_timing(empty) is None
     garbled = str(tmp_path / "garbled")
     _fake_run(garbled, 16, [(0.1, 0.5)])
     with open(os.path.join(garbled, "plan.json"), "w") as f:
         f.write("{not json")
-    assert measured_compute(garbled) is None
+    assert run_timing(garbled) is None
 
 
 def test_plan_hosts_prints_each_layout_from_another_directory(tmp_path):
@@ -123,7 +124,7 @@ def test_plan_measures_compute_from_the_projects_latest_run(tmp_path):
     path = tabular_project(str(tmp_path / "p"), n=64, batch=8)
     _fake_run(str(tmp_path / "p" / "results" / "project" / "20260101_000000"), 8, [(1.0, 0), (0.004, 0.5)])
     out = nnconsole(["plan", path, "--hosts", "a:2,b:2"]).stdout
-    assert "compute: measured in" in out and "link between hosts assumed (1gbit,100us)" in out
+    assert "measured on this machine: 20260101_000000 (2 workers" in out and "link between hosts assumed (1gbit,100us)" in out
     row = next(line for line in out.splitlines() if line.startswith("1 host x 1"))
     assert row.split()[4:8] == ["8", "2", "0", "0"] and row.split()[8] == "0.016"  # 8 iterations x 2 ms
 

@@ -17,17 +17,18 @@ pytestmark = pytest.mark.gui
 
 
 def _measured_run(project_path: str, compute_s: float) -> None:
-    """A previous run of the project whose train records say one worker computes ``compute_s`` per iteration."""
+    """A previous 1-worker run of the project whose train records say it computes ``compute_s`` per iteration
+    (no all-reduce measured: the one within a host is modelled)."""
     run = os.path.join(os.path.dirname(project_path), "results", "project", "20260101_000000")
     os.makedirs(run)
     with open(os.path.join(run, "plan.json"), "w") as f:
-        json.dump({"per_worker_batch": 32, "workers": 2}, f)
+        json.dump({"per_worker_batch": 32, "workers": 1}, f)
     with open(os.path.join(run, "status.json"), "w") as f:
         json.dump({"state": "finished"}, f)
     with open(os.path.join(run, "metrics.jsonl"), "w") as f:
-        for i in range(3):  # half of each iteration was the all-reduce
-            f.write(json.dumps({"type": "train", "iteration": i, "time_per_iter": 2 * compute_s,
-                                "allreduce_share": 0.5}) + "\n")
+        for i in range(3):
+            f.write(json.dumps({"type": "train", "iteration": i, "time_per_iter": compute_s,
+                                "allreduce_share": 0.0}) + "\n")
 
 
 def test_the_panel_says_two_machines_of_two_are_slower_on_the_assumed_network(qtbot, digits_project, tmp_path):
@@ -36,7 +37,7 @@ def test_the_panel_says_two_machines_of_two_are_slower_on_the_assumed_network(qt
     prediction = page.plan_panel.prediction
     assert [prediction.table.item(r, 0).text() for r in range(prediction.table.rowCount())] == [
         "1 host x 1", "1 host x 2", "1 host x 4", "1 host x 8"]
-    assert "set Hosts" in prediction.assumptions.text() and "compute: measured in" in prediction.assumptions.text()
+    assert "set Hosts" in prediction.assumptions.text() and "measured on this machine: 20260101_000000 (1 worker" in prediction.assumptions.text()
 
     hosts = page.findChild(QLineEdit, "field_multi_gpu.hosts")
     hosts.setFocus()

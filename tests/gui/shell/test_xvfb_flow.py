@@ -1,4 +1,4 @@
-"""The main flow on a real X server (issue 19): scripts/xvfb_flow.py starts Xvfb and the real app,
+"""The main flow on a real X server (issue 19; Delete, issue 28): scripts/xvfb_flow.py starts Xvfb and the real app,
 goes from the start page through a new project, Run with 2 workers, Stop, Resume, Evaluate and Infer,
 and saves a screenshot of each screen. CI installs xvfb and xdotool (scripts/run-tests.sh)."""
 from __future__ import annotations
@@ -16,9 +16,10 @@ SCRIPT = os.path.join(ROOT, "scripts", "xvfb_flow.py")
 
 pytestmark = [pytest.mark.gui, pytest.mark.mpi, pytest.mark.slow]
 
-STEPS = ["start page", "new project from a template", "Run with 2 workers", "Stop", "Resume", "Evaluate", "Infer"]
+STEPS = ["start page", "new project from a template", "Run with 2 workers", "Stop", "Resume", "Evaluate", "Infer",
+         "Delete the run"]
 SHOTS = ["01_start_page", "02_template_chooser", "03_edit", "04_training_2_workers", "05_stopped",
-         "06_resumed_finished", "07_evaluation", "08_inference"]
+         "06_resumed_finished", "07_evaluation", "08_inference", "09_delete_question", "10_deleted"]
 
 
 def test_the_main_flow_on_a_real_x_server(tmp_path):
@@ -33,6 +34,7 @@ def test_the_main_flow_on_a_real_x_server(tmp_path):
     assert [s["step"] for s in steps] == STEPS and all(s["status"] == "ok" for s in steps), steps
     assert steps[3]["note"].startswith("stopped at epoch") and "checkpoint True" in steps[3]["note"]
     assert steps[4]["note"].startswith("finished, 2 workers")
+    assert "Trash" in steps[7]["note"] and "Move this run to the trash?" in steps[7]["note"]  # issue 28 item 1
     for name in SHOTS:
         png = out / f"{name}.png"
         assert png.is_file() and png.stat().st_size > 10_000, name  # a real picture, not a blank screen

@@ -34,7 +34,7 @@ def test_the_stopped_iteration_is_the_one_status_json_records(qtbot, tmp_path):
     runs.update_status(run_dir, WORKER, iteration=368)
     runs.update_status(run_dir, LAUNCHER, status="stopped", resumable=True)
     page.controller.run_finished.emit(run_dir, "stopped", 3)
-    assert page.progress.bar.format() == "stopped at iteration 368"
+    assert page.progress.bar.format() == "stopped at iteration 368 / 391"  # of the planned iterations
 
 
 def test_a_run_without_a_recorded_iteration_shows_none(qtbot, tmp_path):

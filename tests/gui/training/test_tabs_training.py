@@ -84,7 +84,7 @@ def test_stop_ends_the_run_with_a_checkpoint(qtbot, tmp_path):
     # status.json records where the run stopped (its checkpoint's iteration), and the bar shows that figure
     stopped_at = int(os.path.basename(runs.latest_checkpoint(run_dir))[5:-5])
     assert st.iteration == stopped_at
-    assert page.progress.bar.format() == f"stopped at iteration {stopped_at:,}"
+    assert page.progress.bar.format().startswith(f"stopped at iteration {stopped_at:,} / ")
     assert os.listdir(os.path.join(run_dir, "checkpoints"))
     assert "stopped with a checkpoint" in page.status.text()
     assert page.history.rows[0].status == "stopped"
@@ -214,7 +214,7 @@ def test_history_selects_overlays_exports_and_replays(qtbot, trained_digits_run,
         assert len(page.tradeoff.points) == 2 and len(page.tradeoff.pareto) == 2
 
         opened = []
-        monkeypatch.setattr(dialogs, "open_folder", opened.append)
+        monkeypatch.setattr(dialogs, "open_folder", lambda path, parent=None: opened.append(path))
         page.history.open_button.click()
         assert opened == [other]
         csv_path, png_path = str(tmp_path / "curve.csv"), str(tmp_path / "curve.png")
