@@ -124,7 +124,7 @@ def nccl_smoke(workers: int, hosts: List[str], gpus_usable: bool, failed: int) -
     if failed:
         return _check(name, "skip", "not run: fix the failures above first")
     try:
-        cmd = worker_command("unused", workers, "mpiexec", hosts, cpu=False)
+        cmd = worker_command("unused", workers, "mpiexec", hosts)
     except LaunchError as exc:
         return _check(name, "fail", str(exc))
     cmd = cmd[: cmd.index(sys.executable)] + python_module_command("nnconsole.engine.doctor.checks") + ["--smoke-nccl"]
