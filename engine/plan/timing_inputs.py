@@ -5,7 +5,9 @@ module finds what they need for a project:
 
 - the gradient size: the learned-parameter count of shape inference (``engine.shapes``) x 4 bytes (float32), and
   what the all-reduce sends: 4 bytes a gradient, or 2 with ``multi_gpu.allreduce_precision: half`` (float16,
-  after one small all-reduce of the messages' scale: its latency is counted too);
+  after one small all-reduce of the messages' scale: its latency is counted too). On GPU
+  (``config.device: cuda``) NCCL sends the gradients' own type: 4 bytes, 2 with ``config.precision: half``,
+  whatever ``allreduce_precision`` says (``wire_precision``);
 - the compute time of one worker per iteration: ``--compute-ms``, else measured by the project's latest run
   (its ``metrics.jsonl`` train records carry ``time_per_iter`` and ``allreduce_share``, so one worker's compute
   is ``time_per_iter x (1 - allreduce_share)`` at the run's per-worker batch from ``plan.json``), scaled to the
@@ -294,6 +296,15 @@ class ProjectPrediction:
         return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 
 
+def wire_precision(project, device: Optional[str] = None) -> str:
+    """What one gradient travels as ('float' | 'half'): on GPU the compute precision (nnabla's NCCL all-reduce
+    keeps the gradients' type), elsewhere ``multi_gpu.allreduce_precision`` (the CPU all-reduce's messages)."""
+    device = str(device or project.config.device).lower()
+    if device in ("cuda", "gpu", "cudnn"):
+        return "half" if project.config.precision == "half" else "float"
+    return project.multi_gpu.allreduce_precision
+
+
 def predict_project(project, layouts: Sequence[Tuple[int, int]], plan_for_workers: Callable,
                     link: Optional[str] = None, latency_ms: Optional[float] = None,
                     compute_ms: Optional[float] = None) -> ProjectPrediction:
@@ -321,19 +332,23 @@ def predict_project(project, layouts: Sequence[Tuple[int, int]], plan_for_worker
                            "compute time unknown (no run of this project yet): only the all-reduce is counted; "
                            "train once or give --compute-ms")
     nbytes = gradient_bytes(project)
-    precision = project.multi_gpu.allreduce_precision
+    precision = wire_precision(project)
     sent = nbytes // FLOAT32_BYTES * WIRE_BYTES.get(precision, FLOAT32_BYTES)  # only the all-reduce changes
+    gpu_half = precision != project.multi_gpu.allreduce_precision
     estimates = []
     for hosts, per_host in layouts:
         plan = plans[hosts * per_host]
         compute = per_sample * plan.per_worker_batch
         comm = allreduce_seconds(sent, hosts, per_host, network, local)
-        if precision == "half":  # comm_half first all-reduces each message's largest |gradient|: one more latency
+        if precision == "half" and not gpu_half:  # comm_half first all-reduces each message's largest |gradient|
             comm += allreduce_seconds(0, hosts, per_host, network, local)
         iterations = plan.iterations_per_epoch
         estimates.append(Estimate(hosts, per_host, iterations, compute, comm, iterations * (compute + comm)))
     for e in estimates:
         e.note = verdict(e, estimates, per_sample > 0)
+    if gpu_half:
+        assumptions.append(f"on GPU the gradients travel in their compute type ({WIRE_TYPES[precision]}), not as "
+                           f"multi_gpu.allreduce_precision {project.multi_gpu.allreduce_precision} says")
     return ProjectPrediction(estimates, nbytes, network, local, assumptions, chosen.said, precision, sent)
 
 

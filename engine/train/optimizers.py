@@ -82,7 +82,7 @@ def build_optimizer_runs(trainer: Any) -> List[OptimizerRun]:
     for entry in project.optimizers:
         view = optimizer_project(project, entry)
         plan = make_plan(view, workers=comm.size, dataset_size=trainer.train_set.size, device=trainer.device.backend)
-        with across_workers(comm):
+        with across_workers(trainer.graph_comm):
             graph = build_graph(view.network, plan.per_worker_batch, "train", seed=cfg.seed, rank=trainer.rank)
         learned = {name: var for name, var in graph.parameters.items() if var.need_grad}
         groups = group_parameters(learned, lr_multipliers(view.network, graph))
