@@ -166,10 +166,10 @@ def nnabla_libmpi_candidates(environ: Optional[Dict[str, str]] = None) -> List[s
     return ([os.path.join(home, "lib", "libmpi.so")] if home else []) + list(NNABLA_LIBMPI_FALLBACKS)
 
 
-def nnabla_libmpi_search() -> Tuple[Optional[str], List[str]]:
+def nnabla_libmpi_search(environ: Optional[Dict[str, str]] = None) -> Tuple[Optional[str], List[str]]:
     """Run nnabla's libmpi search here: (the candidate that loads or None, the failure of each before it)."""
     failures = []
-    for candidate in nnabla_libmpi_candidates():
+    for candidate in nnabla_libmpi_candidates(environ):
         try:
             ctypes.CDLL(candidate, mode=os.RTLD_LAZY)
             return candidate, failures
@@ -178,9 +178,9 @@ def nnabla_libmpi_search() -> Tuple[Optional[str], List[str]]:
     return None, failures
 
 
-def nnabla_libmpi_problem() -> Optional[str]:
+def nnabla_libmpi_problem(environ: Optional[Dict[str, str]] = None) -> Optional[str]:
     """None when nnabla-ext-cuda's libmpi search succeeds in this process, else its message and why."""
-    found, failures = nnabla_libmpi_search()
+    found, failures = nnabla_libmpi_search(environ)
     if found:
         return None
     return (f"nnabla-ext-cuda reports \"{NNABLA_MPI_MESSAGE}\": none of its libmpi candidates loads "
