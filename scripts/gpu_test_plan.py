@@ -31,9 +31,20 @@ import sys
 import time
 from typing import Any, Dict, List, Optional
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gpu_plan_checks as checks  # noqa: E402
 
+
+def _sibling(name: str) -> Any:
+    """scripts/<name>.py loaded by path (scripts are not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                     f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+checks = _sibling("gpu_plan_checks")
 ROOT = checks.ROOT
 NO_GPU_EXIT = 2
 PINNED_NCCL = "2.20.5"
