@@ -4,7 +4,7 @@
 Downloads (``pip download --no-deps``) the ``cuda`` extra's wheels exactly as pinned in pyproject.toml,
 reads every shared object's NEEDED entries, and follows them from the extension's own objects through
 NVIDIA's libraries. Names the extension (and cuDNN's dispatcher) dlopen at run time are found in their
-strings. The result, engine/resources/cuda_wheel_needs.json, is what ``nnconsole.engine.backend.gpu_libs`` preloads and what
+strings. The result, engine/backend/resources/cuda_wheel_needs.json, is what ``nnconsole.engine.backend.gpu_libs`` preloads and what
 tests/engine/backend/test_gpu_libs.py checks the extra against. Rerun it whenever a pin in the extra changes:
 
     .venv/bin/python scripts/inspect_cuda_wheel.py [--wheels DIR] [--out FILE]
@@ -24,7 +24,7 @@ import tempfile
 import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_OUT = os.path.join(ROOT, "engine", "resources", "cuda_wheel_needs.json")
+DEFAULT_OUT = os.path.join(ROOT, "engine", "backend", "resources", "cuda_wheel_needs.json")
 SONAME_IN_TEXT = re.compile(rb"lib[A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*?\.so(?:\.\d+)*(?![A-Za-z0-9_.])")
 # Objects whose strings name libraries they dlopen: nnabla-ext-cuda's own objects (libnccl, libmpi) and
 # cuDNN 8's dispatcher (its sub-libraries). Scanning all of NVIDIA's 2 GB is slow and adds nothing.
@@ -35,7 +35,8 @@ OUTSIDE_THE_EXTRA = {
     "libcuda.so.1": "the NVIDIA driver",
     "libnnabla.so": "the nnabla wheel",
     "libmpi.so": "Open MPI (nnconsole.engine.backend.gpu_libs gives nnabla the libmpi that mpi4py loaded)",
-    "libnccl.so": "unversioned fallback name; nnabla tries libnccl.so.2 first",
+    "libnccl.so": "nnabla tries $NCCL_HOME/lib/libnccl.so, then libnccl.so BEFORE libnccl.so.2; the engine's "
+                  "NCCL_HOME makes it the wheel's libnccl.so.2 (nnconsole.engine.backend.gpu_libs.give_nnabla_nccl)",
     "libnvToolsExt.so": "NVTX profiling markers, optional (nnabla_ext.cuda.nvtx only)",
     "libnvrtc.so": "cuDNN runtime-fusion engines, optional (not used by nnabla)",
 }
@@ -140,20 +141,11 @@ def inspect(requirements: list, wheels: str) -> dict:
 
 
 def preload_order(needs: dict, ext_objects: set) -> list:
-    """Dependencies first. Preloaded: what the extension itself links or dlopens by bare name and their
-    NEEDED closure; a library dlopened by an NVIDIA library is found through that library's RUNPATH."""
-    wanted = set()
-
-    def visit(name: str) -> None:
-        if name in wanted or name not in needs:
-            return
-        wanted.add(name)
-        for dep in needs[name]["needs"]:
-            visit(dep)
-
-    for name, entry in needs.items():
-        if set(entry["needed_by"]) & ext_objects:
-            visit(name)
+    """Dependencies first: every library the extension reaches, NEEDED or dlopened, the libraries an NVIDIA
+    library dlopens included. cuDNN 8's dispatcher opens its sub-libraries by bare name, and the loader
+    searches LD_LIBRARY_PATH before the dispatcher's RUNPATH: only a preloaded sub-library (matched by soname)
+    is sure to be the wheel's. ``ext_objects``: the extension's own objects (never preloaded)."""
+    wanted = {name for name in needs if name not in ext_objects}
     order, done = [], set()
 
     def place(name: str) -> None:

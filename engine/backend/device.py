@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from nnconsole.engine.errors import RunFailedError
 from nnconsole.engine.backend.gpu_libs import (driver_problem, extension_installed, give_nnabla_libmpi,
-                                               preload_wheel_libraries)
+                                               give_nnabla_nccl, preload_wheel_libraries)
 
 
 class DeviceError(RunFailedError, RuntimeError):
@@ -45,9 +45,10 @@ def preload_nvidia_libraries() -> tuple:
 def cuda_diagnosis() -> Optional[str]:
     """None when nnabla's CUDA extension imports and sees a GPU, else the reason in one sentence.
 
-    In an MPI worker this first hands nnabla the libmpi that mpi4py loaded (``give_nnabla_libmpi``):
-    nnabla-ext-cuda searches for libmpi when it is imported, and registers its NCCL communicator only
-    when that search succeeds.
+    First, in every process, nnabla is handed mpi4py's libmpi (``give_nnabla_libmpi``: nnabla-ext-cuda
+    searches for libmpi when it is imported, registers its NCCL communicator only when that search
+    succeeds, and prints "openmpi library is not found" when it fails) and the wheel's NCCL
+    (``give_nnabla_nccl``: else a system libnccl.so found by the loader comes first).
     """
 
     if not extension_installed():
@@ -55,6 +56,7 @@ def cuda_diagnosis() -> Optional[str]:
                 "pip install 'nnconsole[cuda]' (needs an NVIDIA driver for CUDA 12)")
     libraries = preload_wheel_libraries()
     give_nnabla_libmpi()
+    give_nnabla_nccl()
     printed = io.StringIO()
     try:
         with contextlib.redirect_stdout(printed):  # its GPU-list warning goes to stderr, not into results

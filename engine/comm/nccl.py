@@ -7,7 +7,7 @@ rank, size and local rank come from the MPI communicator as in :mod:`nnconsole.e
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from nnconsole.engine.comm.cpu import _MpiBase
 from nnconsole.engine.backend.mpi import CommError
@@ -26,8 +26,44 @@ NCCL_PACK_ELEMENTS = 2 << 20
 COMM_PROBE_INTERVAL = 50
 
 
+def parameter_uses(loss: Any, params: Sequence[Any]) -> List[int]:
+    """How many function inputs of ``loss``'s graph each of ``params`` is (0: this loss does not reach it).
+
+    nnabla-ext-cuda's all-reduce callback packs a parameter's gradient once per function that takes it.
+    """
+    index = {hash(p): i for i, p in enumerate(params)}
+    uses = [0] * len(params)
+
+    def count(function: Any) -> None:
+        for variable in function.inputs:
+            i = index.get(hash(variable))
+            if i is not None:
+                uses[i] += 1
+
+    loss.visit(count)
+    return uses
+
+
+class _GraphFacts:
+    """What ``NcclGpuComm`` keeps per loss graph: shared parameters, and the latest plain backward time."""
+
+    def __init__(self, loss: Any, params: Sequence[Any]) -> None:
+        self.loss = loss  # held: the graph (and the hash used as its key) stays alive
+        self.params = tuple(params)
+        self.shares_parameters = any(n > 1 for n in parameter_uses(loss, params))
+        self.plain_backward_seconds: Optional[float] = None  # this network's backward without communication
+        self.reducing_backwards = 0
+
+
 class NcclGpuComm(_MpiBase):
-    """GPU data parallelism with nnabla-ext-cuda's NCCL communicator (gradients averaged)."""
+    """GPU data parallelism with nnabla-ext-cuda's NCCL communicator (gradients averaged).
+
+    Gradients are all-reduced inside backward through nnabla's callback, except for a network whose graph
+    uses some parameter more than once (an RNN's unrolled steps, a GAN's shared layers): nnabla's callback
+    "does not support shared parameters" (its docstring in communicator.pyx) because it packs a gradient at
+    each use and may all-reduce a full pack while backward still accumulates into the same gradient. Such
+    a network's gradients are all-reduced once, after backward, in one call.
+    """
 
     name = "nccl-gpu"
     overlaps_backward = True
@@ -51,8 +87,14 @@ class NcclGpuComm(_MpiBase):
         # sizeof(float) bounds both float and half gradients (nnabla's arithmetic above).
         self.pack_size = checked_pack_elements(NCCL_PACK_ELEMENTS, 4)
         self._synchronize = device_synchronizer(ctx)
-        self._plain_backward_seconds: Optional[float] = None  # latest synchronised backward without comm
-        self._reducing_backwards = 0
+        self._graphs: Dict[int, _GraphFacts] = {}  # hash(loss) -> its facts (a GAN has two networks)
+
+    def graph_facts(self, loss: Any, params: Sequence[Any]) -> _GraphFacts:
+        """The (cached) facts of ``loss``'s graph for this parameter list."""
+        found = self._graphs.get(hash(loss))
+        if found is None or found.loss is not loss or found.params != tuple(params):
+            found = self._graphs[hash(loss)] = _GraphFacts(loss, params)
+        return found
 
     def broadcast_parameters(self, params: Dict[str, Any]) -> None:
         self.nccl.bcast([params[k].data for k in sorted(params)], src=0, inplace=True)
@@ -72,30 +114,33 @@ class NcclGpuComm(_MpiBase):
         always averages: the trainer never pre-scales on GPU, ``sums_prescaled_gradients`` is False).
 
         Times every backward with the device synchronised (the loop reads the loss right after, so
-        this adds little waiting): the all-reduce's share is the extra time of an overlapped backward
-        over the latest plain one, and every ``COMM_PROBE_INTERVAL``-th all-reducing backward (and
-        the first) runs plain and then all-reduces on its own, which times both parts directly.
+        this adds little waiting). Per network (a GAN's generator and discriminator differ): the all-reduce's
+        share is the extra time of an overlapped backward over that network's latest plain one, and every
+        ``COMM_PROBE_INTERVAL``-th all-reducing backward of it (and the first) runs plain and then all-reduces
+        on its own, which times both parts directly. A network with shared parameters always runs that way.
         """
         sync, clock = self._synchronize, time.perf_counter
+        facts = self.graph_facts(loss, params)
         start = clock()
         if not reduce:
             loss.backward(grad, clear_buffer=True)
             sync()
-            self._plain_backward_seconds = clock() - start
+            facts.plain_backward_seconds = clock() - start
             return
-        self._reducing_backwards += 1
-        if self._plain_backward_seconds is None or self._reducing_backwards % COMM_PROBE_INTERVAL == 0:
+        facts.reducing_backwards += 1
+        if facts.shares_parameters or facts.plain_backward_seconds is None or \
+                facts.reducing_backwards % COMM_PROBE_INTERVAL == 0:
             loss.backward(grad, clear_buffer=True)
             sync()
             middle = clock()
-            self._plain_backward_seconds = middle - start
+            facts.plain_backward_seconds = middle - start
             self.nccl.all_reduce([p.grad for p in params], division=True, inplace=False)
             sync()
             self.allreduce_seconds += clock() - middle
             return
         loss.backward(grad, clear_buffer=True, communicator_callbacks=self.backward_callback(params))
         sync()
-        self.allreduce_seconds += max(0.0, clock() - start - self._plain_backward_seconds)
+        self.allreduce_seconds += max(0.0, clock() - start - facts.plain_backward_seconds)
 
     def average_persistent(self, params: Sequence[Any]) -> None:
         """Mean over ranks of non-learned state, on the GPU through NCCL (nnabla's all_reduce)."""

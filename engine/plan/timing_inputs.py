@@ -5,7 +5,9 @@ module finds what they need for a project:
 
 - the gradient size: the learned-parameter count of shape inference (``engine.shapes``) x 4 bytes (float32), and
   what the all-reduce sends: 4 bytes a gradient, or 2 with ``multi_gpu.allreduce_precision: half`` (float16,
-  after one small all-reduce of the messages' scale: its latency is counted too);
+  after one small all-reduce of the messages' scale: its latency is counted too). On GPU
+  (``config.device: cuda``) NCCL sends the gradients' own type: 4 bytes, 2 with ``config.precision: half``,
+  whatever ``allreduce_precision`` says (``wire_precision``);
 - the compute time of one worker per iteration: ``--compute-ms``, else as the project's runs on this machine
   measured it (``plan.measured_runs``: the newest run of each worker count; a layout takes the run with the
   nearest workers per host, since workers sharing a machine compute slower), scaled to each layout's per-worker
@@ -246,6 +248,18 @@ class ProjectPrediction:
         return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 
 
+GPU_WIRE_DEVICES = ("cuda", "gpu", "cudnn")  # devices whose all-reduce is nnabla's NCCL one
+
+
+def wire_precision(project, device: Optional[str] = None) -> str:
+    """What one gradient travels as ('float' | 'half'): on GPU the compute precision (nnabla's NCCL all-reduce
+    keeps the gradients' type), elsewhere ``multi_gpu.allreduce_precision`` (the CPU all-reduce's messages)."""
+    device = str(device or project.config.device).lower()
+    if device in GPU_WIRE_DEVICES:
+        return "half" if project.config.precision == "half" else "float"
+    return project.multi_gpu.allreduce_precision
+
+
 def predict_project(project, layouts: Sequence[Tuple[int, int]], plan_for_workers: Callable,
                     link: Optional[str] = None, latency_ms: Optional[float] = None,
                     compute_ms: Optional[float] = None) -> ProjectPrediction:
@@ -263,12 +277,13 @@ def predict_project(project, layouts: Sequence[Tuple[int, int]], plan_for_worker
         raise PredictionError("the training set's size is unknown (datasets.training is not set or unreadable): "
                               "the time per epoch needs it")
     nbytes = gradient_bytes(project)
-    precision = project.multi_gpu.allreduce_precision
+    precision = wire_precision(project)
     sent = nbytes // FLOAT32_BYTES * WIRE_BYTES.get(precision, FLOAT32_BYTES)  # only the all-reduce changes
+    on_gpu = str(project.config.device).lower() in GPU_WIRE_DEVICES  # NCCL: no comm_half, the compute type
 
     def modelled(hosts: int, per_host: int, within: Link) -> float:
         comm = allreduce_seconds(sent, hosts, per_host, network, within)
-        if precision == "half":  # comm_half first all-reduces each message's largest |gradient|: one more latency
+        if precision == "half" and not on_gpu:  # comm_half first all-reduces each message's largest |gradient|
             comm += allreduce_seconds(0, hosts, per_host, network, within)
         return comm
 
@@ -302,6 +317,9 @@ def predict_project(project, layouts: Sequence[Tuple[int, int]], plan_for_worker
                                   compute_known=compute_ms is not None or bool(timings), basis="; ".join(basis)))
     for e in estimates:
         e.note = verdict(e, estimates, e.compute_known)
+    if on_gpu and precision != project.multi_gpu.allreduce_precision:
+        assumptions.append(f"on GPU the gradients travel in their compute type ({WIRE_TYPES[precision]}), not as "
+                           f"multi_gpu.allreduce_precision {project.multi_gpu.allreduce_precision} says")
     return ProjectPrediction(estimates, nbytes, network, local, assumptions, chosen.said, precision, sent)
 
 

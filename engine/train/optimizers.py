@@ -84,7 +84,7 @@ def build_optimizer_runs(trainer: Any) -> List[OptimizerRun]:
     for entry in project.optimizers:
         view = optimizer_project(project, entry)
         plan = make_plan(view, workers=comm.size, dataset_size=trainer.train_set.size, device=trainer.device.backend)
-        with across_workers(comm):
+        with across_workers(trainer.graph_comm):
             graph = build_graph(view.network, plan.per_worker_batch, "train", seed=cfg.seed, rank=trainer.rank,
                                 noise=trainer.noise)  # VATNoise buffers shared with the other networks
         learned = {name: var for name, var in graph.parameters.items() if var.need_grad}

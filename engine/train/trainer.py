@@ -57,6 +57,25 @@ def _save_parameters_atomic(path: str) -> None:
     write_via(path, lambda tmp: nn.save_parameters(tmp, extension=".h5"))
 
 
+class LiveComm:
+    """The trainer's communicator at the time of each call, for layers built before it is replaced.
+
+    Synchronized BatchNormalization layers keep the communicator they were built with; on GPU the NCCL
+    communicator replaces the CPU one after set-up, and their host round trips must count in ITS
+    all-reduce time (the share the run reports), not in the discarded one's.
+    """
+
+    def __init__(self, trainer: "Trainer") -> None:
+        self._trainer = trainer
+
+    @property
+    def size(self) -> int:
+        return self._trainer.comm.size
+
+    def sum_array(self, values: np.ndarray) -> np.ndarray:
+        return self._trainer.comm.sum_array(values)
+
+
 class Trainer:
     """State and steps of one rank's training run."""
 
@@ -87,8 +106,8 @@ class Trainer:
             cfg.max_epoch = int(self.options.max_epoch)
         self.device = device_choice or select_device(self.options.device or cfg.device, cfg.precision,
                                                      self.comm.local_rank)
-        self.log.info("device: %s; rank %d of %d (local rank %d); communicator %s", self.device.description,
-                      self.rank, self.comm.size, self.comm.local_rank, self.comm.name)
+        self.log.info("device: %s; rank %d of %d (local rank %d)", self.device.description,
+                      self.rank, self.comm.size, self.comm.local_rank)
         # Each host's first rank loads (and, when needed, builds the shared cache) before the host's other
         # ranks, which then only open it: rank 0 always sees and records a build of this run as run records
         # (another rank's build could end before rank 0 looked, and go unreported). One all-reduce orders them.
@@ -116,7 +135,8 @@ class Trainer:
         # VATNoise buffers: one variable per name, shared by every network of the run (runtime.noise)
         self.noise = NoiseBuffers(project_buffers(self.project), seed=cfg.seed, rank=self.rank)
         B = self.plan.per_worker_batch
-        with across_workers(self.comm):  # synchronized BatchNormalization layers reduce through it
+        self.graph_comm = LiveComm(self)
+        with across_workers(self.graph_comm):  # synchronized BatchNormalization layers reduce through it
             # random layers (Dropout, augmentation) draw per-worker numbers from the run's seed
             self.train_graph = build_graph(self.project.network, B, "train", seed=cfg.seed, rank=self.rank,
                                            noise=self.noise)
@@ -272,6 +292,7 @@ class Trainer:
         cfg = self.project.config
         U = self.plan.update_interval
         B, N = self.plan.per_worker_batch, self.comm.size
+        self.log.info("communicator %s", self.comm.name)  # here: on GPU the NCCL one replaced set-up's
         g = self.train_graph
         # The training error is a side branch of the loss graph: forward it with the loss (one pass,
         # buffers shared) so that the 'error' of train records is this iteration's, not a stale buffer.
@@ -381,11 +402,8 @@ class Trainer:
                 self.metrics.write(written)
         if self.comm.size > 1 and share > COMM_WARN_SHARE and not warned_comm and self.iteration > 2 * (
                 self.project.config.log_interval):
-            message = (f"all-reduce takes {share:.0%} of each iteration: communication dominates. Use a larger "
-                       "batch per worker, fewer workers, or a faster interconnect.")
-            self.log.warning(message)
-            if self.metrics:
-                self.metrics.write(warning_record(message, self.iteration))
+            self.warn(f"all-reduce takes {share:.0%} of each iteration: communication dominates. Use a larger "
+                      "batch per worker, fewer workers, or a faster interconnect.")
             warned_comm = True
         window.update(loss=0.0, error=0.0, n=0, t=now, comm=self.comm.allreduce_seconds)
         return warned_comm
@@ -456,6 +474,12 @@ class Trainer:
         best = os.path.join(self.run_dir, "parameters_best.h5")
         if os.path.isfile(best):
             export_nnp(self.project, best, os.path.join(self.run_dir, "model_best.nnp"))
+
+    def warn(self, message: str) -> None:
+        """A warning in this rank's log and (rank 0) in metrics.jsonl, where the console shows it."""
+        self.log.warning(message)
+        if self.metrics:
+            self.metrics.write(warning_record(message, getattr(self, "iteration", 0)))
 
     def close(self) -> None:
         if self._ahead is not None:

@@ -25,6 +25,7 @@ from nnconsole.engine.data.cache_build import DatasetBuildStopped
 from nnconsole.engine.train.trainer import Trainer
 from nnconsole.engine.rundir.launch_options import WorkerOptions
 from nnconsole.engine.backend.mpi import launched_by_mpi
+from nnconsole.engine.plan.explain import GPU_HALF_ALLREDUCE_MESSAGE
 
 
 def _rank_and_size() -> tuple:
@@ -110,6 +111,8 @@ def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> Run
             import nnabla as nn  # deferred: nnabla stays out of the launcher
 
             trainer.comm = NcclGpuComm(comm.mpi, device_choice.context, nn.get_parameters(grad_only=True))
+            if getattr(comm, "half", None) is not None:  # the CPU all-reduce's float16 messages: not on GPU
+                trainer.warn(GPU_HALF_ALLREDUCE_MESSAGE)
         return trainer.run()
     finally:
         trainer.close()

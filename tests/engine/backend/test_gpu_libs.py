@@ -130,13 +130,18 @@ def test_nnabla_libmpi_search_reaches_the_same_mpi_under_mpiexec(tmp_path, order
     assert not list(tmp_path.glob("nnconsole-ompi-*")), "the private libmpi folders outlived their workers"
 
 
-def test_no_libmpi_folder_without_mpi(monkeypatch):
-    """A single-process run does not start MPI: nothing to share, OMPI_HOME left alone."""
+def test_a_working_ompi_home_is_left_alone_without_mpi(monkeypatch, tmp_path):
+    """A process no MPI launcher started does not start MPI; an OMPI_HOME whose libmpi loads is the user's."""
     monkeypatch.delitem(sys.modules, "mpi4py.MPI", raising=False)
-    monkeypatch.setenv("OMPI_HOME", "/opt/site-mpi")
+    libmpi = gpu_libs.mpi4py_libmpi()
+    assert libmpi is not None
+    (tmp_path / "lib").mkdir()
+    os.symlink(libmpi, tmp_path / "lib" / "libmpi.so")
+    monkeypatch.setenv("OMPI_HOME", str(tmp_path))
     assert gpu_libs.give_nnabla_libmpi() is None
-    assert os.environ["OMPI_HOME"] == "/opt/site-mpi"
-    assert gpu_libs.nnabla_libmpi_candidates()[0] == "/opt/site-mpi/lib/libmpi.so"
+    assert os.environ["OMPI_HOME"] == str(tmp_path)
+    assert gpu_libs.nnabla_libmpi_candidates()[0] == str(tmp_path / "lib" / "libmpi.so")
+    assert "mpi4py.MPI" not in sys.modules
 
 
 # ---- item 6: the engine's GPU is the one nnabla's communicator picks ------------------------------
@@ -247,7 +252,7 @@ def test_nccl_and_nnabla_settings_reach_remote_ranks(monkeypatch):
     monkeypatch.setenv("NCCL_DEBUG", "INFO")
     monkeypatch.setenv("NNABLA_CUDNN_WORKSPACE_LIMIT", "0")
     monkeypatch.setenv("NOT_NCCL_SECRET", "x")
-    cmd = worker_command("run", 2, "mpiexec", ["node1:1", "node2:1"], cpu=False)
+    cmd = worker_command("run", 2, "mpiexec", ["node1:1", "node2:1"])
     exported = [cmd[i + 1] for i, arg in enumerate(cmd) if arg == "-x"]
     assert {"NCCL_SOCKET_IFNAME", "NCCL_DEBUG", "NNABLA_CUDNN_WORKSPACE_LIMIT"} <= set(exported), cmd
     assert "NOT_NCCL_SECRET" not in exported
@@ -275,10 +280,12 @@ def test_a_slurm_batch_script_does_not_start_mpi(monkeypatch):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("SLURM_PROCID", "0")
     monkeypatch.delitem(sys.modules, "mpi4py.MPI", raising=False)
+    monkeypatch.delenv("OMPI_HOME", raising=False)
     started = []
     monkeypatch.setattr("builtins.__import__", _recording_import(started))
-    assert gpu_libs.give_nnabla_libmpi() is None
-    assert "mpi4py" not in started
+    home = gpu_libs.give_nnabla_libmpi()  # nnabla still gets a libmpi (mapped, MPI not started)
+    assert "mpi4py.MPI" not in started and "mpi4py.MPI" not in sys.modules, started
+    assert home is None or gpu_libs.nnabla_libmpi_problem() is None
 
 
 def _recording_import(started):
