@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QStackedWidget, QTabWidget, Q
 
 from nnconsole.app.shell import dialogs
 from nnconsole.app.shell import settings as app_settings
+from nnconsole.app.shell import window_geometry
 from nnconsole.app.document.autosave import Autosaver
 from nnconsole.app.document.project_document import ProjectDocument
 from nnconsole.app.document.project_files import ProjectFiles
@@ -231,9 +232,7 @@ class MainWindow(QMainWindow):
 
     def restore_layout(self) -> None:
         s = self.settings
-        geometry = s.get(app_settings.WINDOW_GEOMETRY)
-        if geometry.isEmpty() or not self.restoreGeometry(geometry):
-            self.resize(1400, 900)
+        window_geometry.restore(self, s)
         state = s.get(app_settings.WINDOW_STATE)
         if not state.isEmpty():
             self.restoreState(state)
@@ -245,7 +244,7 @@ class MainWindow(QMainWindow):
 
     def save_layout(self) -> None:
         s = self.settings
-        s.set(app_settings.WINDOW_GEOMETRY, self.saveGeometry())
+        window_geometry.save(self, s)
         s.set(app_settings.WINDOW_STATE, self.saveState())
         s.set(app_settings.CURRENT_TAB, self.tabs.currentIndex())
         if hasattr(self.edit_page, "save_layout"):
