@@ -41,6 +41,7 @@ RECENT_MAX = Setting("files/recent_max", int, 10, "how many recent projects File
 REOPEN_LAST_PROJECT = Setting("files/reopen_last", bool, True,
                               "open the most recent project on start (otherwise the start page shows)")
 LAST_DIRECTORY = Setting("files/last_directory", str, "", "folder the open/save dialogs start in")
+THEME = Setting("view/theme", str, "system", "colours of the app: 'system' (the platform's palette), 'light' or 'dark'")
 AUTOSAVE_INTERVAL = Setting("autosave/interval_s", int, 60,
                             "seconds between autosaves of a modified project (0 turns autosave off)")
 
