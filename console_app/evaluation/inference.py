@@ -241,6 +241,7 @@ class InferencePanel(QWidget):
         self.data = [os.path.abspath(p) for p in paths if p]
         if not self.data:
             self.data_label.setText(DROP_HINT)
+            self.data_label.setToolTip("")
         else:
             shown = ", ".join(os.path.basename(p.rstrip(os.sep)) or p for p in self.data[:3])
             more = f" and {len(self.data) - 3} more" if len(self.data) > 3 else ""
@@ -291,6 +292,16 @@ class InferencePanel(QWidget):
         if not self.command.is_running():
             self.clear()
         self._update_buttons()
+
+    def project_changed(self) -> None:
+        """Another project is open: its inference starts afresh (no data, results or box of the previous one);
+        an inference still running for the previous project is stopped."""
+        self.stop()
+        self.set_data([])
+        self.resize_box.setChecked(False)
+        self.resize_mode.setCurrentIndex(0)
+        self.skip_box.setChecked(False)
+        self.clear()
 
     def clear(self) -> None:
         self.results = None

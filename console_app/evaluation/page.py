@@ -178,6 +178,7 @@ class EvaluationPage(QWidget):
     def _project_changed(self) -> None:
         """Another project (or file): nothing of the previous one's evaluations stays on screen."""
         self.error.hide()
+        self.inference.project_changed()
         self.clear()
         self.refresh_runs()
 

@@ -230,8 +230,10 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
     def _open_project(self, path: str) -> None:
         """A link of the background-runs line: open that project (its run shows live there)."""
         files = getattr(self.window_, "files", None)
-        if files is not None:
-            files.open_path(path)
+        if files is not None and files.open_path(path):
+            show_tab = getattr(self.window_, "show_tab", None)
+            if callable(show_tab):
+                show_tab("training")  # the link is to the project's run: its TRAINING tab, wherever it was clicked
 
     def _setting_changed(self, dotted: str) -> None:
         if dotted == "multi_gpu.workers" and not self.controller.is_running():
