@@ -180,7 +180,7 @@ class MainWindow(QMainWindow):
         view_menu.setObjectName("menu_view")
         if page_actions:
             edit_menu.addSeparator()
-            for key in ("cut", "copy", "paste", "delete", "select_all", None, "rename", "find_layer"):
+            for key in ("cut", "copy", "paste", "delete", "select_all", None, "rename", "find_on_canvas", "find_layer"):
                 edit_menu.addSeparator() if key is None else edit_menu.addAction(page_actions[key])
             edit_menu.addMenu(self.edit_page.add_menu)
             for key in ("zoom_in", "zoom_out", "zoom_reset", "fit", "minimap", None, "auto_layout",
