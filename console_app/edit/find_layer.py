@@ -45,7 +45,6 @@ class FindLayerField(QLineEdit):
         self.setObjectName("find_layer_on_canvas")
         self.setPlaceholderText("Find layer (Ctrl+F)")
         self.setClearButtonEnabled(True)
-        self.setMinimumWidth(150)
         self.setMaximumWidth(220)
         self.setToolTip("Type a layer's name and press Enter: it is selected and the canvas centred on it")
         self.names = QStringListModel(self)
