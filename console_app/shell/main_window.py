@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
-from nnconsole.app.shell import dialogs
+from nnconsole.app.shell import dialogs, help_pages
 from nnconsole.app.shell import settings as app_settings
 from nnconsole.app.shell import window_geometry
 from nnconsole.app.widgets import theme
@@ -193,7 +193,19 @@ class MainWindow(QMainWindow):
             view_menu.addAction(self._action(f"tab_{key}", f"{title} Tab", lambda k=key: self.show_tab(k),
                                              f"Ctrl+{i + 1}"))
         help_menu = bar.addMenu("&Help")
+        help_menu.setObjectName("menu_help")
+        for key, text, shortcut in (("getting-started", "&Getting Started", QKeySequence.HelpContents),
+                                    ("layers", "&Layer Reference", None), ("shortcuts", "&Keyboard Shortcuts", None),
+                                    ("errors", "What Does an &Error Mean?", None)):
+            help_menu.addAction(self._action(f"help_{key.replace('-', '_')}", text,
+                                             lambda k=key: self.open_help(k), shortcut))
+        help_menu.addSeparator()
         help_menu.addAction(self._action("about", "&About nnconsole", lambda: dialogs.show_about(self)))
+
+    def open_help(self, page: str) -> Any:
+        """Show a Help page (the shortcuts page lists this window's actions)."""
+        actions = {**getattr(self.edit_page, "edit_actions", {}), **self.actions_by_name}
+        return help_pages.open_help(page, self, actions)
 
     def _make_theme_menu(self, menu: Any) -> None:
         """View > Theme: Light, Dark or System (the platform's palette), remembered in the settings."""
