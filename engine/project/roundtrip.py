@@ -75,8 +75,8 @@ def fresh_node(value: Any, depth: int = 0, like: Any = None) -> Any:
         node = CommentedSeq(fresh_node(v, depth + 1) for v in value)
         node.fa.set_flow_style() if all(map(_is_scalar, value)) else node.fa.set_block_style()
         return node
-    if isinstance(value, str) and isinstance(like, ScalarString) and "\n" not in value:
-        return type(like)(value)  # a quoted value stays quoted the same way
+    if isinstance(value, str) and isinstance(like, ScalarString) and like and "\n" not in value:
+        return type(like)(value)  # a quoted value stays quoted the same way ('' is quoted only to be empty)
     return value
 
 
@@ -119,13 +119,27 @@ def _merge_map(node: CommentedMap, old: Dict[str, Any], new: Dict[str, Any], dep
         if key in node:
             merged = _merge(node[key], old.get(key, _MISSING), value, depth + 1)
             if merged is not node[key]:
-                node[key] = merged
+                _set(node, key, merged)
         elif key in old and same(old[key], value):
             continue  # a value the file leaves out (a default) and nobody changed stays out
         else:
             position = list(node).index(previous) + 1 if previous is not None else 0
             node.insert(position, key, fresh_node(value, depth + 1))
         previous = key
+
+
+def _set(node: CommentedMap, key: Any, value: Any) -> None:
+    """``node[key] = value``, except that ruamel would quote a plain string the way the value it replaces was
+    quoted (``''`` made ``link: '100mbit,1ms'``): such a key is put back at its place with its comments."""
+    if type(value) is str and isinstance(node[key], ScalarString):
+        position = list(node).index(key)
+        comment = node.ca.items.pop(key, None)
+        del node[key]
+        node.insert(position, key, value)
+        if comment is not None:
+            node.ca.items[key] = comment
+        return
+    node[key] = value
 
 
 def _fingerprint(value: Any) -> str:

@@ -169,3 +169,11 @@ def test_small_and_large_floats_read_back_as_numbers(tmp_path):
     assert data["optimizer"]["solver_params"]["eps"] == pytest.approx(1e-08, rel=1e-12)
     assert data["optimizer"]["learning_rate"] == pytest.approx(1e20, rel=1e-12)
     assert yaml.safe_load(dumps_project(project))["optimizer"]["solver_params"]["eps"] == pytest.approx(1e-08)
+
+
+def test_an_empty_quoted_string_given_a_value_is_written_plain(tmp_path):
+    path = write(tmp_path, COMMENTED.replace("datasets:\n", "description: ''\ndatasets:\n", 1))
+    project = load_project(path)
+    project.description = "digits, by hand"
+    save_project(project)
+    assert "description: digits, by hand\n" in open(path).read()
