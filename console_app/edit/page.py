@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional
 
 from PySide6.QtCore import QByteArray, QMimeData, QPointF, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QSizePolicy, QApplication, QHBoxLayout, QLabel, QMenu, QSplitter, QTabWidget, QToolBar,
+from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QMenu, QSplitter, QTabWidget, QToolBar,
                                QVBoxLayout,
                                QWidget)
 
@@ -171,8 +171,11 @@ class EditPage(QWidget):
         self.network_tabs.setFixedHeight(self.totals.sizeHint().height())  # the canvas keeps its height
         footer.addWidget(self.totals, 1)
         footer.addWidget(self.find_field)  # the toolbar is full at 1366 px; the footer has room
-        self.totals.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)  # cut on a narrow canvas, not the field
-        self.find_field.setSizePolicy(QSizePolicy.Fixed, QSizePolicy.Fixed)
+        # On a narrow canvas the totals line is cut, not the find field (size hints, and so the splitter's
+        # first sizes, stay as they were)
+        self.totals.setMinimumWidth(60)
+        self.find_field.setMinimumWidth(120)
+        self.find_field.setFixedHeight(self.totals.sizeHint().height())  # the footer, and so the canvas, keep their height
         center_box.addLayout(footer)
         self.v_split = QSplitter(Qt.Vertical)
         self.v_split.setObjectName("edit_vertical_splitter")
