@@ -272,6 +272,8 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
                                                          f"{doc.project.name or 'project'}.yaml")
         if not target:
             return False
+        if doc.path and doc.modified and not dialogs.confirm_save(self._dialog_parent(), doc.display_name()):
+            return False  # asked first, as before; the save itself waits for the check
         snapshot = doc.project.copy()  # what is checked: the edits as they are, in a thread of its own
         snapshot.path = os.path.abspath(target)
         outside = self.outside_data(snapshot)
@@ -282,7 +284,10 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
         self.run_button.setEnabled(False)
         self.status.setText("Checking the project (network, datasets, files) before the run...")
         self.progress.reset("checking...")
-        token = self.checker.start(preflight.check_loaded, snapshot, bool(outside))
+        if doc.path and not doc.modified:  # the file is what the engine trains (it may differ from a stale copy)
+            token = self.checker.start(preflight.check_project, doc.path, bool(outside))
+        else:
+            token = self.checker.start(preflight.check_loaded, snapshot, bool(outside))
         self._pending_run = (token, snapshot.path, workers, bool(outside), doc.path)
         return True
 
@@ -305,10 +310,8 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, QWidget):
             self.run_button.setEnabled(True)
             return
         self.run_button.setEnabled(True)
-        if not self.ensure_saved(path):
-            self.progress.reset("not started")
-            self.status.setText("Not run: the project was not saved (the engine trains the saved file).")
-            return
+        if self.document.modified or not self.document.path:  # checked and the user said save: write it now
+            self.document.save(path)
         path = self.document.path
         self.status.setText(f"Starting {workers} worker(s)...")
         self.progress.reset("starting...")

@@ -32,6 +32,8 @@ def test_a_broken_edit_is_refused_without_writing_the_file(qtbot, make_window, t
     assert started == [] and "Not run" in page.status.text()
     assert any("conv1" in p.message for p in page.problems.problems)
     assert open(project, "rb").read() == before  # nothing written
+    window.show_tab("training")
+    window.grab().save("/work/shots/shell/run_refused_unsaved_after.png")
     assert document.modified and document.project.network.layer("conv1").params["kernel"] == [30, 30]
 
 
