@@ -12,7 +12,7 @@ import os
 from typing import Any, List, Optional, Tuple
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QFont
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHeaderView, QLabel, QSizePolicy, QTableWidget,
                                QTableWidgetItem, QTextBrowser, QVBoxLayout, QWidget)
 
@@ -22,10 +22,10 @@ from nnconsole.engine.plan.record import Plan, PlanError
 from nnconsole.engine.plan.explain import lr_interval_cell, warmup_cell
 from nnconsole.engine.project.model import Project
 from nnconsole.engine.project.schema import ALPHA_SOLVERS
+from nnconsole.app.widgets import theme
 from nnconsole.app.widgets.rich_text import plain_tooltip
 
 COMPARED_WORKERS = (1, 2, 4, 8)
-CURRENT_BRUSH = QBrush(QColor("#e8f1fb"))
 
 
 def _g(x: float) -> str:
@@ -98,6 +98,7 @@ class PlanPanel(QWidget):
         self.optimizer_choice.currentIndexChanged.connect(
             lambda _i: self.refresh(self._project) if self._project is not None else None)
         layout.addWidget(self.optimizer_choice)
+        theme.notifier().changed.connect(self._theme_changed)
         self.summary = QLabel(self)
         self.summary.setObjectName("plan_summary")
         self.summary.setWordWrap(True)
@@ -157,6 +158,10 @@ class PlanPanel(QWidget):
         self._show_summary(self.current, project, size)
         self._show_notes(self.current)
 
+    def _theme_changed(self) -> None:
+        if self._project is not None:
+            self.refresh(self._project)  # the marked column in the new palette's colours
+
     def _chosen_optimizer(self, project: Project) -> Project:
         """``project`` as the optimizer chosen above the table sees it (the CONFIG tab's unless another one)."""
         from nnconsole.engine.project.structure import FIRST_OPTIMIZER, optimizer_project
@@ -202,6 +207,7 @@ class PlanPanel(QWidget):
         self.table.setColumnCount(len(self.plans))
         bold = QFont()
         bold.setBold(True)
+        colors = theme.colors()
         for c, (k, plan) in enumerate(zip(self.worker_counts(project), self.plans)):
             head = QTableWidgetItem(f"N={k}" + (" (project)" if k == n else ""))
             if k == n:
@@ -215,10 +221,11 @@ class PlanPanel(QWidget):
                 else:
                     item = QTableWidgetItem("\u2014")
                     item.setToolTip(plain_tooltip(str(plan)))
-                    item.setForeground(QBrush(QColor("#a00000")))
+                    item.setForeground(QBrush(colors.error_text))
                 item.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
-                if k == n:
-                    item.setBackground(CURRENT_BRUSH)
+                if k == n:  # the project's column, marked in the palette's colours (readable on dark too)
+                    item.setBackground(QBrush(colors.current))
+                    item.setForeground(QBrush(colors.text))
                     item.setFont(bold)
                 self.table.setItem(r, c, item)
         for r, (label, _) in enumerate(ROWS):

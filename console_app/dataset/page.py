@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QGridLayout, QGroupBox, QHBoxLayout, QHeaderView,
                                QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QSplitter,
                                QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
 from nnconsole.app.config.commands import set_setting, set_settings
+from nnconsole.app.widgets import theme
 from nnconsole.app.config.fields import FieldEditor, spec_for
 from nnconsole.app.dataset.background import BackgroundCall
 from nnconsole.app.dataset.matching import ExpectedVariable, expected_variables, shape_text, variable_status
@@ -31,8 +32,6 @@ from nnconsole.engine.check.validate import check_datasets
 from nnconsole.engine.project.paths import dataset_path
 
 SPLITS = ("training", "validation")
-OK_BRUSH = QBrush(QColor("#e6f4e6"))
-BAD_BRUSH = QBrush(QColor("#fbe3e3"))
 
 
 def choose_dataset_file(parent: Optional[QWidget], start: str) -> str:
@@ -115,6 +114,7 @@ class DatasetPage(QWidget):
         grid.addLayout(options, 2, 1, 1, 2)
 
         self.variables = QTableWidget(0, 5)
+        theme.notifier().changed.connect(self._theme_changed)
         self.variables.setObjectName("dataset_variables")
         self.variables.setHorizontalHeaderLabels(["Variable", "Role", "Network shape", "Training CSV",
                                                   "Validation CSV"])
@@ -160,6 +160,11 @@ class DatasetPage(QWidget):
         self.refresh()
 
     # ---- document -> view ---------------------------------------------------------------------
+    def _theme_changed(self) -> None:
+        """The marked cells in the new palette's colours."""
+        self._show_problems()
+        self._fill_variables()
+
     def _setting_changed(self, dotted: str) -> None:
         if dotted.startswith("datasets"):
             for editor in self.option_editors:
@@ -267,7 +272,7 @@ class DatasetPage(QWidget):
             self.problems.addItem(item)
         if not lines:
             item = QListWidgetItem("\u2714 No problems found: the datasets match the network.")
-            item.setForeground(QBrush(QColor("#1e6b1e")))
+            item.setForeground(QBrush(theme.colors().ok_text))
             self.problems.addItem(item)
         self.problems_title.setText(f"<b>Problems ({len(lines)})</b>")
 
@@ -279,6 +284,7 @@ class DatasetPage(QWidget):
     def _fill_variables(self) -> None:
         table = self.variables
         table.setRowCount(len(self.expected))
+        colors = theme.colors()
         for r, var in enumerate(self.expected):
             cells = [var.variable, var.role, shape_text(var.shape) if var.shape else "?"]
             for c, text in enumerate(cells):
@@ -287,7 +293,8 @@ class DatasetPage(QWidget):
                 state = self.states[split]
                 ok, text = variable_status(var, state.header, state.loaded, state.error, state.error_variable)
                 item = QTableWidgetItem(("\u2714 " if ok else "\u2716 ") + text)
-                item.setBackground(OK_BRUSH if ok else BAD_BRUSH)
+                item.setBackground(QBrush(colors.ok if ok else colors.bad))  # the palette's, readable on dark
+                item.setForeground(QBrush(colors.text))
                 table.setItem(r, c, item)
 
     # ---- view -> document ---------------------------------------------------------------------

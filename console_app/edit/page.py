@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QMenu, QSplitt
                                QVBoxLayout,
                                QWidget)
 
+from nnconsole.app.edit.find_layer import FindLayerField
 from nnconsole.app.edit import layout
 from nnconsole.app.edit.canvas import NetworkScene
 from nnconsole.app.edit.clipboard import MIME_TYPE
@@ -97,6 +98,7 @@ class EditPage(QWidget):
         return action
 
     def _make_actions(self) -> None:
+        self.find_field = FindLayerField(self)
         a = self._action
         a("delete", "&Delete", self.delete_selected, [QKeySequence.Delete, "Backspace"],
           "Delete the selected layers, connections and comments")
@@ -105,8 +107,9 @@ class EditPage(QWidget):
         a("paste", "&Paste", self.paste, QKeySequence.Paste, "Paste layers")
         a("select_all", "Select &All", self.select_all, QKeySequence.SelectAll, "Select every layer")
         a("rename", "&Rename Layer", self.focus_rename, "F2", "Rename the selected layer")
-        a("find_layer", "&Find Layer Type", self.focus_palette_search, QKeySequence.Find,
-          "Search the layer palette")
+        a("find_layer", "Find Layer &Type", self.focus_palette_search, "Ctrl+K", "Search the layer palette")
+        a("find_on_canvas", "&Find Layer…", lambda: self.find_field.start(), QKeySequence.Find,
+          "Select a layer of the network by name and centre the canvas on it")
         a("auto_layout", "Auto &Layout", self.auto_layout, "Ctrl+L", "Arrange the network top to bottom")
         a("add_comment", "Add Co&mment", self._add_comment_from_menu, tip="A note on the canvas (NNC's Comment)")
         a("zoom_in", "Zoom &In", self.view.zoom_in, [QKeySequence.ZoomIn, "Ctrl+="], "Zoom in (Ctrl+wheel)")
@@ -167,6 +170,12 @@ class EditPage(QWidget):
         footer.addWidget(self.network_tabs)
         self.network_tabs.setFixedHeight(self.totals.sizeHint().height())  # the canvas keeps its height
         footer.addWidget(self.totals, 1)
+        footer.addWidget(self.find_field)  # the toolbar is full at 1366 px; the footer has room
+        # On a narrow canvas the totals line is cut, not the find field (size hints, and so the splitter's
+        # first sizes, stay as they were)
+        self.totals.setMinimumWidth(60)
+        self.find_field.setMinimumWidth(120)
+        self.find_field.setFixedHeight(self.totals.sizeHint().height())  # the footer, and so the canvas, keep their height
         center_box.addLayout(footer)
         self.v_split = QSplitter(Qt.Vertical)
         self.v_split.setObjectName("edit_vertical_splitter")

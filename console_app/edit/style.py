@@ -21,8 +21,6 @@ ERROR_COLOR = QColor("#d32f2f")
 ERROR_FILL = QColor("#fdecec")
 SELECTED_COLOR = QColor("#1565c0")
 EDGE_COLOR = QColor("#5f6b7a")
-CANVAS_BACKGROUND = QColor("#f7f8fa")
-GRID_DOT = QColor("#d5d9e0")
 TEXT = QColor("#1d2630")
 TEXT_MUTED = QColor("#56606b")
 

@@ -10,8 +10,8 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QPainter, QPolygonF
 from PySide6.QtWidgets import QGraphicsView, QStyle, QWidget
 
-from nnconsole.app.edit import style
 from nnconsole.app.edit.palette import MIME_LAYER_TYPE
+from nnconsole.app.widgets import theme
 
 MIN_ZOOM, MAX_ZOOM = 0.02, 3.0  # 2%: Fit Network shows even a network of hundreds of layers whole
 ZOOM_STEP = 1.2
@@ -177,10 +177,11 @@ class NetworkView(QGraphicsView):
 
     # ---- background -----------------------------------------------------------------------------
     def drawBackground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802 - Qt override
-        painter.fillRect(rect, style.CANVAS_BACKGROUND)
+        colors = theme.colors()  # the palette's: a dark theme gets a dark canvas
+        painter.fillRect(rect, colors.canvas)
         if self.zoom() < 0.45:
             return
-        painter.setPen(style.GRID_DOT)
+        painter.setPen(colors.canvas_dot)
         left = math.floor(rect.left() / GRID) * GRID
         top = math.floor(rect.top() / GRID) * GRID
         points = []

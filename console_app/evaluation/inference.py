@@ -27,9 +27,10 @@ from nnconsole.app.evaluation.zoom import show_large_image
 from nnconsole.engine.atomic import write_via
 from nnconsole.engine.rundir.protocol import INFER_FINISHED_EVENT, INFER_PROGRESS_EVENT, INFERENCE_DIR
 from nnconsole.engine.errors import ExitCode
+from nnconsole.app.widgets.message import command_message, message_label
 from nnconsole.app.widgets.rich_text import plain_tooltip
 
-ERROR_STYLE = "QLabel { color: #a00000; background: #fff0f0; border: 1px solid #e0a0a0; padding: 4px; }"
+SKIPPED_LISTED = 20  # skipped images named one a line; the rest counted
 RESIZE_MODES = (("resize", "stretch"), ("trimming", "crop to fit"), ("padding", "pad to fit"))
 DROP_HINT = "Drop a dataset CSV, images or a folder of images here, or pick them with the buttons above."
 
@@ -150,6 +151,7 @@ class InferencePanel(QWidget):
         self.results: Optional[str] = None
         self._written: Optional[str] = None  # the results file the command's infer_finished event named
         self._stopping = False
+        self._skipped: List[str] = []  # the images the command's infer_finished event says it left out
         self.command = EngineCommand(self)
         self.command.command_finished.connect(self._finished)
         self.command.event_received.connect(self._event)
@@ -168,6 +170,11 @@ class InferencePanel(QWidget):
                                     "ratio, or add black bands")
         self.resize_mode.setEnabled(False)
         self.resize_box.toggled.connect(self.resize_mode.setEnabled)
+        self.skip_box = QCheckBox("Skip images of another size")
+        self.skip_box.setObjectName("inference_skip_other_sizes")
+        self.skip_box.setToolTip("Leave out the images whose size is not the network input's and list them, "
+                                 "instead of stopping at the first one (not with Fit images)")
+        self.resize_box.toggled.connect(lambda on: self.skip_box.setEnabled(not on))
         self.infer_button = QPushButton("Infer")
         self.infer_button.setObjectName("inference_start")
         self.stop_button = QPushButton("Stop")
@@ -178,7 +185,7 @@ class InferencePanel(QWidget):
         self.save_button.setEnabled(False)
         bar = QHBoxLayout()
         for w in (QLabel("Data:"), self.csv_button, self.images_button, self.folder_button, self.resize_box,
-                  self.resize_mode):
+                  self.resize_mode, self.skip_box):
             bar.addWidget(w)
         bar.addStretch(1)
         bar.addWidget(self.infer_button)
@@ -193,12 +200,8 @@ class InferencePanel(QWidget):
         self.state = QLabel()
         self.state.setObjectName("inference_state")
         self.state.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
-        self.error = QLabel()
-        self.error.setObjectName("inference_error")
-        self.error.setWordWrap(True)
-        self.error.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.error.setStyleSheet(ERROR_STYLE)
-        self.error.hide()
+        self.error = message_label("inference_error")  # plain text: the engine's message as it wrote it
+        self.skipped_note = message_label("inference_skipped", error=False)  # the images left out, listed
         self.model = ResultsModel(self)
         self.sorter = QSortFilterProxyModel(self)
         self.sorter.setSortRole(SORT_ROLE)
@@ -219,6 +222,7 @@ class InferencePanel(QWidget):
         layout.addWidget(self.data_label)
         layout.addWidget(self.progress)
         layout.addWidget(self.error)
+        layout.addWidget(self.skipped_note)
         layout.addWidget(self.state)
         layout.addWidget(self.table, 1)
 
@@ -237,6 +241,7 @@ class InferencePanel(QWidget):
         self.data = [os.path.abspath(p) for p in paths if p]
         if not self.data:
             self.data_label.setText(DROP_HINT)
+            self.data_label.setToolTip("")
         else:
             shown = ", ".join(os.path.basename(p.rstrip(os.sep)) or p for p in self.data[:3])
             more = f" and {len(self.data) - 3} more" if len(self.data) > 3 else ""
@@ -288,11 +293,22 @@ class InferencePanel(QWidget):
             self.clear()
         self._update_buttons()
 
+    def project_changed(self) -> None:
+        """Another project is open: its inference starts afresh (no data, results or box of the previous one);
+        an inference still running for the previous project is stopped."""
+        self.stop()
+        self.set_data([])
+        self.resize_box.setChecked(False)
+        self.resize_mode.setCurrentIndex(0)
+        self.skip_box.setChecked(False)
+        self.clear()
+
     def clear(self) -> None:
         self.results = None
         self.model.set_rows([])
         self.state.setText("")
         self.error.hide()
+        self.skipped_note.hide()
         self._update_buttons()
 
     def infer(self) -> bool:
@@ -304,7 +320,11 @@ class InferencePanel(QWidget):
         args = ["infer", run_dir, *self.data, "--model", model, "-o", results_path(run_dir, self.data, model)]
         if self.resize_box.isChecked():
             args += ["--resize", "--resize-mode", self.resize_mode.currentData()]
+        elif self.skip_box.isChecked():
+            args += ["--skip-other-sizes"]
         self.error.hide()
+        self.skipped_note.hide()
+        self._skipped = []
         self.progress.setRange(0, 0)  # busy until the first progress event says how many
         self.progress.show()
         self.state.setText(f"Inferring with the {model} model of {os.path.basename(run_dir)}...")
@@ -328,6 +348,8 @@ class InferencePanel(QWidget):
             self.progress.setValue(int(event.get("done") or 0))
         elif event["event"] == INFER_FINISHED_EVENT and isinstance(event.get("output"), str):
             self._written = event["output"]
+            skipped = event.get("skipped")
+            self._skipped = [str(p) for p in skipped] if isinstance(skipped, list) else []
 
     def _finished(self, code: int, stdout: str, stderr: str) -> None:
         output, self._written = self._written, None
@@ -339,22 +361,27 @@ class InferencePanel(QWidget):
             self.inference_failed.emit("stopped")
             return
         if code != ExitCode.OK or output is None or not os.path.isfile(output):
-            message = stderr.strip() or stdout.strip() or f"nnconsole infer exited with code {code}"
-            lines = [line for line in message.splitlines() if "[nnabla][INFO]" not in line]
-            self.error.setText(html.escape("\n".join(lines) or message).replace("\n", "<br>"))
+            message = command_message(stdout, stderr, f"nnconsole infer exited with code {code}")
+            self.error.setText(message)
             self.error.show()
             self.state.setText("Inference failed.")
             self._update_buttons()
             self.inference_failed.emit(message)
             return
         self.load(output)
+        if self._skipped:
+            shown = self._skipped[:SKIPPED_LISTED]
+            more = len(self._skipped) - len(shown)
+            self.skipped_note.setText(f"Skipped {len(self._skipped)} image(s) of another size than the network's "
+                                      "input:\n" + "\n".join(shown) + (f"\n... and {more} more" if more else ""))
+            self.skipped_note.show()
 
     def load(self, path: str) -> None:
         """Show the results CSV at ``path``."""
         try:
             rows = read_results(path)
         except (OSError, ValueError, csv.Error) as exc:
-            self.error.setText(html.escape(f"cannot read {path}: {exc}"))
+            self.error.setText(f"cannot read {path}: {exc}")
             self.error.show()
             return
         self.results = path
@@ -381,7 +408,7 @@ class InferencePanel(QWidget):
         try:
             write_via(path, lambda tmp: shutil.copyfile(self.results, tmp))
         except OSError as exc:
-            self.error.setText(html.escape(f"cannot save {path}: {exc.strerror or exc}"))
+            self.error.setText(f"cannot save {path}: {exc.strerror or exc}")
             self.error.show()
             return False
         self.state.setText(f"Saved {html.escape(path)}")

@@ -16,6 +16,7 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSizePolicy,
                                QSplitter, QStackedWidget, QTableView, QTabWidget, QVBoxLayout, QWidget)
 
+from nnconsole.app.widgets.message import command_message, message_label
 from nnconsole.app.evaluation.confusion import ConfusionMatrixView
 from nnconsole.app.evaluation.curves import LikelihoodView, RocPrView, class_arrays
 from nnconsole.app.evaluation.dataset_choice import DatasetChoice
@@ -32,7 +33,6 @@ from nnconsole.engine.rundir.protocol import EVALUATE_FINISHED_EVENT, EVALUATE_P
 from nnconsole.engine.metrics.results import EVALUATION_METRICS_FILE, MODELS, evaluation_dir, read_evaluation
 from nnconsole.engine.errors import ExitCode
 
-ERROR_STYLE = "QLabel { color: #a00000; background: #fff0f0; border: 1px solid #e0a0a0; padding: 4px; }"
 
 
 class EvaluationPage(QWidget):
@@ -81,12 +81,7 @@ class EvaluationPage(QWidget):
         self.summary.setObjectName("evaluation_summary")
         self.summary.setTextFormat(Qt.RichText)
         self.summary.setWordWrap(True)
-        self.error = QLabel()
-        self.error.setObjectName("evaluation_error")
-        self.error.setWordWrap(True)
-        self.error.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        self.error.setStyleSheet(ERROR_STYLE)
-        self.error.hide()
+        self.error = message_label("evaluation_error")  # plain text: the engine's message as it wrote it
 
         self.confusion = ConfusionMatrixView()
         self.per_class = PerClassTable()
@@ -184,6 +179,7 @@ class EvaluationPage(QWidget):
     def _project_changed(self) -> None:
         """Another project (or file): nothing of the previous one's evaluations stays on screen."""
         self.error.hide()
+        self.inference.project_changed()
         self.clear()
         self.refresh_runs()
 
@@ -280,9 +276,8 @@ class EvaluationPage(QWidget):
         if folder is None or root is None or os.path.commonpath([root, os.path.abspath(folder)]) != root:
             return  # an evaluation of a project no longer open: its files are there when it is opened again
         if code != ExitCode.OK:
-            message = stderr.strip() or stdout.strip() or f"nnconsole evaluate exited with code {code}"
-            lines = [line for line in message.splitlines() if "[nnabla][INFO]" not in line]
-            self.show_error("\n".join(lines) or message)
+            message = command_message(stdout, stderr, f"nnconsole evaluate exited with code {code}")
+            self.show_error(message)
             self.state.setText("Evaluation failed.")
             self.evaluation_failed.emit(message)
             return
@@ -295,7 +290,7 @@ class EvaluationPage(QWidget):
         self.load(written)
 
     def show_error(self, text: str) -> None:
-        self.error.setText(html.escape(text).replace("\n", "<br>"))
+        self.error.setText(text)
         self.error.show()
 
     # ---- showing ------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import List, Optional, Tuple
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractButton, QFileDialog, QMessageBox, QWidget
 
+from nnconsole.app.shell import help_pages
 from nnconsole.app.shell.report_dialog import ReportDialog, report_parts
 from nnconsole.engine.project.errors import ProjectError
 
@@ -186,9 +187,10 @@ def ask_recover_older_autosave(parent: Optional[QWidget], name: str, autosaved_a
     return _answer(box, buttons, (KEEP_FILE, RECOVER, CANCEL))
 
 
-def show_error(parent: Optional[QWidget], title: str, text: str, informative: str = "",
-               details: str = "") -> None:
-    """A short message, a line saying what to do, and the long story under 'Show Details'."""
+def error_box(parent: Optional[QWidget], title: str, text: str, informative: str = "",
+              details: str = "") -> QMessageBox:
+    """The error dialog, not yet shown: the message, what to do, the long story under 'Show Details', and a
+    'What does this mean?' button that leads to Help's error page."""
     box = QMessageBox(parent)
     box.setObjectName("error_box")
     box.setIcon(QMessageBox.Critical)
@@ -199,7 +201,28 @@ def show_error(parent: Optional[QWidget], title: str, text: str, informative: st
         box.setInformativeText(informative)
     if details:
         box.setDetailedText(details)
+    box.addButton(QMessageBox.Ok)
+    meaning = box.addButton("What does this mean?", QMessageBox.HelpRole)
+    meaning.setObjectName("error_help_button")
+    return box
+
+
+def follow_help(box: QMessageBox, parent: Optional[QWidget] = None) -> bool:
+    """After ``error_box`` closed: open Help's error page when its 'What does this mean?' was clicked."""
+    clicked = box.clickedButton()
+    if clicked is None or clicked.objectName() != "error_help_button":
+        return False
+    help_pages.open_help("errors", parent)
+    return True
+
+
+def show_error(parent: Optional[QWidget], title: str, text: str, informative: str = "",
+               details: str = "") -> None:
+    """A short message, a line saying what to do, the long story under 'Show Details', and a link to what
+    the error means."""
+    box = error_box(parent, title, text, informative, details)
     box.exec()
+    follow_help(box, parent)
 
 
 def show_project_error(parent: Optional[QWidget], action: str, path: str, exc: BaseException) -> None:

@@ -12,11 +12,13 @@ import os
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
-from nnconsole.app.shell import dialogs
+from nnconsole.app.shell import dialogs, help_pages
 from nnconsole.app.shell import settings as app_settings
+from nnconsole.app.shell import window_geometry
+from nnconsole.app.widgets import theme
 from nnconsole.app.document.autosave import Autosaver
 from nnconsole.app.document.project_document import ProjectDocument
 from nnconsole.app.document.project_files import ProjectFiles
@@ -60,6 +62,7 @@ class MainWindow(QMainWindow):
         self.setObjectName("main_window")
         self.document = document or ProjectDocument(parent=self)
         self.settings = settings or app_settings.Settings()
+        theme.apply_theme(self.theme_name())  # before the pages: they read their colours when they are built
         self.autosaver = Autosaver(self.document, self.settings.get(app_settings.AUTOSAVE_INTERVAL), self)
         self.files = ProjectFiles(self, self.document, self.settings, self.autosaver)
         self.actions_by_name: Dict[str, QAction] = {}
@@ -177,7 +180,7 @@ class MainWindow(QMainWindow):
         view_menu.setObjectName("menu_view")
         if page_actions:
             edit_menu.addSeparator()
-            for key in ("cut", "copy", "paste", "delete", "select_all", None, "rename", "find_layer"):
+            for key in ("cut", "copy", "paste", "delete", "select_all", None, "rename", "find_on_canvas", "find_layer"):
                 edit_menu.addSeparator() if key is None else edit_menu.addAction(page_actions[key])
             edit_menu.addMenu(self.edit_page.add_menu)
             for key in ("zoom_in", "zoom_out", "zoom_reset", "fit", "minimap", None, "auto_layout",
@@ -185,11 +188,46 @@ class MainWindow(QMainWindow):
                 view_menu.addSeparator() if key is None else view_menu.addAction(page_actions[key])
             view_menu.addSeparator()
         view_menu.addAction(self._action("start_page", "&Start Page", self.show_start_page))
+        self._make_theme_menu(view_menu.addMenu("&Theme"))
         for i, (key, title, _) in enumerate(TABS):
             view_menu.addAction(self._action(f"tab_{key}", f"{title} Tab", lambda k=key: self.show_tab(k),
                                              f"Ctrl+{i + 1}"))
         help_menu = bar.addMenu("&Help")
+        help_menu.setObjectName("menu_help")
+        for key, text, shortcut in (("getting-started", "&Getting Started", QKeySequence.HelpContents),
+                                    ("layers", "&Layer Reference", None), ("shortcuts", "&Keyboard Shortcuts", None),
+                                    ("errors", "What Does an &Error Mean?", None)):
+            help_menu.addAction(self._action(f"help_{key.replace('-', '_')}", text,
+                                             lambda k=key: self.open_help(k), shortcut))
+        help_menu.addSeparator()
         help_menu.addAction(self._action("about", "&About nnconsole", lambda: dialogs.show_about(self)))
+
+    def open_help(self, page: str) -> Any:
+        """Show a Help page (the shortcuts page lists this window's actions)."""
+        actions = {**getattr(self.edit_page, "edit_actions", {}), **self.actions_by_name}
+        return help_pages.open_help(page, self, actions)
+
+    def _make_theme_menu(self, menu: Any) -> None:
+        """View > Theme: Light, Dark or System (the platform's palette), remembered in the settings."""
+        menu.setObjectName("menu_theme")
+        group = QActionGroup(self)
+        current = self.theme_name()
+        for name, text in (("system", "&System"), ("light", "&Light"), ("dark", "&Dark")):
+            action = self._action(f"theme_{name}", text, lambda n=name: self.set_theme(n))
+            action.setCheckable(True)
+            action.setChecked(name == current)
+            group.addAction(action)
+            menu.addAction(action)
+
+    def theme_name(self) -> str:
+        name = self.settings.get(app_settings.THEME)
+        return name if name in theme.THEMES else "system"
+
+    def set_theme(self, name: str) -> None:
+        """Switch the app's colours to ``name`` and remember it."""
+        self.settings.set(app_settings.THEME, name)
+        self.actions_by_name[f"theme_{name}"].setChecked(True)
+        theme.apply_theme(name)
 
     def rebuild_recent_menu(self) -> None:
         """List recent projects that still exist (vanished ones are dropped from the setting)."""
@@ -231,9 +269,7 @@ class MainWindow(QMainWindow):
 
     def restore_layout(self) -> None:
         s = self.settings
-        geometry = s.get(app_settings.WINDOW_GEOMETRY)
-        if geometry.isEmpty() or not self.restoreGeometry(geometry):
-            self.resize(1400, 900)
+        window_geometry.restore(self, s)
         state = s.get(app_settings.WINDOW_STATE)
         if not state.isEmpty():
             self.restoreState(state)
@@ -245,7 +281,7 @@ class MainWindow(QMainWindow):
 
     def save_layout(self) -> None:
         s = self.settings
-        s.set(app_settings.WINDOW_GEOMETRY, self.saveGeometry())
+        window_geometry.save(self, s)
         s.set(app_settings.WINDOW_STATE, self.saveState())
         s.set(app_settings.CURRENT_TAB, self.tabs.currentIndex())
         if hasattr(self.edit_page, "save_layout"):

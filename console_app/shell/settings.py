@@ -26,7 +26,12 @@ class Setting:
     doc: str
 
 
-WINDOW_GEOMETRY = Setting("window/geometry", QByteArray, QByteArray(), "main window size and position")
+def window_geometry(screen: str) -> Setting:
+    """The main window's last size and position on the screen named ``screen`` (``window_geometry.screen_key``)."""
+    return Setting(f"window/geometry_on/{screen}", list, [],
+                   "main window x, y, width, height and maximized (0/1) on one screen")
+
+
 WINDOW_STATE = Setting("window/state", QByteArray, QByteArray(), "main window toolbars and docks")
 CURRENT_TAB = Setting("window/current_tab", int, 0, "the tab shown when the window opens")
 EDIT_SPLITTERS = Setting("edit/splitters", list, [], "EDIT tab splitter states (palette | canvas | panel)")
@@ -36,6 +41,7 @@ RECENT_MAX = Setting("files/recent_max", int, 10, "how many recent projects File
 REOPEN_LAST_PROJECT = Setting("files/reopen_last", bool, True,
                               "open the most recent project on start (otherwise the start page shows)")
 LAST_DIRECTORY = Setting("files/last_directory", str, "", "folder the open/save dialogs start in")
+THEME = Setting("view/theme", str, "system", "colours of the app: 'system' (the platform's palette), 'light' or 'dark'")
 AUTOSAVE_INTERVAL = Setting("autosave/interval_s", int, 60,
                             "seconds between autosaves of a modified project (0 turns autosave off)")
 

@@ -11,18 +11,21 @@ import time
 from dataclasses import dataclass
 from typing import Any, List, Optional
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPushButton,
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QIcon, QPixmap
+from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QListView, QListWidget, QListWidgetItem, QPushButton,
                                QVBoxLayout, QWidget)
 
 from nnconsole.app.shell import settings as app_settings
+from nnconsole.app.shell import thumbnails
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.notes import read_note
 from nnconsole.engine.project.model import Project
-from nnconsole.templates import list_templates
+from nnconsole.templates import list_templates, template_path
 from nnconsole.app.widgets.rich_text import plain_tooltip
 
 RECENT_RUNS_SHOWN = 12
+GALLERY_CELL = QSize(thumbnails.SIZE.width() + 28, thumbnails.SIZE.height() + 64)  # thumbnail and 3 lines of name
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,34 @@ def new_empty_project(window: Any) -> bool:
     return True
 
 
+def gallery(name: str) -> QListWidget:
+    """A list shown as a gallery: network thumbnails with their names under them, wrapped, never cut."""
+    view = QListWidget()
+    view.setObjectName(name)
+    view.setViewMode(QListView.IconMode)
+    view.setIconSize(thumbnails.SIZE)
+    view.setGridSize(GALLERY_CELL)
+    view.setWordWrap(True)
+    view.setTextElideMode(Qt.ElideNone)
+    view.setResizeMode(QListView.Adjust)
+    view.setMovement(QListView.Static)
+    return view
+
+
+def gallery_item(text: str, icon: QIcon) -> QListWidgetItem:
+    """A gallery cell: the thumbnail and, under it, the whole name on up to three lines."""
+    item = QListWidgetItem(icon, text)
+    item.setSizeHint(GALLERY_CELL - QSize(6, 6))  # the text's room is the cell's, so long names wrap, not cut
+    item.setTextAlignment(Qt.AlignHCenter | Qt.AlignTop)
+    return item
+
+
+def network_icon(project_path: str) -> QIcon:
+    """The thumbnail of a project file's network (a placeholder when it cannot be read)."""
+    image = thumbnails.thumbnail(project_path)
+    return QIcon(QPixmap.fromImage(image if image is not None else thumbnails.placeholder()))
+
+
 def _heading(text: str) -> QLabel:
     label = QLabel(f"<h3>{text}</h3>")
     label.setTextFormat(Qt.RichText)
@@ -86,17 +117,15 @@ class StartPage(QWidget):
         self.open_button = QPushButton("Open…")
         self.open_button.setObjectName("start_open")
         self.open_button.clicked.connect(lambda: self.window_.files.open())
-        self.templates = QListWidget()
-        self.templates.setObjectName("start_templates")
+        self.templates = gallery("start_templates")
         for t in list_templates():
-            item = QListWidgetItem(t.title)
+            item = gallery_item(t.title, network_icon(str(template_path(t.name) / "project.yaml")))
             item.setData(Qt.UserRole, t.name)
             item.setToolTip(f"{t.description}\n(template {t.name}: double-click to create a project from it)")
             self.templates.addItem(item)
         self.templates.itemActivated.connect(
             lambda item: self.window_.files.new_from_template(item.data(Qt.UserRole)))
-        self.projects = QListWidget()
-        self.projects.setObjectName("start_recent_projects")
+        self.projects = gallery("start_recent_projects")
         self.projects.itemActivated.connect(lambda item: self.window_.files.open_path(item.data(Qt.UserRole)))
         self.runs = QListWidget()
         self.runs.setObjectName("start_recent_runs")
@@ -137,7 +166,8 @@ class StartPage(QWidget):
         projects = settings.recent_projects()
         self.projects.clear()
         for path in projects:
-            item = QListWidgetItem(os.path.basename(os.path.dirname(path)) + "/" + os.path.basename(path))
+            item = gallery_item(os.path.basename(os.path.dirname(path)) + "/" + os.path.basename(path),
+                                network_icon(path))
             item.setData(Qt.UserRole, path)
             item.setToolTip(plain_tooltip(path))
             self.projects.addItem(item)

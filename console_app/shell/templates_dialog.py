@@ -10,9 +10,12 @@ from typing import Optional, Tuple
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
-                               QListWidgetItem, QPushButton, QSplitter, QVBoxLayout, QWidget)
+                               QListWidgetItem, QPushButton, QSplitter, QStyle, QVBoxLayout, QWidget)
 
 from nnconsole.templates import list_templates
+
+
+LIST_MAX_WIDTH = 360  # a longer template title wraps onto a second line
 
 
 def free_folder_name(parent: str, base: str) -> str:
@@ -35,6 +38,10 @@ class TemplateChooserDialog(QDialog):
         self.templates = list_templates()
         self.list = QListWidget()
         self.list.setObjectName("template_list")
+        # Whole names: wide enough for the longest title (up to a limit), and a longer one wraps, never cut
+        self.list.setWordWrap(True)
+        self.list.setTextElideMode(Qt.ElideNone)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         for t in self.templates:
             item = QListWidgetItem(t.title)
             item.setData(Qt.UserRole, t.name)
@@ -63,7 +70,12 @@ class TemplateChooserDialog(QDialog):
         split = QSplitter(Qt.Horizontal)
         split.addWidget(self.list)
         split.addWidget(self.description)
-        split.setSizes([260, 440])
+        widest = max((self.list.fontMetrics().horizontalAdvance(t.title) for t in self.templates), default=200)
+        list_width = min(LIST_MAX_WIDTH, widest + 2 * self.list.frameWidth()
+                         + self.list.style().pixelMetric(QStyle.PM_ScrollBarExtent) + 16)
+        self.list.setMinimumWidth(min(list_width, 260))
+        self.resize(max(720, list_width + 440), 420)
+        split.setSizes([list_width, 440])
         where = QHBoxLayout()
         where.addWidget(self.location, 1)
         where.addWidget(browse)

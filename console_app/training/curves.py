@@ -17,9 +17,10 @@ import pyqtgraph as pg
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
+from nnconsole.app.widgets import theme
 from nnconsole.app.widgets.grid import SharedXGrid
 from nnconsole.app.widgets.plots import (LR_COLOR, TRAIN_COLOR, VALID_COLOR, GrowingSeries, color, fast_curve,
-                                       style_plot_item)
+                                       follow_theme, style_plot_item)
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.project.structure import FIRST_OPTIMIZER
 from nnconsole.engine.rundir.protocol import OPTIMIZER_LOSS, TRAIN, VALIDATION
@@ -210,7 +211,7 @@ class LearningCurves(QWidget):
         super().__init__(parent)
         self.setObjectName("learning_curves")
         self.view = pg.GraphicsLayoutWidget(self, show=False)
-        self.view.setBackground("w")
+        self.view.setBackground(theme.colors().base)
         self.view.setObjectName("learning_curves_view")
         self.plots: Dict[str, pg.PlotItem] = {}
         left_width = _left_axis_width()
@@ -225,6 +226,7 @@ class LearningCurves(QWidget):
                 item.getAxis(axis).setCacheMode(QGraphicsItem.DeviceCoordinateCache)
             item.getAxis("left").setWidth(left_width)  # fixed: no re-layout when a label grows
             self.plots[key] = item
+        follow_theme(self.view, list(self.plots.values()))
         _share_the_x_axis(list(self.plots.values()))
         lr_legend = self.plots["lr"].legend
         lr_legend.anchor(itemPos=(1, 1), parentPos=(1, 1), offset=(-8, -8))  # a flat LR sits at the top

@@ -208,8 +208,10 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, RunViewMixin, QWidget):
     def _open_project(self, path: str) -> None:
         """A link of the background-runs line: open that project (its run shows live there)."""
         files = getattr(self.window_, "files", None)
-        if files is not None:
-            files.open_path(path)
+        if files is not None and files.open_path(path):
+            show_tab = getattr(self.window_, "show_tab", None)
+            if callable(show_tab):
+                show_tab("training")  # the link is to the project's run: its TRAINING tab, wherever it was clicked
 
     def _setting_changed(self, dotted: str) -> None:
         if dotted == "multi_gpu.workers":
@@ -221,11 +223,13 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, RunViewMixin, QWidget):
     def _dialog_parent(self) -> QWidget:
         return self.window_ if isinstance(self.window_, QWidget) else self
 
-    def ensure_saved(self) -> bool:
-        """The engine trains the file on disk: save first (asking when there are unsaved changes)."""
+    def ensure_saved(self, path: Optional[str] = None) -> bool:
+        """The engine trains the file on disk: save first (asking when there are unsaved changes). An untitled
+        project is saved to ``path`` when given (chosen before the check), else to a path asked for here."""
         doc = self.document
         if not doc.path:
-            path = dialogs.choose_project_path(self._dialog_parent(), f"{doc.project.name or 'project'}.yaml")
+            path = path or dialogs.choose_project_path(self._dialog_parent(),
+                                                       f"{doc.project.name or 'project'}.yaml")
             if not path:
                 return False
             doc.save(path)
@@ -237,12 +241,22 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, RunViewMixin, QWidget):
         return True
 
     def start_run(self) -> bool:
-        """Save if needed, check the project (``preflight``), then start ``nnconsole train`` with the chosen
-        number of workers; a project with problems lists them and starts nothing."""
+        """Check the project as it is in memory (``preflight``), then save it if needed and start ``nnconsole
+        train`` with the chosen number of workers. A project with problems lists them, starts nothing and is
+        not written: the file on disk stays as it was, the edits stay in the window to be fixed."""
         workers = self.workers.value()  # the user's choice, read before saving can signal anything
-        if self.controller.is_running() or self._pending_run is not None or not self.ensure_saved():
+        if self.controller.is_running() or self._pending_run is not None:
             return False
-        outside = self.outside_data()
+        doc = self.document
+        target = doc.path or dialogs.choose_project_path(self._dialog_parent(),
+                                                         f"{doc.project.name or 'project'}.yaml")
+        if not target:
+            return False
+        if doc.path and doc.modified and not dialogs.confirm_save(self._dialog_parent(), doc.display_name()):
+            return False  # asked first, as before; the save itself waits for the check
+        snapshot = doc.project.copy()  # what is checked: the edits as they are, in a thread of its own
+        snapshot.path = os.path.abspath(target)
+        outside = self.outside_data(snapshot)
         if outside and not dialogs.confirm_outside_data(self._dialog_parent(), outside):
             return False
         self.error.hide()
@@ -250,19 +264,21 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, RunViewMixin, QWidget):
         self.run_button.setEnabled(False)
         self.status.setText("Checking the project (network, datasets, files) before the run...")
         self.progress.reset("checking...")
-        path = self.document.path
-        token = self.checker.start(preflight.check_project, path, bool(outside))
-        self._pending_run = (token, path, workers, bool(outside))
+        if doc.path and not doc.modified:  # the file is what the engine trains (it may differ from a stale copy)
+            token = self.checker.start(preflight.check_project, doc.path, bool(outside))
+        else:
+            token = self.checker.start(preflight.check_loaded, snapshot, bool(outside))
+        self._pending_run = (token, snapshot.path, workers, bool(outside), doc.path)
         return True
 
     def _checked(self, token: int, problems: Optional[list], error: Optional[BaseException]) -> None:
-        """The check ended: train, or list the problems (another project opened meanwhile: nothing)."""
+        """The check ended: save and train, or list the problems (another project opened meanwhile: nothing)."""
         pending = self._pending_run
         if pending is None or pending[0] != token:
             return
         self._pending_run = None
-        _token, path, workers, allow_outside = pending
-        if path != self.document.path or self.controller.is_running():
+        _token, path, workers, allow_outside, document_path = pending
+        if document_path != self.document.path or self.controller.is_running():
             return
         if error is not None:
             problems = [preflight.Problem("", f"the project could not be checked: {type(error).__name__}: {error}")]
@@ -273,16 +289,19 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, RunViewMixin, QWidget):
             self.status.setText("<span style='color:#b00000'>Not run: fix the problems listed first.</span>")
             self.run_button.setEnabled(True)
             return
+        self.run_button.setEnabled(True)
+        if self.document.modified or not self.document.path:  # checked and the user said save: write it now
+            self.document.save(path)
+        path = self.document.path
         self.status.setText(f"Starting {workers} worker(s)...")
         self.progress.reset("starting...")
-        self.run_button.setEnabled(True)  # the controller's running_changed disables it once the engine starts
         self.controller.start_training(path, workers, allow_outside_data=allow_outside)
 
-    def outside_data(self) -> List[str]:
+    def outside_data(self, project: Optional[Any] = None) -> List[str]:
         """Files the project reads (datasets, initial parameters) outside its folder (the engine asks for consent)."""
         from nnconsole.engine.project.paths import files_outside
 
-        return files_outside(self.document.project)
+        return files_outside(project or self.document.project)
 
     def stop_run(self) -> None:
         """Stop the open project's run (never another project's)."""

@@ -17,7 +17,9 @@ from typing import Any, Callable, List, Optional
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
+from nnconsole.engine.check.project_file import validate
 from nnconsole.engine.project.errors import Problem, ProjectError
+from nnconsole.engine.project.io import load_project
 
 LAYER_PATH = re.compile(r"^network\.layers\[(\d+)\]")
 ERROR_COLOR, WARNING_COLOR = "#b00000", "#9a5b00"
@@ -25,15 +27,18 @@ ERROR_COLOR, WARNING_COLOR = "#b00000", "#9a5b00"
 
 def check_project(path: str, allow_outside_data: bool = False) -> List[Problem]:
     """Every problem of the project file at ``path`` as the engine sees it before training (errors first)."""
-    from nnconsole.engine.project.io import load_project
-    from nnconsole.engine.check.project_file import validate
-
     try:
         project = load_project(path)
     except ProjectError as exc:
         return list(exc.problems)
     except OSError as exc:
         return [Problem("", f"cannot read {path}: {exc.strerror or exc}")]
+    return check_loaded(project, allow_outside_data)
+
+
+def check_loaded(project: Any, allow_outside_data: bool = False) -> List[Problem]:
+    """Every problem of ``project`` (in memory, its ``path`` saying where dataset paths start) as the engine
+    sees it before training, errors first: Run checks the edits before it writes them."""
     problems = validate(project, datasets=True, allow_outside_data=allow_outside_data)
     if not blocking(problems):
         problems += check_image_sizes(project)

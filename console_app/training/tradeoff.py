@@ -47,6 +47,9 @@ def run_cost(run_dir: str, total_macs: Optional[int] = None) -> Optional[int]:
     return _costs[key]
 
 
+EMPTY_RANGE = (0.0, 1.0)  # the axes of a graph without runs
+
+
 class TradeoffPlot(QWidget):
     """Scatter of (multiply-adds, best validation error) per run, Pareto-optimal runs in red."""
 
@@ -104,3 +107,6 @@ class TradeoffPlot(QWidget):
             span_y = max(ys.max() - ys.min(), 0.02)
             item.setXRange(xs.min() - 0.15 * span_x, xs.max() + 0.45 * span_x, padding=0)
             item.setYRange(max(0.0, ys.min() - 0.25 * span_y), ys.max() + 0.25 * span_y, padding=0)
+        else:  # no run to show (another project, or none trained): not the previous project's axes
+            item.setXRange(*EMPTY_RANGE, padding=0)
+            item.setYRange(*EMPTY_RANGE, padding=0)

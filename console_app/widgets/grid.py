@@ -14,6 +14,8 @@ from PySide6.QtCore import QLineF, QRectF
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QGraphicsObject, QStyleOptionGraphicsItem, QWidget
 
+from nnconsole.app.widgets import theme
+
 GRID_Z = -1e5  # above the view box's background (-1e6), below the curves
 MIN_SPACING_PX = 6.0  # a tick level whose lines would be closer than this is left out
 
@@ -39,10 +41,11 @@ def tick_levels(axis: pg.AxisItem, low: float, high: float, pixels: float, level
 class SharedXGrid(QGraphicsObject):
     """Vertical lines in ``plot``'s view box at the ticks of ``axis`` (another plot's bottom axis)."""
 
-    def __init__(self, plot: pg.PlotItem, axis: pg.AxisItem, pens: Sequence[str] = ("#d4d4d4", "#e8e8e8")) -> None:
+    def __init__(self, plot: pg.PlotItem, axis: pg.AxisItem, pens: Optional[Sequence[str]] = None) -> None:
         super().__init__(plot.getViewBox())
         self._axis = axis
-        self._pens = [pg.mkPen(p) for p in pens]
+        self._themed = pens is None  # the theme's grid colour (major) and a fainter one (minor), read when painting
+        self._pens = [pg.mkPen(p) for p in (pens or ("#d4d4d4", "#e8e8e8"))]
         for pen in self._pens:
             pen.setCosmetic(True)
         self._lines: Optional[List[List[QLineF]]] = None
@@ -74,6 +77,10 @@ class SharedXGrid(QGraphicsObject):
         return self._lines
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: Optional[QWidget] = None) -> None:
+        if self._themed:
+            c = theme.colors()
+            for pen, color in zip(self._pens, (c.grid, theme.blend(c.grid, c.base, 0.5))):
+                pen.setColor(color)
         for pen, lines in reversed(list(zip(self._pens, self.lines()))):  # minor lines first, majors on top
             painter.setPen(pen)
             painter.drawLines(lines)

@@ -1,16 +1,18 @@
-"""Shared pyqtgraph helpers: one light plot style, fast curves, and growable point buffers.
+"""Shared pyqtgraph helpers: one plot style in the theme's colours (``theme``), fast curves, and growable point buffers.
 
 Curves that receive live data keep their handle and get ``setData`` on a timer; they clip to the
 view and downsample automatically ('peak' keeps spikes visible), so 100,000 points stay smooth.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QColor, QFont
+
+from nnconsole.app.widgets import theme
 
 # Colour-blind-friendly (Okabe-Ito / Tableau-like) colours: one per run in overlays.
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
@@ -26,9 +28,11 @@ def color(index: int) -> str:
 
 def make_plot_widget(title: str = "", x_label: str = "", y_label: str = "", parent=None,
                      legend: bool = True) -> pg.PlotWidget:
-    """A white PlotWidget with dark axes, a light grid, axis labels and (optionally) a legend."""
-    widget = pg.PlotWidget(parent=parent, background="w")
+    """A PlotWidget in the theme's colours (axes, grid, background), with axis labels and (optionally) a legend;
+    it follows a change of theme."""
+    widget = pg.PlotWidget(parent=parent, background=theme.colors().base)
     style_plot_item(widget.getPlotItem(), title, x_label, y_label, legend)
+    follow_theme(widget, [widget.getPlotItem()])
     return widget
 
 
@@ -40,25 +44,66 @@ def style_plot_item(item: pg.PlotItem, title: str = "", x_label: str = "", y_lab
     for name in ("left", "bottom"):
         axis = item.getAxis(name)
         # An opaque light grid on major and minor ticks only: translucent grid lines over three tick
-        # levels made every repaint several times slower (bench/gui.py). The pen is set first
-        # because AxisItem.setPen also recolours the axis label.
+        # levels made every repaint several times slower (bench/gui.py).
         axis.setStyle(maxTickLevel=1)
-        axis.setPen(pg.mkPen("#d4d4d4"))
-        axis.setTextPen(pg.mkPen("#222222"))
         axis.setTickFont(font)
         axis.enableAutoSIPrefix(False)  # "error (x0.001)" reads badly; show plain numbers
         axis.setZValue(-1)  # grid lines under the curves (an opaque grid would hide a flat curve)
     item.showGrid(x=True, y=True, alpha=1.0)
+    text = theme.colors().text.name()
     if title:
-        item.setTitle(title, color="#222222", size="10pt")
+        item.setTitle(title, color=text, size="10pt")
     if x_label:
-        item.setLabel("bottom", x_label, color="#222222")
+        item.setLabel("bottom", x_label, color=text)
     if y_label:
-        item.setLabel("left", y_label, color="#222222")
+        item.setLabel("left", y_label, color=text)
     if legend:
-        item.addLegend(offset=(-8, 8), labelTextColor="#222222", brush=pg.mkBrush(255, 255, 255, 220),
-                       pen=pg.mkPen("#bbbbbb"))
+        item.addLegend(offset=(-8, 8))
+    recolor_plot_item(item)
     return item
+
+
+def recolor_plot_item(item: pg.PlotItem) -> None:
+    """Give ``item``'s axes, grid, labels and legend the current theme's colours."""
+    c = theme.colors()
+    for name in ("left", "bottom"):
+        axis = item.getAxis(name)
+        axis.setPen(pg.mkPen(c.grid.name()))  # first: AxisItem.setPen also recolours the label
+        axis.setTextPen(pg.mkPen(c.text.name()))
+        if axis.label is not None and axis.labelText:
+            axis.setLabel(axis.labelText, units=axis.labelUnits, color=c.text.name())
+    if item.titleLabel.text:
+        item.titleLabel.setText(item.titleLabel.text, color=c.text.name())
+    legend = item.legend
+    if legend is not None:
+        base = QColor(c.base)
+        base.setAlpha(220)
+        legend.setBrush(pg.mkBrush(base))
+        legend.setPen(pg.mkPen(c.muted.name()))
+        legend.setLabelTextColor(c.text.name())
+
+
+class _ThemeFollower(QObject):
+    """Restyles one plot view when the theme changes; a child of the view, so it goes with it."""
+
+    def __init__(self, view: Any, items: List[pg.PlotItem]) -> None:
+        super().__init__(view)
+        self.view, self.items = view, items
+        theme.notifier().changed.connect(self.restyle)
+
+    def restyle(self) -> None:
+        self.view.setBackground(theme.colors().base)
+        for item in self.items:
+            recolor_plot_item(item)
+
+
+def follow_theme(view: Any, items: List[pg.PlotItem]) -> None:
+    """Keep ``view`` (a PlotWidget or GraphicsLayoutWidget) and its plot ``items`` in the theme's colours."""
+    follower = getattr(view, "_theme_follower", None)
+    if follower is None:
+        view._theme_follower = _ThemeFollower(view, list(items))
+    else:
+        follower.items.extend(i for i in items if i not in follower.items)
 
 
 def fast_curve(item: pg.PlotItem, pen_color: str, name: Optional[str] = None, width: float = 1.6,

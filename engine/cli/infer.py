@@ -16,8 +16,14 @@ from typing import Callable
 from nnconsole.engine.data.create.shaping import MODES
 from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.project.paths import shown_path
-from nnconsole.engine.evaluate.inference import infer
+from nnconsole.engine.evaluate.inference import ImageSizeError, infer
 from nnconsole.engine.rundir.protocol import INFER_FINISHED_EVENT, INFER_PROGRESS_EVENT, announce, progress_announcer
+
+
+# How a person at a terminal takes the two ways out of an image of another size (the engine's message says
+# them in words, the GUI names its own boxes).
+FLAGS_FIX = "--resize, with --resize-mode trimming or padding to keep the aspect ratio, fits them; --skip-other-sizes " \
+    "skips them"
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -32,13 +38,22 @@ def cmd_infer(args: argparse.Namespace) -> int:
             print(f"inferred {done}/{total} samples", flush=True)
 
     progress = progress_announcer(args.events, INFER_PROGRESS_EVENT, show)
-    summary = infer(args.run_dir, args.data, output=args.output, model=args.model, batch_size=args.batch_size,
-                    top_k=args.top, resize=args.resize_mode if args.resize else None, force=args.force,
-                    progress=progress)
+    try:
+        summary = infer(args.run_dir, args.data, output=args.output, model=args.model, batch_size=args.batch_size,
+                        top_k=args.top, resize=args.resize_mode if args.resize else None, force=args.force,
+                        progress=progress, skip_other_sizes=args.skip_other_sizes)
+    except ImageSizeError as exc:
+        if args.events:  # a program (the GUI) is the caller: it names its own controls for the two ways out
+            raise
+        raise ImageSizeError(f"{exc} ({FLAGS_FIX})") from None
     what = f"{summary.classes} classes" if summary.task == "classification" else summary.task
     print(f"{summary.count} samples ({what}) in {summary.seconds:.1f} s", flush=True)
+    if summary.skipped:
+        print(f"skipped {len(summary.skipped)} image(s) of another size: "
+              + ", ".join(shown_path(p) for p in summary.skipped), flush=True)
     print(f"results: {shown_path(summary.output)}", flush=True)
-    announce(args.events, INFER_FINISHED_EVENT, output=summary.output, count=summary.count)
+    announce(args.events, INFER_FINISHED_EVENT, output=summary.output, count=summary.count,
+             **({"skipped": list(summary.skipped)} if summary.skipped else {}))
     return ExitCode.OK
 
 
@@ -68,6 +83,8 @@ def register(add: Callable) -> None:
     p.add_argument("--top", type=_positive, default=5, metavar="K", help="top classes per sample (default 5)")
     p.add_argument("--resize", action="store_true", help="fit images of another size to the network's input "
                    "(refused by default)")
+    p.add_argument("--skip-other-sizes", action="store_true", help="leave out image files of another size than "
+                   "the network's input and name them (without --resize; by default one such image stops the run)")
     p.add_argument("--resize-mode", choices=MODES, default="resize", help="how --resize fits them, as 'nnconsole "
                    "dataset create' does: resize stretches (default), trimming crops the centre to the input's aspect "
                    "ratio, padding adds black bands")
@@ -78,4 +95,4 @@ def register(add: Callable) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     p.add_argument("--events", metavar="FILE", type=os.path.abspath, help="append progress and the results file "
                    f'as JSON lines to FILE ({{"event": "{INFER_PROGRESS_EVENT}", "done": ..., "total": ...}}, then '
-                   f'"{INFER_FINISHED_EVENT}" with "output"); the GUI reads them')
+                   f'"{INFER_FINISHED_EVENT}" with "output", "count" and "skipped"); the GUI reads them')

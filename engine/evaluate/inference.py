@@ -25,7 +25,8 @@ from nnconsole.engine.data.csv_reader import IMAGE_EXTENSIONS, DatasetError, _lo
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.metrics.results import EvaluationError, open_run, probability_columns, target_variable
 from nnconsole.engine.data.decode import _image_files, _load_numbers
-from nnconsole.engine.data.image_file import ImageTooLargeError, NotRegularImageError, decode_image
+from nnconsole.engine.data.image_file import ImageFileError, ImageTooLargeError, NotRegularImageError, decode_image, \
+    open_image
 from nnconsole.engine.data.create.shaping import fit, ImageShapeError, MODES
 from nnconsole.engine.data.matrix import load_matrices, looks_like_matrix
 from nnconsole.engine.data.labels import class_name, project_class_names
@@ -49,6 +50,14 @@ MAX_IMAGE_PIXELS = 64_000_000  # a bigger image is refused before decoding (a de
 class InferenceError(NnconsoleError, ValueError):
     """The data cannot be inferred (wrong image size, no input column, existing output...); says how to fix it."""
 
+
+class ImageSizeError(InferenceError):
+    """An image is not the size of the network's input. The message names the two ways out in words, not as
+    the CLI's flags (--resize, --skip-other-sizes) or the GUI's boxes, since both show it."""
+
+
+SIZE_FIX = ("fit the images to the input size (stretch, trim or pad them) or skip the images of another size")
+
 @dataclasses.dataclass
 class InferenceSummary:
     """What ``infer`` wrote: the results file, the sample count and the task."""
@@ -58,6 +67,7 @@ class InferenceSummary:
     task: str
     classes: int
     seconds: float
+    skipped: List[str] = dataclasses.field(default_factory=list)  # images of another size left out
 
 
 # ---------------------------------------------------------------------------------------------- sources
@@ -89,10 +99,8 @@ def load_image(path: str, shape: Tuple[int, ...], variable: str, normalize: bool
         raise InferenceError(f"{path}: cannot decode the image ({exc}); re-save it as PNG, JPEG or BMP") from None
     if pixels.shape[:2] != (height, width):
         if not resize:
-            raise InferenceError(f"{path}: the image is {pixels.shape[0]}x{pixels.shape[1]} (HxW) but the network's "
-                                 f"input '{variable}' takes {height}x{width}; resize the image, or ask for "
-                                 "--resize (stretch; or --resize-mode trimming or padding) to fit every image "
-                                 "to the network's input")
+            raise ImageSizeError(f"{path}: the image is {pixels.shape[0]}x{pixels.shape[1]} (HxW) but the network's "
+                                 f"input '{variable}' takes {height}x{width}; {SIZE_FIX}")
         try:
             pixels = fit(pixels, width, height, resize)
         except ImageShapeError as exc:
@@ -100,6 +108,22 @@ def load_image(path: str, shape: Tuple[int, ...], variable: str, normalize: bool
     chw = pixels.transpose(2, 0, 1) if pixels.ndim == 3 else pixels
     out = chw.reshape(shape if channel_axis else (height, width)).astype(np.float32)
     return out / 255.0 if normalize else out
+
+
+def image_size(path: str) -> Optional[Tuple[int, int]]:
+    """(H, W) of an image file from its header (pixels not decoded); None when it cannot be read (decoding it
+    then says why)."""
+    try:
+        with open_image(path, max_pixels=MAX_IMAGE_PIXELS) as img:
+            return img.height, img.width
+    except (ImageFileError, OSError):
+        return None
+
+
+def other_sizes(paths: Sequence[str], shape: Tuple[int, ...], variable: str) -> List[str]:
+    """The image files among ``paths`` whose size is not the network input's (H, W)."""
+    _mode, size, _channels = _image_mode(shape, variable)
+    return [p for p in paths if image_size(p) not in (None, size)]
 
 
 @dataclasses.dataclass
@@ -137,12 +161,22 @@ def image_files(paths: Sequence[str]) -> List[str]:
 
 
 def _images_source(paths: List[str], shapes: Dict[str, Tuple[int, ...]], normalize: bool,
-                   resize: Optional[str]) -> _Source:
+                   resize: Optional[str], skipped: Optional[List[str]] = None) -> _Source:
+    """Image files as samples; with ``skipped`` (a list to fill), images of another size than the input are
+    left out and named there instead of refused."""
     if len(shapes) != 1:
         raise InferenceError(f"the network reads {len(shapes)} inputs ({', '.join(shapes)}); images alone can feed "
                              "only a network with one image input, so give a dataset CSV with a column per input")
     (variable, shape), = shapes.items()
     _image_mode(shape, variable)
+    if skipped is not None and not resize:
+        skipped.extend(other_sizes(paths, shape, variable))
+        if len(skipped) == len(paths):
+            (height, width) = _image_mode(shape, variable)[1]
+            raise ImageSizeError(f"none of the {len(paths):,} images is {height}x{width} (HxW), the size of the "
+                                 f"network's input '{variable}'; fit the images to the input size instead")
+        left_out = set(skipped)
+        paths = [p for p in paths if p not in left_out]
 
     def load(start: int, stop: int) -> Dict[str, np.ndarray]:
         return {variable: np.stack([load_image(p, shape, variable, normalize, resize) for p in paths[start:stop]])}
@@ -259,11 +293,14 @@ def _check_output(output: str, data: Sequence[str], force: bool) -> None:
 
 def infer(run_dir: str, data: Sequence[str], output: Optional[str] = None, model: str = "best",
           batch_size: int = DEFAULT_BATCH, top_k: int = DEFAULT_TOP_K, resize: Union[bool, str, None] = None,
-          force: bool = False, progress: Optional[Callable[[int, int], None]] = None) -> InferenceSummary:
+          force: bool = False, progress: Optional[Callable[[int, int], None]] = None,
+          skip_other_sizes: bool = False) -> InferenceSummary:
     """Apply the ``model`` parameters of ``run_dir`` to ``data`` (a dataset CSV, or image files and folders).
 
     ``resize``: None or False refuses images of another size, True or 'resize' stretches them, 'trimming' or
-    'padding' keep their aspect ratio (see :mod:`nnconsole.engine.data.create.shaping`).
+    'padding' keep their aspect ratio (see :mod:`nnconsole.engine.data.create.shaping`). ``skip_other_sizes``
+    (image files, without ``resize``) leaves out images of another size and names them in the summary instead
+    of refusing the whole batch for one of them.
     """
     import nnabla as nn  # deferred: nnabla stays out of the launcher
 
@@ -305,10 +342,11 @@ def infer(run_dir: str, data: Sequence[str], output: Optional[str] = None, model
             raise EvaluationError(str(exc)) from None
         shapes = {name: tuple(int(s) for s in var.shape[1:]) for name, var in runtime.inputs.items()}
         normalize = bool(project.datasets.normalize)
+        skipped: List[str] = []
         if table is not None:
             source = _csv_source(table, shapes, label_variable, normalize, resize)
         else:
-            source = _images_source(paths, shapes, normalize, resize)
+            source = _images_source(paths, shapes, normalize, resize, skipped if skip_other_sizes else None)
         width = int(np.prod(runtime.output.shape[1:]))
         if task == "classification" and sum(int(d) > 1 for d in runtime.output.shape[1:]) > 1:
             task = "outputs"  # a class map (per pixel, per step): its values are written as they are
@@ -339,7 +377,7 @@ def infer(run_dir: str, data: Sequence[str], output: Optional[str] = None, model
     finally:
         nn.clear_parameters()
     return InferenceSummary(output, source.size, task, classes if task == "classification" else 0,
-                            time.monotonic() - started)
+                            time.monotonic() - started, skipped)
 
 
 def _forward(runtime: Any, arrays: Dict[str, np.ndarray], valid: int, passes: int = 1, how: str = "mean"

@@ -15,8 +15,10 @@ from nnconsole.engine.project.codec import project_from_dict, project_to_dict
 from nnconsole.engine.project.errors import Problem, ProjectError, UnsupportedVersionError
 from nnconsole.engine.project.migrations import MIGRATIONS, migrate
 from nnconsole.engine.project.model import FORMAT_VERSION, Project
+from nnconsole.engine.project.roundtrip import dumps_clean, merged_text
 from nnconsole.engine.project.yamlpos import MAX_YAML_CHARS, format_path, parse_with_lines
 
+_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_PROJECT_BYTES = MAX_YAML_CHARS  # a large network is well under 1 MiB of YAML
 
 
@@ -154,16 +156,57 @@ def load_project(path: str) -> Project:
 
 
 def dumps_project(project: Project) -> str:
-    """The YAML text of a project (the same text the GUI and the CLI write)."""
-    return yaml.safe_dump(project_to_dict(project), sort_keys=False, default_flow_style=None,
-                          allow_unicode=True, width=100)
+    """The YAML text of a new project file (the same text the GUI and the CLI write), in the templates' style:
+    block mappings, flow lists of scalars."""
+    return dumps_clean(project_to_dict(project))
+
+
+def updated_text(original: str, project: Project, file: Optional[str] = None) -> Optional[str]:
+    """``original`` (a project file's text) changed to hold ``project`` with only what differs: comments, key
+    order, styles and left-out defaults kept (``roundtrip``). None when the original is no project file of
+    the current format or the result would not read back as ``project`` (then a clean file is written)."""
+    if not re.search(rf"^format_version:\s*{FORMAT_VERSION}\s*(#.*)?$", original, re.MULTILINE):
+        return None  # an older layout is migrated: nothing to keep node for node
+    try:
+        parsed = parse_project(original, file)
+    except ProjectError:
+        return None
+    if parsed.problems:
+        return None
+    new = project_to_dict(project)
+    text = merged_text(original, project_to_dict(parsed.project), new)
+    if text is None or text == original:
+        return text
+    try:  # our own text, so the C parser (without the line bookkeeping a user's file needs) checks it
+        problems: List[Problem] = []
+        if project_to_dict(project_from_dict(yaml.load(text, Loader=_FAST_LOADER), problems)) != new or problems:
+            return None
+    except yaml.YAMLError:
+        return None
+    return text
+
+
+def _original_text(path: Optional[str]) -> Optional[str]:
+    """The text of the file a save starts from, when there is a readable project file there."""
+    if not path or not os.path.isfile(path):
+        return None
+    try:
+        return read_project_text(path)
+    except ProjectError:
+        return None
 
 
 def save_project(project: Project, path: Optional[str] = None, backup: bool = True) -> str:
-    """Save atomically (keeping the previous version as ``.bak``) and return the absolute path."""
+    """Save atomically (keeping the previous version as ``.bak``) and return the absolute path.
+
+    A project read from a file is saved as that file's text with only what changed (comments, order and
+    styles kept; ``updated_text``), also when saved to another path; a new one is written clean.
+    """
     target = os.path.abspath(path or project.path or "")
     if not target:
         raise ValueError("save_project needs a path for a project that was never saved")
-    atomic_write(target, dumps_project(project).encode("utf-8"), backup=backup)
+    original = _original_text(project.path) or _original_text(target)
+    text = updated_text(original, project, project.path or target) if original is not None else None
+    atomic_write(target, (text if text is not None else dumps_project(project)).encode("utf-8"), backup=backup)
     project.path = target
     return target

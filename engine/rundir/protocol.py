@@ -49,7 +49,8 @@ dataset_progress      dataset create, every 0.2 s and  done, total, elapsed, eta
 dataset_created       dataset create                   output, files, failed              GUI create dialog
 infer_progress        infer, every 0.5 s and at the    done, total (samples)              GUI Inference view
                       end
-infer_finished        infer                            output (the results CSV), count    GUI Inference view
+infer_finished        infer                            output (the results CSV), count,   GUI Inference view
+                                                       skipped (images of another size)
 evaluate_progress     evaluate, every 0.5 s and at     done, total (samples)              GUI EVALUATION tab
                       the end
 evaluate_finished     evaluate                         output (the evaluation folder)     GUI EVALUATION tab
@@ -320,7 +321,7 @@ RUN_DIR_EVENT = "run_dir"  # train, replay: run_dir, pid (replay: replay_of)
 DATASET_PROGRESS_EVENT = "dataset_progress"  # nnconsole dataset create: done, total, elapsed, eta
 DATASET_CREATED_EVENT = "dataset_created"  # nnconsole dataset create: output, files, failed
 INFER_PROGRESS_EVENT = "infer_progress"  # nnconsole infer: done, total (samples)
-INFER_FINISHED_EVENT = "infer_finished"  # nnconsole infer: output (the results CSV), count
+INFER_FINISHED_EVENT = "infer_finished"  # nnconsole infer: output (the results CSV), count, skipped (images)
 EVALUATE_PROGRESS_EVENT = "evaluate_progress"  # nnconsole evaluate: done, total (samples)
 EVALUATE_FINISHED_EVENT = "evaluate_finished"  # nnconsole evaluate: output (the evaluation folder)
 IMPORT_FINISHED_EVENT = "import_finished"  # nnconsole import: project, report, unsupported, notes, ...

@@ -105,7 +105,7 @@ def test_images_of_another_size_are_refused_unless_resized(tmp_path):
     run_dir, w, b = make_image_run(tmp_path)
     paths, _ = write_images(tmp_path / "big", count=2, size=(8, 10))
     with pytest.raises(InferenceError, match=r"im00.png: the image is 8x10 \(HxW\) but the network's input 'x' takes "
-                                             r"4x5; resize the image, or ask for --resize"):
+                                             r"4x5; fit the images to the input size"):
         infer(run_dir, paths, output=str(tmp_path / "o.csv"))
     assert not (tmp_path / "o.csv").exists()
     infer(run_dir, paths, output=str(tmp_path / "o.csv"), resize=True)
