@@ -39,7 +39,7 @@ def test_the_inference_view_starts_afresh_with_another_project(qtbot, tmp_path, 
 
 
 def row(name, error, macs):
-    return SimpleNamespace(run_dir=f"/runs/{name}", name=name, best_error=error, total_macs=macs)
+    return SimpleNamespace(run_dir=f"/runs/{name}", name=name, label=name, best_error=error, total_macs=macs)
 
 
 def test_the_tradeoff_graph_drops_the_previous_axes(qtbot):
