@@ -23,6 +23,7 @@ from nnconsole.engine.project.errors import ProjectError
 from tests.support.cli import nnconsole
 from tests.support.paths import ROOT
 from nnconsole.engine.check.project_file import load_valid_project
+from tests.support.timing import budget
 
 FUZZ = settings(max_examples=200, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -109,7 +110,7 @@ def test_random_csvs_give_dataset_errors_that_say_where(folder, rows, encoding, 
         except DatasetError as exc:
             assert_dataset_error(exc, path)
             outcomes.append(str(exc))
-        assert time.monotonic() - start < 5
+        assert time.monotonic() - start < budget(5)
     # check_dataset finds every problem load_dataset finds, except a file that only fails to decode.
     peeked, checked, loaded = outcomes
     if checked is not None:

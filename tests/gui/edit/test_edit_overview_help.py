@@ -15,6 +15,7 @@ from nnconsole.app.edit.nnc_references import REFERENCES
 from nnconsole.engine.layers import all_specs, defaults, get_spec
 from nnconsole.engine.project.model import Layer, Project
 from tests.gui.support import TEST_DATA
+from tests.support.timing import budget
 
 pytestmark = pytest.mark.gui
 
@@ -110,7 +111,7 @@ def test_the_overview_map_paints_a_large_network_quickly(resnet_page):
     for _ in range(10):
         minimap.grab()
     per_paint = (time.perf_counter() - started) / 10
-    assert per_paint < 0.05, per_paint  # measured 6-11 ms for 385 layers on a loaded 2-core machine
+    assert per_paint < budget(0.05), per_paint  # measured 6-11 ms for 385 layers on a loaded 2-core machine
 
 
 def _nnc_reference(type_name: str) -> str:
