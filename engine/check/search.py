@@ -35,6 +35,10 @@ def check_search(project: Project) -> List[Problem]:
     if not search.params and not search.structure:
         problems.append(Problem("search.params", "the search varies nothing", fix="add a params entry (e.g. target: "
                                 "optimizer.learning_rate, kind: log_float, low: 1.0e-5, high: 1.0) or set structure: true"))
+    if search.structure and project.networks:
+        problems.append(Problem("search.structure", "structure search changes the Main network only, and this project "
+                                f"has other networks too ({', '.join(project.networks)}) that would no longer match it",
+                                fix="set structure: false, or search a project whose only network is Main"))
     if search.structure and search.policy:
         policy = dataset_path(project, search.policy)
         if not os.path.isfile(policy):
