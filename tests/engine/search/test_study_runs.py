@@ -7,10 +7,12 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 from optuna.trial import TrialState
 
+from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.search.runner import run_search
 from nnconsole.engine.search.study import NOT_COUNTED, counted
 from tests.support.paths import ROOT
@@ -90,3 +92,28 @@ def test_a_killed_search_resumes_with_every_trial_exactly_once(tmp_path):
     again = [t for t in done if t.user_attrs.get("rerun_of") == interrupted[0].number]
     assert len(again) == 1 and again[0].params == interrupted[0].params  # the interrupted trial ran again, once
     assert not [t for t in trials if t.state == TrialState.RUNNING]
+
+
+def test_a_stopped_search_leaves_no_running_trial_and_resumes_them(tmp_path):
+    storage = f"sqlite:///{tmp_path / 'stop.db'}"
+    job = fake_job(storage, 6, parallel=2, pruner="none")
+    stop = threading.Event()
+    lines = []
+
+    def say(line: str) -> None:
+        lines.append(line)
+        if "trial 1 complete" in line or "trial 0 complete" in line:
+            stop.set()  # as Ctrl-C does: the running trials are asked to stop
+
+    assert run_search(job, say=say, stop=stop, runner=FakeRunner(seconds=0.2)) == ExitCode.STOPPED
+    trials = job.study.get_trials()
+    assert not [t for t in trials if t.state == TrialState.RUNNING]
+    given_back = [t for t in trials if t.state == TrialState.FAIL]
+    assert given_back and all(t.user_attrs.get(NOT_COUNTED) for t in given_back)
+    assert any("will run again on resume" in line for line in lines)
+    resumed = fake_job(storage, 6, parallel=2, pruner="none")
+    assert run_search(resumed, say=lambda line: None, runner=FakeRunner()) == 0
+    done = [t for t in resumed.study.get_trials() if t.state == TrialState.COMPLETE]
+    assert len(done) == 6 and len({tuple(t.params[k] for k in PARAMS) for t in done}) == 6
+    for t in given_back:
+        assert sum(1 for d in done if d.params == t.params) == 1
