@@ -25,8 +25,10 @@ from nnconsole.engine.project.schema import DEVICES
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.search.policy import read_policy
 from nnconsole.engine.search.runner import SearchJob, run_search
-from nnconsole.engine.search.split_plan import check_split, machine_devices, render_splits, split_estimates
-from nnconsole.engine.search.study import best_trials, default_storage, open_study, repair_stale
+from nnconsole.engine.search.split_plan import (check_split, machine_devices, render_splits, split_estimates,
+                                                 trial_overhead)
+from nnconsole.engine.search.study import (best_trials, default_storage, default_storage_if_present,
+                                          finished_durations, open_study, repair_stale)
 from nnconsole.engine.search.trial_run import TrialRequest
 
 
@@ -46,15 +48,22 @@ def cmd_search(args: argparse.Namespace) -> int:
     epochs = args.epochs or search.epochs or project.config.max_epoch
     device = args.device or project.config.device
     devices = machine_devices(device, gpu_count() if device != "cpu" else 0)
+    name = args.study or project.name
     if args.plan:
-        estimates = split_estimates(project, devices, trials, epochs, lambda n: plan_for(project, n, device))
+        plan = lambda n: plan_for(project, n, device)  # noqa: E731
+        per_epoch = {s.workers: s.trial_s / epochs for s in split_estimates(project, devices, trials, epochs, plan)}
+        durations = finished_durations(args.storage or default_storage_if_present(project_path), name)
+        overhead = trial_overhead(durations, lambda g: per_epoch.get(g, per_epoch[1]))
         _say(f"{trials} trials of {epochs} epochs on {devices} device(s):")
-        _say(render_splits(estimates, latest_measured_compute(project_path) is not None))
+        _say(render_splits(split_estimates(project, devices, trials, epochs, plan, overhead or 0.0),
+                           latest_measured_compute(project_path) is not None))
+        _say(f"each trial's start-up, validation and saving: {overhead:.3g} s (median of {len(durations)} finished "
+             f"trials of study '{name}')" if overhead is not None else "each trial's start-up, validation and saving: "
+             "not measured yet (no finished trial in the study): run a few trials, then ask again")
         return ExitCode.OK
     check_split(args.parallel, args.workers_per_trial, devices)
     root = runs.results_root(project_path)
     storage = args.storage or default_storage(project_path)
-    name = args.study or project.name
     study = open_study(storage, name, search)
     repaired = repair_stale(study)
     if repaired:

@@ -121,6 +121,8 @@ def _one_trial(job: SearchJob, trial: optuna.Trial, progress: Progress, stop: th
     search = job.project.search
     design = design_trial(job.project, search, trial, job.rules)
     trial.set_user_attr("multiply_adds", design.multiply_adds)
+    trial.set_user_attr("epochs", job.request.epochs or design.project.config.max_epoch)
+    trial.set_user_attr("workers", job.request.workers)
     trial.set_user_attr("changes", design.changes)
     words = ", ".join([f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in design.values.items()]
                       + design.changes) or "the project as it is"

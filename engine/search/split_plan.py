@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 import os
+import statistics
 from dataclasses import dataclass
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Tuple
 
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.plan.timing_inputs import predict_project
@@ -49,14 +50,16 @@ def check_split(parallel: int, workers: int, devices: int) -> None:
                          f"but this machine has {devices} device(s); use --parallel {fits} (or fewer workers per trial)")
 
 
-def split_estimates(project, devices: int, trials: int, epochs: int, plan_for_workers: Callable) -> List[SplitEstimate]:
-    """Every split K x G = D' (G dividing ``devices``, K = devices // G) with its predicted time, best marked."""
+def split_estimates(project, devices: int, trials: int, epochs: int, plan_for_workers: Callable,
+                    overhead_s: float = 0.0) -> List[SplitEstimate]:
+    """Every split K x G = D' (G dividing ``devices``, K = devices // G) with its predicted time, best marked.
+    ``overhead_s``: what each trial costs besides its epochs (process start, validation, saving)."""
     sizes = [g for g in range(1, devices + 1) if devices % g == 0]
     prediction = predict_project(project, [(1, g) for g in sizes], plan_for_workers)
     out = []
     for e in prediction.estimates:
         parallel = devices // e.workers_per_host
-        trial_s = epochs * e.epoch_s
+        trial_s = overhead_s + epochs * e.epoch_s
         out.append(SplitEstimate(parallel, e.workers_per_host, trial_s, math.ceil(trials / parallel) * trial_s))
     fastest = min(s.total_s for s in out)
     near = [s for s in out if s.total_s <= fastest * NEAR_FASTEST]
@@ -67,6 +70,13 @@ def split_estimates(project, devices: int, trials: int, epochs: int, plan_for_wo
         best_for_tpe = min(near, key=lambda s: (s.parallel, s.total_s))
         best_for_tpe.note = (best_for_tpe.note + "; " if best_for_tpe.note else "") + "recommended for TPE"
     return out
+
+
+def trial_overhead(durations: List[Tuple[float, int, int]], epoch_s: Callable[[int], float]) -> Optional[float]:
+    """Median seconds a finished trial took besides its epochs' predicted time, from (seconds, epochs, workers)
+    of the study's finished trials; None when there are none."""
+    extra = [max(0.0, seconds - epochs * epoch_s(workers)) for seconds, epochs, workers in durations]
+    return statistics.median(extra) if extra else None
 
 
 def render_splits(estimates: List[SplitEstimate], compute_known: bool) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime
 import os
 import socket
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import optuna
 from optuna.samplers import BaseSampler, NSGAIISampler, RandomSampler, TPESampler
@@ -34,6 +34,28 @@ def default_storage(project_path: str) -> str:
     root = runs.results_root(project_path)
     os.makedirs(root, exist_ok=True)
     return "sqlite:///" + os.path.join(root, DB_FILE)
+
+
+def default_storage_if_present(project_path: str) -> str:
+    """The default storage's URL when its file exists, else "" (asking about a study must not create one)."""
+    path = os.path.join(runs.results_root(project_path), DB_FILE)
+    return "sqlite:///" + path if os.path.isfile(path) else ""
+
+
+def finished_durations(storage: str, name: str) -> List[Tuple[float, int, int]]:
+    """(seconds, epochs, workers) of each finished (complete) trial of study ``name``; [] when there is none."""
+    if not storage:
+        return []
+    try:
+        study = optuna.load_study(study_name=name, storage=storage)
+    except KeyError:  # no such study in that storage
+        return []
+    out = []
+    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+        epochs, workers = t.user_attrs.get("epochs"), t.user_attrs.get("workers")
+        if t.datetime_start and t.datetime_complete and isinstance(epochs, int) and isinstance(workers, int):
+            out.append(((t.datetime_complete - t.datetime_start).total_seconds(), epochs, workers))
+    return out
 
 
 class PerTrialSeed(BaseSampler):
