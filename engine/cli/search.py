@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from typing import Callable
 
@@ -75,11 +76,19 @@ def cmd_search(args: argparse.Namespace) -> int:
          f"worker(s), {epochs} epochs each, sampler {search.sampler}, pruner {search.pruner}")
     job = SearchJob(project, study, request, rules, trials, args.parallel, args.timeout_minutes * 60 if
                     args.timeout_minutes is not None else search.timeout_minutes * 60)
-    code = run_search(job, say=_say)
-    for t in best_trials(study):
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops as Ctrl-C does: trials given back
+    try:
+        code = run_search(job, say=_say)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    for t in best_trials(study, search):
         _say(f"best: trial {t.number} values {', '.join(f'{v:.4g}' for v in t.values)} params {t.params} "
              f"run {t.user_attrs.get('run_dir', '?')}")
     return code
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def _positive(text: str) -> int:

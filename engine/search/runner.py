@@ -93,6 +93,10 @@ def run_search(job: SearchJob, say: Callable[[str], None] = print, stop: Optiona
                 return
             try:
                 _one_trial(job, trial, progress, stop, runner)
+            except Exception as exc:  # noqa: BLE001 - one broken trial (a policy file, a disk) ends only itself
+                trial.set_user_attr("failed_because", f"{type(exc).__name__}: {exc}")
+                job.study.tell(trial, state=TrialState.FAIL)
+                say(f"trial {trial.number} failed: {type(exc).__name__}: {exc}")
             except BaseException:
                 _give_back(job, trial, "the search stopped while it ran")
                 raise

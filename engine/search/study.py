@@ -11,6 +11,7 @@ trial of the budget is trained exactly once to its end.
 from __future__ import annotations
 
 import datetime
+import math
 import os
 import socket
 from typing import Any, Dict, List, Optional, Tuple
@@ -169,9 +170,19 @@ def _recent(trial: FrozenTrial) -> bool:
     return start is not None and (datetime.datetime.now() - start).total_seconds() < 30
 
 
-def best_trials(study: optuna.Study) -> List[FrozenTrial]:
-    """The best trial (one objective) or the Pareto front (two), among complete trials."""
-    done = [t for t in study.get_trials(deepcopy=False) if t.state == TrialState.COMPLETE]
+def best_trials(study: optuna.Study, search: Optional[Search] = None) -> List[FrozenTrial]:
+    """The best complete trial (one objective) or the Pareto front (two: no other trial has both a lower or
+    equal error and as few multiply-adds, one of them strictly), among the trials within ``search.error_max``
+    (NNC's bound on the error; 0 = none)."""
+    bound = search.error_max if search is not None and search.error_max > 0 else math.inf
+    done = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)) if t.values[0] <= bound]
     if not done:
         return []
-    return list(study.best_trials)
+    if len(done[0].values) == 1:
+        return [min(done, key=lambda t: (t.values[0], t.number))]
+    front = [t for t in done if not any(_dominates(o.values, t.values) for o in done)]
+    return sorted(front, key=lambda t: t.values[1])
+
+
+def _dominates(a: List[float], b: List[float]) -> bool:
+    return all(x <= y for x, y in zip(a, b)) and any(x < y for x, y in zip(a, b))

@@ -117,3 +117,20 @@ def test_a_stopped_search_leaves_no_running_trial_and_resumes_them(tmp_path):
     assert len(done) == 6 and len({tuple(t.params[k] for k in PARAMS) for t in done}) == 6
     for t in given_back:
         assert sum(1 for d in done if d.params == t.params) == 1
+
+
+def test_a_trial_that_breaks_fails_alone_and_the_search_goes_on(tmp_path):
+    fake = FakeRunner()
+
+    def runner(request, number, *rest):
+        if number == 1:
+            raise OSError(28, "No space left on device")
+        return fake(request, number, *rest)
+
+    job = fake_job(f"sqlite:///{tmp_path / 'broken.db'}", trials=5, pruner="none")
+    lines = []
+    assert run_search(job, say=lines.append, runner=runner) == 0
+    states = {t.number: t.state for t in job.study.get_trials()}
+    assert states[1] == TrialState.FAIL and list(states.values()).count(TrialState.COMPLETE) == 4
+    assert "No space left" in job.study.trials[1].user_attrs["failed_because"]
+    assert any(line.startswith("trial 1 failed: OSError") for line in lines)
