@@ -3,7 +3,7 @@
 A mutation is (rule, site, variant): the rule of the policy (``policy.Rule``), which matching layer it changes
 and, where the rule offers several layer types, which. The sampler chooses all three (``space``), so the
 search learns which changes pay. Besides NNC's rules there is ``ChangeSize`` (NNC's structure search also
-changes the sizes of Convolution and Affine layers): a hidden layer's outmaps or out_shape halved or doubled.
+changes the sizes of Convolution and Affine layers): a hidden layer's outmaps or out_shape x 1/4, 1/2 or 2.
 Every candidate goes through the engine's shape inference and network checks (``check.validate``); one that
 fails is not used. ``RemoveUntilJoin`` and ``Branch`` (branches) are not applied yet: their rules have no sites.
 """
@@ -18,7 +18,9 @@ from nnconsole.engine.project.model import Layer, Network, Project
 from nnconsole.engine.project.structure import MAIN_NETWORK, all_networks
 from nnconsole.engine.search.policy import Rule, bare_type
 
-SIZE_RULE = Rule("ChangeSize", ("Convolution", "DepthwiseConvolution", "Affine"), (("ChangeSize", ("0.5", "2")),))
+SIZE_FACTORS = (0.25, 0.5, 2.0)
+SIZE_RULE = Rule("ChangeSize", ("Convolution", "DepthwiseConvolution", "Affine"),
+                 (("ChangeSize", tuple(str(f) for f in SIZE_FACTORS)),))
 SIZE_PARAMS = {"Convolution": "outmaps", "Affine": "out_shape"}
 LOSS_PREFIXES = ("SoftmaxCrossEntropy", "CategoricalCrossEntropy", "SquaredError", "BinaryCrossEntropy",
                  "SigmoidCrossEntropy", "HuberLoss", "AbsoluteError", "EpsilonInsensitiveLoss", "KLMultinomial")
@@ -35,8 +37,10 @@ def sites(network: Network, rule: Rule) -> List[str]:
         if layer.type not in types:
             continue
         removing = bool(kinds & {"RemoveLayer", "RemoveLayers"})
-        if (removing or rule is SIZE_RULE) and (len(layer.inputs) != 1 or _feeds_loss(network, layer)):
-            continue  # the output layer keeps its size: the loss needs as many outputs as labels
+        if removing and len(layer.inputs) != 1:
+            continue
+        if _feeds_loss(network, layer):
+            continue  # the output layer stays as it is: the loss needs its size, and nothing between them
         if rule is SIZE_RULE and layer.type not in SIZE_PARAMS:
             continue
         out.append(layer.name)
@@ -57,7 +61,7 @@ def mutate(network: Network, rule: Rule, site: str, variant: int) -> Network:
     layer = out.layer(site)
     if rule is SIZE_RULE:
         key = SIZE_PARAMS[layer.type]
-        factor = (0.5, 2.0)[variant % 2]
+        factor = SIZE_FACTORS[variant % len(SIZE_FACTORS)]
         old = layer.params[key]
         scale = lambda v: max(1, int(round(v * factor)))  # noqa: E731
         layer.params[key] = [scale(v) for v in old] if isinstance(old, list) else scale(old)
@@ -136,6 +140,8 @@ def describe(rule: Rule, site: str, variant: int) -> str:
     return f"{rule.name} at {site}" + (f" (variant {variant})" if variants(rule) > 1 else "")
 
 
-def rule_table(rules: List[Rule]) -> List[Tuple[str, Rule]]:
-    """(name, rule) of the policy's rules plus ``ChangeSize``, in a fixed order the sampler's choices use."""
-    return [(r.name, r) for r in rules] + [(SIZE_RULE.name, SIZE_RULE)]
+def rule_table(rules: List[Rule], network: Optional[Network] = None) -> List[Tuple[str, Rule]]:
+    """(name, rule) of the policy's rules plus ``ChangeSize``, in a fixed order the sampler's choices use; with
+    ``network``, only the rules that apply to it somewhere (a rule without a site would waste the draw)."""
+    table = [(r.name, r) for r in rules] + [(SIZE_RULE.name, SIZE_RULE)]
+    return [(name, r) for name, r in table if network is None or sites(network, r)]

@@ -60,7 +60,7 @@ def design_trial(project: Project, search: Search, trial: optuna.Trial, rules: L
         set_target(out, resolve_target(out, param.target), value)
         design.values[param.target] = value
     if search.structure:
-        table = rule_table(rules)
+        table = rule_table(rules, project.network)  # fixed for the project: the sampler's choices never change
         names = ["none"] + [name for name, _ in table]
         for k in range(search.max_mutations):
             name = trial.suggest_categorical(f"structure.{k}.rule", names)

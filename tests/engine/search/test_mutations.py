@@ -56,6 +56,8 @@ def test_rejected_candidates_are_the_ones_shape_inference_refuses():
     assert any("MaxPooling" in p for p in candidate_problems(project, after_affine))
     halved = mutate(project.network, SIZE_RULE, "conv2", 0)
     assert not candidate_problems(project, halved)
-    assert halved.layer("conv2").params["outmaps"] == 16
+    assert halved.layer("conv2").params["outmaps"] == 8  # variant 0: a quarter
     assert multiply_adds(project, halved) < multiply_adds(project)
     assert "fc2" not in sites(project.network, SIZE_RULE)  # the output layer keeps its size
+    activation = next(r for r in read_policy() if r.name == "InsertActivation")
+    assert sites(project.network, activation) == ["conv1", "conv2", "fc1"]  # nothing between fc2 and the loss
