@@ -48,7 +48,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     trials = args.trials or search.trials
     epochs = args.epochs or search.epochs or project.config.max_epoch
     device = args.device or project.config.device
-    devices = machine_devices(device, gpu_count() if device != "cpu" else 0)
+    gpus = gpu_count() if device != "cpu" else 0
+    devices = machine_devices(device, gpus)
     name = args.study or project.name
     if args.plan:
         plan = lambda n: plan_for(project, n, device)  # noqa: E731
@@ -75,7 +76,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     _say(f"study '{name}' in {storage}: {trials} trials, {args.parallel} at once x {args.workers_per_trial} "
          f"worker(s), {epochs} epochs each, sampler {search.sampler}, pruner {search.pruner}")
     job = SearchJob(project, study, request, rules, trials, args.parallel, args.timeout_minutes * 60 if
-                    args.timeout_minutes is not None else search.timeout_minutes * 60)
+                    args.timeout_minutes is not None else search.timeout_minutes * 60, gpus=gpus)
     previous = signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops as Ctrl-C does: trials given back
     try:
         code = run_search(job, say=_say)

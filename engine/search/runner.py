@@ -8,6 +8,7 @@ enqueues them again, so the next ``nnconsole search`` re-runs them: the study ne
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
@@ -38,6 +39,15 @@ class SearchJob:
     trials: int
     parallel: int = 1
     timeout_s: float = 0.0
+    gpus: int = 0  # the GPUs the trials share out (0: CPU processes); slot k takes GPUs k*G .. k*G+G-1
+
+
+def slot_request(job: SearchJob, slot: int) -> TrialRequest:
+    """The trial request of slot ``slot``: on GPUs, its own G devices."""
+    if not job.gpus:
+        return job.request
+    per = job.request.workers
+    return dataclasses.replace(job.request, cuda_devices=",".join(str(i) for i in range(slot * per, (slot + 1) * per)))
 
 
 class Progress:
@@ -86,13 +96,14 @@ def run_search(job: SearchJob, say: Callable[[str], None] = print, stop: Optiona
                 return None
             return trial
 
-    def work() -> None:
+    def work(slot: int) -> None:
+        request = slot_request(job, slot)
         while True:
             trial = next_trial()
             if trial is None:
                 return
             try:
-                _one_trial(job, trial, progress, stop, runner)
+                _one_trial(job, request, trial, progress, stop, runner)
             except Exception as exc:  # noqa: BLE001 - one broken trial (a policy file, a disk) ends only itself
                 trial.set_user_attr("failed_because", f"{type(exc).__name__}: {exc}")
                 job.study.tell(trial, state=TrialState.FAIL)
@@ -101,7 +112,7 @@ def run_search(job: SearchJob, say: Callable[[str], None] = print, stop: Optiona
                 _give_back(job, trial, "the search stopped while it ran")
                 raise
 
-    threads = [threading.Thread(target=work, name=f"trial-slot-{k}", daemon=True) for k in range(job.parallel)]
+    threads = [threading.Thread(target=work, args=(k,), name=f"trial-slot-{k}", daemon=True) for k in range(job.parallel)]
     for thread in threads:
         thread.start()
     try:
@@ -120,8 +131,8 @@ def _give_back(job: SearchJob, trial: optuna.Trial, why: str) -> None:
     fail_and_requeue(job.study, trial._trial_id, trial.number, dict(trial.params), why)
 
 
-def _one_trial(job: SearchJob, trial: optuna.Trial, progress: Progress, stop: threading.Event,
-               runner: RunTrial) -> None:
+def _one_trial(job: SearchJob, request: TrialRequest, trial: optuna.Trial, progress: Progress,
+               stop: threading.Event, runner: RunTrial) -> None:
     search = job.project.search
     design = design_trial(job.project, search, trial, job.rules)
     trial.set_user_attr("multiply_adds", design.multiply_adds)
@@ -147,7 +158,7 @@ def _one_trial(job: SearchJob, trial: optuna.Trial, progress: Progress, stop: th
 
     tags = {"params": design.values, "changes": design.changes, "skipped": design.skipped,
             "multiply_adds": design.multiply_adds, "study": job.study.study_name}
-    outcome = runner(job.request, trial.number, design.project, tags, on_epoch, stop.is_set)
+    outcome = runner(request, trial.number, design.project, tags, on_epoch, stop.is_set)
     if outcome.run_dir:
         trial.set_user_attr("run_dir", outcome.run_dir)
     if outcome.stopped or (stop.is_set() and not outcome.pruned and outcome.exit_code != ExitCode.OK):

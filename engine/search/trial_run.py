@@ -37,6 +37,7 @@ class TrialRequest:
     workers: int = 1
     epochs: Optional[int] = None
     device: Optional[str] = None
+    cuda_devices: str = ""  # this trial slot's GPUs (CUDA_VISIBLE_DEVICES), so K trials never share one
 
 
 @dataclass
@@ -74,8 +75,9 @@ def run_trial(request: TrialRequest, number: int, project, tags: dict,
     started = time.time()
     log = open(os.path.join(request.trials_dir, f"trial_{number:05d}.log"), "ab")
     try:
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=request.cuda_devices) if request.cuda_devices else None
         child = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
-                                 stdin=subprocess.DEVNULL)
+                                 stdin=subprocess.DEVNULL, env=env)
         offset, seen = 0, 0
         while True:
             code = child.poll()

@@ -13,7 +13,7 @@ import time
 from optuna.trial import TrialState
 
 from nnconsole.engine.errors import ExitCode
-from nnconsole.engine.search.runner import run_search
+from nnconsole.engine.search.runner import run_search, slot_request
 from nnconsole.engine.search.study import NOT_COUNTED, counted
 from tests.support.paths import ROOT
 from tests.support.search_fakes import FakeRunner, fake_job
@@ -134,3 +134,11 @@ def test_a_trial_that_breaks_fails_alone_and_the_search_goes_on(tmp_path):
     assert states[1] == TrialState.FAIL and list(states.values()).count(TrialState.COMPLETE) == 4
     assert "No space left" in job.study.trials[1].user_attrs["failed_because"]
     assert any(line.startswith("trial 1 failed: OSError") for line in lines)
+
+
+def test_each_trial_slot_has_its_own_gpus(tmp_path):
+    job = fake_job(f"sqlite:///{tmp_path / 'g.db'}", trials=1)
+    job.request.workers, job.gpus = 2, 4
+    assert [slot_request(job, k).cuda_devices for k in (0, 1)] == ["0,1", "2,3"]
+    job.gpus = 0
+    assert slot_request(job, 1).cuda_devices == ""  # CPU processes: nothing to share out
