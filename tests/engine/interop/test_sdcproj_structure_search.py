@@ -6,6 +6,7 @@ import os
 
 from nnconsole.engine.check.project_file import validate
 from nnconsole.engine.interop.files import import_file
+from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 from tests.support.paths import INTEROP_DATA
 
 SDCPROJ = os.path.join(INTEROP_DATA, "nnc_tiny_cnn.sdcproj")
@@ -49,3 +50,14 @@ def test_error_only_with_early_stopping_prunes_by_the_median(tmp_path):
         .replace("Objective=ErrorAndCalculation", "Objective=Error").replace("EarlyStopping=0", "EarlyStopping=1")
     search = _import(tmp_path, section).project.search
     assert (search.objectives, search.sampler, search.pruner) == (["error"], "tpe", "median")
+
+
+def test_the_search_section_round_trips_through_sdcproj(tmp_path):
+    enabled = DISABLED.replace("Enabled=0", "Enabled=1").replace("CostMultiplyAdd_Max=-1", "CostMultiplyAdd_Max=50000") \
+        .replace("Validation_Max=-1", "Validation_Max=0.2").replace("TimeLimit=", "TimeLimit=1:30:00")
+    first = _import(tmp_path, enabled).project
+    out = tmp_path / "back" / "p.sdcproj"
+    out.parent.mkdir()
+    export_sdcproj(first, str(out))
+    again = import_file(str(out)).project
+    assert again.search == first.search
