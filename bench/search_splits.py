@@ -2,7 +2,7 @@
 measured against what ``nnconsole search --plan`` predicts for the same split.
 
 The digits_search template (learning rate, batch size, fc1 width; pruning off so every trial runs its epochs).
-A warm-up search of 2 trials on 1 worker gives the prediction its inputs (the measured compute of the
+A warm-up search of 2 trials for each G gives the prediction its inputs (the measured compute of the
 project's runs and each trial's start-up, validation and saving, from the study); then every split K x G
 (K trials at once, G workers each, K x G = the cores) runs its own study of T trials, timed from the command's
 start to its end. Goal: every split's measured trials per hour within 35% of its prediction, and the split
@@ -21,7 +21,7 @@ pin_threads(1)
 
 from nnconsole.engine.check.project_file import load_valid_project  # noqa: E402
 from nnconsole.engine.launch.launcher import plan_for  # noqa: E402
-from nnconsole.engine.search.split_plan import split_estimates, trial_overhead  # noqa: E402
+from nnconsole.engine.search.split_plan import overheads_by_workers, split_estimates  # noqa: E402
 from nnconsole.engine.search.study import default_storage_if_present, finished_durations  # noqa: E402
 
 
@@ -41,13 +41,16 @@ def main() -> int:
     project_file = os.path.join(folder, "project.yaml")
     text = open(project_file).read().replace("pruner: median", "pruner: none")
     open(project_file, "w").write(text)
-    _search(project_file, "--trials", "2", "--epochs", str(epochs), "--study", "warmup")
+    sizes = sorted({g for g in range(1, cores + 1) if cores % g == 0})
+    for i, workers in enumerate(sizes):  # each G's start-up measured: 2 more trials of the one warm-up study
+        _search(project_file, "--trials", str(2 * (i + 1)), "--epochs", str(epochs), "--study", "warmup",
+                "--workers-per-trial", str(workers))
     project = load_valid_project(project_file)
     plan = lambda n: plan_for(project, n, "cpu")  # noqa: E731
     base = split_estimates(project, cores, trials, epochs, plan)
     per_epoch = {s.workers: s.trial_s / epochs for s in base}
-    overhead = trial_overhead(finished_durations(default_storage_if_present(project_file), "warmup"),
-                              lambda g: per_epoch.get(g, per_epoch[1])) or 0.0
+    durations = finished_durations(default_storage_if_present(project_file), "warmup")
+    overhead = overheads_by_workers(durations, lambda g: per_epoch.get(g, per_epoch[1]), sorted(per_epoch))
     predicted = split_estimates(project, cores, trials, epochs, plan, overhead)
     rows, measured = [], {}
     for s in predicted:
@@ -58,8 +61,8 @@ def main() -> int:
                      round(measured[(s.parallel, s.workers)], 1), s.note))
     print(machine())
     print(table(("K x G", "predicted trials/h", "measured trials/h", "prediction's note"), rows,
-                f"{trials} trials of {epochs} epochs each (digits_search, CPU, {cores} cores); per-trial overhead "
-                f"{overhead:.2f} s measured by the warm-up"))
+                f"{trials} trials of {epochs} epochs each (digits_search, CPU, {cores} cores); per-trial overhead by G "
+                f"{', '.join(f'{g}: {v:.2f} s' for g, v in overhead.items())} measured by the warm-up"))
     close = all(abs(m / (3600 * trials / s.total_s) - 1) <= 0.35 for s, m in zip(predicted, measured.values()))
     fastest = next(s for s in predicted if "fastest" in s.note)
     best = max(measured.values())

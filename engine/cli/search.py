@@ -26,8 +26,8 @@ from nnconsole.engine.project.schema import DEVICES
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.search.policy import read_policy
 from nnconsole.engine.search.runner import SearchJob, run_search
-from nnconsole.engine.search.split_plan import (check_split, machine_devices, render_splits, split_estimates,
-                                                 trial_overhead)
+from nnconsole.engine.search.split_plan import (check_split, machine_devices, overheads_by_workers, render_splits,
+                                                 split_estimates, trial_overhead)
 from nnconsole.engine.search.study import (best_trials, default_storage, default_storage_if_present,
                                           finished_durations, open_study, repair_stale)
 from nnconsole.engine.search.trial_run import TrialRequest
@@ -55,9 +55,11 @@ def cmd_search(args: argparse.Namespace) -> int:
         plan = lambda n: plan_for(project, n, device)  # noqa: E731
         per_epoch = {s.workers: s.trial_s / epochs for s in split_estimates(project, devices, trials, epochs, plan)}
         durations = finished_durations(args.storage or default_storage_if_present(project_path), name)
-        overhead = trial_overhead(durations, lambda g: per_epoch.get(g, per_epoch[1]))
+        epoch_s = lambda g: per_epoch.get(g, per_epoch[1])  # noqa: E731
+        overhead = trial_overhead(durations, epoch_s)
         _say(f"{trials} trials of {epochs} epochs on {devices} device(s):")
-        _say(render_splits(split_estimates(project, devices, trials, epochs, plan, overhead or 0.0),
+        _say(render_splits(split_estimates(project, devices, trials, epochs, plan,
+                                           overheads_by_workers(durations, epoch_s, sorted(per_epoch))),
                            latest_measured_compute(project_path) is not None))
         _say(f"each trial's start-up, validation and saving: {overhead:.3g} s (median of {len(durations)} finished "
              f"trials of study '{name}')" if overhead is not None else "each trial's start-up, validation and saving: "

@@ -12,7 +12,7 @@ import math
 import os
 import statistics
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.plan.timing_inputs import predict_project
@@ -51,15 +51,17 @@ def check_split(parallel: int, workers: int, devices: int) -> None:
 
 
 def split_estimates(project, devices: int, trials: int, epochs: int, plan_for_workers: Callable,
-                    overhead_s: float = 0.0) -> List[SplitEstimate]:
+                    overhead_s: Union[float, Mapping[int, float]] = 0.0) -> List[SplitEstimate]:
     """Every split K x G = D' (G dividing ``devices``, K = devices // G) with its predicted time, best marked.
-    ``overhead_s``: what each trial costs besides its epochs (process start, validation, saving)."""
+    ``overhead_s``: what each trial costs besides its epochs (process start, validation, saving), one figure or
+    one per G (a trial of several workers also starts mpiexec)."""
     sizes = [g for g in range(1, devices + 1) if devices % g == 0]
     prediction = predict_project(project, [(1, g) for g in sizes], plan_for_workers)
     out = []
     for e in prediction.estimates:
         parallel = devices // e.workers_per_host
-        trial_s = overhead_s + epochs * e.epoch_s
+        extra = overhead_s if isinstance(overhead_s, (int, float)) else overhead_s.get(e.workers_per_host, 0.0)
+        trial_s = extra + epochs * e.epoch_s
         out.append(SplitEstimate(parallel, e.workers_per_host, trial_s, math.ceil(trials / parallel) * trial_s))
     fastest = min(s.total_s for s in out)
     near = [s for s in out if s.total_s <= fastest * NEAR_FASTEST]
@@ -77,6 +79,13 @@ def trial_overhead(durations: List[Tuple[float, int, int]], epoch_s: Callable[[i
     of the study's finished trials; None when there are none."""
     extra = [max(0.0, seconds - epochs * epoch_s(workers)) for seconds, epochs, workers in durations]
     return statistics.median(extra) if extra else None
+
+
+def overheads_by_workers(durations: List[Tuple[float, int, int]], epoch_s: Callable[[int], float],
+                         sizes: List[int]) -> Dict[int, float]:
+    """``trial_overhead`` for each G of ``sizes`` from the trials of G workers, else from all trials (0 if none)."""
+    overall = trial_overhead(durations, epoch_s) or 0.0
+    return {g: trial_overhead([d for d in durations if d[2] == g], epoch_s) or overall for g in sizes}
 
 
 def render_splits(estimates: List[SplitEstimate], compute_known: bool) -> str:

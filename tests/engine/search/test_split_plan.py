@@ -7,7 +7,8 @@ import pytest
 from nnconsole import templates as project_templates
 from nnconsole.engine.check.project_file import load_valid_project
 from nnconsole.engine.launch.launcher import plan_for
-from nnconsole.engine.search.split_plan import SplitError, check_split, split_estimates, trial_overhead
+from nnconsole.engine.search.split_plan import (SplitError, check_split, overheads_by_workers, split_estimates,
+                                                 trial_overhead)
 
 
 def test_a_split_beyond_the_devices_is_refused_with_one_that_fits():
@@ -32,3 +33,9 @@ def test_every_split_of_the_devices_is_predicted_and_one_recommended():
         assert s.total_s == pytest.approx(-(-20 // s.parallel) * s.trial_s)
     assert sum("fastest" in s.note for s in splits) >= 1
     assert sum("recommended for TPE" in s.note for s in splits) == 1
+
+
+def test_each_g_has_its_own_measured_overhead_else_the_overall_one():
+    epoch_s = {1: 2.0, 2: 1.2}.get
+    durations = [(13.0, 4, 1), (9.0, 2, 1), (9.4, 3, 2), (10.4, 3, 2)]  # G=1: 5, 5; G=2: 5.8, 6.8
+    assert overheads_by_workers(durations, epoch_s, [1, 2, 4]) == pytest.approx({1: 5.0, 2: 6.3, 4: 5.4})
