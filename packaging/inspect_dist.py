@@ -13,7 +13,7 @@ import tarfile
 import zipfile
 from typing import List
 
-TEMPLATES = ("binary_digits", "diabetes_regression", "digits_cnn", "iris_mlp", "shapes_resnet", "wine_mlp")
+TEMPLATES = ("binary_digits", "diabetes_regression", "digits_cnn", "digits_search", "iris_mlp", "shapes_resnet", "wine_mlp")
 FORBIDDEN_PARTS = ("tests", "__pycache__", ".nnconsole-cache", "results", ".pytest_cache", ".hypothesis",
                    ".venv", ".git", "build", "dist", "bench", "packaging")
 # Where each part of the one installed package lives: in the wheel (import names) and in the sdist (folders).

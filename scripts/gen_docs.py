@@ -150,7 +150,7 @@ def format_reference() -> str:
                      (model.TrainingConfig, "config"), (model.Optimizer, "optimizer"),
                      (model.Schedule, "optimizer.schedule"), (model.ExtraOptimizer, "optimizers[]"),
                      (model.Executor, "executors[]"),
-                     (model.MultiGPU, "multi_gpu")):
+                     (model.MultiGPU, "multi_gpu"), (model.Search, "search"), (model.SearchParam, "search.params[]")):
         out += _section(cls, key)
     out += ["Allowed initializers: " + ", ".join(model.INITIALIZERS) + ".", ""]
     out += _solvers() + ["## Layer types", ""]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import List, Optional
 
+from nnconsole.engine.check.search import check_search
 from nnconsole.engine.check.structure import check_structure
 from nnconsole.engine.check.validate import (check_datasets, check_hostfile, check_initial_parameters,
                                              check_network, check_settings)
@@ -17,7 +18,8 @@ from nnconsole.engine.rundir.protocol import LAUNCH_FILE, RESOLVED_FILE, SNAPSHO
 def validate(project: Project, datasets: bool = True, allow_outside_data: bool = False) -> List[Problem]:
     """All semantic problems of a project (errors and warnings); ``datasets`` reads the files it names (every CSV
     row, the initial parameters, the hostfile)."""
-    problems = check_settings(project) + check_network(project) + check_structure(project)
+    problems = check_settings(project) + check_network(project) + check_structure(project) + \
+        check_search(project)
     if datasets:  # every cell only when the settings and the network are sound
         deep = not any(p.severity == "error" for p in problems)
         problems += check_datasets(project, allow_outside=allow_outside_data, deep=deep)

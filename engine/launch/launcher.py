@@ -260,7 +260,7 @@ def _sets_mca(args: List[str], name: str) -> bool:
                for i, a in enumerate(args))
 
 
-def _preexec() -> None:
+def die_with_parent() -> None:
     """In the child: die with the launcher (no orphans) — Linux prctl(PR_SET_PDEATHSIG, SIGTERM)."""
     try:
         import ctypes
@@ -388,7 +388,7 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
             log.write(launch_header(cmd).encode())
             log.flush()
             child = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
-                                     preexec_fn=_preexec, cwd=os.path.dirname(run_dir))
+                                     preexec_fn=die_with_parent, cwd=os.path.dirname(run_dir))
             probe = HostProbe(host_names(hosts, hostfile)) if (hosts or hostfile) and launcher != "srun" else None
             try:
                 code, stall = wait_for_job(child, run_dir, Watcher(run_dir, report), probe)

@@ -29,7 +29,7 @@ def project_to_dict(project: Project) -> Dict[str, Any]:
     """The YAML-ready dict of a project: field order kept, defaults included, no runtime fields."""
     data = _from_value(project)
     data.pop("path", None)
-    for key in ("networks", "optimizers", "executors"):  # a one-network project's file stays as it was
+    for key in ("networks", "optimizers", "executors", "search"):  # a one-network project's file stays as it was
         if not data.get(key):
             data.pop(key, None)
     ordered = {"format_version": data.pop("format_version")}

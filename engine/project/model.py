@@ -209,6 +209,57 @@ class Executor:
 
 
 @dataclass
+class SearchParam:
+    """One searched value of a ``search`` section: ``target`` names it, ``kind`` says how it is sampled.
+
+    ``target`` is a setting's dotted path (``optimizer.learning_rate``, ``config.batch_size``,
+    ``optimizer.solver``) or a layer property of the Main network as ``layers.<layer>.<param>``
+    (``layers.fc1.out_shape``; a Repeat block's ``layers.<RepeatStart>.times``). ``kind``: ``float``,
+    ``log_float`` (log-uniform, e.g. a learning rate), ``int`` (``step`` apart) or ``choice`` (one of ``choices``).
+    A number given for a list-valued property (a kernel) is applied to each of its entries.
+    """
+
+    target: str = ""
+    kind: str = "float"
+    low: float = 0.0
+    high: float = 0.0
+    step: int = 1
+    choices: List[Any] = field(default_factory=list)
+
+
+@dataclass
+class Search:
+    """The ``search`` section: what ``nnconsole search`` varies, what it optimises and for how long.
+
+    ``objectives``: ``[error]`` (one best trial) or ``[error, multiply_adds]`` (a Pareto front); a candidate
+    whose multiply-adds lie outside ``[multiply_adds_min, multiply_adds_max]`` (0 = no bound) is not trained and a
+    trial whose best validation error is above ``error_max`` (0 = no bound) is kept off the front, as NNC's
+    min/max bounds. ``structure`` mutates the Main network with NNC's structure-search ``policy`` (an .ini file
+    relative to the project; empty = the copy of NNC's that nnconsole ships), at most ``max_mutations`` per
+    trial. ``trials`` and ``timeout_minutes`` (0 = none) are the budget; ``epochs`` (0 = config.max_epoch) each
+    trial's length. ``pruner`` stops a trial whose validation error is worse than the others' at the same epoch
+    (``median``) or not among the best of its rung (``successive_halving``); ``none`` trains every trial to
+    its end. ``sampler``: ``tpe`` (single objective), ``nsga2`` (Pareto front) or ``random``; with ``seed``
+    the same storage gives the same sequence of trials.
+    """
+
+    params: List[SearchParam] = field(default_factory=list)
+    structure: bool = False
+    policy: str = ""
+    max_mutations: int = 2
+    objectives: List[str] = field(default_factory=lambda: ["error"])
+    error_max: float = 0.0
+    multiply_adds_min: int = 0
+    multiply_adds_max: int = 0
+    trials: int = 20
+    timeout_minutes: float = 0.0
+    epochs: int = 0
+    pruner: str = "median"
+    sampler: str = "tpe"
+    seed: int = 0
+
+
+@dataclass
 class Project:
     """A whole saved project: one YAML file with ``format_version`` at the root."""
 
@@ -223,6 +274,7 @@ class Project:
     optimizers: List[ExtraOptimizer] = field(default_factory=list)  # besides 'optimizer', in order
     executors: List[Executor] = field(default_factory=list)  # evaluation uses the first (none: Main, once)
     multi_gpu: MultiGPU = field(default_factory=MultiGPU)
+    search: Optional[Search] = None  # what 'nnconsole search' varies (None: the project has no search section)
     format_version: int = FORMAT_VERSION
     # Where the project was loaded from (not saved); dataset paths are relative to its folder.
     path: Optional[str] = field(default=None, compare=False, repr=False)

@@ -28,6 +28,11 @@ DEVICES = ("auto", "cpu", "cuda")
 LAUNCHERS = ("auto", "mpiexec", "srun")
 # What the LR update interval and the warm-up length count (NNC's LearningRate*Unit 1 and 0).
 LENGTH_UNITS = ("iterations", "epochs")
+# The ``search`` section (model.Search): how a value is sampled, what is optimised, pruned, and who samples.
+SEARCH_KINDS = ("float", "log_float", "int", "choice")
+SEARCH_OBJECTIVES = ("error", "multiply_adds")
+SEARCH_PRUNERS = ("none", "median", "successive_halving")
+SEARCH_SAMPLERS = ("tpe", "random", "nsga2")
 # How each kind is held in the project dataclasses (checked by tests against model.py's type hints).
 KINDS = {"int": "int", "float": "float", "bool": "bool", "choice": "str", "text": "str", "path": "str",
          "int_list": "List[int]", "text_list": "List[str]", "mapping": "Dict[str, float]"}

@@ -1,7 +1,7 @@
 """Regenerate the bundled template datasets (dev-time only; the generated files are committed).
 
 Provenance (all loaded from the copies bundled inside scikit-learn; nothing is downloaded):
-- digits_cnn: UCI "Optical Recognition of Handwritten Digits" (optdigits) test set, 1,797 8x8 images,
+- digits_cnn (and its copy in digits_search): UCI "Optical Recognition of Handwritten Digits" (optdigits) test set, 1,797 8x8 images,
   via ``sklearn.datasets.load_digits``. License CC BY 4.0 (UCI Machine Learning Repository).
 - wine_mlp: UCI "Wine" (178 samples, 13 features, 3 cultivars) via ``load_wine``. CC BY 4.0.
 - iris_mlp: UCI / Fisher "Iris" (150 samples, 4 features, 3 species) via ``load_iris``. CC BY 4.0.
@@ -74,6 +74,10 @@ def make_digits() -> None:
     write_csv(out / "train.csv", header, [[names[i], str(labels[i])] for i in train])
     write_csv(out / "validation.csv", header, [[names[i], str(labels[i])] for i in val])
     print(f"digits: {len(train)} train / {len(val)} validation")
+    search = ROOT / "digits_search" / "data"  # the search template carries its own copy (a template is copied alone)
+    if search.exists():
+        shutil.rmtree(search)
+    shutil.copytree(out, search)
 
 
 def standardise(x: np.ndarray, train: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -89,7 +89,7 @@ def test_mime_type_recognises_saved_projects_by_their_first_key():
     start, end = (int(v) for v in match.attrib["offset"].split(":"))
     # every template starts with that key within the magic's window (after its comment line)
     for name in ("digits_cnn", "iris_mlp", "wine_mlp", "diabetes_regression", "shapes_resnet", "binary_digits",
-                 "sine_rnn", "gan_2d"):
+                 "sine_rnn", "gan_2d", "digits_search"):
         with open(os.path.join(ROOT, "project_templates", name, "project.yaml"), encoding="utf-8") as fh:
             head = fh.read(end + len(match.attrib["value"]))
         assert start <= head.find(match.attrib["value"]) <= end, name

@@ -18,6 +18,7 @@ EXPECTED = {
     "diabetes_regression": (442, None, [10]),
     "shapes_resnet": (1300, 10, [3, 16, 16]),
     "binary_digits": (1797, 10, [1, 8, 8]),
+    "digits_search": (1797, 10, [1, 8, 8]),
     "sine_rnn": (500, None, [16, 1]),
     "gan_2d": (500, None, [2]),  # two networks, variables x and z: tests/templates/test_gan_2d.py checks it
     "vat_digits": (1797, 10, [1, 8, 8]),  # three networks, variables x, y and xu: tests/templates/test_vat_digits.py
@@ -100,7 +101,7 @@ def test_template_datasets_match_network(name, tmp_path):
     if name == "shapes_resnet":  # 8-bit colour pixels scaled to [0, 1], not standardised
         x = train.arrays["x"]
         assert 0.0 <= x.min() and x.max() <= 1.0 and len(np.unique(np.round(x * 255))) > 200
-    elif name in ("digits_cnn", "binary_digits"):
+    elif name in ("digits_cnn", "binary_digits", "digits_search"):
         x = train.arrays["x"]
         assert 0.0 <= x.min() and x.max() <= 1.0 and x.max() == 1.0
         # 8-bit pixels holding the 17 levels of the 0..16 counts, round(v * 255 / 16)
@@ -142,9 +143,10 @@ def test_shapes_images_are_small_rgb_pngs_and_regenerate_identically(tmp_path):
         assert (tmp_path / name).read_bytes() == (data / name).read_bytes(), name
 
 
-def test_binary_digits_data_is_the_digits_data():
-    """binary_digits carries its own copy (a template is copied alone) of exactly digits_cnn's data."""
-    ours = project_templates.template_path("binary_digits") / "data"
+@pytest.mark.parametrize("copy", ["binary_digits", "digits_search"])
+def test_digits_copies_are_the_digits_data(copy):
+    """binary_digits and digits_search carry their own copy (a template is copied alone) of exactly digits_cnn's data."""
+    ours = project_templates.template_path(copy) / "data"
     theirs = project_templates.template_path("digits_cnn") / "data"
     for name in ("train.csv", "validation.csv"):
         assert (ours / name).read_bytes() == (theirs / name).read_bytes()

@@ -19,7 +19,8 @@ from nnconsole.engine.project.model import Comment, Layer, Project
 from nnconsole.engine.interop import mapping
 from nnconsole.engine.interop.report import ExportResult, InteropError
 from nnconsole.engine.interop.sdcproj.network import input_pin
-from nnconsole.engine.interop.sdcproj.settings_writer import extra_optimizer_sections, settings_sections
+from nnconsole.engine.interop.sdcproj.settings_writer import (extra_optimizer_sections, settings_sections,
+                                                             structure_search_section)
 from nnconsole.engine.atomic import atomic_write
 
 NETWORK = "Main"
@@ -175,6 +176,7 @@ def project_text(project: Project, out_dir: str, unsupported: List[str], notes: 
     count = f"NumOptimizer={1 + len(project.optimizers)}"
     lines += [count if line == "NumOptimizer=1" else line for line in settings]
     lines += extra_optimizer_sections(project, unsupported)
+    lines += structure_search_section(project, notes)
     return "\r\n".join(lines) + "\r\n"
 
 

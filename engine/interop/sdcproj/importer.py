@@ -41,7 +41,7 @@ from nnconsole.engine.interop.sdcproj.network import network_comments, network_n
 from nnconsole.engine.interop.nntxt.optimizers import derived_network
 from nnconsole.engine.interop.sdcproj.optimizers import read_extra_optimizers
 from nnconsole.engine.interop.sdcproj.reader import SdcReader, parse_ini
-from nnconsole.engine.interop.sdcproj.settings import read_config, read_datasets, read_optimizer
+from nnconsole.engine.interop.sdcproj.settings import read_config, read_datasets, read_optimizer, read_structure_search
 
 
 # ------------------------------------------------------------------------------------------ the import
@@ -110,5 +110,6 @@ def import_sdcproj(path: str) -> ImportResult:
                           network_comments(reader, network), nodes, layers)), datasets=datasets,
                       config=config, optimizer=optimizer)
     read_extra_optimizers(reader, project, n_opt, network, networks, ipe, unsupported, notes)
+    project.search = read_structure_search(reader, notes)
     return ImportResult(project=project, unsupported=unsupported, notes=notes, initial_parameters_path=None,
                         source=path)

@@ -10,7 +10,7 @@ import re
 from typing import List, Optional
 
 from nnconsole.engine.layers.nnc_values import as_bool, as_float, as_int, ints
-from nnconsole.engine.project.model import Datasets, Optimizer, Schedule, TrainingConfig
+from nnconsole.engine.project.model import Datasets, Optimizer, Schedule, Search, TrainingConfig
 
 from nnconsole.engine.interop import solver_table
 from nnconsole.engine.interop.common import resolve_dataset
@@ -164,3 +164,38 @@ def read_optimizer(reader: SdcReader, s: Optional[Section], ipe: Optional[int], 
         if not ranged and s.get(key) not in (None, "", "-1"):
             unsupported.append(f"optimizer {key}={s.get(key)}: nnconsole updates on every iteration")
     return opt
+
+
+# NNC's [StructureSearch] Method -> the sampler of 'nnconsole search' (NNC's Random is random; its other, Bayesian
+# method is the sequential model-based one: TPE, or NSGA-II for the error x multiply-adds front).
+SEARCH_METHODS = {"random": "random"}
+
+
+def read_structure_search(reader: SdcReader, notes: List[str]) -> Optional[Search]:
+    """NNC's [StructureSearch] as the project's ``search`` section when it is enabled (None otherwise): the
+    method, the objective (ErrorAndCalculation: error x multiply-adds, a Pareto front), the Validation and
+    CostMultiplyAdd min/max bounds (-1 = none), EarlyStopping (median pruning, single objective only) and the
+    time limit (NNC's h:mm:ss or minutes)."""
+    s = reader.section("StructureSearch", required=False)
+    if s is None or not as_bool(s.get("Enabled"), False):
+        return None
+    front = (s.get("Objective") or "").strip() == "ErrorAndCalculation"
+    method = (s.get("Method") or "").strip()
+    sampler = SEARCH_METHODS.get(method.lower(), "nsga2" if front else "tpe")
+    search = Search(structure=True, objectives=["error", "multiply_adds"] if front else ["error"], sampler=sampler)
+    search.error_max = max(0.0, as_float(s.get("Validation_Max"), -1.0))
+    search.multiply_adds_min = max(0, as_int(s.get("CostMultiplyAdd_Min"), -1))
+    search.multiply_adds_max = max(0, as_int(s.get("CostMultiplyAdd_Max"), -1))
+    search.pruner = "median" if as_bool(s.get("EarlyStopping"), False) and not front else "none"
+    limit = (s.get("TimeLimit") or "").strip()
+    if limit:
+        parts = [float(p) for p in limit.split(":") if re.fullmatch(r"\d+(\.\d+)?", p)]
+        if len(parts) == len(limit.split(":")) and parts:
+            search.timeout_minutes = sum(v * 60 ** (len(parts) - 2 - i) for i, v in enumerate(parts)) \
+                if len(parts) > 1 else parts[0]
+        else:
+            notes.append(f"{reader.where(s, 'TimeLimit')}: '{limit[:40]}' is not h:mm:ss or minutes; the search has "
+                         "no time limit (set search.timeout_minutes)")
+    notes.append(f"NNC's structure search ({method or 'default method'}) is the project's search section: "
+                 f"sampler {sampler}, objectives {', '.join(search.objectives)}; run it with 'nnconsole search'")
+    return search

@@ -139,3 +139,24 @@ def extra_optimizer_sections(project: Project, unsupported: List[str]) -> List[s
             unsupported.append(f"optimizer '{entry.name}': its warm-up is not written to the .sdcproj")
         lines.append("LearningRateWarmupScheduler=None")
     return lines
+
+
+def structure_search_section(project: Project, notes: List[str]) -> List[str]:
+    """NNC's [StructureSearch] from the project's ``search`` section, as ``read_structure_search`` reads it back;
+    nothing without a structure search (NNC's default, disabled). NNC has no place for hyper-parameter ranges."""
+    search = project.search
+    if search is None:
+        return []
+    if search.params:
+        notes.append(f"search.params ({', '.join(p.target for p in search.params)}): NNC's structure search has no "
+                     "hyper-parameter ranges; not written")
+    if not search.structure:
+        return []
+    limit = search.timeout_minutes
+    return ["[StructureSearch]", "Enabled=1", f"Method={'Random' if search.sampler == 'random' else 'Bayesian'}",
+            f"Objective={'ErrorAndCalculation' if 'multiply_adds' in search.objectives else 'Error'}",
+            "Validation_Min=-1", f"Validation_Max={to_text(search.error_max) if search.error_max else -1}",
+            f"CostMultiplyAdd_Min={search.multiply_adds_min or -1}",
+            f"CostMultiplyAdd_Max={search.multiply_adds_max or -1}",
+            f"EarlyStopping={_flag(search.pruner != 'none')}",
+            "TimeLimit=" + (f"{int(limit // 60)}:{int(limit % 60):02d}:{int(round(limit * 60 % 60)):02d}" if limit else "")]

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 ENGINE_COMMANDS = {"train", "replay", "validate", "info", "plan", "templates", "new", "doctor", "evaluate", "infer",
-                   "import", "export", "dataset"}
+                   "import", "export", "dataset", "search"}
 
 
 def _choices(parser) -> set:

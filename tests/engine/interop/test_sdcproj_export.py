@@ -190,7 +190,10 @@ def test_templates_come_back_from_sdcproj_as_themselves(tmp_path, template):
         # NNC's file has no seed: a template's own seed is the one thing reported (and not read back)
         seed = [f"config.seed={project.config.seed}: NNC's project file has no such setting"] \
             if project.config.seed != TrainingConfig().seed else []
-        assert (result.unsupported, result.notes) == (seed, [])
+        # a search section's hyper-parameter ranges have no place in NNC's file: named in the notes (issue 29)
+        ranges = [n for n in result.notes if n.startswith("search.params")]
+        assert bool(ranges) == bool(project.search and project.search.params)
+        assert (result.unsupported, [n for n in result.notes if n not in ranges]) == (seed, [])
         imported = import_file(out)
     finally:
         os.unlink(out)

@@ -1,0 +1,73 @@
+"""Search (issue 29): trials per hour of ``nnconsole search`` for each K x G split of this machine's cores,
+measured against what ``nnconsole search --plan`` predicts for the same split.
+
+The digits_search template (learning rate, batch size, fc1 width; pruning off so every trial runs its epochs).
+A warm-up search of 2 trials for each G gives the prediction its inputs (the measured compute of the
+project's runs and each trial's start-up, validation and saving, from the study); then every split K x G
+(K trials at once, G workers each, K x G = the cores) runs its own study of T trials, timed from the command's
+start to its end. Goal: every split's measured trials per hour within 35% of its prediction, and the split
+the prediction calls fastest measured fastest or within 15% of it.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+
+from common import PYTHON, TEMPLATES, bench_env, machine, parse_quick, pin_threads, run_main, scratch, table
+
+pin_threads(1)
+
+from nnconsole.engine.check.project_file import load_valid_project  # noqa: E402
+from nnconsole.engine.launch.launcher import plan_for  # noqa: E402
+from nnconsole.engine.search.split_plan import overheads_by_workers, split_estimates  # noqa: E402
+from nnconsole.engine.search.study import default_storage_if_present, finished_durations  # noqa: E402
+
+
+def _search(project: str, *args: str) -> float:
+    start = time.time()
+    subprocess.run([PYTHON, "-m", "nnconsole.engine.cli.main", "search", project, "--device", "cpu", *args],
+                   check=True, env=bench_env(), stdout=subprocess.DEVNULL)
+    return time.time() - start
+
+
+def main() -> int:
+    args = parse_quick(__doc__).parse_args()
+    trials, epochs = (2, 1) if args.quick else (8, 3)
+    cores = os.cpu_count() or 1
+    folder = os.path.join(scratch("search"), "p")
+    shutil.copytree(os.path.join(TEMPLATES, "digits_search"), folder)
+    project_file = os.path.join(folder, "project.yaml")
+    text = open(project_file).read().replace("pruner: median", "pruner: none")
+    open(project_file, "w").write(text)
+    sizes = sorted({g for g in range(1, cores + 1) if cores % g == 0})
+    for i, workers in enumerate(sizes):  # each G's start-up measured: 2 more trials of the one warm-up study
+        _search(project_file, "--trials", str(2 * (i + 1)), "--epochs", str(epochs), "--study", "warmup",
+                "--workers-per-trial", str(workers))
+    project = load_valid_project(project_file)
+    plan = lambda n: plan_for(project, n, "cpu")  # noqa: E731
+    base = split_estimates(project, cores, trials, epochs, plan)
+    per_epoch = {s.workers: s.trial_s / epochs for s in base}
+    durations = finished_durations(default_storage_if_present(project_file), "warmup")
+    overhead = overheads_by_workers(durations, lambda g: per_epoch.get(g, per_epoch[1]), sorted(per_epoch))
+    predicted = split_estimates(project, cores, trials, epochs, plan, overhead)
+    rows, measured = [], {}
+    for s in predicted:
+        seconds = _search(project_file, "--trials", str(trials), "--epochs", str(epochs), "--parallel", str(s.parallel),
+                          "--workers-per-trial", str(s.workers), "--study", f"split_{s.parallel}x{s.workers}")
+        measured[(s.parallel, s.workers)] = 3600 * trials / seconds
+        rows.append((f"{s.parallel} x {s.workers}", round(3600 * trials / s.total_s, 1),
+                     round(measured[(s.parallel, s.workers)], 1), s.note))
+    print(machine())
+    print(table(("K x G", "predicted trials/h", "measured trials/h", "prediction's note"), rows,
+                f"{trials} trials of {epochs} epochs each (digits_search, CPU, {cores} cores); per-trial overhead by G "
+                f"{', '.join(f'{g}: {v:.2f} s' for g, v in overhead.items())} measured by the warm-up"))
+    close = all(abs(m / (3600 * trials / s.total_s) - 1) <= 0.35 for s, m in zip(predicted, measured.values()))
+    fastest = next(s for s in predicted if "fastest" in s.note)
+    best = max(measured.values())
+    return 0 if close and measured[(fastest.parallel, fastest.workers)] >= 0.85 * best else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_main(main))

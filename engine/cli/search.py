@@ -1,0 +1,124 @@
+"""``nnconsole search PROJECT [--trials N] [--parallel K] [--workers-per-trial G] [--epochs E] [--storage URL]
+[--study NAME] [--plan]``: the project's ``search`` section run as trials, each a normal run.
+
+Registered by ``nnconsole.engine.cli.main``. The study lives in ``<results>/search.db`` unless ``--storage``
+names any SQLAlchemy URL; several ``nnconsole search`` processes (on one machine, or on several with a shared
+PostgreSQL) given one storage and study name share the study. Rerunning the command resumes the study: trials
+a killed search left running are run again, never counted twice. ``--plan`` prints the predicted time of the
+budget for each K x G split of this machine's devices and runs nothing. Exit codes: 0 budget spent, 2 bad
+input, 3 stopped (Ctrl-C; rerun to resume).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from typing import Callable
+
+from nnconsole.engine.backend.device import gpu_count
+from nnconsole.engine.check.project_file import load_valid_project
+from nnconsole.engine.errors import ExitCode
+from nnconsole.engine.launch.launcher import plan_for
+from nnconsole.engine.plan.measured_runs import local_run_timings
+from nnconsole.engine.project.paths import dataset_path
+from nnconsole.engine.project.schema import DEVICES
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.search.policy import read_policy
+from nnconsole.engine.search.runner import SearchJob, run_search
+from nnconsole.engine.search.split_plan import (check_split, machine_devices, overheads_by_workers, render_splits,
+                                                 split_estimates, trial_overhead)
+from nnconsole.engine.search.study import (best_trials, default_storage, default_storage_if_present,
+                                          finished_durations, open_study, repair_stale)
+from nnconsole.engine.search.trial_run import TrialRequest
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    project_path = os.path.abspath(args.project)
+    project = load_valid_project(project_path, allow_outside_data=args.allow_outside_data)
+    search = project.search
+    if search is None:
+        print(f"nnconsole search: {args.project} has no 'search' section; add one (see docs/project-format.md, "
+              "'The search section', or 'nnconsole new DIR --template digits_search')", file=sys.stderr)
+        return ExitCode.BAD_INPUT
+    trials = args.trials or search.trials
+    epochs = args.epochs or search.epochs or project.config.max_epoch
+    device = args.device or project.config.device
+    gpus = gpu_count() if device != "cpu" else 0
+    devices = machine_devices(device, gpus)
+    name = args.study or project.name
+    if args.plan:
+        plan = lambda n: plan_for(project, n, device)  # noqa: E731
+        per_epoch = {s.workers: s.trial_s / epochs for s in split_estimates(project, devices, trials, epochs, plan)}
+        durations = finished_durations(args.storage or default_storage_if_present(project_path), name)
+        epoch_s = lambda g: per_epoch.get(g, per_epoch[1])  # noqa: E731
+        overhead = trial_overhead(durations, epoch_s)
+        _say(f"{trials} trials of {epochs} epochs on {devices} device(s):")
+        _say(render_splits(split_estimates(project, devices, trials, epochs, plan,
+                                           overheads_by_workers(durations, epoch_s, sorted(per_epoch))),
+                           bool(local_run_timings(project_path, device))))
+        _say(f"each trial's start-up, validation and saving: {overhead:.3g} s (median of {len(durations)} finished "
+             f"trials of study '{name}')" if overhead is not None else "each trial's start-up, validation and saving: "
+             "not measured yet (no finished trial in the study): run a few trials, then ask again")
+        return ExitCode.OK
+    check_split(args.parallel, args.workers_per_trial, devices)
+    root = runs.results_root(project_path)
+    storage = args.storage or default_storage(project_path)
+    study = open_study(storage, name, search)
+    repaired = repair_stale(study)
+    if repaired:
+        _say(f"resuming: trial(s) {', '.join(map(str, repaired))} of a search that is gone will run again")
+    rules = read_policy(dataset_path(project, search.policy) if search.policy else "") if search.structure else []
+    request = TrialRequest(results_root=root, trials_dir=os.path.join(root, "search", name),
+                           workers=args.workers_per_trial, epochs=epochs, device=args.device)
+    _say(f"study '{name}' in {storage}: {trials} trials, {args.parallel} at once x {args.workers_per_trial} "
+         f"worker(s), {epochs} epochs each, sampler {search.sampler}, pruner {search.pruner}")
+    job = SearchJob(project, study, request, rules, trials, args.parallel, args.timeout_minutes * 60 if
+                    args.timeout_minutes is not None else search.timeout_minutes * 60, gpus=gpus)
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops as Ctrl-C does: trials given back
+    try:
+        code = run_search(job, say=_say)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    for t in best_trials(study, search):
+        _say(f"best: trial {t.number} values {', '.join(f'{v:.4g}' for v in t.values)} params {t.params} "
+             f"run {t.user_attrs.get('run_dir', '?')}")
+    return code
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def register(add: Callable) -> None:
+    """Add the ``search`` subcommand through nnconsole.engine.cli.main's ``add(name, fn, help)``."""
+    p = add("search", cmd_search, "Hyper-parameter and structure search: train the project's 'search' section as "
+            "trials (each a normal run) on Optuna, K at once with G workers each; rerun to resume.")
+    p.add_argument("project", help="project YAML file with a 'search' section")
+    p.add_argument("--trials", type=_positive, metavar="N", help="the budget (default: search.trials)")
+    p.add_argument("--parallel", type=_positive, default=1, metavar="K", help="trials at once (default 1)")
+    p.add_argument("--workers-per-trial", type=_positive, default=1, metavar="G", help="workers of each trial "
+                   "(GPUs or CPU processes; default 1); K x G may not exceed this machine's devices")
+    p.add_argument("--epochs", type=_positive, metavar="E", help="each trial's max_epoch (default: search.epochs, "
+                   "else config.max_epoch)")
+    p.add_argument("--device", choices=DEVICES, help="override config.device for every trial")
+    p.add_argument("--storage", metavar="URL", help="Optuna storage, any SQLAlchemy URL (e.g. "
+                   "postgresql://user@host/db); default sqlite:///<results folder>/search.db")
+    p.add_argument("--study", metavar="NAME", help="the study's name in the storage (default: the project's name)")
+    p.add_argument("--timeout-minutes", type=float, metavar="M", help="stop asking for new trials after M minutes "
+                   "(default: search.timeout_minutes; 0 = none)")
+    p.add_argument("--plan", action="store_true", help="print the predicted time of the budget for each split "
+                   "K x G of this machine's devices, and which to use; run nothing")
+    p.add_argument("--allow-outside-data", action="store_true", help="allow dataset paths that point outside "
+                   "the project's folder")

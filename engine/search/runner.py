@@ -1,0 +1,182 @@
+"""A search run: K trials at once until the budget is spent, with progress lines and a clean stop.
+
+Each of K threads asks the study for a trial (a re-run of an interrupted one first: Optuna hands out the
+enqueued trials before new ones), designs its project (``space``), trains it as a run (``trial_run``) and
+tells the study how it ended. Candidates outside the multiply-add bounds are pruned before they train. A stop
+(Ctrl-C, SIGTERM) stops the running trials through their runs' STOP files, fails them as not counted and
+enqueues them again, so the next ``nnconsole search`` re-runs them: the study never holds a trial twice.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, List, Optional
+
+import optuna
+from optuna.trial import TrialState
+
+from nnconsole.engine.errors import ExitCode
+from nnconsole.engine.project.model import Project
+from nnconsole.engine.search.policy import Rule
+from nnconsole.engine.search.space import design_trial
+from nnconsole.engine.search.study import NOT_COUNTED, claim, counted, fail_and_requeue
+from nnconsole.engine.search.trial_run import TrialOutcome, TrialRequest, run_trial
+
+RunTrial = Callable[..., TrialOutcome]
+
+
+@dataclass
+class SearchJob:
+    """One ``nnconsole search`` invocation: the project, its study, the budget and the K x G split."""
+
+    project: Project
+    study: optuna.Study
+    request: TrialRequest
+    rules: List[Rule]
+    trials: int
+    parallel: int = 1
+    timeout_s: float = 0.0
+    gpus: int = 0  # the GPUs the trials share out (0: CPU processes); slot k takes GPUs k*G .. k*G+G-1
+
+
+def slot_request(job: SearchJob, slot: int) -> TrialRequest:
+    """The trial request of slot ``slot``: on GPUs, its own G devices."""
+    if not job.gpus:
+        return job.request
+    per = job.request.workers
+    return dataclasses.replace(job.request, cuda_devices=",".join(str(i) for i in range(slot * per, (slot + 1) * per)))
+
+
+class Progress:
+    """Finished trials, their mean duration and the ETA of the rest, as one line per trial."""
+
+    def __init__(self, job: SearchJob, say: Callable[[str], None]):
+        self.job, self.say, self.durations, self.started = job, say, [], time.time()
+        self.lock = threading.Lock()
+
+    def trial_done(self, number: int, state: str, detail: str, seconds: float) -> None:
+        with self.lock:
+            self.durations.append(seconds)
+            done = sum(1 for t in self.job.study.get_trials(deepcopy=False)
+                       if t.state in (TrialState.COMPLETE, TrialState.PRUNED)
+                       or (t.state == TrialState.FAIL and not t.user_attrs.get(NOT_COUNTED)))
+            left = max(0, self.job.trials - done)
+            eta = sum(self.durations) / len(self.durations) * math.ceil(left / max(1, self.job.parallel))
+            self.say(f"trial {number} {state}: {detail} [{done}/{self.job.trials} done, ETA {_duration(eta)}]")
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}h{seconds // 60 % 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m{seconds % 60:02d}s"
+
+
+def run_search(job: SearchJob, say: Callable[[str], None] = print, stop: Optional[threading.Event] = None,
+               runner: RunTrial = run_trial) -> int:
+    """Run trials until the budget is spent or ``stop`` is set; the exit code (OK, or STOPPED)."""
+    stop = stop or threading.Event()
+    progress = Progress(job, say)
+    ask_lock = threading.Lock()
+    deadline = time.time() + job.timeout_s if job.timeout_s else math.inf
+
+    def next_trial() -> Optional[optuna.Trial]:
+        with ask_lock:
+            if stop.is_set() or time.time() >= deadline or counted(job.study) >= job.trials:
+                return None
+            trial = job.study.ask()
+            claim(job.study, trial)
+            # another process may have asked at the same moment: the trials beyond the budget are given back
+            ahead = [t for t in job.study.get_trials(deepcopy=False) if t.number < trial.number and
+                     (t.state != TrialState.FAIL or not t.user_attrs.get(NOT_COUNTED)) and t.state != TrialState.WAITING]
+            if len(ahead) >= job.trials:
+                trial.set_user_attr(NOT_COUNTED, "over the budget")
+                job.study.tell(trial, state=TrialState.FAIL)
+                return None
+            return trial
+
+    def work(slot: int) -> None:
+        request = slot_request(job, slot)
+        while True:
+            trial = next_trial()
+            if trial is None:
+                return
+            try:
+                _one_trial(job, request, trial, progress, stop, runner)
+            except Exception as exc:  # noqa: BLE001 - one broken trial (a policy file, a disk) ends only itself
+                trial.set_user_attr("failed_because", f"{type(exc).__name__}: {exc}")
+                job.study.tell(trial, state=TrialState.FAIL)
+                say(f"trial {trial.number} failed: {type(exc).__name__}: {exc}")
+            except BaseException:
+                _give_back(job, trial, "the search stopped while it ran")
+                raise
+
+    threads = [threading.Thread(target=work, args=(k,), name=f"trial-slot-{k}", daemon=True) for k in range(job.parallel)]
+    for thread in threads:
+        thread.start()
+    try:
+        while any(t.is_alive() for t in threads):
+            for thread in threads:
+                thread.join(timeout=0.2)
+    except KeyboardInterrupt:
+        say("stopping: the running trials stop at their next update and will run again on resume")
+        stop.set()
+        for thread in threads:
+            thread.join()
+    return int(ExitCode.STOPPED) if stop.is_set() else int(ExitCode.OK)
+
+
+def _give_back(job: SearchJob, trial: optuna.Trial, why: str) -> None:
+    fail_and_requeue(job.study, trial._trial_id, trial.number, dict(trial.params), why)
+
+
+def _one_trial(job: SearchJob, request: TrialRequest, trial: optuna.Trial, progress: Progress,
+               stop: threading.Event, runner: RunTrial) -> None:
+    search = job.project.search
+    design = design_trial(job.project, search, trial, job.rules)
+    trial.set_user_attr("multiply_adds", design.multiply_adds)
+    trial.set_user_attr("epochs", job.request.epochs or design.project.config.max_epoch)
+    trial.set_user_attr("workers", job.request.workers)
+    trial.set_user_attr("changes", design.changes)
+    words = ", ".join([f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in design.values.items()]
+                      + design.changes) or "the project as it is"
+    low, high = search.multiply_adds_min, search.multiply_adds_max
+    if design.multiply_adds < low or (high and design.multiply_adds > high):
+        trial.set_user_attr("pruned_because", f"{design.multiply_adds:,} multiply-adds outside [{low:,}, {high or 'any'}]")
+        job.study.tell(trial, state=TrialState.PRUNED)
+        progress.trial_done(trial.number, "pruned", f"{words}: {design.multiply_adds:,} multiply-adds outside the "
+                            "bounds", 0.0)
+        return
+    single = len(search.objectives) == 1
+
+    def on_epoch(epoch: int, error: float) -> bool:
+        if not single:
+            return False
+        trial.report(error, epoch)
+        return trial.should_prune()
+
+    tags = {"params": design.values, "changes": design.changes, "skipped": design.skipped,
+            "multiply_adds": design.multiply_adds, "study": job.study.study_name}
+    outcome = runner(request, trial.number, design.project, tags, on_epoch, stop.is_set)
+    if outcome.run_dir:
+        trial.set_user_attr("run_dir", outcome.run_dir)
+    if outcome.stopped or (stop.is_set() and not outcome.pruned and outcome.exit_code != ExitCode.OK):
+        _give_back(job, trial, "the search stopped while it ran")
+        progress.trial_done(trial.number, "stopped", f"{words}: will run again on resume", outcome.seconds)
+        return
+    if outcome.pruned:
+        job.study.tell(trial, state=TrialState.PRUNED)
+        progress.trial_done(trial.number, "pruned", f"{words}: error {outcome.curve[-1]:.4f} at epoch "
+                            f"{len(outcome.curve)}", outcome.seconds)
+        return
+    if outcome.exit_code != ExitCode.OK or outcome.error is None:
+        trial.set_user_attr("failed_because", f"training ended with exit code {outcome.exit_code}")
+        job.study.tell(trial, state=TrialState.FAIL)
+        progress.trial_done(trial.number, "failed", f"{words}: exit code {outcome.exit_code} (see {outcome.run_dir or 'the trial log'})",
+                            outcome.seconds)
+        return
+    values = [outcome.error] + ([float(design.multiply_adds)] if not single else [])
+    job.study.tell(trial, values)
+    progress.trial_done(trial.number, "complete", f"{words}: error {outcome.error:.4f}, {design.multiply_adds:,} "
+                        "multiply-adds", outcome.seconds)
