@@ -114,9 +114,15 @@ class Runner:
         """Start a run, and at its first train record ``stop`` it (STOP file) or ``kill`` its rank 1."""
         from nnconsole.engine.rundir import store as runs
 
+        from nnconsole.engine.test_seams import seam_environment
+
         before = set(all_runs(project))
+        # A stop must land mid-run however fast the device is: every rank waits at iteration 2 until the STOP
+        # file comes (engine.test_seams), then goes on exactly as before. Without it a short run on a fast
+        # machine finished before the stop (the rehearsal saw 'finished' instead of 'stopped').
+        env = dict(os.environ, **seam_environment(pause_at_iteration=2)) if action == "stop" else None
         child = subprocess.Popen(self.command(project, workers, self.device), cwd=ROOT, stdout=subprocess.PIPE,
-                                 stderr=subprocess.STDOUT, text=True)
+                                 stderr=subprocess.STDOUT, text=True, env=env)
         run_dir = ""
         with checks.WorkerWatch(os.path.dirname(project)) as watch:
             def first_record() -> bool:

@@ -13,10 +13,13 @@ from __future__ import annotations
 import datetime
 import math
 import os
+import random
 import socket
+import time
 from typing import Any, Dict, List, Optional, Tuple
 
 import optuna
+import sqlalchemy.exc
 from optuna.samplers import BaseSampler, NSGAIISampler, RandomSampler, TPESampler
 from optuna.trial import FrozenTrial, TrialState
 
@@ -100,11 +103,25 @@ def make_pruner(search: Search) -> optuna.pruners.BasePruner:
     return optuna.pruners.NopPruner()
 
 
+STORAGE_CREATE_TRIES = 6
+
+
 def open_study(storage: str, name: str, search: Search) -> optuna.Study:
-    """Create the study, or join it when it exists (another process, or a search resumed)."""
+    """Create the study, or join it when it exists (another process, or a search resumed).
+
+    Two searches started together on a new storage both create its tables; the loser's insert of the schema
+    version fails (IntegrityError, or OperationalError 'table already exists'). The tables are there by then,
+    so a second try joins them: a few tries with a short, growing wait, then the error itself."""
     directions = ["minimize"] * len(search.objectives)
-    return optuna.create_study(storage=storage, study_name=name, directions=directions, load_if_exists=True,
-                               sampler=PerTrialSeed(search.sampler, search.seed), pruner=make_pruner(search))
+    for attempt in range(STORAGE_CREATE_TRIES):
+        try:
+            return optuna.create_study(storage=storage, study_name=name, directions=directions, load_if_exists=True,
+                                       sampler=PerTrialSeed(search.sampler, search.seed), pruner=make_pruner(search))
+        except (sqlalchemy.exc.IntegrityError, sqlalchemy.exc.OperationalError):
+            if attempt == STORAGE_CREATE_TRIES - 1:
+                raise
+            time.sleep(0.1 * (attempt + 1) + random.random() * 0.1)
+    raise AssertionError("unreachable")
 
 
 def counted(study: optuna.Study) -> int:
