@@ -35,6 +35,8 @@ evaluation/<model>.../        evaluate (``metrics.results``:       GUI EVALUATIO
 inference/<data>_<model>.csv  infer (the GUI names a new file)     GUI Inference view, people
 cli-output.log, -errors.log   the CLI the GUI started              people
 note.json                     GUI (``rundir.notes``: title, note)  GUI history (never the engine)
+trial.json                    search (``rundir.trials``: trial     GUI trials table, people
+                              number, values, its end state)
 
 The events file (``--events FILE``, a file the caller names, outside the run directory) holds one JSON
 object a line, ``{"event": NAME, ...fields}``, appended by ``announce`` and read by ``read_events``. It is the
@@ -84,6 +86,7 @@ CHECKPOINT_DIR = "checkpoints"
 LOCK_FILE = "writer.lock"
 STOP_FILE = "STOP"
 NOTE_FILE = "note.json"
+TRIAL_FILE = "trial.json"  # a search trial's tags (``rundir.trials``)
 EVALUATION_DIR = "evaluation"
 INFERENCE_DIR = "inference"
 

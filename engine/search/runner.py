@@ -20,6 +20,7 @@ from optuna.trial import TrialState
 
 from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.project.model import Project
+from nnconsole.engine.rundir.trials import mark_trial_state
 from nnconsole.engine.search.policy import Rule
 from nnconsole.engine.search.space import design_trial
 from nnconsole.engine.search.study import NOT_COUNTED, claim, counted, fail_and_requeue
@@ -161,6 +162,7 @@ def _one_trial(job: SearchJob, request: TrialRequest, trial: optuna.Trial, progr
     outcome = runner(request, trial.number, design.project, tags, on_epoch, stop.is_set)
     if outcome.run_dir:
         trial.set_user_attr("run_dir", outcome.run_dir)
+        mark_trial_state(outcome.run_dir, _end_state(outcome, stop.is_set()))
     if outcome.stopped or (stop.is_set() and not outcome.pruned and outcome.exit_code != ExitCode.OK):
         _give_back(job, trial, "the search stopped while it ran")
         progress.trial_done(trial.number, "stopped", f"{words}: will run again on resume", outcome.seconds)
@@ -180,3 +182,12 @@ def _one_trial(job: SearchJob, request: TrialRequest, trial: optuna.Trial, progr
     job.study.tell(trial, values)
     progress.trial_done(trial.number, "complete", f"{words}: error {outcome.error:.4f}, {design.multiply_adds:,} "
                         "multiply-adds", outcome.seconds)
+
+
+def _end_state(outcome, stopping: bool) -> str:
+    """The word ``trial.json`` keeps for how a trial's run ended (the branches below tell the study the same)."""
+    if outcome.stopped or (stopping and not outcome.pruned and outcome.exit_code != ExitCode.OK):
+        return "stopped"
+    if outcome.pruned:
+        return "pruned"
+    return "failed" if outcome.exit_code != ExitCode.OK or outcome.error is None else "complete"
