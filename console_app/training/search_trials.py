@@ -175,7 +175,7 @@ class SearchTrials(QWidget):
         if trial is None:
             self.message = "Select a trial first."
             return None
-        parent = os.path.dirname(os.path.dirname(os.path.dirname(trial.run_dir)))  # beside results/
+        parent = os.path.dirname(os.path.dirname(os.path.dirname(trial.run_dir)))  # beside the results folder
         folder = self.choose_folder(os.path.join(parent, f"trial_{trial.number}"))
         if not folder:
             return None
