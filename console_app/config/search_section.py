@@ -105,7 +105,7 @@ class SearchSection(QGroupBox):
         self.params.setHorizontalHeaderLabels(PARAM_COLUMNS)
         self.params.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
         self.params.setMinimumHeight(130)
-        self.params.cellChanged.connect(lambda _r, _c: self._commit_params())
+        self.params.cellChanged.connect(self._commit_params)
         add, remove = QPushButton("Add searched value", self), QPushButton("Remove", self)
         add.setObjectName("search_param_add")
         remove.setObjectName("search_param_remove")
@@ -159,13 +159,14 @@ class SearchSection(QGroupBox):
         elif not on and self.search() is not None:
             set_setting(self.document, "search", None, mergeable=False)
 
-    def _commit(self, name: str, value: Any) -> None:
+    def _commit(self, name: str, value: Any, merge_key: str = "", mergeable: bool = True) -> None:
+        """``search.<name> = value`` as one undo step, merged with the next edit of the same ``merge_key``."""
         current = self.search()
         if current is None or getattr(current, name) == value:
             return
         changed = copy.deepcopy(current)
         setattr(changed, name, value)
-        set_setting(self.document, "search", changed, merge_key=f"search.{name}")
+        set_setting(self.document, "search", changed, mergeable, merge_key=merge_key or f"search.{name}")
 
     def _row_cells(self, row: int) -> List[str]:
         cells = []
@@ -177,8 +178,9 @@ class SearchSection(QGroupBox):
                 cells.append(item.text() if item is not None else "")
         return cells
 
-    def _commit_params(self) -> None:
-        """The table as ``search.params``; nothing is committed while a cell does not read (it is shown red)."""
+    def _commit_params(self, row: int = -1, col: int = -1) -> None:
+        """The table as ``search.params``; nothing is committed while a cell does not read (it is shown red).
+        Typing in one cell is one undo step."""
         params, bad = [], False
         self.params.blockSignals(True)
         try:
@@ -197,18 +199,19 @@ class SearchSection(QGroupBox):
         finally:
             self.params.blockSignals(False)
         if not bad:
-            self._commit("params", params)
+            self._commit("params", params, merge_key=f"search.params.{row}.{col}")
 
     def add_param(self) -> None:
         current = self.search()
         if current is not None:
             self._commit("params", list(current.params) + [SearchParam(target="optimizer.learning_rate",
-                                                                        kind="log_float", low=1e-5, high=1.0)])
+                                                                        kind="log_float", low=1e-5, high=1.0)],
+                         mergeable=False)
 
     def remove_param(self) -> None:
         current, row = self.search(), self.params.currentRow()
         if current is not None and 0 <= row < len(current.params):
-            self._commit("params", [p for i, p in enumerate(current.params) if i != row])
+            self._commit("params", [p for i, p in enumerate(current.params) if i != row], mergeable=False)
 
     # ---- document -> view ---------------------------------------------------------------------
     def sync(self) -> None:
@@ -243,15 +246,29 @@ class SearchSection(QGroupBox):
 
     def _fill_params(self, params: List[SearchParam]) -> None:
         self.params.setRowCount(len(params))
+        kinds = []
         for row, p in enumerate(params):
             texts = (p.target, "", _number(p.low), _number(p.high), str(p.step),
                      ", ".join(json.dumps(c) if not isinstance(c, str) else c for c in p.choices))
             for col, text in enumerate(texts):
                 if col == 1:
-                    kind = QComboBox(self.params)
-                    kind.addItems(list(SEARCH_KINDS))
-                    kind.setCurrentText(p.kind)
-                    kind.currentTextChanged.connect(lambda _t: self._commit_params())
-                    self.params.setCellWidget(row, col, kind)
-                else:
+                    kinds.append(self._kind_editor(row))
+                    kinds[-1].setCurrentText(p.kind)
+                elif self.params.item(row, col) is None:
                     self.params.setItem(row, col, QTableWidgetItem(text))
+                elif self.params.item(row, col).text() != text:  # kept, not replaced: it may be the one edited
+                    self.params.item(row, col).setText(text)
+        for kind in kinds:
+            kind.blockSignals(False)
+
+    def _kind_editor(self, row: int) -> QComboBox:
+        """The row's Kind selector, made once per row and kept (signals blocked while filled): a combo is never
+        replaced from inside its own change signal."""
+        kind = self.params.cellWidget(row, 1)
+        if not isinstance(kind, QComboBox):
+            kind = QComboBox(self.params)
+            kind.addItems(list(SEARCH_KINDS))
+            kind.currentTextChanged.connect(lambda _t, r=row: self._commit_params(r, 1))
+            self.params.setCellWidget(row, 1, kind)
+        kind.blockSignals(True)
+        return kind
