@@ -21,14 +21,15 @@ from PySide6.QtWidgets import (QAbstractItemView, QFileDialog, QHBoxLayout, QHea
 
 from nnconsole.app.training.tradeoff import run_cost
 from nnconsole.engine.project.io import load_project, save_project
-from nnconsole.engine.rundir.protocol import RESOLVED_FILE, RunStatus
+from nnconsole.engine.rundir.protocol import RESOLVED_FILE, RunStatus, TrialStatus
 from nnconsole.engine.rundir.trials import read_trial
 
 COLUMNS = ("Trial", "Parameters", "Error", "Multiply-adds", "State")
-RUN_STATES = {RunStatus.RUNNING: "running", RunStatus.FINISHED: "complete", RunStatus.STOPPED: "stopped",
-              RunStatus.FAILED: "failed"}
-STATE_COLORS = {"running": "#1f5fbf", "complete": "#1e6b1e", "pruned": "#9a5b00", "stopped": "#9a5b00",
-                "failed": "#b00000"}
+# A trial whose end was not recorded (its search was killed) reads as its run does.
+RUN_STATES = {RunStatus.RUNNING: TrialStatus.RUNNING, RunStatus.FINISHED: TrialStatus.COMPLETE,
+              RunStatus.STOPPED: TrialStatus.STOPPED, RunStatus.FAILED: TrialStatus.FAILED}
+STATE_COLORS = {TrialStatus.RUNNING: "#1f5fbf", TrialStatus.COMPLETE: "#1e6b1e", TrialStatus.PRUNED: "#9a5b00",
+                TrialStatus.STOPPED: "#9a5b00", TrialStatus.FAILED: "#b00000"}
 
 
 @dataclass
@@ -41,7 +42,7 @@ class TrialRow:
     changes: List[str]
     error: Optional[float]
     multiply_adds: Optional[int]
-    state: str
+    state: TrialStatus
 
     @property
     def label(self) -> str:
@@ -54,12 +55,12 @@ class TrialRow:
         return ", ".join(values + list(self.changes)) or "(the project as it is)"
 
 
-def trial_state(tags: dict, status: RunStatus) -> str:
+def trial_state(tags: dict, status: RunStatus) -> TrialStatus:
     """The recorded end state, else the run's: a trial recorded as running whose run has ended reads as the run."""
     recorded = tags.get("state")
-    if isinstance(recorded, str) and recorded != "running" and recorded in STATE_COLORS:
-        return recorded
-    return RUN_STATES.get(status, "failed")
+    if recorded in [m.value for m in TrialStatus] and recorded != TrialStatus.RUNNING:
+        return TrialStatus(recorded)
+    return RUN_STATES.get(status, TrialStatus.FAILED)
 
 
 def collect_trials(rows: Sequence) -> List[TrialRow]:
@@ -134,15 +135,15 @@ class SearchTrials(QWidget):
         selected = self.selected()
         self.trials = collect_trials(rows)
         self.setVisible(bool(self.trials))
-        counts: Dict[str, int] = {}
+        counts: Dict[TrialStatus, int] = {}
         for t in self.trials:
             counts[t.state] = counts.get(t.state, 0) + 1
         self.summary.setText(f"<b>Search trials</b>: {len(self.trials)} (" +
-                             ", ".join(f"{n} {state}" for state, n in sorted(counts.items())) + ")")
+                             ", ".join(f"{n} {state}" for state, n in sorted(counts.items(), key=lambda kv: kv[0].value)) + ")")
         self.table.setRowCount(len(self.trials))
         for r, t in enumerate(self.trials):
             cells = (str(t.number), t.describe(), "" if t.error is None else f"{t.error:.4f}",
-                     "" if t.multiply_adds is None else f"{t.multiply_adds:,}", t.state)
+                     "" if t.multiply_adds is None else f"{t.multiply_adds:,}", t.state.value)
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if c in (0, 2, 3):

@@ -115,6 +115,24 @@ class RunStatus(str, enum.Enum):
         return cls.UNKNOWN if isinstance(value, str) else None
 
 
+class TrialStatus(str, enum.Enum):
+    """``trial.json``'s ``state``: how a search trial's run stands (``rundir.trials``), the study's word for it.
+
+    The search writes RUNNING when the trial's run directory appears and one of the others when the trial ends:
+    COMPLETE (trained to its end), PRUNED (stopped early by the pruner, or never trained: outside the
+    multiply-add bounds), FAILED, or STOPPED (the search stopped; the trial runs again on resume).
+    """
+
+    RUNNING = "running"
+    COMPLETE = "complete"
+    PRUNED = "pruned"
+    FAILED = "failed"
+    STOPPED = "stopped"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 # Every launch appends to logs/launcher.log a line that starts with this and holds its command line, then the
 # job's output; messages read only the last launch's part (a resumed run's log also holds the earlier
 # launches'), and the GUI's log pane never reads that line as a failure.

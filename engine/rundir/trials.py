@@ -1,8 +1,7 @@
 """A search trial's tags in its run directory (``trial.json``): which trial, which values, how it ended.
 
 ``nnconsole search`` writes the file when the trial's run directory appears (trial number, parameter values,
-structure changes, multiply-adds, study) and adds ``state`` when the trial ends (``complete``, ``pruned``,
-``failed`` or ``stopped``: the search stopped it and runs it again on resume). The GUI's trials table reads it
+structure changes, multiply-adds, study) and adds ``state`` (``protocol.TrialStatus``) when the trial ends. The GUI's trials table reads it
 here, so neither side needs Optuna's storage to tell a trial's run from an ordinary one. A damaged or foreign
 file reads as no trial.
 """
@@ -14,9 +13,8 @@ from typing import Optional
 
 from nnconsole.engine.atomic import atomic_write
 from nnconsole.engine.rundir import safe_json
-from nnconsole.engine.rundir.protocol import TRIAL_FILE
+from nnconsole.engine.rundir.protocol import TRIAL_FILE, TrialStatus
 
-TRIAL_STATES = ("running", "complete", "pruned", "failed", "stopped")
 MAX_BYTES = 1 << 20  # a larger trial.json is not read
 
 
@@ -37,10 +35,8 @@ def read_trial(run_dir: str) -> Optional[dict]:
     return data
 
 
-def mark_trial_state(run_dir: str, state: str) -> None:
-    """Record how the trial of ``run_dir`` ended (one of ``TRIAL_STATES``); a run that is no trial's is left alone."""
-    if state not in TRIAL_STATES:
-        raise ValueError(f"trial state {state!r}: use one of {', '.join(TRIAL_STATES)}")
+def mark_trial_state(run_dir: str, state: TrialStatus) -> None:
+    """Record how the trial of ``run_dir`` ended; a run that is no trial's is left alone."""
     tags = read_trial(run_dir)
     if tags is not None:
-        write_trial(run_dir, dict(tags, state=state))
+        write_trial(run_dir, dict(tags, state=TrialStatus(state).value))

@@ -21,7 +21,7 @@ from nnconsole.engine.helper_processes import cli_command
 from nnconsole.engine.launch.launcher import die_with_parent, resolved_copy
 from nnconsole.engine.project.io import dumps_project
 from nnconsole.engine.rundir import store as runs
-from nnconsole.engine.rundir.protocol import RUN_DIR_EVENT, STOP_FILE, TRIAL_FILE, read_events  # noqa: F401 (re-exported)
+from nnconsole.engine.rundir.protocol import RUN_DIR_EVENT, STOP_FILE, TrialStatus, read_events
 from nnconsole.engine.rundir.trials import write_trial
 
 POLL_SECONDS = 0.5
@@ -85,7 +85,7 @@ def run_trial(request: TrialRequest, number: int, project, tags: dict,
                 for event in found:
                     if event.get("event") == RUN_DIR_EVENT:
                         outcome.run_dir = event["run_dir"]
-                        write_trial(outcome.run_dir, dict(tags, trial=number, state="running"))
+                        write_trial(outcome.run_dir, dict(tags, trial=number, state=TrialStatus.RUNNING.value))
             if outcome.run_dir:
                 errors = [float(r["error"]) for r in runs.iter_metrics(outcome.run_dir, "validation")]
                 for epoch, error in enumerate(errors[seen:], start=seen + 1):
