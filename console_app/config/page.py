@@ -16,6 +16,8 @@ from nnconsole.app.config.optimizer_form import (OPTIMIZER_FIELDS, SCHEDULE_FIEL
                                                  solver_params_for)
 from nnconsole.app.config.optimizer_list import OptimizerList
 from nnconsole.app.config.plan_panel import PlanPanel
+from nnconsole.app.config.search_launch import SearchLaunch
+from nnconsole.app.config.search_section import SearchSection
 
 # The Global Config and Multi-GPU forms, from the settings schema (the Optimizer form is OptimizerForm's).
 GLOBAL_FIELDS = form_specs("global")
@@ -57,6 +59,10 @@ class ConfigPage(QWidget):
         self.optimizer_list = OptimizerList(document)  # the CONFIG tab's optimizer and the others (issue 17)
         self.optimizer_list.message.connect(self.show_message)
         left.addWidget(self.optimizer_list)
+        self.search_section = SearchSection(document)  # the project's search section (issue 29)
+        self.search_launch = SearchLaunch(document)
+        left.addWidget(self.search_section)
+        left.addWidget(self.search_launch)
         left.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -87,13 +93,20 @@ class ConfigPage(QWidget):
             group.sync()
         self.optimizer_form.reload()
         self.optimizer_list.sync()
+        self._sync_search()
         self.plan_panel.refresh(self.document.project)
+
+    def _sync_search(self) -> None:
+        self.search_section.sync()
+        self.search_launch.sync()
 
     def _setting_changed(self, dotted: str) -> None:
         for group in (self.global_group, self.multi_gpu_group):
             group.sync(dotted)
         self.optimizer_form.setting_changed(dotted)
         self.optimizer_list.sync()
+        if dotted == "search" or dotted.startswith("search."):
+            self._sync_search()
         self.plan_panel.refresh(self.document.project)
 
     # ---- view -> document ---------------------------------------------------------------------

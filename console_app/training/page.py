@@ -30,6 +30,7 @@ from nnconsole.app.training.project_runs import ProjectRuns, project_key, projec
 from nnconsole.app.training.run_events import RunEventsMixin
 from nnconsole.app.training.run_menu import RunMenuMixin
 from nnconsole.app.training.run_view import RunViewMixin
+from nnconsole.app.training.search_trials import SearchTrials
 from nnconsole.app.training.tradeoff import TradeoffPlot
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.protocol import RunStatus
@@ -109,10 +110,11 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, RunViewMixin, QWidget):
         self.log_pane.resume_requested.connect(self.resume_run)
         self.history = RunHistory()
         self.tradeoff = TradeoffPlot()
+        self.trials = SearchTrials(self._open_project)  # a search's trials (issue 29), hidden without any
         right = QSplitter(Qt.Vertical)
-        right.addWidget(self.history)
-        right.addWidget(self.tradeoff)
-        right.setSizes([380, 380])
+        for w in (self.history, self.trials, self.tradeoff):
+            right.addWidget(w)
+        right.setSizes([300, 220, 300])
         left = QSplitter(Qt.Vertical)
         left.addWidget(self.curves)
         left.addWidget(self.log_pane)
@@ -352,7 +354,8 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, RunViewMixin, QWidget):
         self._listing = runs.list_runs(root) if root else []
         self.rows = collect_runs(root, self._listing) if root else []
         self.history.set_rows(self.rows)
-        self.tradeoff.set_runs(self.rows)
+        self.trials.set_rows(self.rows)
+        self.tradeoff.set_runs(self.rows, self.trials.labels())
         if not self.controller.is_running():
             for row in self.rows:
                 if row.status == RunStatus.RUNNING and self.controller.attach(row.run_dir):

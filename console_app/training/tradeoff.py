@@ -73,8 +73,10 @@ class TradeoffPlot(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.plot)
 
-    def set_runs(self, rows: Sequence) -> None:
-        """Rows with run_dir, label (title or name), best_error and total_macs (``history.RunRow``)."""
+    def set_runs(self, rows: Sequence, labels: Optional[Dict[str, str]] = None) -> None:
+        """Rows with run_dir, label (title or name), best_error and total_macs (``history.RunRow``); ``labels``
+        names some runs otherwise (a search trial: "trial 3")."""
+        labels = labels or {}
         points, names = [], []
         for row in rows:
             if row.best_error is None:
@@ -83,7 +85,7 @@ class TradeoffPlot(QWidget):
             if cost is None:
                 continue
             points.append((float(cost), float(row.best_error)))
-            names.append(row.label)  # the user's title (note.json), else the folder name
+            names.append(labels.get(row.run_dir, row.label))  # a trial's number, the user's title, the folder
         self.points, self.names = points, names
         self.pareto = pareto_front(points)
         item = self.plot.getPlotItem()

@@ -35,6 +35,8 @@ evaluation/<model>.../        evaluate (``metrics.results``:       GUI EVALUATIO
 inference/<data>_<model>.csv  infer (the GUI names a new file)     GUI Inference view, people
 cli-output.log, -errors.log   the CLI the GUI started              people
 note.json                     GUI (``rundir.notes``: title, note)  GUI history (never the engine)
+trial.json                    search (``rundir.trials``: trial     GUI trials table, people
+                              number, values, its end state)
 
 The events file (``--events FILE``, a file the caller names, outside the run directory) holds one JSON
 object a line, ``{"event": NAME, ...fields}``, appended by ``announce`` and read by ``read_events``. It is the
@@ -84,6 +86,7 @@ CHECKPOINT_DIR = "checkpoints"
 LOCK_FILE = "writer.lock"
 STOP_FILE = "STOP"
 NOTE_FILE = "note.json"
+TRIAL_FILE = "trial.json"  # a search trial's tags (``rundir.trials``)
 EVALUATION_DIR = "evaluation"
 INFERENCE_DIR = "inference"
 
@@ -110,6 +113,24 @@ class RunStatus(str, enum.Enum):
     @classmethod
     def _missing_(cls, value: object) -> Optional["RunStatus"]:
         return cls.UNKNOWN if isinstance(value, str) else None
+
+
+class TrialStatus(str, enum.Enum):
+    """``trial.json``'s ``state``: how a search trial's run stands (``rundir.trials``), the study's word for it.
+
+    The search writes RUNNING when the trial's run directory appears and one of the others when the trial ends:
+    COMPLETE (trained to its end), PRUNED (stopped early by the pruner, or never trained: outside the
+    multiply-add bounds), FAILED, or STOPPED (the search stopped; the trial runs again on resume).
+    """
+
+    RUNNING = "running"
+    COMPLETE = "complete"
+    PRUNED = "pruned"
+    FAILED = "failed"
+    STOPPED = "stopped"
+
+    def __str__(self) -> str:
+        return self.value
 
 
 # Every launch appends to logs/launcher.log a line that starts with this and holds its command line, then the

@@ -20,6 +20,8 @@ from optuna.trial import TrialState
 
 from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.project.model import Project
+from nnconsole.engine.rundir.protocol import TrialStatus
+from nnconsole.engine.rundir.trials import mark_trial_state
 from nnconsole.engine.search.policy import Rule
 from nnconsole.engine.search.space import design_trial
 from nnconsole.engine.search.study import NOT_COUNTED, claim, counted, fail_and_requeue
@@ -57,7 +59,7 @@ class Progress:
         self.job, self.say, self.durations, self.started = job, say, [], time.time()
         self.lock = threading.Lock()
 
-    def trial_done(self, number: int, state: str, detail: str, seconds: float) -> None:
+    def trial_done(self, number: int, state: TrialStatus, detail: str, seconds: float) -> None:
         with self.lock:
             self.durations.append(seconds)
             done = sum(1 for t in self.job.study.get_trials(deepcopy=False)
@@ -145,7 +147,7 @@ def _one_trial(job: SearchJob, request: TrialRequest, trial: optuna.Trial, progr
     if design.multiply_adds < low or (high and design.multiply_adds > high):
         trial.set_user_attr("pruned_because", f"{design.multiply_adds:,} multiply-adds outside [{low:,}, {high or 'any'}]")
         job.study.tell(trial, state=TrialState.PRUNED)
-        progress.trial_done(trial.number, "pruned", f"{words}: {design.multiply_adds:,} multiply-adds outside the "
+        progress.trial_done(trial.number, TrialStatus.PRUNED, f"{words}: {design.multiply_adds:,} multiply-adds outside the "
                             "bounds", 0.0)
         return
     single = len(search.objectives) == 1
@@ -161,22 +163,32 @@ def _one_trial(job: SearchJob, request: TrialRequest, trial: optuna.Trial, progr
     outcome = runner(request, trial.number, design.project, tags, on_epoch, stop.is_set)
     if outcome.run_dir:
         trial.set_user_attr("run_dir", outcome.run_dir)
+        mark_trial_state(outcome.run_dir, _end_state(outcome, stop.is_set()))
     if outcome.stopped or (stop.is_set() and not outcome.pruned and outcome.exit_code != ExitCode.OK):
         _give_back(job, trial, "the search stopped while it ran")
-        progress.trial_done(trial.number, "stopped", f"{words}: will run again on resume", outcome.seconds)
+        progress.trial_done(trial.number, TrialStatus.STOPPED, f"{words}: will run again on resume", outcome.seconds)
         return
     if outcome.pruned:
         job.study.tell(trial, state=TrialState.PRUNED)
-        progress.trial_done(trial.number, "pruned", f"{words}: error {outcome.curve[-1]:.4f} at epoch "
+        progress.trial_done(trial.number, TrialStatus.PRUNED, f"{words}: error {outcome.curve[-1]:.4f} at epoch "
                             f"{len(outcome.curve)}", outcome.seconds)
         return
     if outcome.exit_code != ExitCode.OK or outcome.error is None:
         trial.set_user_attr("failed_because", f"training ended with exit code {outcome.exit_code}")
         job.study.tell(trial, state=TrialState.FAIL)
-        progress.trial_done(trial.number, "failed", f"{words}: exit code {outcome.exit_code} (see {outcome.run_dir or 'the trial log'})",
+        progress.trial_done(trial.number, TrialStatus.FAILED, f"{words}: exit code {outcome.exit_code} (see {outcome.run_dir or 'the trial log'})",
                             outcome.seconds)
         return
     values = [outcome.error] + ([float(design.multiply_adds)] if not single else [])
     job.study.tell(trial, values)
-    progress.trial_done(trial.number, "complete", f"{words}: error {outcome.error:.4f}, {design.multiply_adds:,} "
+    progress.trial_done(trial.number, TrialStatus.COMPLETE, f"{words}: error {outcome.error:.4f}, {design.multiply_adds:,} "
                         "multiply-adds", outcome.seconds)
+
+
+def _end_state(outcome, stopping: bool) -> TrialStatus:
+    """The word ``trial.json`` keeps for how a trial's run ended (the branches below tell the study the same)."""
+    if outcome.stopped or (stopping and not outcome.pruned and outcome.exit_code != ExitCode.OK):
+        return TrialStatus.STOPPED
+    if outcome.pruned:
+        return TrialStatus.PRUNED
+    return TrialStatus.FAILED if outcome.exit_code != ExitCode.OK or outcome.error is None else TrialStatus.COMPLETE

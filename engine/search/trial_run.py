@@ -9,7 +9,6 @@ a killed search leaves no training behind.
 """
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import time
@@ -22,9 +21,9 @@ from nnconsole.engine.helper_processes import cli_command
 from nnconsole.engine.launch.launcher import die_with_parent, resolved_copy
 from nnconsole.engine.project.io import dumps_project
 from nnconsole.engine.rundir import store as runs
-from nnconsole.engine.rundir.protocol import RUN_DIR_EVENT, STOP_FILE, read_events
+from nnconsole.engine.rundir.protocol import RUN_DIR_EVENT, STOP_FILE, TrialStatus, read_events
+from nnconsole.engine.rundir.trials import write_trial
 
-TRIAL_FILE = "trial.json"
 POLL_SECONDS = 0.5
 
 
@@ -86,8 +85,7 @@ def run_trial(request: TrialRequest, number: int, project, tags: dict,
                 for event in found:
                     if event.get("event") == RUN_DIR_EVENT:
                         outcome.run_dir = event["run_dir"]
-                        atomic_write(os.path.join(outcome.run_dir, TRIAL_FILE),
-                                     json.dumps(dict(tags, trial=number), indent=2, default=str).encode())
+                        write_trial(outcome.run_dir, dict(tags, trial=number, state=TrialStatus.RUNNING.value))
             if outcome.run_dir:
                 errors = [float(r["error"]) for r in runs.iter_metrics(outcome.run_dir, "validation")]
                 for epoch, error in enumerate(errors[seen:], start=seen + 1):

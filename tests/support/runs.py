@@ -99,3 +99,38 @@ def make_image_run(tmp_path, shape=SHAPE, with_best=True, names=None):
         nn.save_parameters(str(run_dir / "parameters_best.h5"))
     nn.clear_parameters()
     return str(run_dir), w, b
+
+
+# -- a search trial's run: status, validation records and trial.json, as nnconsole search leaves it ----------
+def search_trial_run(project_path, number, params, error, multiply_adds, state="complete", status="finished",
+                     started=None):
+    """A run directory of trial ``number`` under the project's results root: its snapshot project (the project
+    at ``project_path``), a status with ``error`` as the best validation error, one validation record and a
+    ``trial.json`` with ``params``, ``multiply_adds`` and ``state`` (None: no state recorded yet)."""
+    import json
+    import os
+    import time
+
+    from nnconsole.engine.project.io import load_project
+    from nnconsole.engine.rundir.protocol import METRICS_FILE
+    from nnconsole.engine.rundir.trials import write_trial
+
+    started = started if started is not None else time.time() - 1000 + number
+    run_dir = os.path.join(runs.results_root(project_path), f"20260101_{number:06d}")
+    os.makedirs(run_dir)
+    project = load_project(project_path)
+    project.search = None  # a trial's project is an ordinary one
+    save_project(project, os.path.join(run_dir, RESOLVED_FILE), backup=False)
+    runs.write_status(run_dir, runs.StatusRecord(status=status, started=started, workers=1, logical_batch=32,
+                                                 best_validation_error=error, best_epoch=1 if error is not None
+                                                 else None, total_macs=multiply_adds))
+    with open(os.path.join(run_dir, METRICS_FILE), "w") as fh:
+        if error is not None:
+            fh.write(json.dumps({"type": "validation", "epoch": 1, "iteration": 10, "loss": 1.0, "error": error,
+                                 "count": 100, "best": True}) + "\n")
+    tags = {"trial": number, "params": params, "changes": [], "skipped": [], "multiply_adds": multiply_adds,
+            "study": project.name}
+    if state is not None:
+        tags["state"] = state
+    write_trial(run_dir, tags)
+    return os.path.abspath(run_dir)

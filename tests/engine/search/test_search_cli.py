@@ -19,7 +19,7 @@ from nnconsole import templates as project_templates
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.protocol import SNAPSHOT_FILE
 from nnconsole.engine.search.study import open_study
-from nnconsole.engine.search.trial_run import TRIAL_FILE
+from nnconsole.engine.rundir.protocol import TRIAL_FILE
 from nnconsole.engine.project.io import load_project
 from tests.support.cli import nnconsole
 from tests.support.paths import ROOT
