@@ -141,16 +141,6 @@ def claim(study: optuna.Study, trial: optuna.Trial) -> None:
     trial.set_user_attr(PID, os.getpid())
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def fail_and_requeue(study: optuna.Study, trial_id: int, number: int, params: Dict[str, Any], why: str) -> bool:
     """Mark a RUNNING trial failed and not counted, and enqueue its parameters again; False when another
     process did it first (the state change is the storage's atomic step, so only one process re-enqueues)."""
@@ -171,7 +161,7 @@ def repair_stale(study: optuna.Study, host: Optional[str] = None) -> List[int]:
     repaired = []
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         owner, pid = t.user_attrs.get(HOST), t.user_attrs.get(PID)
-        if owner == host and isinstance(pid, int) and pid != os.getpid() and _alive(pid):
+        if owner == host and isinstance(pid, int) and pid != os.getpid() and runs.pid_alive(pid):
             continue
         if owner is None and pid is None and t.params == {} and _recent(t):
             continue  # just asked by a process that has not claimed it yet

@@ -30,16 +30,18 @@ def fake_error(lr: float, epoch: int) -> float:
 
 
 class FakeRunner:
-    """Stands in for ``trial_run.run_trial``: reports ``epochs`` validation errors, ``seconds`` apart."""
+    """Stands in for ``trial_run.run_trial``: reports ``epochs`` validation errors, ``seconds`` apart (``slower``:
+    trial number -> a factor on that trial's seconds, so a test can know which trial is still running)."""
 
-    def __init__(self, epochs: int = 4, seconds: float = 0.0):
+    def __init__(self, epochs: int = 4, seconds: float = 0.0, slower: Optional[dict] = None):
         self.epochs, self.seconds, self.pruned = epochs, seconds, []
+        self.slower = dict(slower or {})
 
     def __call__(self, request, number, project, tags, on_epoch, should_stop) -> TrialOutcome:
         lr = project.optimizer.learning_rate
         outcome = TrialOutcome(run_dir=f"fake/{number}", exit_code=0)
         for epoch in range(1, self.epochs + 1):
-            time.sleep(self.seconds)
+            time.sleep(self.seconds * self.slower.get(number, 1.0))
             if should_stop():
                 outcome.stopped, outcome.exit_code = True, 3
                 return outcome

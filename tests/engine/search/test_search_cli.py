@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -67,17 +68,19 @@ def test_a_killed_search_resumes_and_each_trial_is_a_run(tmp_path):
         line = proc.stdout.readline()
         if line.startswith("trial 0 complete") or not line:
             break
-    time.sleep(3)  # trial 1 is training
+    time.sleep(1)  # a later trial is training (trial 1, or on a fast machine trial 2)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     out = nnconsole(["search", project, "--trials", "3", "--epochs", "1", "--device", "cpu"], timeout=400).stdout
-    assert "resuming: trial(s) 1" in out, out
+    resumed = re.search(r"resuming: trial\(s\) (\d+) ", out)
+    assert resumed, out
+    killed = int(resumed.group(1))
     study = _study(project)
     done = [t for t in study.get_trials() if t.state == TrialState.COMPLETE]
     assert len(done) == 3 and len({json.dumps(t.params, sort_keys=True) for t in done}) == 3
     failed = [t for t in study.get_trials() if t.state == TrialState.FAIL]
-    assert [t.number for t in failed] == [1]
-    assert any(t.user_attrs.get("rerun_of") == 1 and t.params == failed[0].params for t in done)
+    assert killed >= 1 and [t.number for t in failed] == [killed]
+    assert any(t.user_attrs.get("rerun_of") == killed and t.params.items() >= failed[0].params.items() for t in done)
     for t in done:  # each trial is a normal, finished run, tagged with its trial
         run_dir = t.user_attrs["run_dir"]
         assert runs.read_status(run_dir).status.value == "finished"
