@@ -25,6 +25,13 @@ LINEAR_SCALING_MAX_BATCH = 8192
 BN_MIN_BATCH = 16
 
 
+def simulation_note(workers: int) -> str:
+    """The note of a plan whose ``workers`` run one after another in one process (--simulate-workers N):
+    the launcher prints it, the trainer logs it and plan.json keeps it."""
+    return (f"simulated: {workers} workers run one after another in this one process (--simulate-workers "
+            f"{workers}); the parameters equal a real {workers}-worker run's, the time per iteration does not")
+
+
 def _g(x: float) -> str:
     return f"{x:.6g}"
 

@@ -23,6 +23,7 @@ from nnconsole.engine.comm.nccl import NcclGpuComm
 from nnconsole.engine.backend.device import select_device
 from nnconsole.engine.data.cache_build import DatasetBuildStopped
 from nnconsole.engine.train.trainer import Trainer
+from nnconsole.engine.train.simulated import SimulatedComm
 from nnconsole.engine.rundir.launch_options import WorkerOptions
 from nnconsole.engine.backend.mpi import launched_by_mpi
 from nnconsole.engine.plan.explain import GPU_HALF_ALLREDUCE_MESSAGE
@@ -91,6 +92,8 @@ def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> Run
 
     options = WorkerOptions.read(run_dir)
     project = load_valid_project(os.path.join(run_dir, RESOLVED_FILE), check_datasets=False)
+    if comm is None and options.simulate_workers > 1:  # N workers, one after another, in this process
+        comm = SimulatedComm(options.simulate_workers)
     if comm is None:
         comm = create_communicator(bucket_mb=project.multi_gpu.bucket_mb, require_mpi=options.workers > 1,
                                    half_allreduce=project.multi_gpu.allreduce_precision == "half",
