@@ -126,21 +126,30 @@ def _write_options(run_dir: str, request: LaunchRequest, workers: int, resume: b
                   simulate_workers=simulate_workers).write(run_dir)
 
 
-def simulated_workers(request: LaunchRequest) -> int:
+def simulated_workers(request: LaunchRequest, project: Project) -> int:
     """How many workers the run simulates in one process (0: none): ``--simulate-workers``; on ``--resume``
-    without it, what the run was started with, unless ``--gpus`` asks for real workers now.
+    without it, what the run was started with; else the project's ``multi_gpu.simulate_workers``. ``--gpus``,
+    ``--hosts`` or ``--hostfile`` without ``--simulate-workers`` ask for real workers: no simulation.
 
     LaunchError when real workers or hosts are asked for too: a simulated run is one process.
     """
     asked = request.simulate_workers
-    if asked is None and request.resume_dir and not request.workers:
-        recorded = WorkerOptions.recorded(request.resume_dir)
-        asked = recorded.simulate_workers if recorded else 0
+    real = bool(request.workers or request.hosts or request.hostfile)
+    if asked is None and not real:
+        if request.resume_dir:
+            recorded = WorkerOptions.recorded(request.resume_dir)
+            asked = recorded.simulate_workers if recorded else 0
+        else:
+            asked = project.multi_gpu.simulate_workers
+            if asked > 1 and (project.multi_gpu.workers > 1 or project.multi_gpu.hosts or project.multi_gpu.hostfile):
+                raise LaunchError(f"{project.path or 'the project'}: multi_gpu.simulate_workers is {asked} and "
+                                  "multi_gpu.workers/hosts ask for real workers too; set multi_gpu.simulate_workers "
+                                  "to 0 to train on real workers, or multi_gpu.workers to 1 to simulate")
     asked = int(asked or 0)
-    if asked and ((request.workers or 1) > 1 or request.hosts or request.hostfile):
+    if asked > 1 and ((request.workers or 1) > 1 or request.hosts or request.hostfile):
         raise LaunchError("--simulate-workers N trains the N workers one after another in this one process: "
                           "drop --gpus/--hosts/--hostfile, or drop --simulate-workers to train on real workers")
-    return asked
+    return asked if asked > 1 else 0
 
 
 def launch_layout(request: LaunchRequest, project: Project) -> Tuple[int, List[str], str, str]:
@@ -357,7 +366,7 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
     project = _project_for(request)
     overridden = apply_overrides(project, request.__dict__)  # --allreduce-precision ... (run_overrides)
     workers, hosts, hostfile, layout_note = launch_layout(request, project)
-    simulated = simulated_workers(request)
+    simulated = simulated_workers(request, project)
     if simulated:  # one process, planned as N workers (engine/train/simulated.py)
         workers, hosts, hostfile, layout_note = 1, [], "", ""
     device = request.device or project.config.device

@@ -172,3 +172,19 @@ def test_resume_and_replay_keep_the_simulation(tmp_path):
                   if line.startswith("replaying ")][0]
     assert json.load(open(os.path.join(replay_dir, "launch.json")))["simulate_workers"] == 2
     assert max_relative_error(reference, final_params(replay_dir)) <= TOLERANCE
+
+
+def test_the_project_setting_simulates_unless_the_command_line_asks_for_real_workers(tmp_path):
+    path = bn_dropout_project(str(tmp_path / "bn"))
+    project = load_valid_project(path)
+    project.multi_gpu.simulate_workers = 2
+    save_project(project, path, backup=False)
+    run_dir = _train(path)
+    assert json.load(open(os.path.join(run_dir, "launch.json")))["simulate_workers"] == 2
+    assert json.load(open(os.path.join(run_dir, "plan.json")))["logical_batch"] == 16
+
+    project.multi_gpu.workers = 2  # both: refused, naming the two fields
+    save_project(project, path, backup=False)
+    result = nnconsole(["train", path, "-q"], check=False)
+    assert result.returncode != 0
+    assert "multi_gpu.simulate_workers is 2 and multi_gpu.workers/hosts ask for real workers" in result.stderr
