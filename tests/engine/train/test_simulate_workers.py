@@ -24,6 +24,7 @@ from tests.support.projects import bn_project, gan_2d_project, tabular_project
 from tests.support.training import final_params, max_relative_error
 
 TOLERANCE = 1e-5
+pytestmark = pytest.mark.slow  # each trains for seconds (real mpiexec runs, CLI subprocesses)
 
 
 def _train(project: str, *extra: str) -> str:
