@@ -234,7 +234,8 @@ def _add_train_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", choices=DEVICES, help="override config.device")
     p.add_argument("--simulate-workers", type=_positive_int, metavar="N", help="train in this one process exactly as "
                    "N workers would (their batches, logical batch, learning rate, schedule and gradient, one worker "
-                   "after another) to see what N workers do to the model before owning N GPUs; a resume keeps it")
+                   "after another) to see what N workers do to the model before owning N GPUs; with --gpus M (N a multiple of M) "
+                   "each of M real workers simulates N/M; a resume keeps it")
     p.add_argument("--hosts", type=_host_list, metavar="H1,H2", help="hosts for mpiexec (host or host:slots)")
     p.add_argument("--hostfile", type=_hostfile, metavar="FILE", help="mpiexec hostfile (lines: host [slots=N])")
     p.add_argument("--oversubscribe", action="store_true", help="allow more workers than this machine's cores "

@@ -126,30 +126,27 @@ def _write_options(run_dir: str, request: LaunchRequest, workers: int, resume: b
                   simulate_workers=simulate_workers).write(run_dir)
 
 
-def simulated_workers(request: LaunchRequest, project: Project) -> int:
-    """How many workers the run simulates in one process (0: none): ``--simulate-workers``; on ``--resume``
-    without it, what the run was started with; else the project's ``multi_gpu.simulate_workers``. ``--gpus``,
-    ``--hosts`` or ``--hostfile`` without ``--simulate-workers`` ask for real workers: no simulation.
-
-    LaunchError when real workers or hosts are asked for too: a simulated run is one process.
+def simulated_workers(request: LaunchRequest, project: Project, processes: int) -> int:
+    """How many workers the run simulates on its ``processes`` real ones (0: none): ``--simulate-workers``;
+    on ``--resume`` without it, what the run was started with; else the project's
+    ``multi_gpu.simulate_workers``. ``--gpus``, ``--hosts`` or ``--hostfile`` without ``--simulate-workers``
+    ask for real workers only: no simulation. Each process simulates N / M workers, so N must be a multiple
+    of the M processes (LaunchError otherwise); N = M is a real run.
     """
     asked = request.simulate_workers
-    real = bool(request.workers or request.hosts or request.hostfile)
-    if asked is None and not real:
+    where = "--simulate-workers"
+    if asked is None and not (request.workers or request.hosts or request.hostfile):
         if request.resume_dir:
             recorded = WorkerOptions.recorded(request.resume_dir)
             asked = recorded.simulate_workers if recorded else 0
         else:
-            asked = project.multi_gpu.simulate_workers
-            if asked > 1 and (project.multi_gpu.workers > 1 or project.multi_gpu.hosts or project.multi_gpu.hostfile):
-                raise LaunchError(f"{project.path or 'the project'}: multi_gpu.simulate_workers is {asked} and "
-                                  "multi_gpu.workers/hosts ask for real workers too; set multi_gpu.simulate_workers "
-                                  "to 0 to train on real workers, or multi_gpu.workers to 1 to simulate")
+            asked, where = project.multi_gpu.simulate_workers, "multi_gpu.simulate_workers"
     asked = int(asked or 0)
-    if asked > 1 and ((request.workers or 1) > 1 or request.hosts or request.hostfile):
-        raise LaunchError("--simulate-workers N trains the N workers one after another in this one process: "
-                          "drop --gpus/--hosts/--hostfile, or drop --simulate-workers to train on real workers")
-    return asked if asked > 1 else 0
+    if asked > 1 and asked % processes:
+        raise LaunchError(f"{where} {asked} on {processes} workers: each worker simulates the same number of "
+                          f"workers, so it must be a multiple of {processes} (e.g. {processes * max(1, asked // processes)} "
+                          f"or {processes * (asked // processes + 1)}), or use --gpus 1")
+    return asked if asked > processes else 0
 
 
 def launch_layout(request: LaunchRequest, project: Project) -> Tuple[int, List[str], str, str]:
@@ -366,16 +363,14 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
     project = _project_for(request)
     overridden = apply_overrides(project, request.__dict__)  # --allreduce-precision ... (run_overrides)
     workers, hosts, hostfile, layout_note = launch_layout(request, project)
-    simulated = simulated_workers(request, project)
-    if simulated:  # one process, planned as N workers (engine/train/simulated.py)
-        workers, hosts, hostfile, layout_note = 1, [], "", ""
+    simulated = simulated_workers(request, project, workers)  # planned as N workers (engine/train/simulated.py)
     device = request.device or project.config.device
     plan = plan_for(project, simulated or workers, device)  # impossible settings fail here, before anything is written
     if layout_note:
         plan.notes.insert(0, layout_note)  # the plan summary says where the worker count came from
     if simulated:
         plan.simulated = True
-        plan.notes.insert(0, simulation_note(simulated))
+        plan.notes.insert(0, simulation_note(simulated, workers))
     launcher = choose_launcher(request.launcher or project.multi_gpu.launcher)
     extra = request.mpiexec_args or project.multi_gpu.mpiexec_args
     consent = request.oversubscribe or OVERSUBSCRIBE_FLAG in request.mpiexec_args  # the command line's only

@@ -139,7 +139,7 @@ class Trainer:
         self.local_ranks = list(getattr(self.comm, "simulated_ranks", (self.rank,)))
         if len(self.local_ranks) > 1:
             self.plan.simulated = True
-            self.plan.notes.insert(0, simulation_note(self.comm.size))
+            self.plan.notes.insert(0, simulation_note(self.comm.size, self.comm.size // len(self.local_ranks)))
         # VATNoise buffers: one variable per name, shared by every network of the run (runtime.noise)
         self.noises = {r: NoiseBuffers(project_buffers(self.project), seed=cfg.seed, rank=r) for r in self.local_ranks}
         self.noise = self.noises[self.local_ranks[0]]

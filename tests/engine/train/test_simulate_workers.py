@@ -136,10 +136,24 @@ def test_a_simulated_run_says_so_and_plans_as_n_workers(tmp_path):
     assert coverage and all(r["samples_min_count"] == r["samples_max_count"] == 1 for r in coverage)
 
 
-def test_simulation_with_real_workers_is_refused(tmp_path):
+def test_a_worker_count_that_does_not_divide_among_the_processes_is_refused(tmp_path):
     project = bn_dropout_project(str(tmp_path / "bn"))
-    result = nnconsole(["train", project, "-q", "--simulate-workers", "2", "--gpus", "2"], check=False)
-    assert result.returncode != 0 and "--simulate-workers N trains the N workers one after another" in result.stderr
+    result = nnconsole(["train", project, "-q", "--simulate-workers", "3", "--gpus", "2"], check=False)
+    assert result.returncode != 0 and "--simulate-workers 3 on 2 workers" in result.stderr
+    assert "must be a multiple of 2" in result.stderr
+
+
+@pytest.mark.mpi
+def test_four_workers_simulated_on_two_processes_equal_four_real_workers(tmp_path):
+    project = bn_dropout_project(str(tmp_path / "bn"))
+    real = _real_workers(project, 4)
+    result = nnconsole(["train", project, "-q", "--gpus", "2", "--simulate-workers", "4"], timeout=120)
+    simulated = run_dir_from(result.stdout)
+    assert json.load(open(os.path.join(simulated, "launch.json")))["workers"] == 2
+    assert "2 in each of the 2 worker processes" in " ".join(json.load(open(os.path.join(simulated, "plan.json")))["notes"])
+    assert os.path.exists(os.path.join(simulated, "logs", "rank1.log"))
+    rel, absolute = _compare(real, simulated)
+    assert rel <= TOLERANCE and absolute <= TOLERANCE
 
 
 def test_synchronized_batchnorm_is_refused_with_the_fix(tmp_path):
@@ -184,8 +198,10 @@ def test_the_project_setting_simulates_unless_the_command_line_asks_for_real_wor
     assert json.load(open(os.path.join(run_dir, "launch.json")))["simulate_workers"] == 2
     assert json.load(open(os.path.join(run_dir, "plan.json")))["logical_batch"] == 16
 
-    project.multi_gpu.workers = 2  # both: refused, naming the two fields
+    project.multi_gpu.simulate_workers, project.multi_gpu.workers = 3, 2  # 3 workers do not divide among 2
     save_project(project, path, backup=False)
     result = nnconsole(["train", path, "-q"], check=False)
-    assert result.returncode != 0
-    assert "multi_gpu.simulate_workers is 2 and multi_gpu.workers/hosts ask for real workers" in result.stderr
+    assert result.returncode != 0 and "multi_gpu.simulate_workers 3 on 2 workers" in result.stderr
+
+    real_only = _train(path, "--gpus", "1")  # --gpus without --simulate-workers: real workers only
+    assert json.load(open(os.path.join(real_only, "launch.json")))["simulate_workers"] == 0
