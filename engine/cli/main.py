@@ -102,7 +102,7 @@ def cmd_train(args: argparse.Namespace) -> int:
                             mpiexec_args=args.mpiexec_arg or [], resume_dir=_user_path(args.resume),
                             allow_outside_data=args.allow_outside_data, oversubscribe=args.oversubscribe,
                             network=args.network or "", allreduce_precision=args.allreduce_precision,
-                            allreduce_overlap=args.allreduce_overlap)
+                            allreduce_overlap=args.allreduce_overlap, simulate_workers=args.simulate_workers)
     printer = ProgressPrinter(live=False if args.quiet else None)
     if args.quiet:
         printer = lambda record: None  # noqa: E731
@@ -232,6 +232,10 @@ def _add_train_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpus", "--workers", dest="gpus", type=_positive_int, metavar="N",
                    help="number of workers (GPUs, or CPU processes); default multi_gpu.workers")
     p.add_argument("--device", choices=DEVICES, help="override config.device")
+    p.add_argument("--simulate-workers", type=_positive_int, metavar="N", help="train in this one process exactly as "
+                   "N workers would (their batches, logical batch, learning rate, schedule and gradient, one worker "
+                   "after another) to see what N workers do to the model before owning N GPUs; with --gpus M (N a multiple of M) "
+                   "each of M real workers simulates N/M; a resume keeps it")
     p.add_argument("--hosts", type=_host_list, metavar="H1,H2", help="hosts for mpiexec (host or host:slots)")
     p.add_argument("--hostfile", type=_hostfile, metavar="FILE", help="mpiexec hostfile (lines: host [slots=N])")
     p.add_argument("--oversubscribe", action="store_true", help="allow more workers than this machine's cores "

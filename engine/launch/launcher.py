@@ -43,6 +43,7 @@ from nnconsole.engine.data.loading import peek_csv
 from nnconsole.engine.backend.device import gpu_count
 from nnconsole.engine.backend.gpu_libs import is_private_home
 from nnconsole.engine.plan.worker_plan import make_plan
+from nnconsole.engine.plan.explain import simulation_note
 from nnconsole.engine.runtime.checkpoint import find_usable_checkpoint, read_checkpoint, ResumeRefusedError
 from nnconsole.engine.project.structure import all_networks, MAIN_NETWORK
 from nnconsole.engine.network.shapes import infer_network
@@ -73,6 +74,7 @@ class LaunchRequest:
     network: str = ""  # hosts' network for Open MPI (subnets/interfaces); default $NNCONSOLE_MPI_NETWORK
     allreduce_precision: Optional[str] = None  # override of multi_gpu.allreduce_precision (float | half)
     allreduce_overlap: Optional[bool] = None  # override of multi_gpu.allreduce_overlap
+    simulate_workers: Optional[int] = None  # --simulate-workers N: one process trains as N workers would
 
 
 
@@ -101,7 +103,7 @@ def resolved_copy(project: Project) -> Project:
 
 
 def prepare_run(project: Project, request: LaunchRequest, workers: int, hosts: Sequence[str] = (),
-                hostfile: str = "") -> str:
+                hostfile: str = "", simulate_workers: int = 0) -> str:
     """Create a new run directory with the snapshot, the resolved project and the launch options."""
     root = request.output or runs.results_root(project.path or "project.yaml")
     run_dir = runs.new_run_dir(root)
@@ -111,15 +113,40 @@ def prepare_run(project: Project, request: LaunchRequest, workers: int, hosts: S
         atomic_write(os.path.join(run_dir, SNAPSHOT_FILE), dumps_project(project).encode())
     resolved = resolved_copy(project)
     atomic_write(os.path.join(run_dir, RESOLVED_FILE), dumps_project(resolved).encode())
-    _write_options(run_dir, request, workers, resume=False, hosts=hosts, hostfile=hostfile)
+    _write_options(run_dir, request, workers, resume=False, hosts=hosts, hostfile=hostfile,
+                   simulate_workers=simulate_workers)
     return run_dir
 
 
 def _write_options(run_dir: str, request: LaunchRequest, workers: int, resume: bool, hosts: Sequence[str] = (),
-                   hostfile: str = "") -> None:
+                   hostfile: str = "", simulate_workers: int = 0) -> None:
     previous = WorkerOptions.read(run_dir)
     WorkerOptions(max_epoch=request.epochs or previous.max_epoch, device=request.device or previous.device,
-                  resume=resume, workers=workers, hosts=list(hosts), hostfile=hostfile).write(run_dir)
+                  resume=resume, workers=workers, hosts=list(hosts), hostfile=hostfile,
+                  simulate_workers=simulate_workers).write(run_dir)
+
+
+def simulated_workers(request: LaunchRequest, project: Project, processes: int) -> int:
+    """How many workers the run simulates on its ``processes`` real ones (0: none): ``--simulate-workers``;
+    on ``--resume`` without it, what the run was started with; else the project's
+    ``multi_gpu.simulate_workers``. ``--gpus``, ``--hosts`` or ``--hostfile`` without ``--simulate-workers``
+    ask for real workers only: no simulation. Each process simulates N / M workers, so N must be a multiple
+    of the M processes (LaunchError otherwise); N = M is a real run.
+    """
+    asked = request.simulate_workers
+    where = "--simulate-workers"
+    if asked is None and not (request.workers or request.hosts or request.hostfile):
+        if request.resume_dir:
+            recorded = WorkerOptions.recorded(request.resume_dir)
+            asked = recorded.simulate_workers if recorded else 0
+        else:
+            asked, where = project.multi_gpu.simulate_workers, "multi_gpu.simulate_workers"
+    asked = int(asked or 0)
+    if asked > 1 and asked % processes:
+        raise LaunchError(f"{where} {asked} on {processes} workers: each worker simulates the same number of "
+                          f"workers, so it must be a multiple of {processes} (e.g. {processes * max(1, asked // processes)} "
+                          f"or {processes * (asked // processes + 1)}), or use --gpus 1")
+    return asked if asked > processes else 0
 
 
 def launch_layout(request: LaunchRequest, project: Project) -> Tuple[int, List[str], str, str]:
@@ -336,10 +363,14 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
     project = _project_for(request)
     overridden = apply_overrides(project, request.__dict__)  # --allreduce-precision ... (run_overrides)
     workers, hosts, hostfile, layout_note = launch_layout(request, project)
+    simulated = simulated_workers(request, project, workers)  # planned as N workers (engine/train/simulated.py)
     device = request.device or project.config.device
-    plan = plan_for(project, workers, device)  # impossible settings fail here, before anything is written
+    plan = plan_for(project, simulated or workers, device)  # impossible settings fail here, before anything is written
     if layout_note:
         plan.notes.insert(0, layout_note)  # the plan summary says where the worker count came from
+    if simulated:
+        plan.simulated = True
+        plan.notes.insert(0, simulation_note(simulated, workers))
     launcher = choose_launcher(request.launcher or project.multi_gpu.launcher)
     extra = request.mpiexec_args or project.multi_gpu.mpiexec_args
     consent = request.oversubscribe or OVERSUBSCRIBE_FLAG in request.mpiexec_args  # the command line's only
@@ -357,7 +388,8 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
                 writer.close()
         for message in warnings:
             warn(message)
-        _write_options(run_dir, request, workers, resume=True, hosts=hosts, hostfile=hostfile)
+        _write_options(run_dir, request, workers, resume=True, hosts=hosts, hostfile=hostfile,
+                       simulate_workers=simulated)
         if overridden:  # from here on the run uses the values given: its project.yaml says so
             atomic_write(os.path.join(run_dir, RESOLVED_FILE), dumps_project(project).encode())
         if os.path.exists(os.path.join(run_dir, STOP_FILE)):
@@ -366,12 +398,12 @@ def launch(request: LaunchRequest, report: Callable[[dict], None] = lambda r: No
             if name.endswith(".error.json"):
                 os.unlink(os.path.join(run_dir, "logs", name))
     else:
-        run_dir = prepare_run(project, request, workers, hosts, hostfile)
+        run_dir = prepare_run(project, request, workers, hosts, hostfile, simulate_workers=simulated)
     cmd = worker_command(run_dir, workers, launcher, hosts, hostfile, extra,
                          oversubscribe=consent, network=request.network)
     status = runs.read_status(run_dir) or runs.StatusRecord()
     status.status, status.pid, status.workers, status.message, status.failed_rank = RunStatus.RUNNING, os.getpid(), \
-        workers, "", None
+        plan.workers, "", None  # a simulated run's N
     status.resumable = False
     status.logical_batch = plan.logical_batch
     status.total_macs = infer_network(project.network, all_networks(project), MAIN_NETWORK).total_macs  # units too

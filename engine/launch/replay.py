@@ -62,7 +62,8 @@ def replay(run_dir: str, quiet: bool = False, events: str = "") -> int:
         return ExitCode.BAD_INPUT
     options = WorkerOptions.read(run_dir)
     request = LaunchRequest(project_path=resolved, output=os.path.dirname(os.path.abspath(run_dir)),
-                            workers=options.workers, epochs=options.max_epoch, device=options.device)
+                            workers=options.workers, epochs=options.max_epoch, device=options.device,
+                            simulate_workers=options.simulate_workers)
     printer = (lambda r: None) if quiet else ProgressPrinter()
 
     def started(new_dir: str, plan) -> None:  # noqa: ARG001 - the plan is the original run's

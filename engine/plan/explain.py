@@ -25,6 +25,15 @@ LINEAR_SCALING_MAX_BATCH = 8192
 BN_MIN_BATCH = 16
 
 
+def simulation_note(workers: int, processes: int = 1) -> str:
+    """The note of a plan whose ``workers`` are simulated, one after another, in ``processes`` real ones
+    (--simulate-workers N): the launcher prints it, the trainer logs it and plan.json keeps it."""
+    where = ("in this one process" if processes == 1 else
+             f"{workers // processes} in each of the {processes} worker processes")
+    return (f"simulated: {workers} workers run one after another {where} (--simulate-workers {workers}); the "
+            f"parameters equal a real {workers}-worker run's, the time per iteration does not")
+
+
 def _g(x: float) -> str:
     return f"{x:.6g}"
 

@@ -72,8 +72,8 @@ def _read_run_timing(run_dir: str) -> Optional[RunTiming]:
         plan = read_plan(run_dir)
     except RunFileError:
         return None
-    if plan is None or not plan.per_worker_batch or plan.per_worker_batch < 1:
-        return None
+    if plan is None or plan.simulated or not plan.per_worker_batch or plan.per_worker_batch < 1:
+        return None  # a simulated run's iteration is N workers' compute in turn: not one worker's
     records = list(iter_metrics(run_dir, TRAIN))
     computes, allreduces = [], []
     for r in records[1:] or records:

@@ -75,6 +75,9 @@ class Plan:
     lr_update_interval_unit: str = "iterations"
     warmup_unit: str = "iterations"
     device: str = "cpu"
+    # True when the N workers run one after another in one process (--simulate-workers N): the same
+    # parameters as N real workers, not their speed
+    simulated: bool = False
     notes: List[str] = field(default_factory=list)
     warnings: List[PlanWarning] = field(default_factory=list)
 

@@ -155,6 +155,7 @@ class MultiGPU:
     """How many workers (GPUs or CPU processes) and how the plan rescales batch and LR for them."""
 
     workers: int = default_of("multi_gpu.workers")
+    simulate_workers: int = default_of("multi_gpu.simulate_workers")  # N > 1: one process trains as N workers
     scaling: str = default_of("multi_gpu.scaling")
     warmup_epochs: float = default_of("multi_gpu.warmup_epochs")
     hosts: List[str] = default_of("multi_gpu.hosts")

@@ -156,6 +156,11 @@ SETTINGS: Tuple[Setting, ...] = (
     # ---- CONFIG: Multi-GPU (form order) ----
     _S("multi_gpu.workers", "int", 1, "Workers (GPUs or processes)", "Worker processes, one per GPU (or CPU "
        "processes).", minimum=1, maximum=MAX_WORKERS, fix="1 trains in a single process", form="multi_gpu"),
+    _S("multi_gpu.simulate_workers", "int", 0, "Simulate workers", "Train in this one process exactly as N "
+       "workers would (their batches, logical batch, learning rate and gradient, one worker after another) to "
+       "see what N workers do to the model before owning them; 0: off. With Workers M (N a multiple of M) each "
+       "worker simulates N/M. The command line's --simulate-workers or --gpus wins.", minimum=0, maximum=MAX_WORKERS, fix="0 trains as multi_gpu.workers says",
+       form="multi_gpu"),
     _S("multi_gpu.scaling", "choice", "linear", "Scaling policy", "linear: LR x N (NNC's advice); "
        "keep-logical-batch: batch / N; sqrt: LR x sqrt(N).", choices=SCALING_POLICIES, form="multi_gpu"),
     _S("multi_gpu.warmup_epochs", "float", 0.0, "Warm-up epochs", "Gradual warm-up from the single-worker LR "

@@ -27,7 +27,9 @@ class WorkerOptions:
     max_epoch: Optional[int] = None  # override of config.max_epoch
     device: Optional[str] = None  # override of config.device
     resume: bool = False
-    workers: int = 1
+    workers: int = 1  # processes started (1 for a simulated run)
+    # --simulate-workers N: this one process trains as N workers would (engine/train/simulated.py); 0: no
+    simulate_workers: int = 0
     hosts: List[str] = field(default_factory=list)  # the hosts the run was started on (--hosts or the project's)
     hostfile: str = ""  # its hostfile (--hostfile or the project's); a resume keeps both unless given new ones
     # The machine that launched it (the epoch-time prediction uses only runs measured here); '' in older runs.

@@ -117,6 +117,7 @@ class PlanRecord:
     base_lr: Optional[float] = None
     effective_lr: Optional[float] = None
     device: Optional[str] = None
+    simulated: bool = False  # --simulate-workers: the workers ran one after another in one process
 
 
 def read_plan(run_dir: str) -> Optional[PlanRecord]:

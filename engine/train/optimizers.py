@@ -11,7 +11,7 @@ are divided by N as nnabla does. Weights are shared through parameter scopes: on
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from nnconsole.engine.data.generated import training_slots
 from nnconsole.engine.data.loading import epoch_order, worker_batches
 from nnconsole.engine.errors import TrainingError
 from nnconsole.engine.rundir.protocol import OPTIMIZER_LOSS, OptimizerLossRecord
+from nnconsole.engine.train.simulated import worker_context
 
 
 def run_range(entry: ExtraOptimizer, divisor: int) -> tuple:
@@ -50,7 +51,11 @@ def optimizer_plans(project: Project, workers: Optional[int] = None, dataset_siz
 
 @dataclass
 class OptimizerRun:
-    """One extra optimizer's graph, solvers, schedule, range and gradient-accumulation state."""
+    """One extra optimizer's graph, solvers, schedule, range and gradient-accumulation state.
+
+    ``graphs``: the graph of each worker this process trains (its rank, or every simulated worker);
+    ``graph`` is the first of them.
+    """
 
     entry: ExtraOptimizer
     graph: Any
@@ -65,6 +70,7 @@ class OptimizerRun:
     accumulated: int = 0
     loss_sum: float = 0.0  # this rank's losses since the last monitor record (``loss_records``)
     loss_count: int = 0
+    graphs: Dict[int, Any] = field(default_factory=dict)
 
     def active(self, iteration: int) -> bool:
         """Whether it runs at 0-based ``iteration`` (nnabla: start <= iteration + 1 <= end)."""
@@ -84,9 +90,10 @@ def build_optimizer_runs(trainer: Any) -> List[OptimizerRun]:
     for entry in project.optimizers:
         view = optimizer_project(project, entry)
         plan = make_plan(view, workers=comm.size, dataset_size=trainer.train_set.size, device=trainer.device.backend)
-        with across_workers(trainer.graph_comm):
-            graph = build_graph(view.network, plan.per_worker_batch, "train", seed=cfg.seed, rank=trainer.rank,
-                                noise=trainer.noise)  # VATNoise buffers shared with the other networks
+        with across_workers(trainer.graph_comm):  # VATNoise buffers shared with the worker's other networks
+            graphs = {r: build_graph(view.network, plan.per_worker_batch, "train", seed=cfg.seed, rank=r,
+                                     noise=trainer.noises[r]) for r in trainer.local_ranks}
+        graph = graphs[trainer.local_ranks[0]]
         learned = {name: var for name, var in graph.parameters.items() if var.need_grad}
         groups = group_parameters(learned, lr_multipliers(view.network, graph))
         solvers = []
@@ -100,13 +107,16 @@ def build_optimizer_runs(trainer: Any) -> List[OptimizerRun]:
             entry=entry, graph=graph, groups=groups, solvers=solvers, schedule=plan.schedule_params(),
             update_interval=plan.update_interval, start=start, end=end,
             weight_decay=wd if wd and not applies_weight_decay_itself(entry.optimizer) else 0.0,
-            trainable=[p for _, group in groups for p in group.values()]))
+            trainable=[p for _, group in groups for p in group.values()], graphs=graphs))
     return runs
 
 
 def step_optimizers(trainer: Any, runs: List[OptimizerRun], iteration: int, epoch: int, k: int,
-                    train_indices: np.ndarray) -> None:
-    """One iteration of every extra optimizer whose range holds 0-based ``iteration`` (collective)."""
+                    train_indices: Dict[int, np.ndarray]) -> None:
+    """One iteration of every extra optimizer whose range holds 0-based ``iteration`` (collective).
+
+    ``train_indices``: the first optimizer's rows of this iteration for each worker this process trains.
+    """
     import nnabla as nn  # deferred: nnabla stays out of the launcher
 
 
@@ -114,34 +124,38 @@ def step_optimizers(trainer: Any, runs: List[OptimizerRun], iteration: int, epoc
     for number, run in enumerate(runs, start=1):
         if not run.active(iteration):
             continue
-        slot_k = k
-        if run.entry.dataset == "training":
-            dataset, indices = trainer.train_set, train_indices
-        else:
-            dataset = trainer.valid_set
-            order = epoch_order(dataset.size, trainer.project.config.seed, epoch, trainer.project.datasets.shuffle)
-            batches = worker_batches(order, run.graph.batch_size, trainer.rank, N)
-            slot_k = k % len(batches)
-            indices = batches[slot_k]
-        trainer._feed(run.graph, dataset, indices)
-        if run.graph.generated:  # this optimizer's own draws (nnabla_cli's optimizers each call the generators)
-            fill_generated(run.graph.generated, trainer.project.config.seed, optimizer_stream(number), "train", epoch,
-                           training_slots(slot_k, run.graph.batch_size, trainer.rank, N))
         if run.accumulated == 0:
             for solver in run.solvers:
                 solver.zero_grad()
-        run.graph.fill_noise()  # VATNoise's generated buffers (Buf.Generator), as nnabla's generator_variable
-        nn.forward_all([run.graph.loss], clear_no_need_grad=True)
         U = run.update_interval
         reduce_now = trainer.overlap and run.accumulated == U - 1
         scale = 1.0 / (U * N) if trainer._prescaled else 1.0 / U
-        trainer.comm.backward(run.graph.loss, scale, run.trainable, reduce=reduce_now, average=not trainer._prescaled)
-        loss = float(np.asarray(run.graph.loss.d))
-        if not np.isfinite(loss):
-            raise TrainingError(f"the loss of optimizer '{run.entry.name}' (network '{run.entry.network}') became "
-                                f"{loss} at iteration {iteration}; lower its learning rate or check the data. "
-                                "The last good checkpoint is kept.")
-        run.loss_sum += loss
+        local = trainer.local_ranks
+        for rank in local:  # this rank, or each simulated worker in turn
+            graph = run.graphs[rank]
+            slot_k = k
+            if run.entry.dataset == "training":
+                dataset, indices = trainer.train_set, train_indices[rank]
+            else:
+                dataset = trainer.valid_set
+                order = epoch_order(dataset.size, trainer.project.config.seed, epoch, trainer.project.datasets.shuffle)
+                batches = worker_batches(order, graph.batch_size, rank, N)
+                slot_k = k % len(batches)
+                indices = batches[slot_k]
+            trainer._feed(graph, dataset, indices)
+            if graph.generated:  # this optimizer's own draws (nnabla_cli's optimizers each call the generators)
+                fill_generated(graph.generated, trainer.project.config.seed, optimizer_stream(number), "train", epoch,
+                               training_slots(slot_k, graph.batch_size, rank, N))
+            graph.fill_noise()  # VATNoise's generated buffers (Buf.Generator), as nnabla's generator_variable
+            with worker_context(trainer.comm, rank):  # a simulated worker's own running statistics
+                nn.forward_all([graph.loss], clear_no_need_grad=True)
+            trainer.comm.backward(graph.loss, scale, run.trainable, reduce=reduce_now, average=not trainer._prescaled)
+            loss = float(np.asarray(graph.loss.d))
+            if not np.isfinite(loss):
+                raise TrainingError(f"the loss of optimizer '{run.entry.name}' (network '{run.entry.network}') "
+                                    f"became {loss} at iteration {iteration}; lower its learning rate or check the "
+                                    "data. The last good checkpoint is kept.")
+            run.loss_sum += loss / len(local)  # the mean over this process's workers (see Trainer.run)
         run.loss_count += 1
         run.accumulated += 1
         if run.accumulated < U:

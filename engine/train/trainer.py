@@ -48,6 +48,8 @@ from nnconsole.engine.plan.schedule import learning_rate
 from nnconsole.engine.runtime.solvers import applies_weight_decay_itself, group_parameters, make_solver
 from nnconsole.engine.network.units import expanded_project
 from nnconsole.engine.runtime.nnp import export_nnp
+from nnconsole.engine.train.simulated import worker_context
+from nnconsole.engine.plan.explain import simulation_note
 
 
 def _save_parameters_atomic(path: str) -> None:
@@ -132,14 +134,24 @@ class Trainer:
         np.random.seed(cfg.seed)
         nn.seed(cfg.seed)
         nn.clear_parameters()
+        # The workers this process trains: its rank, or every simulated worker (engine/train/simulated.py),
+        # each with its own training graph (random layers seeded by its rank) and VATNoise buffers.
+        self.local_ranks = list(getattr(self.comm, "simulated_ranks", (self.rank,)))
+        if len(self.local_ranks) > 1:
+            self.plan.simulated = True
+            self.plan.notes.insert(0, simulation_note(self.comm.size, self.comm.size // len(self.local_ranks)))
         # VATNoise buffers: one variable per name, shared by every network of the run (runtime.noise)
-        self.noise = NoiseBuffers(project_buffers(self.project), seed=cfg.seed, rank=self.rank)
+        self.noises = {r: NoiseBuffers(project_buffers(self.project), seed=cfg.seed, rank=r) for r in self.local_ranks}
+        self.noise = self.noises[self.local_ranks[0]]
         B = self.plan.per_worker_batch
         self.graph_comm = LiveComm(self)
+        self.train_graphs = {}
         with across_workers(self.graph_comm):  # synchronized BatchNormalization layers reduce through it
             # random layers (Dropout, augmentation) draw per-worker numbers from the run's seed
-            self.train_graph = build_graph(self.project.network, B, "train", seed=cfg.seed, rank=self.rank,
-                                           noise=self.noise)
+            for r in self.local_ranks:
+                self.train_graphs[r] = build_graph(self.project.network, B, "train", seed=cfg.seed, rank=r,
+                                                   noise=self.noises[r])
+        self.train_graph = self.train_graphs[self.local_ranks[0]]
         self.valid_graph = build_graph(self.project.network, B, "validation", seed=cfg.seed, rank=self.rank,
                                        noise=self.noise)
         self.extra_optimizers = build_optimizer_runs(self) if self.project.optimizers else []
@@ -174,6 +186,8 @@ class Trainer:
         self.best_epoch: Optional[int] = None
         if self.options.resume:
             self._resume()
+        if hasattr(self.comm, "bind_persistent"):  # each simulated worker starts from these running statistics
+            self.comm.bind_persistent(self.persistent)
         if self.rank == 0:
             atomic_write(os.path.join(self.run_dir, PLAN_FILE),
                          json.dumps(self.plan.to_dict(), indent=2).encode())
@@ -259,7 +273,9 @@ class Trainer:
         B = self.plan.per_worker_batch
         loss_sum = err_sum = count = 0.0
         outputs = [g.sample_loss] + ([g.sample_error] if g.sample_error is not None else [])
-        for indices, valid in validation_batches(self.valid_set.size, B, self.rank, self.comm.size):
+        shares = [share for r in self.local_ranks
+                  for share in validation_batches(self.valid_set.size, B, r, self.comm.size)]
+        for indices, valid in shares:
             self._feed(g, self.valid_set, indices)
             g.fill_noise()
             if g.generated:  # the same values at every validation: keyed by the row, not the epoch
@@ -294,9 +310,11 @@ class Trainer:
         B, N = self.plan.per_worker_batch, self.comm.size
         self.log.info("communicator %s", self.comm.name)  # here: on GPU the NCCL one replaced set-up's
         g = self.train_graph
+        local = self.local_ranks
         # The training error is a side branch of the loss graph: forward it with the loss (one pass,
         # buffers shared) so that the 'error' of train records is this iteration's, not a stale buffer.
-        forward_outputs = [g.loss] + ([g.sample_error] if g.sample_error is not None else [])
+        forward_outputs = {r: [graph.loss] + ([graph.sample_error] if graph.sample_error is not None else [])
+                           for r, graph in self.train_graphs.items()}
         iters_per_epoch = self.plan.iterations_per_epoch
         total_iters = iters_per_epoch * cfg.max_epoch
         started = time.perf_counter()
@@ -317,34 +335,41 @@ class Trainer:
         pause_at = seam_int("pause_at_iteration")  # tests only: never again in a run resumed at or past it
         for epoch in range(self.start_epoch, cfg.max_epoch):
             order = epoch_order(self.train_set.size, cfg.seed, epoch, self.project.datasets.shuffle)
-            batches = worker_batches(order, B, self.rank, N)
+            shares = {r: worker_batches(order, B, r, N) for r in local}
+            batches = shares[local[0]]
             first = self.samples_into_epoch // (B * N) if epoch == self.start_epoch else 0
-            ahead = self._prefetch(g, batches[first:])
+            ahead = self._prefetch(g, [shares[r][k] for k in range(first, len(batches)) for r in local])
             for k in range(first, len(batches)):
                 if pause_at is not None and self.iteration == pause_at > start_iteration:
                     pause_until_stop(self.stop.requested)
                 if fail_at is not None and self.iteration == fail_at and self.rank == (seam_int("fail_rank") or 0):
                     raise RuntimeError(f"deliberate failure at iteration {self.iteration} (test seam)")
-                self._feed_prepared(g, next(ahead))
-                if g.generated:  # NNC's Generator inputs (a GAN's z, constant targets): this worker's rows
-                    fill_generated(g.generated, cfg.seed, optimizer_stream(0), "train", epoch,
-                                   training_slots(k, B, self.rank, N))
                 if accumulated == 0:
                     for solver in self.solvers:
                         solver.zero_grad()
-                g.fill_noise()
-                nn.forward_all(forward_outputs, clear_no_need_grad=True)
                 reduce_now = self.overlap and accumulated == U - 1
-                loss_scale = self.loss_scaler.scale if self.loss_scaler else 1.0
-                self.comm.backward(g.loss, grad_scale * loss_scale, self.trainable, reduce=reduce_now,
-                                   average=not self._prescaled)
-                loss_value = float(self.host.view(g.loss))
-                if not math.isfinite(loss_value):
-                    raise TrainingError(
-                        f"training loss became {loss_value} at epoch {epoch + 1}, iteration {self.iteration}; "
-                        "lower optimizer.learning_rate or check the data. The last good checkpoint is kept.")
-                window["loss"] += loss_value
-                window["error"] += float(self.host.view(g.sample_error).mean()) if g.sample_error is not None else 0.0
+                for r in local:  # this rank, or each simulated worker in turn (its micro-batch, its graph)
+                    graph = self.train_graphs[r]
+                    self._feed_prepared(graph, next(ahead))
+                    if graph.generated:  # NNC's Generator inputs (a GAN's z, constant targets): this worker's rows
+                        fill_generated(graph.generated, cfg.seed, optimizer_stream(0), "train", epoch,
+                                       training_slots(k, B, r, N))
+                    graph.fill_noise()
+                    with worker_context(self.comm, r):  # a simulated worker's own running statistics
+                        nn.forward_all(forward_outputs[r], clear_no_need_grad=True)
+                    loss_scale = self.loss_scaler.scale if self.loss_scaler else 1.0
+                    self.comm.backward(graph.loss, grad_scale * loss_scale, self.trainable, reduce=reduce_now,
+                                       average=not self._prescaled)
+                    loss_value = float(self.host.view(graph.loss))
+                    if not math.isfinite(loss_value):
+                        raise TrainingError(
+                            f"training loss became {loss_value} at epoch {epoch + 1}, iteration {self.iteration}; "
+                            "lower optimizer.learning_rate or check the data. The last good checkpoint is kept.")
+                    # the mean over this process's workers: summed over ranks and divided by the iterations,
+                    # it is the mean over all N workers in a simulated run as in a real one
+                    window["loss"] += loss_value / len(local)
+                    window["error"] += (float(self.host.view(graph.sample_error).mean()) / len(local)
+                                        if graph.sample_error is not None else 0.0)
                 window["n"] += 1  # iterations in this monitor window
                 accumulated += 1
                 self.iteration += 1
@@ -354,7 +379,8 @@ class Trainer:
                     self._update(self._learning_rate(), reduced=reduce_now)
                     accumulated = 0
                 if self.extra_optimizers:  # the project's other optimizers, in order, as nnabla_cli does
-                    step_optimizers(self, self.extra_optimizers, self.iteration - 1, epoch, k, batches[k])
+                    step_optimizers(self, self.extra_optimizers, self.iteration - 1, epoch, k,
+                                    {r: shares[r][k] for r in local})
                 if self.iteration % cfg.log_interval == 0 or k == len(batches) - 1:
                     warned_comm = self._record_training(window, epoch, k + 1, len(batches), started,
                                                         start_iteration, total_iters, warned_comm)
@@ -367,7 +393,8 @@ class Trainer:
                                   self.iteration)
                     return RunStatus.STOPPED
             self.samples_into_epoch = 0
-            coverage = sample_coverage(self.comm, self.train_set.size, batches) if first == 0 else None
+            coverage = (sample_coverage(self.comm, self.train_set.size, [b for r in local for b in shares[r]])
+                        if first == 0 else None)
             self._end_epoch(epoch, started, coverage)
             # samples/s and the all-reduce share describe training iterations: validation and
             # checkpoints are left out of the next window.

@@ -23,6 +23,7 @@ from nnconsole.engine.comm.nccl import NcclGpuComm
 from nnconsole.engine.backend.device import select_device
 from nnconsole.engine.data.cache_build import DatasetBuildStopped
 from nnconsole.engine.train.trainer import Trainer
+from nnconsole.engine.train.simulated import SimulatedComm
 from nnconsole.engine.rundir.launch_options import WorkerOptions
 from nnconsole.engine.backend.mpi import launched_by_mpi
 from nnconsole.engine.plan.explain import GPU_HALF_ALLREDUCE_MESSAGE
@@ -94,7 +95,9 @@ def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> Run
     if comm is None:
         comm = create_communicator(bucket_mb=project.multi_gpu.bucket_mb, require_mpi=options.workers > 1,
                                    half_allreduce=project.multi_gpu.allreduce_precision == "half",
-                                   overlap=project.multi_gpu.allreduce_overlap)
+                                   overlap=False if options.simulate_workers > 1 else project.multi_gpu.allreduce_overlap)
+        if options.simulate_workers > 1:  # N workers, N / M after another in each of the M processes
+            comm = SimulatedComm(options.simulate_workers, inner=comm)
     if device_choice is None:
         device_choice = select_device(options.device or project.config.device, project.config.precision,
                                       comm.local_rank)
@@ -107,10 +110,15 @@ def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> Run
         except DatasetBuildStopped as exc:  # stopped before the first iteration: nothing to checkpoint yet
             trainer.log.info("%s", exc)
             return RunStatus.STOPPED
-        if device_choice.backend == "cuda" and comm.size > 1:
+        processes = getattr(comm, "inner", comm)  # a simulated run's real processes
+        if device_choice.backend == "cuda" and processes.size > 1:
             import nnabla as nn  # deferred: nnabla stays out of the launcher
 
-            trainer.comm = NcclGpuComm(comm.mpi, device_choice.context, nn.get_parameters(grad_only=True))
+            gpu_comm = NcclGpuComm(processes.mpi, device_choice.context, nn.get_parameters(grad_only=True))
+            if processes is comm:
+                trainer.comm = gpu_comm
+            else:  # the simulated workers' sums go through NCCL between the processes
+                comm.inner = gpu_comm
             if getattr(comm, "half", None) is not None:  # the CPU all-reduce's float16 messages: not on GPU
                 trainer.warn(GPU_HALF_ALLREDUCE_MESSAGE)
         return trainer.run()
