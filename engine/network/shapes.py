@@ -182,6 +182,14 @@ def infer_plain(network: Network) -> NetworkInfo:
     return info
 
 
+
+def _refuse(info: NetworkInfo, li: LayerInfo, message: str) -> None:
+    """Mark a layer whose shape was inferred but whose variable conflicts with another layer: it gets no output
+    shape (its consumers are not checked against it) and ``message`` is its error."""
+    li.error = message
+    li.out_shape = None
+    info.errors.append((li.name, message))
+
 def _infer_layer(info: NetworkInfo, layer: Layer, li: LayerInfo, by_name: Dict[str, Layer],
                  all_names: List[str], in_cycle: Dict[str, str], var_owner: Dict[str, str]) -> None:
     """Fill ``li`` for one layer whose inputs were already inferred (appends to info.errors)."""
@@ -261,11 +269,8 @@ def _infer_layer(info: NetworkInfo, layer: Layer, li: LayerInfo, by_name: Dict[s
         key = buffer or input_variable(layer, params)
         known = info.noise_buffers.get(key) or (info.input_variables.get(key) if buffer else None)
         if (buffer or key in info.noise_buffers) and known is not None and known != out:
-            li.error = (f"noise buffer '{key}' has shape {known} at another VATNoise or Input of this network, but "
-                        f"{out} here; give the VATNoise inputs and the Inputs reading it one shape")
-            li.out_shape = None
-            info.errors.append((name, li.error))
-            return
+            return _refuse(info, li, f"noise buffer '{key}' has shape {known} at another VATNoise or Input of this network, but "
+                           f"{out} here; give the VATNoise inputs and the Inputs reading it one shape")
         if buffer:
             info.noise_buffers.setdefault(buffer, out)
     if spec.is_input:
@@ -278,26 +283,17 @@ def _infer_layer(info: NetworkInfo, layer: Layer, li: LayerInfo, by_name: Dict[s
                      f"generates it as {generated.generator} x {generated.multiplier:g} of shape "
                      f"{generated.shape}" if generated is not None and generated != made else "")
             if other:
-                li.error = (f"variable '{var}' is generated here ({kind} x {made.multiplier:g}) but Input "
-                            f"'{var_owner[var]}' {other}; give one of them another variable name")
-                li.out_shape = None
-                info.errors.append((name, li.error))
-                return
+                return _refuse(info, li, f"variable '{var}' is generated here ({kind} x {made.multiplier:g}) but Input "
+                               f"'{var_owner[var]}' {other}; give one of them another variable name")
             info.generated_variables.setdefault(var, made)
             var_owner.setdefault(var, name)
             return
         if generated is not None:
-            li.error = (f"variable '{var}' is read from the dataset here but Input '{var_owner[var]}' generates it "
-                        f"({generated.generator}); give one of them another variable name")
-            li.out_shape = None
-            info.errors.append((name, li.error))
-            return
+            return _refuse(info, li, f"variable '{var}' is read from the dataset here but Input '{var_owner[var]}' generates it "
+                           f"({generated.generator}); give one of them another variable name")
         if var in info.input_variables and info.input_variables[var] != out:
-            li.error = (f"variable '{var}' is also read by Input '{var_owner[var]}' with shape "
-                        f"{info.input_variables[var]}, but this layer says {out}; use one shape")
-            li.out_shape = None
-            info.errors.append((name, li.error))
-            return
+            return _refuse(info, li, f"variable '{var}' is also read by Input '{var_owner[var]}' with shape "
+                           f"{info.input_variables[var]}, but this layer says {out}; use one shape")
         info.input_variables.setdefault(var, out)
         var_owner.setdefault(var, name)
 
