@@ -1,4 +1,5 @@
-"""The TRAINING tab: Run/Stop through the CLI, live learning curves, progress, run history, trade-off graph.
+"""The TRAINING tab: Run/Stop through the CLI, live learning curves, progress, run history, trade-off graph and
+the large-batch study view (``study_view``, beside the curves).
 
 The tab launches exactly what the CLI launches (``nnconsole train PROJECT --gpus N``, a detached
 process owned by ``RunController``) and reads only the run-directory files. Selecting a run in the
@@ -10,13 +11,12 @@ runs (``run_menu``); the log pane follows the shown run's logs (``log_pane``).
 """
 from __future__ import annotations
 
-import html
 import os
 from typing import Any, Dict, List, Optional
 
 from PySide6.QtCore import QCoreApplication, Qt, QTimer
 from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSizePolicy, QSpinBox,
-                               QSplitter, QVBoxLayout, QWidget)
+                               QSplitter, QTabWidget, QVBoxLayout, QWidget)
 
 from nnconsole.app.dataset.background import BackgroundCall
 from nnconsole.app.bridge.run_controller import RunController
@@ -31,6 +31,7 @@ from nnconsole.app.training.run_events import RunEventsMixin
 from nnconsole.app.training.run_menu import RunMenuMixin
 from nnconsole.app.training.run_view import RunViewMixin
 from nnconsole.app.training.search_trials import SearchTrials
+from nnconsole.app.training.study_view import StudyView
 from nnconsole.app.training.tradeoff import TradeoffPlot
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.protocol import RunStatus
@@ -119,8 +120,14 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, RunViewMixin, QWidget):
         left.addWidget(self.curves)
         left.addWidget(self.log_pane)
         left.setSizes([600, 200])
+        self.study = StudyView(document)  # a large-batch study's points and recommendation (issue 30)
+        self.study.run_requested.connect(self._show_study_run)
+        self.views = QTabWidget()
+        self.views.setObjectName("training_views")
+        self.views.addTab(left, "Learning curves")
+        self.views.addTab(self.study, "Batch study")
         splitter = QSplitter(Qt.Horizontal)
-        splitter.addWidget(left)
+        splitter.addWidget(self.views)
         splitter.addWidget(right)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 2)
@@ -367,6 +374,11 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, RunViewMixin, QWidget):
         if listing != self._listing or any(r.status == RunStatus.RUNNING for r in self.rows):
             self.refresh_history()
 
+    def _show_study_run(self, run_dir: str) -> None:
+        """A study point's run: its curves and log, in the Learning curves view."""
+        self.views.setCurrentIndex(0)
+        self.show_run(run_dir)
+
     def _records_of(self, run_dir: str) -> List[Dict[str, Any]]:
         """All records of a run; for the live run only those already tailed (the rest arrive as signals)."""
         if self.live_run is not None and os.path.abspath(run_dir) == self.live_run:
@@ -377,22 +389,6 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, RunViewMixin, QWidget):
         """Overlay the ticked runs; only runs not drawn yet are read (set_overlays keeps the others)."""
         shown = set(self.curves.runs)
         self.curves.set_overlays({d: [] if os.path.abspath(d) in shown else self._records_of(d) for d in run_dirs})
-
-    # ---- export -------------------------------------------------------------------------------
-    def _save_csv(self) -> None:
-        name = os.path.basename(self.curves.primary or "curve")
-        path = dialogs.choose_save_path(self._dialog_parent(), "Save learning curve as CSV", f"{name}.csv",
-                                        "CSV (*.csv)")
-        if path:
-            rows = self.curves.save_csv(path)
-            self.status.setText(f"Saved {rows} records to {html.escape(path)}")
-
-    def _save_png(self) -> None:
-        name = os.path.basename(self.curves.primary or "curve")
-        path = dialogs.choose_save_path(self._dialog_parent(), "Save learning curve as PNG", f"{name}.png",
-                                        "PNG image (*.png)")
-        if path and self.curves.save_png(path):
-            self.status.setText(f"Saved {html.escape(path)}")
 
 
 def create_page(document: Any, window: Any = None) -> QWidget:

@@ -1,6 +1,7 @@
 """What the TRAINING tab shows of one run: the run selected in the history (its curves, log, progress strip and
 status), the live run it follows, an empty view for another project, and the
-Workers box's note when it differs from CONFIG's setting (issue 28 item 7: the strip always shows the shown run).
+Workers box's note when it differs from CONFIG's setting (issue 28 item 7: the strip always shows the shown run),
+and the shown curve saved as CSV or PNG.
 """
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import html
 import os
 
 from nnconsole.app.bridge.run_controller import RunController
+from nnconsole.app.training import dialogs
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.protocol import RunStatus
 
@@ -15,7 +17,7 @@ from nnconsole.engine.rundir.protocol import RunStatus
 class RunViewMixin:
     """``TrainingPage``'s view of runs (uses its ``curves``, ``progress``, ``log_pane``, ``status``, ``error``,
     ``problems``, ``history``, ``workers``, ``workers_note``, ``document``, ``controller``, ``live_run``,
-    ``show_error`` and ``_running_changed``)."""
+    ``show_error``, ``_dialog_parent`` and ``_running_changed``)."""
 
     def _set_primary(self, run_dir: str, records: list) -> None:
         """Show ``run_dir`` as the main run; every run ticked in Compare stays drawn (the run shown before, when
@@ -86,3 +88,19 @@ class RunViewMixin:
             self.show_error(f"Run {os.path.basename(run_dir)} failed{rank}.\n{st.message}")
         else:
             self.error.hide()
+
+    # ---- export -------------------------------------------------------------------------------
+    def _save_csv(self) -> None:
+        name = os.path.basename(self.curves.primary or "curve")
+        path = dialogs.choose_save_path(self._dialog_parent(), "Save learning curve as CSV", f"{name}.csv",
+                                        "CSV (*.csv)")
+        if path:
+            rows = self.curves.save_csv(path)
+            self.status.setText(f"Saved {rows} records to {html.escape(path)}")
+
+    def _save_png(self) -> None:
+        name = os.path.basename(self.curves.primary or "curve")
+        path = dialogs.choose_save_path(self._dialog_parent(), "Save learning curve as PNG", f"{name}.png",
+                                        "PNG image (*.png)")
+        if path and self.curves.save_png(path):
+            self.status.setText(f"Saved {html.escape(path)}")
