@@ -4,6 +4,9 @@ Every figure comes from ``nnconsole.engine.plan.worker_plan.make_plan`` (the sam
 logical batch, iterations per epoch, effective learning rate, the exact LR update interval and
 multiplier, warm-up, the engine's notes and warnings. A table compares 1, 2, 4 and 8 workers (plus
 the project's own N) so the user sees what N changes. The dataset size comes from the training CSV.
+With ``multi_gpu.simulate_workers`` N above ``multi_gpu.workers`` M the run trains as N workers simulated on M
+devices (issue 30): the plan shown and marked is N's, said to be simulated on this machine, and the prediction
+adds the simulation's own time per epoch beside N real devices'.
 """
 from __future__ import annotations
 
@@ -17,9 +20,9 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHeaderView, QLabel
                                QTableWidgetItem, QTextBrowser, QVBoxLayout, QWidget)
 
 from nnconsole.app.config.prediction_table import PredictionTable
-from nnconsole.engine.plan.worker_plan import make_plan
+from nnconsole.engine.plan.worker_plan import make_plan, simulated_count, simulation_problem
 from nnconsole.engine.plan.record import Plan, PlanError
-from nnconsole.engine.plan.explain import lr_interval_cell, warmup_cell
+from nnconsole.engine.plan.explain import lr_interval_cell, simulation_note, warmup_cell
 from nnconsole.engine.project.model import Project
 from nnconsole.engine.project.schema import ALPHA_SOLVERS
 from nnconsole.app.widgets import theme
@@ -127,15 +130,25 @@ class PlanPanel(QWidget):
         layout.addWidget(self.notes, 1)
 
     # ---- data ---------------------------------------------------------------------------------
+    def planned_workers(self, project: Project) -> Tuple[int, int]:
+        """(N the run plans for, the devices M that simulate them or 0): ``multi_gpu.simulate_workers`` N on
+        ``multi_gpu.workers`` M when it is more than M (as the launcher decides it), else (M, 0); (M, 0) too for
+        an N the launcher refuses (the panel says why above M's plan)."""
+        devices = max(1, int(project.multi_gpu.workers))
+        if simulation_problem(project.multi_gpu.simulate_workers, devices):
+            return devices, 0
+        simulated = simulated_count(project.multi_gpu.simulate_workers, devices)
+        return (simulated, devices) if simulated else (devices, 0)
+
     def worker_counts(self, project: Project) -> List[int]:
-        n = max(1, int(project.multi_gpu.workers))
-        return sorted(set(COMPARED_WORKERS) | {n})
+        devices = max(1, int(project.multi_gpu.workers))
+        return sorted(set(COMPARED_WORKERS) | {devices, self.planned_workers(project)[0]})
 
     def refresh(self, project: Project) -> None:
         """Recompute every plan from the project as it is now (cheap: pure arithmetic)."""
         project = self._chosen_optimizer(project)
         size = self.sizes.size(project)
-        n = max(1, int(project.multi_gpu.workers))
+        n, on_devices = self.planned_workers(project)
         self.plans = []
         for k in self.worker_counts(project):
             try:
@@ -143,9 +156,17 @@ class PlanPanel(QWidget):
             except PlanError as exc:
                 self.plans.append(exc)  # that N cannot run: its column says why
         self.current = next((p for p in self.plans if isinstance(p, Plan) and p.workers == n), None)
+        if self.current is not None and on_devices:  # as the launcher marks the run's plan
+            self.current.simulated = True
+            self.current.notes.insert(0, simulation_note(n, on_devices))
         self._fill_table(project)
         self.prediction.refresh(project, self.worker_counts(project),
-                                lambda k: make_plan(project, workers=k, dataset_size=size))
+                                lambda k: make_plan(project, workers=k, dataset_size=size),
+                                simulated=(n, on_devices) if on_devices else None)
+        refused = simulation_problem(project.multi_gpu.simulate_workers, max(1, int(project.multi_gpu.workers)))
+        if refused:  # the launcher refuses such a run: say it first
+            self.error.setText(f"<b>The run would be refused:</b> {html.escape(refused)}")
+            self.error.show()
         if self.current is None:
             problem = next(p for k, p in zip(self.worker_counts(project), self.plans) if k == n)
             self.error.setText(f"<b>These settings cannot run on {n} worker{'s' if n > 1 else ''}:</b> "
@@ -154,8 +175,8 @@ class PlanPanel(QWidget):
             self.summary.setText("")
             self.notes.setHtml("")
             return
-        self.error.hide()
-        self._show_summary(self.current, project, size)
+        self.error.setVisible(bool(refused))
+        self._show_summary(self.current, project, size, on_devices)
         self._show_notes(self.current)
 
     def _theme_changed(self) -> None:
@@ -191,17 +212,20 @@ class PlanPanel(QWidget):
     def _lr_name(self, project: Project) -> str:
         return "Alpha" if project.optimizer.solver in ALPHA_SOLVERS else "Learning rate"
 
-    def _show_summary(self, p: Plan, project: Project, size: Optional[int]) -> None:
+    def _show_summary(self, p: Plan, project: Project, size: Optional[int], on_devices: int = 0) -> None:
         lr = self._lr_name(project)
         data = f"{size:,} training samples" if size is not None else "training set size unknown (iterations need it)"
+        simulated = (f" <b>simulated on this machine's {on_devices} device{'s' if on_devices > 1 else ''}</b> "
+                     f"(Simulate workers; {p.workers // on_devices} per device, one after another: the parameters "
+                     f"of {p.workers} real workers, not their time)" if on_devices else "")
         self.summary.setText(
-            f"<b>N = {p.workers}</b> worker{'s' if p.workers > 1 else ''}, scaling <b>{p.policy}</b>: per-worker "
-            f"batch <b>{p.per_worker_batch}</b>, logical batch <b>{p.logical_batch}</b>, "
+            f"<b>N = {p.workers}</b> worker{'s' if p.workers > 1 else ''}{simulated}, scaling <b>{p.policy}</b>: "
+            f"per-worker batch <b>{p.per_worker_batch}</b>, logical batch <b>{p.logical_batch}</b>, "
             f"{lr.lower()} <b>{_g(p.base_lr)} &rarr; {_g(p.effective_lr)}</b>, "
             f"<b>{_int(p.iterations_per_epoch)}</b> iterations/epoch ({data}).")
 
     def _fill_table(self, project: Project) -> None:
-        n = max(1, int(project.multi_gpu.workers))
+        n, on_devices = self.planned_workers(project)
         self.table.clear()
         self.table.setRowCount(len(ROWS))
         self.table.setColumnCount(len(self.plans))
@@ -209,7 +233,7 @@ class PlanPanel(QWidget):
         bold.setBold(True)
         colors = theme.colors()
         for c, (k, plan) in enumerate(zip(self.worker_counts(project), self.plans)):
-            head = QTableWidgetItem(f"N={k}" + (" (project)" if k == n else ""))
+            head = QTableWidgetItem(f"N={k}" + ((" (simulated)" if on_devices else " (project)") if k == n else ""))
             if k == n:
                 head.setFont(bold)
             self.table.setHorizontalHeaderItem(c, head)

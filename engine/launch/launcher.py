@@ -42,7 +42,7 @@ from nnconsole.engine.rundir.protocol import LAUNCH_FILE, LAUNCHER, RESOLVED_FIL
 from nnconsole.engine.data.loading import peek_csv
 from nnconsole.engine.backend.device import gpu_count
 from nnconsole.engine.backend.gpu_libs import is_private_home
-from nnconsole.engine.plan.worker_plan import make_plan
+from nnconsole.engine.plan.worker_plan import make_plan, simulated_count, simulation_problem
 from nnconsole.engine.plan.explain import simulation_note
 from nnconsole.engine.runtime.checkpoint import find_usable_checkpoint, read_checkpoint, ResumeRefusedError
 from nnconsole.engine.project.structure import all_networks, MAIN_NETWORK
@@ -141,12 +141,10 @@ def simulated_workers(request: LaunchRequest, project: Project, processes: int) 
             asked = recorded.simulate_workers if recorded else 0
         else:
             asked, where = project.multi_gpu.simulate_workers, "multi_gpu.simulate_workers"
-    asked = int(asked or 0)
-    if asked > 1 and asked % processes:
-        raise LaunchError(f"{where} {asked} on {processes} workers: each worker simulates the same number of "
-                          f"workers, so it must be a multiple of {processes} (e.g. {processes * max(1, asked // processes)} "
-                          f"or {processes * (asked // processes + 1)}), or use --gpus 1")
-    return asked if asked > processes else 0
+    problem = simulation_problem(asked, processes, where)
+    if problem:
+        raise LaunchError(problem)
+    return simulated_count(asked, processes)
 
 
 def launch_layout(request: LaunchRequest, project: Project) -> Tuple[int, List[str], str, str]:

@@ -74,6 +74,16 @@ def estimate(samples: int, batch_per_worker: int, compute_s: float, gradient_byt
     return Estimate(hosts, workers_per_host, iterations, compute_s, comm, iterations * (compute_s + comm))
 
 
+def simulated_estimate(real: Estimate, workers: int, iterations: int, batch_ratio: float = 1.0) -> Estimate:
+    """The epoch time of ``workers`` simulated on the ``real.workers`` devices of layout ``real``
+    (--simulate-workers N on M): each device computes N/M micro-batches one after another per iteration, then
+    the M devices all-reduce as ``real`` does. ``iterations``: the N-worker plan's per epoch; ``batch_ratio``:
+    its per-worker batch over the M-worker plan's (1 unless the policy divides the batch)."""
+    compute = real.compute_s * batch_ratio * workers / max(real.workers, 1)
+    return Estimate(real.hosts, real.workers_per_host, iterations, compute, real.allreduce_s,
+                    iterations * (compute + real.allreduce_s), compute_known=real.compute_known, basis=real.basis)
+
+
 def layouts(max_hosts: int, slots_per_host: int) -> List[Tuple[int, int]]:
     """(hosts, workers per host) to compare: 1 worker, then each host count with 1..slots workers each."""
     found = [(1, 1)]

@@ -181,3 +181,24 @@ def make_plan(project: model.Project, workers: Optional[int] = None, policy: Opt
         warmup_unit=o.warmup_unit, device=str(device))
     plan.notes, plan.warnings = explain_plan(plan, project, gpus_available)
     return plan
+
+
+# ---------------------------------------------------------------------------------------------- simulation
+
+def simulation_problem(asked: int, processes: int, where: str = "multi_gpu.simulate_workers") -> Optional[str]:
+    """Why ``asked`` workers cannot be simulated on ``processes`` real ones (None when they can, or when no
+    simulation is asked): each process simulates the same number of workers, so N must be a multiple of M.
+    The launcher refuses the run with it; CONFIG's plan panel shows it."""
+    asked, processes = int(asked or 0), max(1, int(processes))
+    if asked > 1 and asked % processes:
+        return (f"{where} {asked} on {processes} workers: each worker simulates the same number of workers, so it "
+                f"must be a multiple of {processes} (e.g. {processes * max(1, asked // processes)} or "
+                f"{processes * (asked // processes + 1)}), or use --gpus 1")
+    return None
+
+
+def simulated_count(asked: int, processes: int) -> int:
+    """The workers a run simulates on ``processes`` real ones: ``asked`` when it is more than them, else 0 (no
+    simulation: 0 or 1 asked, or as many as there are processes, which is a real run)."""
+    asked = int(asked or 0)
+    return asked if asked > max(1, int(processes)) else 0
