@@ -97,12 +97,16 @@ class RunController(QObject):
     # ---- starting ---------------------------------------------------------------------------------
     def start_training(self, project_path: str, workers: int, epochs: Optional[int] = None,
                        device: Optional[str] = None, output: Optional[str] = None,
-                       allow_outside_data: bool = False) -> None:
+                       allow_outside_data: bool = False, simulate_workers: int = 0) -> None:
         """``nnconsole train PROJECT --gpus N --quiet`` (progress comes from metrics.jsonl, not stdout).
 
         ``allow_outside_data`` passes ``--allow-outside-data``: only when the user trusts the project.
+        ``simulate_workers`` above 1 passes ``--simulate-workers``: with ``--gpus`` the CLI trains real workers
+        only unless told, so the project's CONFIG switch (multi_gpu.simulate_workers) must be passed on.
         """
         args = ["train", os.path.abspath(project_path), "--gpus", str(int(workers)), "--quiet"]
+        if int(simulate_workers or 0) > 1:
+            args += ["--simulate-workers", str(int(simulate_workers))]
         if allow_outside_data:
             args.append("--allow-outside-data")
         if epochs:

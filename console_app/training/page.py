@@ -304,7 +304,8 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, RunViewMixin, QWidget):
         path = self.document.path
         self.status.setText(f"Starting {workers} worker(s)...")
         self.progress.reset("starting...")
-        self.controller.start_training(path, workers, allow_outside_data=allow_outside)
+        self.controller.start_training(path, workers, allow_outside_data=allow_outside,  # CONFIG's simulation too
+                                       simulate_workers=self.document.project.multi_gpu.simulate_workers)
 
     def outside_data(self, project: Optional[Any] = None) -> List[str]:
         """Files the project reads (datasets, initial parameters) outside its folder (the engine asks for consent)."""

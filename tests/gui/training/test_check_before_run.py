@@ -98,7 +98,7 @@ def test_a_sound_project_goes_on_to_the_engine(qtbot, make_window, tmp_path, mon
     window = make_window(tab_keys=TABS)
     assert window.files.open_path(project, ask_save=False)
     page = window.pages["training"]
-    monkeypatch.setattr(page.controller, "start_training", lambda path, workers, allow_outside_data=False:
+    monkeypatch.setattr(page.controller, "start_training", lambda path, workers, allow_outside_data=False, **_kw:
                         calls.append((path, workers, allow_outside_data)))
     assert page.start_run()
     assert not page.start_run()  # one check at a time: a second click does not start a second run
