@@ -17,7 +17,7 @@ import os
 from typing import Any, List, Optional, Tuple
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QPushButton,
                                QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
@@ -26,7 +26,7 @@ from nnconsole.app.training.study_plot import StudyPlot
 from nnconsole.engine.plan.batch_recommendation import recommend
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.batch_study import (STUDY_FILE, STUDY_FOLDER, BatchStudy, Recommendation, StudyPoint,
-                                                 read_study)
+                                                 point_key, read_study)
 
 POLL_MS = 1500
 COLUMNS = ("Workers", "Logical batch", "Policy", "Warm-up", "LR", "Error", "Predicted s/epoch",
@@ -208,7 +208,7 @@ class StudyView(QWidget):
         self.recommendation = None if study is None else (study.recommendation
                                                           or recommend(study.points, study.tolerance))
         self.plot.set_study(study, self.recommendation)
-        self._fill_table(study.points if study is not None else [])
+        self._fill_table(study.points if study is not None else [], self.recommendation)
         self._show_recommendation(study)
 
     def _describe(self, study: BatchStudy) -> str:
@@ -220,12 +220,18 @@ class StudyView(QWidget):
         return (f"<b>{html.escape(study.name)}</b>: {len(study.points)} points ({states or 'none yet'}), per-worker batch "
                 f"{study.per_worker_batch}{epochs}, tolerance {study.tolerance * 100:g} point of error.")
 
-    def _fill_table(self, points: List[StudyPoint]) -> None:
+    def _fill_table(self, points: List[StudyPoint], rec: Optional[Recommendation]) -> None:
+        """The points by workers, policy and warm-up; the recommended one in bold."""
         self.points = sorted(points, key=lambda p: (p.workers, p.policy, p.warmup_epochs))
         self.table.setRowCount(len(self.points))
+        bold = QFont()
+        bold.setBold(True)
+        chosen = point_key(rec.workers, rec.policy, rec.warmup_epochs) if rec is not None else None
         for r, p in enumerate(self.points):
             for c, text in enumerate(point_cells(p)):
                 item = QTableWidgetItem(text)
+                if p.key == chosen:
+                    item.setFont(bold)
                 if c in (0, 1, 3, 4, 5, 6, 7):
                     item.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
                 if c == len(COLUMNS) - 1:

@@ -90,6 +90,8 @@ def test_study_shows_lines_per_policy_points_times_and_the_recommendation(qtbot,
     assert view.recommendation_label.text().startswith("Recommendation: 16 workers (logical batch 512)")
     assert view.apply_button.isEnabled()
     assert plot.tolerance_line.value() == pytest.approx(0.045)
+    bold = [r for r in range(view.table.rowCount()) if view.table.item(r, 0).font().bold()]
+    assert [view.points[r].key for r in bold] == ["w16-linear-warmup2"]  # the recommended point's row
     _shot(view, "study_view_digits_1_to_32.png")
 
 
