@@ -19,11 +19,14 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from nnconsole.app.widgets.plots import color, make_plot_widget
 from nnconsole.engine.rundir.batch_study import POLICIES, BatchStudy, Recommendation, StudyPoint
+from nnconsole.engine.rundir.protocol import TrialStatus
 
+# A point's state is its trial's word (rundir.protocol.TrialStatus), or "queued" before its run starts.
+COMPLETE, RUNNING, FAILED, STOPPED = (TrialStatus.COMPLETE.value, TrialStatus.RUNNING.value,
+                                      TrialStatus.FAILED.value, TrialStatus.STOPPED.value)
 # Marker of each point state (pyqtgraph symbols) and whether it is filled.
-STATE_SYMBOLS: Dict[str, Tuple[str, bool]] = {"complete": ("o", True), "running": ("o", False),
-                                              "failed": ("x", True), "stopped": ("s", False),
-                                              "queued": ("o", False)}
+STATE_SYMBOLS: Dict[str, Tuple[str, bool]] = {COMPLETE: ("o", True), RUNNING: ("o", False), FAILED: ("x", True),
+                                              STOPPED: ("s", False), "queued": ("o", False)}
 PREDICTED_COLOR = "#555555"
 MEASURED_COLOR = "#ff7f0e"
 TOLERANCE_COLOR = "#9a5b00"
@@ -113,7 +116,7 @@ class StudyPlot(QWidget):
                               "data": p.key})
             self.markers[key] = pg.ScatterPlotItem(spots=spots)
             item.addItem(self.markers[key])
-        for state in ("complete", "running", "failed") if self.lines else ():  # the markers' key, in the legend
+        for state in (COMPLETE, RUNNING, FAILED) if self.lines else ():  # the markers' key, in the legend
             symbol, filled = STATE_SYMBOLS[state]
             brush, pen = pg.mkBrush("#5b6670" if filled else "#ffffff"), pg.mkPen("#5b6670", width=1.6)
             key = item.plot([], [], pen=None, symbol=symbol, symbolSize=10, symbolPen=pen, symbolBrush=brush,

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
                                QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from nnconsole.app.config.commands import set_settings
-from nnconsole.app.training.study_plot import StudyPlot
+from nnconsole.app.training.study_plot import COMPLETE, FAILED, RUNNING, STOPPED, StudyPlot
 from nnconsole.engine.plan.batch_recommendation import recommend
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.batch_study import (STUDY_FILE, STUDY_FOLDER, BatchStudy, Recommendation, StudyPoint,
@@ -31,8 +31,7 @@ from nnconsole.engine.rundir.batch_study import (STUDY_FILE, STUDY_FOLDER, Batch
 POLL_MS = 1500
 COLUMNS = ("Workers", "Logical batch", "Policy", "Warm-up", "LR", "Error", "Predicted s/epoch",
            "Measured s/epoch", "State")
-STATE_COLORS = {"running": "#1f5fbf", "complete": "#1e6b1e", "stopped": "#9a5b00", "failed": "#b00000",
-                "queued": "#5b6670"}
+STATE_COLORS = {RUNNING: "#1f5fbf", COMPLETE: "#1e6b1e", STOPPED: "#9a5b00", FAILED: "#b00000", "queued": "#5b6670"}
 APPLY_TEXT = "Apply the batch study's recommendation"
 NO_STUDY = ("No large-batch study yet. Run <code>nnconsole study batch PROJECT --workers 1,2,4,8</code> to train "
             "the project at several worker counts and learning-rate policies; its points appear here as they train.")
