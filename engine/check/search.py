@@ -12,12 +12,13 @@ import os
 from typing import Any, List, Optional
 
 from nnconsole.engine.project.errors import Problem
-from nnconsole.engine.project.model import Project, Search, SearchParam
+from nnconsole.engine.project.model import MAIN_NETWORK, Project, Search, SearchParam
 from nnconsole.engine.project.paths import dataset_path
 from nnconsole.engine.project.schema import (BY_PATH, MAX_COUNT, MAX_SEED, SEARCH_KINDS, SEARCH_OBJECTIVES,
                                              SEARCH_PRUNERS, SEARCH_SAMPLERS)
 from nnconsole.engine.project.search_targets import Target, TargetError, current_value, resolve_target
-from nnconsole.engine.project.searched_properties import flagged_properties
+from nnconsole.engine.layers.types.unit import parse_arguments
+from nnconsole.engine.project.searched_properties import ARGUMENT_VALUE, FlaggedProperty, flagged_properties
 
 
 def check_search(project: Project) -> List[Problem]:
@@ -68,7 +69,7 @@ def check_search(project: Project) -> List[Problem]:
     return problems
 
 
-def _check_flags(project: Project, flagged: list) -> List[Problem]:
+def _check_flags(project: Project, flagged: List[FlaggedProperty]) -> List[Problem]:
     """The problems of each layer property marked searched, at its place in the layer (``...search.units``)."""
     problems: List[Problem] = []
     for flag in flagged:
@@ -76,12 +77,34 @@ def _check_flags(project: Project, flagged: list) -> List[Problem]:
             problems.append(Problem(flag.path, flag.why, fix="give its range under the layer: search: "
                                     "{value: {kind: int, low: 4, high: 16}}, or set search: false"))
             continue
-        for problem in _check_param(project, flag.param, flag.path):
+        found = _check_param(project, flag.param, flag.path)
+        for problem in found:
             if problem.path == f"{flag.path}.target":
                 problem.path = flag.path
                 problem.fix = f"mark a property that layer '{flag.layer}' has"
-            problems.append(problem)
+        problems += found or _unit_overrides(project, flag)
     return problems
+
+
+def _unit_overrides(project: Project, flag: FlaggedProperty) -> List[Problem]:
+    """A searched Argument of a network Units run changes nothing when every such Unit gives it its own value."""
+    if flag.network == MAIN_NETWORK or flag.prop != ARGUMENT_VALUE:
+        return []
+    units = [layer for network in [project.network, *project.networks.values()] for layer in network.layers
+             if layer.type == "Unit" and layer.params.get("network") == flag.network]
+    giving = []
+    for unit in units:
+        try:
+            given = parse_arguments(str(unit.params.get("arguments", "") or ""))
+        except ValueError:
+            return []  # the unit's own problem, named by the network checks
+        if given.get(flag.layer, "") != "":
+            giving.append(unit.name)
+    if units and len(giving) == len(units):
+        return [Problem(flag.path, f"every Unit running network {flag.network} ({', '.join(giving)}) gives Argument "
+                        f"'{flag.layer}' its own value, so searching the Argument's value changes nothing",
+                        fix=f"remove {flag.layer} from those units' arguments (they then take the searched value)")]
+    return []
 
 
 _FIXES = {"trials": "the number of trials to run, e.g. 20", "max_mutations": "structure changes per trial, e.g. 2",

@@ -236,7 +236,8 @@ class SearchParam:
 
     ``target`` is a setting's dotted path (``optimizer.learning_rate``, ``config.batch_size``,
     ``optimizer.solver``) or a layer property of the Main network as ``layers.<layer>.<param>``
-    (``layers.fc1.out_shape``; a Repeat block's ``layers.<RepeatStart>.times``). ``kind``: ``float``,
+    (``layers.fc1.out_shape``; a Repeat block's ``layers.<RepeatStart>.times``), or of another network as
+    ``networks.<network>.layers.<layer>.<param>`` (an Argument of a unit's network: ``...layers.Maps.value``). ``kind``: ``float``,
     ``log_float`` (log-uniform, e.g. a learning rate), ``int`` (``step`` apart) or ``choice`` (one of ``choices``).
     A number given for a list-valued property (a kernel) is applied to each of its entries.
     """

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from nnconsole.engine.check.project_file import load_valid_project
+from nnconsole.engine.check.search import check_search
 from nnconsole.engine.interop.sdcproj.exporter import export_sdcproj
 from nnconsole.engine.interop.sdcproj.importer import import_sdcproj
 from nnconsole.engine.interop.sdcproj.reader import SdcReader, layer_properties, parse_ini
@@ -94,6 +95,17 @@ def test_an_argument_of_a_unit_network_is_a_target_of_that_network(tmp_path):
     assert [(f.target, f.path.split(".search")[0]) for f in flags] == [
         ("networks.ConvBlock.layers.Maps.value", f"networks.ConvBlock.layers[{_index(project, 'Maps')}]")]
     assert flags[0].param.low == 2 and flags[0].param.high == 16
+    [problem] = check_search(project)  # both units give Maps=4: the Argument's own value is never used
+    assert problem.path == flags[0].path and "every Unit running network ConvBlock (conv1, conv2)" in problem.message
+    unit = project.network.layer("conv2")
+    unit.params["arguments"] = "; ".join(a for a in unit.params["arguments"].split("; ") if not a.startswith("Maps="))
+    assert check_search(project) == []  # conv2 now takes the searched value
+
+
+def test_an_argument_marked_search_whose_value_gives_no_range_is_named(tmp_path):
+    project = import_sdcproj(searched_argument_project(tmp_path / "nnc", value="abc", arg_type="Text")).project
+    [problem] = check_search(project)
+    assert problem.path == "network.layers[1].params.search" and "gives no range" in problem.message
 
 
 def _index(project, name: str) -> int:
