@@ -67,6 +67,9 @@ def test_the_search_checkbox_marks_a_property_with_its_range_undoably(digits_pag
     page.select_layers(["fc1"])
     page.view.centerOn(page.scene.node("fc1"))
     _shot(page, "edit_searched_fc1.png")
+    [pasted] = page.editor.paste_text(page.editor.copy_text(["fc1"]))  # a copy stays searched, as in NNC
+    assert page.document.project.network.layer(pasted).search == {"out_shape": SearchRange("int", 32, 256, 32)}
+    stack.undo()
     stack.undo()
     stack.undo()
     page.flush()
