@@ -145,7 +145,8 @@ def format_reference() -> str:
            "upgraded on load (the file is rewritten only when you save). Shapes exclude the batch axis.", "",
            "## Sections", ""]
     for cls, key in ((model.Project, ""), (model.Layer, "network.layers[]"), (model.Initializer,
-                     "network.layers[].initializers.<weight>"), (model.Comment, "network.comments[]"),
+                     "network.layers[].initializers.<weight>"), (model.SearchRange, "network.layers[].search.<property>"),
+                     (model.Comment, "network.comments[]"),
                     (model.Datasets, "datasets"),
                      (model.TrainingConfig, "config"), (model.Optimizer, "optimizer"),
                      (model.Schedule, "optimizer.schedule"), (model.ExtraOptimizer, "optimizers[]"),

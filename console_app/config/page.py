@@ -83,6 +83,8 @@ class ConfigPage(QWidget):
         document.settings_changed.connect(self._setting_changed)
         document.reloaded.connect(self.reload)
         document.networks_changed.connect(self.optimizer_list.sync)
+        for signal in (document.network_changed, document.layer_changed, document.networks_changed):
+            signal.connect(self._sync_flags)  # properties marked searched in EDIT
         document.path_changed.connect(lambda _path: self.plan_panel.refresh(self.document.project))
         self.reload()
 
@@ -98,6 +100,10 @@ class ConfigPage(QWidget):
 
     def _sync_search(self) -> None:
         self.search_section.sync()
+        self.search_launch.sync()
+
+    def _sync_flags(self, *_args: object) -> None:
+        self.search_section.sync_flags()
         self.search_launch.sync()
 
     def _setting_changed(self, dotted: str) -> None:

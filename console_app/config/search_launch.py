@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QGroupBox, QHBoxLayout, QLabel, QPlainTextEdit, Q
 
 from nnconsole.app.bridge.engine_process import EngineCommand
 from nnconsole.app.bridge.search_process import SearchProcess, plan_search
+from nnconsole.engine.project.searched_properties import has_flags
 
 MAX_LOG_LINES = 2000
 
@@ -74,12 +75,14 @@ class SearchLaunch(QGroupBox):
         self.sync()
 
     def sync(self) -> None:
-        """Enabled only for a project with a search section (the CLI refuses one without)."""
-        has = self.document.project.search is not None
+        """Enabled only for a project with a search section or a layer property marked searched (the CLI refuses
+        one with neither)."""
+        has = self.document.project.search is not None or has_flags(self.document.project)
         self.plan_button.setEnabled(has and not self.plan_command.is_running())
         self.search_button.setEnabled(has and not self.process.is_running())
         if not has:
-            self.message.setText("Tick 'This project has a search section' above to search it.")
+            self.message.setText("Tick 'This project has a search section' above, or a property's Search box in EDIT, "
+                                 "to search it.")
 
     def _saved_path(self) -> Optional[str]:
         """The project file the CLI will read, or None (and a message) when the document differs from it."""

@@ -3,7 +3,8 @@ long), edited as the other CONFIG fields are.
 
 Every edit is one undoable ``SetSettingCommand`` on the setting ``search`` (the whole ``model.Search``, copied
 with the one field changed); edits of one field merge (``merge_key`` ``search.<field>``), so typing a number
-undoes in one step. The searched hyper-parameters are a small table (target, kind, low, high, step, choices):
+undoes in one step. Layer properties marked searched in EDIT (NNC's Search checkbox) are listed above the
+form: they are searched as if the table held them. The searched hyper-parameters are a small table (target, kind, low, high, step, choices):
 a cell that does not read is shown red and not committed. ``nnconsole validate`` (the project checks) names a
 bad target or range with its fix, as for every other field.
 """
@@ -13,14 +14,18 @@ import copy
 import json
 from typing import Any, List, Optional
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QHBoxLayout,
-                               QHeaderView, QPushButton, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout,
+                               QHeaderView, QLabel, QPushButton, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout,
                                QWidget)
 
 from nnconsole.app.config.commands import set_setting
-from nnconsole.engine.project.model import Search, SearchParam
+from nnconsole.app.widgets.rich_text import bounded, esc
+from nnconsole.app.widgets.search_range import range_text
+from nnconsole.engine.project.model import Search, SearchParam, SearchRange
 from nnconsole.engine.project.schema import SEARCH_KINDS, SEARCH_PRUNERS, SEARCH_SAMPLERS
+from nnconsole.engine.project.searched_properties import flagged_properties
 
 INT_MAX = 2_147_483_647
 OBJECTIVES = {"error": ["error"], "error x multiply-adds": ["error", "multiply_adds"]}
@@ -121,8 +126,13 @@ class SearchSection(QGroupBox):
         inner.addLayout(form)
         inner.addWidget(self.params)
         inner.addLayout(buttons)
+        self.flagged = QLabel(self)
+        self.flagged.setObjectName("search_flagged")
+        self.flagged.setWordWrap(True)
+        self.flagged.setTextFormat(Qt.RichText)
         layout = QVBoxLayout(self)
         layout.addWidget(self.enabled)
+        layout.addWidget(self.flagged)
         layout.addWidget(self.body)
         self.sync()
 
@@ -216,6 +226,7 @@ class SearchSection(QGroupBox):
     # ---- document -> view ---------------------------------------------------------------------
     def sync(self) -> None:
         """Show the document's search section (signals blocked: this pushes no command)."""
+        self.sync_flags()
         search = self.search()
         widgets = [self.enabled, self.objectives, self.trials, self.timeout, self.epochs, self.structure,
                    self.max_mutations, self.error_max, self.macs_min, self.macs_max, self.pruner, self.sampler,
@@ -243,6 +254,20 @@ class SearchSection(QGroupBox):
         finally:
             for w in widgets:
                 w.blockSignals(False)
+
+    def sync_flags(self) -> None:
+        """List the layer properties marked searched in EDIT (NNC's Search checkbox): searched as if listed here."""
+        flags = flagged_properties(self.document.project)
+        if not flags:
+            self.flagged.setText("<span style='color:#56606b'>Layer properties searched: none (tick a property's "
+                                 "Search box in EDIT's property panel to add one)</span>")
+            return
+        rows = [f"&nbsp;&nbsp;• <b>{esc(bounded(f.target, 200))}</b>: "
+                + (esc(range_text(SearchRange(f.param.kind, f.param.low, f.param.high, f.param.step, f.param.choices)))
+                   if f.param is not None else f"<span style='color:#c62828'>{esc(f.why)}</span>")
+                for f in flags]
+        self.flagged.setText("Layer properties searched (marked in EDIT; searched as if the section listed them):<br>"
+                             + "<br>".join(rows))
 
     def _fill_params(self, params: List[SearchParam]) -> None:
         self.params.setRowCount(len(params))

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from PySide6.QtGui import QUndoCommand
 
-from nnconsole.engine.project.model import Initializer, Layer
+from nnconsole.engine.project.model import Initializer, Layer, SearchRange
 
 MOVE_COMMAND_ID = 4001  # consecutive moves of the same nodes merge into one undo step
 
@@ -115,6 +115,19 @@ class SetParamCommand(_LayerFieldCommand):
         params = dict(document.network.layer(layer_name).params)
         params[key] = list(value) if isinstance(value, tuple) else value
         super().__init__(document, layer_name, "params", params, f"Set {layer_name}.{key}")
+
+
+class SetSearchCommand(_LayerFieldCommand):
+    """Mark one property of a layer searched with its range, or with None unmark it (``Layer.search``)."""
+
+    def __init__(self, document: Any, layer_name: str, key: str, searched: Optional[SearchRange]) -> None:
+        flags = dict(document.network.layer(layer_name).search)
+        if searched is None:
+            flags.pop(key, None)
+        else:
+            flags[key] = searched
+        what = f"Search {layer_name}.{key}" if searched is not None else f"Stop searching {layer_name}.{key}"
+        super().__init__(document, layer_name, "search", flags, what)
 
 
 class SetInitializerCommand(_LayerFieldCommand):

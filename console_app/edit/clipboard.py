@@ -4,15 +4,16 @@ Pasted layers get fresh unique names; connections between pasted layers are kept
 layers outside the copied set are dropped (as NNC does). A named parameter scope is kept, so a pasted
 copy of a layer whose scope was set (``disc``) shares that layer's weights, as NNC's ParameterScope
 property does when copied; a layer on the default scope (its own name) gets its own weights under its
-new name.
+new name. Properties marked searched (NNC's Search flag) stay marked, with their ranges.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from typing import Any, Dict, Iterable, List, Sequence
 
-from nnconsole.engine.project.model import Initializer, Layer
+from nnconsole.engine.project.model import Initializer, Layer, SearchRange
 from nnconsole.engine.rundir import safe_json
 
 MIME_TYPE = "application/x-nnconsole-layers"
@@ -30,6 +31,7 @@ def layers_to_json(layers: Sequence[Layer]) -> str:
             "lr_multipliers": dict(layer.lr_multipliers),
             "position": list(layer.position) if layer.position is not None else None,
             "parameter_scope": layer.parameter_scope,
+            "search": {k: dataclasses.asdict(r) for k, r in layer.search.items()},  # searched properties stay so
         })
     return json.dumps({"nnconsole_layers": items}, indent=1)
 
@@ -51,7 +53,11 @@ def layers_from_json(text: str) -> List[Layer]:
                               for k, v in item.get("initializers", {}).items()},
                 lr_multipliers={k: float(v) for k, v in item.get("lr_multipliers", {}).items()},
                 position=(float(position[0]), float(position[1])) if position else None,
-                parameter_scope=str(item.get("parameter_scope") or "")))
+                parameter_scope=str(item.get("parameter_scope") or ""),
+                search={str(k): SearchRange(kind=str(r.get("kind", "int")), low=float(r.get("low", 0.0)),
+                                            high=float(r.get("high", 0.0)), step=int(r.get("step", 1)),
+                                            choices=list(r.get("choices", [])))
+                        for k, r in (item.get("search") or {}).items()}))
         return layers
     except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
         raise ValueError(f"the clipboard does not hold nnconsole layers ({exc})") from None
@@ -82,7 +88,7 @@ def rename_for_paste(layers: Sequence[Layer], taken: Iterable[str]) -> List[Laye
                          inputs=[mapping[s] for s in layer.inputs if s in mapping],
                          params=dict(layer.params), initializers=dict(layer.initializers),
                          lr_multipliers=dict(layer.lr_multipliers), position=layer.position,
-                         parameter_scope=layer.parameter_scope))
+                         parameter_scope=layer.parameter_scope, search=dict(layer.search)))
     return out
 
 

@@ -15,9 +15,11 @@ from PySide6.QtCore import QObject, Signal
 from nnconsole.app.document import commands
 from nnconsole.app.edit import layout
 from nnconsole.app.edit.clipboard import layers_from_json, layers_to_json, plain, rename_for_paste, unique_name
+from nnconsole.app.widgets.search_range import parse_range
 from nnconsole.engine.layers import defaults, get_spec
 from nnconsole.engine.network.arguments import macro_name
 from nnconsole.engine.project.model import INITIALIZERS, Initializer, Layer, Network
+from nnconsole.engine.project.searched_properties import ARGUMENT_VALUE, argument_flag, property_value
 
 Position = Tuple[float, float]
 
@@ -235,6 +237,30 @@ class NetworkEditor(QObject):
         if current == value and key in layer.params:
             return None
         self._push(commands.SetParamCommand(self.document, name, key, value))
+        return None
+
+    def set_search(self, name: str, key: str, text: Optional[str]) -> Optional[str]:
+        """Mark property ``key`` of layer ``name`` searched over the range ``text`` (``16..128``, ``1e-4..1e-1
+        log``, ``16, 32, 64``; see widgets.search_range), or with None unmark it: one undo step. An Argument's
+        value also takes NNC's Search flag (its ``search`` parameter). A message (and no change) when the range
+        does not read."""
+        layer = self.network.layer(name)
+        searched = None
+        if text is not None:
+            value = property_value(layer, key)
+            values = value if isinstance(value, (list, tuple)) else [value]
+            whole = all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+            try:
+                searched = parse_range(text, whole)
+            except ValueError as exc:
+                return f"{key}: {exc}"
+        flag = layer.type == "Argument" and key == ARGUMENT_VALUE
+        if layer.search.get(key) == searched and (not flag or argument_flag(layer) == (searched is not None)):
+            return None
+        with self._macro(f"Search {name}.{key}" if searched is not None else f"Stop searching {name}.{key}"):
+            self._push(commands.SetSearchCommand(self.document, name, key, searched))
+            if flag and argument_flag(layer) != (searched is not None):
+                self._push(commands.SetParamCommand(self.document, name, "search", searched is not None))
         return None
 
     def _argument_reference(self, pspec: Any, raw: Any) -> Optional[Tuple[str, bool]]:

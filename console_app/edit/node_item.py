@@ -17,7 +17,9 @@ from nnconsole.app.edit import style
 from nnconsole.app.edit.layout import NODE_HEIGHT, NODE_WIDTH
 from nnconsole.app.edit.scopes import sharing_text
 from nnconsole.app.widgets.rich_text import bounded, esc
+from nnconsole.app.widgets.search_range import range_text
 from nnconsole.engine.network.shared_params import weight_scope_of
+from nnconsole.engine.project.searched_properties import searched_props
 
 PORT_RADIUS = 5.0
 
@@ -60,6 +62,7 @@ class NodeItem(QGraphicsObject):
         self.group: Optional[str] = None
         self.summary = ""
         self.sharers: List[str] = []
+        self.searched: List[str] = []  # properties marked searched (drawn as a 'search' tag and an amber outline)
         self.shape_text = ""
         self.error: Optional[str] = None
         self.input_names: List[str] = []
@@ -86,6 +89,7 @@ class NodeItem(QGraphicsObject):
                                    and not isinstance(params[k], str)}}
         self.summary = style.summarize_params(layer.type, params, spec.defaults() if spec else {})
         self.sharers = list(sharers)
+        self.searched = searched_props(layer)
         if self.sharers:
             self.summary = f"⇄ {weight_scope_of(layer)}" + (f" · {self.summary}" if self.summary else "")
         shape = info.out_shape if info is not None else None
@@ -101,6 +105,9 @@ class NodeItem(QGraphicsObject):
             tip.append(esc(bounded("arguments: " + str(layer.params["arguments"]), 600)))
         if self.sharers:
             tip.append(esc(bounded(f"parameter scope '{weight_scope_of(layer)}': {sharing_text(self.sharers)}")))
+        if self.searched:
+            ranges = [f"{p} {range_text(layer.search[p])}" if p in layer.search else p for p in self.searched]
+            tip.append(esc(bounded("searched by nnconsole search: " + "; ".join(ranges), 600)))
         if self.error:
             tip.append(f"<span style='color:#c62828'>{esc(bounded(self.error))}</span>")
         self.setToolTip("<br>".join(tip))
@@ -192,7 +199,32 @@ class NodeItem(QGraphicsObject):
         painter.setPen(pen)
         painter.setBrush(Qt.NoBrush)
         painter.drawPath(body)
+        if self.searched:
+            self._paint_search_tag(painter, rect)
         self._paint_text(painter, accent)
+
+    def _paint_search_tag(self, painter: QPainter, rect: QRectF) -> None:
+        """An amber dashed outline and a tag on the bottom edge (a magnifier and the property names): properties
+        marked searched. The tooltip lists them with their ranges."""
+        painter.setPen(QPen(style.SEARCH_COLOR, 1.6, Qt.DashLine))
+        painter.setBrush(Qt.NoBrush)
+        painter.drawRoundedRect(rect.adjusted(-3, -3, 3, 3), 10, 10)
+        font = style.font(7.0, True)
+        fm = QFontMetrics(font)
+        room = NODE_WIDTH / 2 - PORT_RADIUS - 18  # right of the output pin, inside the box
+        text = fm.elidedText(", ".join(self.searched), Qt.ElideRight, int(room - 22))
+        width = fm.horizontalAdvance(text) + 22
+        tag = QRectF(NODE_WIDTH - 8 - width, NODE_HEIGHT - 7, width, 13)
+        painter.setPen(Qt.NoPen)
+        painter.setBrush(QBrush(style.SEARCH_COLOR))
+        painter.drawRoundedRect(tag, 6, 6)
+        painter.setPen(QPen(Qt.white, 1.4))  # the magnifier: a lens and its handle
+        painter.setBrush(Qt.NoBrush)
+        lens = QPointF(tag.left() + 8, tag.center().y() - 1)
+        painter.drawEllipse(lens, 2.8, 2.8)
+        painter.drawLine(lens + QPointF(2.0, 2.0), lens + QPointF(4.5, 4.5))
+        painter.setFont(font)
+        painter.drawText(tag.adjusted(15, 0, -4, 0), Qt.AlignLeft | Qt.AlignVCenter, text)
 
     def _paint_text(self, painter: QPainter, accent: Any) -> None:
         left, right = 14.0, NODE_WIDTH - 10.0

@@ -1,5 +1,5 @@
-"""The property panel: typed editors for the selected layer's name, parameters, initializers and
-learning-rate multipliers, plus what shape inference says about it.
+"""The property panel: typed editors for the selected layer's name, parameters, NNC's per-property Search
+checkboxes (``search_flags``), initializers and learning-rate multipliers, plus what shape inference says about it.
 
 Editors are built when the selection (or the layer's type) changes and only refilled afterwards,
 so focus stays where the user is typing. Every change goes through ``NetworkEditor``; a refused
@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGridLayout, Q
 
 from nnconsole.app.edit import style
 from nnconsole.app.edit.scopes import sharing_text, weight_sharers
+from nnconsole.app.edit.search_flags import SearchFlagsBox, searchable
 from nnconsole.app.edit.unit_arguments import UnitArgumentsBox
 from nnconsole.app.widgets.field import ERROR_STYLE, CheckedField
 from nnconsole.app.widgets.rich_text import bounded, esc
@@ -127,6 +128,9 @@ class PropertyPanel(QScrollArea):
         outer.addLayout(general)
         if spec is not None and spec.params:
             outer.addWidget(self._params_box(spec))
+        if searchable(spec):  # NNC's Search checkbox per property, with its range
+            self.widgets["search_flags"] = SearchFlagsBox(searchable(spec), self._apply_search)
+            outer.addWidget(self.widgets["search_flags"])
         if type_name == "Unit":  # NNC's Unit properties: its network's Arguments and parameter properties
             self.widgets["unit_arguments"] = UnitArgumentsBox(lambda text: self._apply_param("arguments", text))
             outer.addWidget(self.widgets["unit_arguments"])
@@ -281,6 +285,8 @@ class PropertyPanel(QScrollArea):
                 value_field.edit.setEnabled(init.type == "Constant")
                 self.fields[f"init_multiplier:{key}"].edit.setEnabled(init.type != "Constant")
                 self.fields[f"lr:{key}"].set_text(value_text(float(layer.lr_multipliers.get(key, 1.0))))
+        if "search_flags" in self.widgets:
+            self.widgets["search_flags"].refresh(layer)
         if "unit_arguments" in self.widgets:
             target = all_networks(self.editor.document.project).get(str(layer.params.get("network", "")))
             self.widgets["unit_arguments"].refresh(str(layer.params.get("arguments", "") or ""), target)
@@ -346,6 +352,11 @@ class PropertyPanel(QScrollArea):
         if self.layer_name is None:
             return None
         return self._done(self.editor.set_param(self.layer_name, key, value))
+
+    def _apply_search(self, key: str, text: Optional[str]) -> Optional[str]:
+        if self.layer_name is None:
+            return None
+        return self._done(self.editor.set_search(self.layer_name, key, text))
 
     def _apply_macro(self, key: str, text: str) -> Optional[str]:
         """A Boolean property's macro field: '*Name' names an Argument; empty goes back to the box's value."""

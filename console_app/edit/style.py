@@ -20,6 +20,7 @@ UNKNOWN_COLORS = ("#f3f3f3", "#999999")
 ERROR_COLOR = QColor("#d32f2f")
 ERROR_FILL = QColor("#fdecec")
 SELECTED_COLOR = QColor("#1565c0")
+SEARCH_COLOR = QColor("#ef8f00")  # a property marked searched (NNC's Search flag): amber tag and outline
 EDGE_COLOR = QColor("#5f6b7a")
 TEXT = QColor("#1d2630")
 TEXT_MUTED = QColor("#56606b")

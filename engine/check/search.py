@@ -1,7 +1,9 @@
-"""The ``search`` section judged: every searched target, range, objective, budget, pruner and sampler.
+"""The ``search`` section judged: every searched target, range, objective, budget, pruner and sampler, and
+every layer property marked searched (``network.layers[i].search.<property>``, NNC's Search flag).
 
 Each problem names its YAML path (``search.params[0].low``) and the fix, as the other checks do; the file and
-line are added by ``check.project_file``. A project without a ``search`` section has nothing to check here.
+line are added by ``check.project_file``. A project without a ``search`` section and without searched
+properties has nothing to check here.
 """
 from __future__ import annotations
 
@@ -10,29 +12,36 @@ import os
 from typing import Any, List, Optional
 
 from nnconsole.engine.project.errors import Problem
-from nnconsole.engine.project.model import Project, Search, SearchParam
+from nnconsole.engine.project.model import MAIN_NETWORK, Project, Search, SearchParam
 from nnconsole.engine.project.paths import dataset_path
 from nnconsole.engine.project.schema import (BY_PATH, MAX_COUNT, MAX_SEED, SEARCH_KINDS, SEARCH_OBJECTIVES,
                                              SEARCH_PRUNERS, SEARCH_SAMPLERS)
 from nnconsole.engine.project.search_targets import Target, TargetError, current_value, resolve_target
+from nnconsole.engine.layers.types.unit import parse_arguments
+from nnconsole.engine.project.searched_properties import ARGUMENT_VALUE, FlaggedProperty, flagged_properties
 
 
 def check_search(project: Project) -> List[Problem]:
     """Every problem of ``project.search`` (none when the project has no search section)."""
     search = project.search
+    flagged = flagged_properties(project)
+    problems: List[Problem] = _check_flags(project, flagged)
     if search is None:
-        return []
-    problems: List[Problem] = []
+        return problems
     for i, param in enumerate(search.params):
         problems += _check_param(project, param, f"search.params[{i}]")
-    seen = set()
+    seen = {}
     for i, param in enumerate(search.params):
         if param.target in seen:
             problems.append(Problem(f"search.params[{i}].target", f"'{param.target}' is searched twice",
                                     fix="keep one entry per target"))
-        seen.add(param.target)
+        seen[param.target] = f"search.params[{i}]"
+    for flag in flagged:
+        if flag.target in seen:
+            problems.append(Problem(flag.path, f"'{flag.target}' is marked searched here and listed in "
+                                    f"{seen[flag.target]} too", fix="keep one of the two"))
     problems += _check_choices_of(search)
-    if not search.params and not search.structure:
+    if not search.params and not search.structure and not flagged:
         problems.append(Problem("search.params", "the search varies nothing", fix="add a params entry (e.g. target: "
                                 "optimizer.learning_rate, kind: log_float, low: 1.0e-5, high: 1.0) or set structure: true"))
     if search.structure and project.networks:
@@ -58,6 +67,44 @@ def check_search(project: Project) -> List[Problem]:
         problems.append(Problem("search.multiply_adds_min", f"{search.multiply_adds_min:,} is above multiply_adds_max "
                                 f"{search.multiply_adds_max:,}", fix="lower the minimum or raise the maximum"))
     return problems
+
+
+def _check_flags(project: Project, flagged: List[FlaggedProperty]) -> List[Problem]:
+    """The problems of each layer property marked searched, at its place in the layer (``...search.units``)."""
+    problems: List[Problem] = []
+    for flag in flagged:
+        if flag.param is None:
+            problems.append(Problem(flag.path, flag.why, fix="give its range under the layer: search: "
+                                    "{value: {kind: int, low: 4, high: 16}}, or set search: false"))
+            continue
+        found = _check_param(project, flag.param, flag.path)
+        for problem in found:
+            if problem.path == f"{flag.path}.target":
+                problem.path = flag.path
+                problem.fix = f"mark a property that layer '{flag.layer}' has"
+        problems += found or _unit_overrides(project, flag)
+    return problems
+
+
+def _unit_overrides(project: Project, flag: FlaggedProperty) -> List[Problem]:
+    """A searched Argument of a network Units run changes nothing when every such Unit gives it its own value."""
+    if flag.network == MAIN_NETWORK or flag.prop != ARGUMENT_VALUE:
+        return []
+    units = [layer for network in [project.network, *project.networks.values()] for layer in network.layers
+             if layer.type == "Unit" and layer.params.get("network") == flag.network]
+    giving = []
+    for unit in units:
+        try:
+            given = parse_arguments(str(unit.params.get("arguments", "") or ""))
+        except ValueError:
+            return []  # the unit's own problem, named by the network checks
+        if given.get(flag.layer, "") != "":
+            giving.append(unit.name)
+    if units and len(giving) == len(units):
+        return [Problem(flag.path, f"every Unit running network {flag.network} ({', '.join(giving)}) gives Argument "
+                        f"'{flag.layer}' its own value, so searching the Argument's value changes nothing",
+                        fix=f"remove {flag.layer} from those units' arguments (they then take the searched value)")]
+    return []
 
 
 _FIXES = {"trials": "the number of trials to run, e.g. 20", "max_mutations": "structure changes per trial, e.g. 2",

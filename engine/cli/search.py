@@ -21,8 +21,10 @@ from nnconsole.engine.check.project_file import load_valid_project
 from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.launch.launcher import plan_for
 from nnconsole.engine.plan.measured_runs import local_run_timings
+from nnconsole.engine.project.model import Search
 from nnconsole.engine.project.paths import dataset_path
 from nnconsole.engine.project.schema import DEVICES
+from nnconsole.engine.project.searched_properties import has_flags
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.search.policy import read_policy
 from nnconsole.engine.search.runner import SearchJob, run_search
@@ -40,10 +42,13 @@ def _say(text: str) -> None:
 def cmd_search(args: argparse.Namespace) -> int:
     project_path = os.path.abspath(args.project)
     project = load_valid_project(project_path, allow_outside_data=args.allow_outside_data)
+    if project.search is None and has_flags(project):
+        project.search = Search()  # searched layer properties alone: the section's defaults for the rest
     search = project.search
     if search is None:
-        print(f"nnconsole search: {args.project} has no 'search' section; add one (see docs/project-format.md, "
-              "'The search section', or 'nnconsole new DIR --template digits_search')", file=sys.stderr)
+        print(f"nnconsole search: {args.project} has no 'search' section and no layer property marked searched; "
+              "add one (see docs/search.md, 'The search section', or 'nnconsole new DIR --template digits_search')",
+              file=sys.stderr)
         return ExitCode.BAD_INPUT
     trials = args.trials or search.trials
     epochs = args.epochs or search.epochs or project.config.max_epoch

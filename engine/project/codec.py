@@ -43,7 +43,7 @@ def _from_value(value: Any) -> Any:
         for f in dataclasses.fields(value):
             v = getattr(value, f.name)
             if isinstance(value, Layer) and not v and f.name in ("initializers", "lr_multipliers", "position",
-                                                                 "parameter_scope"):
+                                                                 "parameter_scope", "search"):
                 continue  # keep layer entries short: empty extras are omitted
             if isinstance(value, Network) and f.name == "comments" and not v:
                 continue  # a network without canvas notes is written as before

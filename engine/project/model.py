@@ -33,6 +33,24 @@ class Initializer:
 
 
 @dataclass
+class SearchRange:
+    """How ``nnconsole search`` varies one layer property marked searched (NNC's Search flag, the EDIT panel's
+    Search checkbox): ``kind`` ``int`` (``low``..``high``, ``step`` apart), ``float``, ``log_float`` or ``choice``
+    (one of ``choices``), as a ``search.params`` entry's. Keyed by property in ``Layer.search``."""
+
+    kind: str = "int"
+    low: float = 0.0
+    high: float = 0.0
+    step: int = 1
+    choices: List[Any] = field(default_factory=list)
+
+    def as_param(self, target: str) -> "SearchParam":
+        """The ``search.params`` entry this range is equivalent to, for ``target``."""
+        return SearchParam(target=target, kind=self.kind, low=self.low, high=self.high, step=self.step,
+                           choices=list(self.choices))
+
+
+@dataclass
 class Layer:
     """One node of the network: a unique name, a registry type, parameters and named inputs.
 
@@ -42,6 +60,8 @@ class Layer:
     ``parameter_scope`` (NNC's ParameterScope) names where the layer's weights live; empty means the
     layer's name. Layers naming one scope share one set of weights (a GAN's discriminator applied to real
     and to generated images).
+    ``search`` marks properties (``params`` keys) that ``nnconsole search`` varies, with their ranges, as if the
+    ``search`` section listed them (NNC's per-property Search flag; an Argument's Search is its ``value``).
     """
 
     name: str
@@ -52,6 +72,7 @@ class Layer:
     lr_multipliers: Dict[str, float] = field(default_factory=dict)
     position: Optional[Tuple[float, float]] = None
     parameter_scope: str = ""
+    search: Dict[str, SearchRange] = field(default_factory=dict)
 
 
 @dataclass
@@ -215,7 +236,8 @@ class SearchParam:
 
     ``target`` is a setting's dotted path (``optimizer.learning_rate``, ``config.batch_size``,
     ``optimizer.solver``) or a layer property of the Main network as ``layers.<layer>.<param>``
-    (``layers.fc1.out_shape``; a Repeat block's ``layers.<RepeatStart>.times``). ``kind``: ``float``,
+    (``layers.fc1.out_shape``; a Repeat block's ``layers.<RepeatStart>.times``), or of another network as
+    ``networks.<network>.layers.<layer>.<param>`` (an Argument of a unit's network: ``...layers.Maps.value``). ``kind``: ``float``,
     ``log_float`` (log-uniform, e.g. a learning rate), ``int`` (``step`` apart) or ``choice`` (one of ``choices``).
     A number given for a list-valued property (a kernel) is applied to each of its entries.
     """

@@ -1,6 +1,7 @@
 """A trial's project: the ``search`` section's values and structure changes, drawn by the trial's sampler.
 
-Each ``search.params`` entry is one Optuna parameter named by its target (``optimizer.learning_rate``); a choice
+Each ``search.params`` entry, and each layer property marked searched (``Layer.search``, NNC's Search flag; see
+``project.searched_properties``), is one Optuna parameter named by its target (``optimizer.learning_rate``); a choice
 of lists (kernels) is drawn by its index's text, since Optuna's choices are scalars. With ``structure: true``,
 up to ``max_mutations`` changes are drawn as ``structure.<k>.rule`` (a policy rule or ``none``),
 ``structure.<k>.site`` and ``structure.<k>.variant``; a change whose network fails the shape checks is skipped
@@ -16,6 +17,7 @@ import optuna
 
 from nnconsole.engine.project.model import Project, Search
 from nnconsole.engine.project.search_targets import resolve_target, set_target
+from nnconsole.engine.project.searched_properties import searched_params
 from nnconsole.engine.search.mutations import (candidate_problems, describe, multiply_adds, mutate, rule_table, sites,
                                                variants)
 from nnconsole.engine.search.policy import Rule
@@ -55,7 +57,7 @@ def design_trial(project: Project, search: Search, trial: optuna.Trial, rules: L
     out = project.copy()
     out.search = None  # a trial is an ordinary run
     design = TrialDesign(out)
-    for param in search.params:
+    for param in searched_params(project, search):
         value = suggest(trial, param.target, param.kind, param.low, param.high, param.step, param.choices)
         set_target(out, resolve_target(out, param.target), value)
         design.values[param.target] = value

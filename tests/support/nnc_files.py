@@ -216,3 +216,15 @@ def sdcproj_two_networks_text(layers, second: str = "Second") -> str:
               "Optimizer_Name=Optimizer", "Optimizer_NetworkName=Main", "[Optimizer_1]", "Optimizer_Name=Second",
               f"Optimizer_NetworkName={second}"]
     return head + body + body.replace("[Main_", f"[{second}_") + "\r\n".join(config) + "\r\n"
+
+
+def searched_argument_project(folder, search: str = "True", value: str = "8", arg_type: str = "PInt") -> str:
+    """An NNC project whose Main network declares Argument ``Units`` (``Search=True``, NNC's per-argument search
+    flag, as layer_component/Unit/Argument.txt defines it) that the hidden Affine's OutShape reads as ``*Units``."""
+    main = [("x", "Input", {"Size": "16", "Dataset": "x"}, []),
+            ("Units", "Argument", {"Value": value, "Type": arg_type, "Search": search}, []),
+            ("hidden", "Affine", {"OutShape": "*Units"}, ["x"]),
+            ("Tanh", "Tanh", {}, ["hidden"]),
+            ("Affine", "Affine", {"OutShape": "3"}, ["Tanh"]),
+            ("loss", "SoftmaxCrossEntropy", {"T.Dataset": "y"}, ["Affine"])]
+    return nnc_project(folder, {"Main": main}, name="searched_argument")

@@ -14,7 +14,8 @@ from typing import Dict, List, Sequence, Set, Tuple
 from nnconsole.engine.layers import find_spec, resolve_params
 from nnconsole.engine.layers.nnc_values import to_text
 from nnconsole.engine.layers.types.inputs import input_generator
-from nnconsole.engine.project.model import Comment, Layer, Project
+from nnconsole.engine.project.model import Comment, Layer, Project, SearchRange
+from nnconsole.engine.project.searched_properties import ARGUMENT_VALUE, default_range, property_value, searched_props
 
 from nnconsole.engine.interop import mapping
 from nnconsole.engine.interop.report import ExportResult, InteropError
@@ -88,6 +89,7 @@ def layer_properties(layer: Layer, unsupported: List[str]) -> Dict[str, str]:
     for pname in left:
         unsupported.append(f"layer '{layer.name}' ({layer.type}): parameter {pname}={params[pname]} has no NNC "
                            "property; NNC uses its default")
+    _search_flags(layer, props, unsupported)
     if layer.parameter_scope:
         props["ParameterScope"] = layer.parameter_scope
     keys = [k for k in spec.weight_order if k != "b" or params.get("with_bias", True)]
@@ -101,6 +103,29 @@ def layer_properties(layer: Layer, unsupported: List[str]) -> Dict[str, str]:
         if key in layer.lr_multipliers:
             props[f"{prefix}LRateMultiplier"] = to_text(float(layer.lr_multipliers[key]))
     return props
+
+
+def _search_flags(layer: Layer, props: Dict[str, str], unsupported: List[str]) -> None:
+    """The layer's searched properties in NNC's terms: an Argument's searched value is its ``Search=True`` (NNC
+    keeps no range: one other than the one made from the value on import is named as lost); NNC has no flag for
+    any other property (its structure search varies each layer's SearchParameter properties itself), so those
+    are named as not written."""
+    searched = searched_props(layer)
+    if layer.type == "Argument" and ARGUMENT_VALUE in searched:
+        props["Search"] = "True"
+        given = layer.search.get(ARGUMENT_VALUE)
+        if given is not None and given != default_range(property_value(layer, ARGUMENT_VALUE)):
+            unsupported.append(f"Argument '{layer.name}': its search range ({_range_words(given)}) has no place in an "
+                               "NNC project, which keeps only the Search flag; the flag is written")
+        searched = [p for p in searched if p != ARGUMENT_VALUE]
+    for prop in searched:
+        unsupported.append(f"layer '{layer.name}': property {prop} is marked searched "
+                           f"({_range_words(layer.search[prop])}), which an NNC project cannot hold (NNC's structure "
+                           "search varies the sizes it chooses itself); not written")
+
+
+def _range_words(r: SearchRange) -> str:
+    return f"one of {r.choices}" if r.kind == "choice" else f"{r.kind} {r.low:g}..{r.high:g}"
 
 
 def _comment_sections(comments: Sequence[Comment], first_id: int, network: str) -> List[str]:

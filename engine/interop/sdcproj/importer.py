@@ -32,6 +32,7 @@ import os
 from typing import Dict, List
 
 from nnconsole.engine.project.model import Network, Project
+from nnconsole.engine.project.searched_properties import flagged_properties, give_argument_ranges
 
 from nnconsole.engine.interop.archive import read_bounded
 from nnconsole.engine.interop.common import csv_rows, iterations_per_epoch
@@ -45,6 +46,22 @@ from nnconsole.engine.interop.sdcproj.settings import read_config, read_datasets
 
 
 # ------------------------------------------------------------------------------------------ the import
+def _searched_arguments(project: Project, notes: List[str]) -> None:
+    """NNC's Argument ``Search=True``: the Argument's value is searched. NNC's file keeps only that flag (its
+    Argument has Value, Type and Search; layer_component/Unit/Argument.txt), so the range is made from the value
+    and said in the report; an Argument whose value gives none (text, a file) is named."""
+    for name in give_argument_ranges(project):
+        notes.append(f"Argument '{name}' is marked Search but its value gives no range to search; it is not searched "
+                     "until you give one (EDIT: its Value's Search checkbox)")
+    for flag in flagged_properties(project):
+        p = flag.param
+        if p is not None:
+            span = f"one of {p.choices}" if p.kind == "choice" else f"{p.low:g}..{p.high:g} ({p.kind})"
+            notes.append(f"Argument '{flag.layer}' of network {flag.network} is marked Search: 'nnconsole search' "
+                         f"varies its value over {span}, a range made from its value since NNC keeps none; "
+                         "change it in EDIT (the Value's Search checkbox and range)")
+
+
 def _unit_library(reader: SdcReader, networks: List[str], main: str) -> Dict[str, Network]:
     """The file's other networks (those Unit layers use), converted quietly: only to infer the shapes of the
     units' outputs (the losses' targets); ``read_extra_optimizers`` imports and reports them."""
@@ -111,5 +128,6 @@ def import_sdcproj(path: str) -> ImportResult:
                       config=config, optimizer=optimizer)
     read_extra_optimizers(reader, project, n_opt, network, networks, ipe, unsupported, notes)
     project.search = read_structure_search(reader, notes)
+    _searched_arguments(project, notes)
     return ImportResult(project=project, unsupported=unsupported, notes=notes, initial_parameters_path=None,
                         source=path)

@@ -118,7 +118,8 @@ register(LayerSpec(
         "gives that parameter property's default. It has no inputs or outputs.",
     params=[ParamSpec("value", "str", "1", "The value used when the Unit gives none (NNC's Value)."),
             ParamSpec("type", "enum", "Text", "How the value is read (NNC's Type).", choices=ARGUMENT_TYPES),
-            ParamSpec("search", "bool", False, "NNC's structure search may change it (kept, not used here).")],
+            ParamSpec("search", "bool", False, "NNC's Search: 'nnconsole search' varies the value (over the "
+                                                  "layer's search range, else one made from the value).")],
     n_inputs=(0, 0), output_shape=_no_output, loop_control=True,
     nnc_properties={"Value": "value", "Type": "type", "Search": "search"}, from_sdcproj=_argument_from_sdcproj,
     caption=lambda p: f"{p.get('value', '')}",
