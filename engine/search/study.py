@@ -5,8 +5,9 @@ PostgreSQL server shared by several machines: Optuna's own distributed pattern).
 every trial from (seed, trial number) (``PerTrialSeed``): the same seed and storage give the same sequence of
 trials, and two processes sharing a study draw different trials. Each trial records the host and process of
 the search that runs it; a trial left RUNNING by a search that no longer exists (kill -9, a lost machine of
-this host) is failed and enqueued again with the same parameters, and the failed one is not counted: every
-trial of the budget is trained exactly once to its end.
+this host) is failed and enqueued again with the same parameters (and its run directory, which the re-run
+continues from its checkpoint: ``reuse``), and the failed one is not counted: every trial of the budget is
+trained exactly once to its end.
 """
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ from nnconsole.engine.rundir import store as runs
 optuna.logging.set_verbosity(optuna.logging.WARNING)  # our progress lines say what happens
 NOT_COUNTED = "not_counted"  # a trial the budget does not count: interrupted, stale or over the budget
 RERUN_OF = "rerun_of"
+RUN_DIR = "run_dir"  # the trial's run directory, recorded as soon as it exists
+RESUME_RUN = "resume_run"  # a re-run's: the interrupted trial's run directory, to continue from its checkpoint
 HOST, PID = "host", "pid"
 DB_FILE = "search.db"
 
@@ -141,9 +144,11 @@ def claim(study: optuna.Study, trial: optuna.Trial) -> None:
     trial.set_user_attr(PID, os.getpid())
 
 
-def fail_and_requeue(study: optuna.Study, trial_id: int, number: int, params: Dict[str, Any], why: str) -> bool:
-    """Mark a RUNNING trial failed and not counted, and enqueue its parameters again; False when another
-    process did it first (the state change is the storage's atomic step, so only one process re-enqueues)."""
+def fail_and_requeue(study: optuna.Study, trial_id: int, number: int, params: Dict[str, Any], why: str,
+                     run_dir: str = "") -> bool:
+    """Mark a RUNNING trial failed and not counted, and enqueue its parameters again (with ``run_dir``, the run
+    it had started, so the re-run can continue it); False when another process did it first (the state change
+    is the storage's atomic step, so only one process re-enqueues)."""
     storage = study._storage
     try:
         storage.set_trial_user_attr(trial_id, NOT_COUNTED, why)
@@ -151,7 +156,10 @@ def fail_and_requeue(study: optuna.Study, trial_id: int, number: int, params: Di
             return False
     except (RuntimeError, ValueError):  # optuna: already finished by another process
         return False
-    study.enqueue_trial(params, user_attrs={RERUN_OF: number})
+    attrs: Dict[str, Any] = {RERUN_OF: number}
+    if run_dir:
+        attrs[RESUME_RUN] = run_dir
+    study.enqueue_trial(params, user_attrs=attrs)
     return True
 
 
@@ -167,7 +175,8 @@ def repair_stale(study: optuna.Study, host: Optional[str] = None) -> List[int]:
             continue  # just asked by a process that has not claimed it yet
         if owner not in (None, host):
             continue  # another machine's: its own search repairs it
-        if fail_and_requeue(study, t._trial_id, t.number, t.params, "its search process was gone"):
+        if fail_and_requeue(study, t._trial_id, t.number, t.params, "its search process was gone",
+                            t.user_attrs.get(RUN_DIR, "")):
             repaired.append(t.number)
     return repaired
 
