@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -50,11 +51,14 @@ class SearchJob:
 
 
 def slot_request(job: SearchJob, slot: int) -> TrialRequest:
-    """The trial request of slot ``slot``: on GPUs, its own G devices."""
+    """The trial request of slot ``slot``: on GPUs, its own G devices, taken from the devices this search sees
+    (``CUDA_VISIBLE_DEVICES`` when set, as Slurm sets it to a job's GPUs; else 0 .. gpus-1)."""
     if not job.gpus:
         return job.request
     per = job.request.workers
-    return dataclasses.replace(job.request, cuda_devices=",".join(str(i) for i in range(slot * per, (slot + 1) * per)))
+    visible = [d.strip() for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
+    devices = visible if len(visible) >= job.gpus else [str(i) for i in range(job.gpus)]
+    return dataclasses.replace(job.request, cuda_devices=",".join(devices[slot * per:(slot + 1) * per]))
 
 
 class Progress:
