@@ -16,6 +16,7 @@ import os
 import re
 import shlex
 import signal
+import statistics
 import sys
 from typing import Callable
 
@@ -32,10 +33,10 @@ from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.search.policy import read_policy
 from nnconsole.engine.search.runner import SearchJob, run_search
 from nnconsole.engine.search.slurm import SCRIPT_NAME, ArraySpec, array_script, check_storage
-from nnconsole.engine.search.split_plan import (check_split, machine_devices, overheads_by_workers, render_splits,
-                                                 split_estimates, trial_overhead)
+from nnconsole.engine.search.split_plan import (check_split, cli_start_s, machine_devices, overheads_by_workers,
+                                                 render_splits, run_durations, split_estimates, trial_overhead)
 from nnconsole.engine.search.study import (DB_FILE, best_trials, default_storage, default_storage_if_present,
-                                          finished_durations, open_study, repair_stale)
+                                          finished_durations, open_study, repair_stale, search_startups)
 from nnconsole.engine.search.trial_run import TrialRequest
 
 
@@ -58,19 +59,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     devices = machine_devices(device, gpus)
     name = args.study or project.name
     if args.plan:
-        plan = lambda n: plan_for(project, n, device)  # noqa: E731
-        per_epoch = {s.workers: s.trial_s / epochs for s in split_estimates(project, devices, trials, epochs, plan)}
-        durations = finished_durations(args.storage or default_storage_if_present(project_path), name)
-        epoch_s = lambda g: per_epoch.get(g, per_epoch[1])  # noqa: E731
-        overhead = trial_overhead(durations, epoch_s)
-        _say(f"{trials} trials of {epochs} epochs on {devices} device(s):")
-        _say(render_splits(split_estimates(project, devices, trials, epochs, plan,
-                                           overheads_by_workers(durations, epoch_s, sorted(per_epoch))),
-                           bool(local_run_timings(project_path, device))))
-        _say(f"each trial's start-up, validation and saving: {overhead:.3g} s (median of {len(durations)} finished "
-             f"trials of study '{name}')" if overhead is not None else "each trial's start-up, validation and saving: "
-             "not measured yet (no finished trial in the study): run a few trials, then ask again")
-        return ExitCode.OK
+        return _print_plan(args, project, project_path, devices, trials, epochs, name, device)
     if args.slurm_array:
         return _write_slurm_array(args, project_path, trials, epochs, name, device)
     check_split(args.parallel, args.workers_per_trial, devices)
@@ -96,6 +85,34 @@ def cmd_search(args: argparse.Namespace) -> int:
         _say(f"best: trial {t.number} values {', '.join(f'{v:.4g}' for v in t.values)} params {t.params} "
              f"run {t.user_attrs.get('run_dir', '?')}")
     return code
+
+
+def _print_plan(args: argparse.Namespace, project, project_path: str, devices: int, trials: int, epochs: int,
+                name: str, device: str) -> int:
+    """``--plan``: each split's predicted time, with the start-up of a trial and of the search as measured."""
+    plan = lambda n: plan_for(project, n, device)  # noqa: E731
+    per_epoch = {s.workers: s.trial_s / epochs for s in split_estimates(project, devices, trials, epochs, plan)}
+    epoch_s = lambda g: per_epoch.get(g, per_epoch[1])  # noqa: E731
+    storage = args.storage or default_storage_if_present(project_path)
+    durations, source = finished_durations(storage, name), f"finished trials of study '{name}'"
+    command_s = None
+    if not durations:  # no trial yet: the project's runs, plus the command's start that their records miss
+        command_s = cli_start_s()
+        durations = [(seconds + command_s, e, w) for seconds, e, w in run_durations(project_path, device)]
+        source = f"the project's finished runs + {command_s:.2g} s to start the command"
+    startups = search_startups(storage, name)
+    startup = statistics.median(startups) if startups else (command_s if command_s is not None else cli_start_s())
+    overhead = trial_overhead(durations, epoch_s)
+    _say(f"{trials} trials of {epochs} epochs on {devices} device(s):")
+    _say(render_splits(split_estimates(project, devices, trials, epochs, plan,
+                                       overheads_by_workers(durations, epoch_s, sorted(per_epoch)), startup),
+                       bool(local_run_timings(project_path, device))))
+    _say(f"each trial's start-up, validation and saving: {overhead:.3g} s (median of {len(durations)} {source})"
+         if overhead is not None else "each trial's start-up, validation and saving: not measured yet (no "
+         "finished trial or run of this project): run a few trials, then ask again")
+    _say(f"the search's own start-up: {startup:.2g} s (" + (f"median of {len(startups)} earlier searches)"
+         if startups else "the command's start measured now)"))
+    return ExitCode.OK
 
 
 def _write_slurm_array(args: argparse.Namespace, project_path: str, trials: int, epochs: int, name: str,

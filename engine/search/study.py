@@ -33,6 +33,7 @@ RERUN_OF = "rerun_of"
 RUN_DIR = "run_dir"  # the trial's run directory, recorded as soon as it exists
 RESUME_RUN = "resume_run"  # a re-run's: the interrupted trial's run directory, to continue from its checkpoint
 HOST, PID = "host", "pid"
+SEARCH_AGE = "search_age_s"  # seconds its search process had run when it asked for the trial
 DB_FILE = "search.db"
 
 
@@ -139,9 +140,42 @@ def counted(study: optuna.Study) -> int:
 
 
 def claim(study: optuna.Study, trial: optuna.Trial) -> None:
-    """Record which search runs ``trial`` (for the repair after a kill)."""
+    """Record which search runs ``trial`` (for the repair after a kill) and how long that search had run (the
+    first trial of each search measures its start-up, for ``--plan``)."""
     trial.set_user_attr(HOST, socket.gethostname())
     trial.set_user_attr(PID, os.getpid())
+    age = process_age_s()
+    if age is not None:
+        trial.set_user_attr(SEARCH_AGE, round(age, 3))
+
+
+def process_age_s() -> Optional[float]:
+    """Seconds since this process started (Linux /proc), imports included; None where /proc is not there."""
+    try:
+        with open("/proc/self/stat") as fh:
+            started_ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as fh:
+            uptime = float(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return max(0.0, uptime - started_ticks / os.sysconf("SC_CLK_TCK"))
+
+
+def search_startups(storage: str, name: str) -> List[float]:
+    """Each past search process's start-up on study ``name``: the age at which it asked for its first trial
+    (process start, imports, the project's checks, the study's opening); [] when none was recorded."""
+    if not storage:
+        return []
+    try:
+        study = optuna.load_study(study_name=name, storage=storage)
+    except KeyError:
+        return []
+    first: Dict[Tuple[str, int], float] = {}
+    for t in study.get_trials(deepcopy=False):
+        age, key = t.user_attrs.get(SEARCH_AGE), (t.user_attrs.get(HOST), t.user_attrs.get(PID))
+        if isinstance(age, (int, float)) and key[1] is not None:
+            first[key] = min(first.get(key, math.inf), float(age))
+    return sorted(first.values())
 
 
 def fail_and_requeue(study: optuna.Study, trial_id: int, number: int, params: Dict[str, Any], why: str,
