@@ -28,7 +28,7 @@ from nnconsole.engine.search.policy import Rule
 from nnconsole.engine.search.reuse import (DIGEST, DUPLICATE_OF, design_digest, find_original, note_duplicate,
                                           resumable_run)
 from nnconsole.engine.search.space import design_trial
-from nnconsole.engine.search.study import (NOT_COUNTED, RERUN_OF, RESUME_RUN, RUN_DIR, claim, counted,
+from nnconsole.engine.search.study import (NOT_COUNTED, RERUN_OF, RESUME_RUN, RESUMED, RUN_DIR, claim, counted,
                                           fail_and_requeue)
 from nnconsole.engine.search.trial_run import TrialOutcome, TrialRequest, run_trial
 
@@ -182,7 +182,7 @@ def _one_trial(job: SearchJob, request: TrialRequest, trial: optuna.Trial, progr
             "multiply_adds": design.multiply_adds, "study": job.study.study_name}
     if resume_dir:
         tags["resumed_from_trial"] = trial.user_attrs.get(RERUN_OF)
-        trial.set_user_attr("resumed", resume_dir)
+        trial.set_user_attr(RESUMED, resume_dir)
     outcome = runner(request, trial.number, design.project, tags, on_epoch, stop.is_set, resume_dir=resume_dir,
                      on_run_dir=lambda run_dir: trial.set_user_attr(RUN_DIR, run_dir))
     if outcome.run_dir:

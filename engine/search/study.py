@@ -32,6 +32,7 @@ NOT_COUNTED = "not_counted"  # a trial the budget does not count: interrupted, s
 RERUN_OF = "rerun_of"
 RUN_DIR = "run_dir"  # the trial's run directory, recorded as soon as it exists
 RESUME_RUN = "resume_run"  # a re-run's: the interrupted trial's run directory, to continue from its checkpoint
+RESUMED = "resumed"  # set on a re-run that continued that run (it trained only the epochs left)
 HOST, PID = "host", "pid"
 SEARCH_AGE = "search_age_s"  # seconds its search process had run when it asked for the trial
 DB_FILE = "search.db"
@@ -51,7 +52,8 @@ def default_storage_if_present(project_path: str) -> str:
 
 
 def finished_durations(storage: str, name: str) -> List[Tuple[float, int, int]]:
-    """(seconds, epochs, workers) of each finished (complete) trial of study ``name``; [] when there is none."""
+    """(seconds, epochs, workers) of each finished (complete) trial of study ``name`` that trained all its epochs
+    (not a duplicate, not a continued run); [] when there is none."""
     if not storage:
         return []
     try:
@@ -61,6 +63,8 @@ def finished_durations(storage: str, name: str) -> List[Tuple[float, int, int]]:
     out = []
     for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
         epochs, workers = t.user_attrs.get("epochs"), t.user_attrs.get("workers")
+        if t.user_attrs.get(RESUMED):
+            continue
         if t.datetime_start and t.datetime_complete and isinstance(epochs, int) and isinstance(workers, int):
             out.append(((t.datetime_complete - t.datetime_start).total_seconds(), epochs, workers))
     return out

@@ -22,7 +22,7 @@ from nnconsole import templates as project_templates
 from nnconsole.engine.project.io import load_project
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.trials import read_trial
-from nnconsole.engine.search.study import NOT_COUNTED, open_study
+from nnconsole.engine.search.study import NOT_COUNTED, finished_durations, open_study
 from nnconsole.engine.test_seams import seam_environment
 from tests.support.cli import nnconsole
 from tests.support.paths import ROOT
@@ -63,8 +63,8 @@ def _wait_for_paused_trial(project: str, proc: subprocess.Popen) -> str:
 
 
 def _check_resumed(project: str, run_dir: str, out: str) -> None:
-    study = open_study("sqlite:///" + os.path.join(runs.results_root(project), "search.db"), "digits_search",
-                       load_project(project).search)
+    storage = "sqlite:///" + os.path.join(runs.results_root(project), "search.db")
+    study = open_study(storage, "digits_search", load_project(project).search)
     trials = sorted(study.get_trials(), key=lambda t: t.number)
     interrupted = [t for t in trials if t.state == TrialState.FAIL]
     done = [t for t in trials if t.state == TrialState.COMPLETE]
@@ -84,6 +84,7 @@ def _check_resumed(project: str, run_dir: str, out: str) -> None:
     assert runs.read_status(run_dir).status.value == "finished"
     assert len(runs.list_runs(runs.results_root(project))) == 2  # one run per counted trial, no third
     assert len({json.dumps(t.params, sort_keys=True) for t in done}) == 2
+    assert len(finished_durations(storage, "digits_search")) == 1  # --plan's timing leaves the continued one out
 
 
 @pytest.mark.slow
