@@ -100,3 +100,31 @@ def test_the_sampler_draws_branch_rules_and_each_candidate_passes_the_checks():
         seen |= {change.split(" at ")[0] for change in design.changes}
         study.tell(trial, 0.5)
     assert {"Branch", "RemoveBranch"} <= seen, seen
+
+
+def test_branch_around_a_depthwise_convolution_is_an_identity_shortcut():
+    project = _project()
+    conv2 = project.network.layer("conv2")
+    conv2.type, conv2.params, conv2.initializers = "DepthwiseConvolution", {"kernel": [3, 3], "pad": [1, 1],
+                                                                           "stride": [1, 1]}, {}
+    assert not candidate_problems(project, project.network)
+    assert "conv2" in sites(project.network, RULES["Branch"])
+    net = mutate(project.network, RULES["Branch"], "conv2", 0)
+    assert not candidate_problems(project, net)
+    (add,) = _added(project.network, net)
+    assert add.inputs == ["conv2", "pool1"]
+
+
+def test_remove_branch_of_a_concatenate_join():
+    project = _project()
+    net = copy.deepcopy(project.network)
+    concat = copy.deepcopy(net.layer("relu2"))
+    concat.name, concat.type, concat.inputs, concat.params = "cat", "Concatenate", ["conv2", "pool1"], {"axis": 0}
+    net.layers.insert(net.layers.index(net.layer("relu2")), concat)
+    net.layer("relu2").inputs = ["cat"]
+    assert not candidate_problems(project, net)
+    assert sites(net, RULES["RemoveBranch"]) == ["cat"]
+    removed = mutate(net, RULES["RemoveBranch"], "cat", 0)  # the conv2 path
+    assert not candidate_problems(project, removed)
+    assert "cat" not in removed.names() and "conv2" not in removed.names()
+    assert removed.layer("relu2").inputs == ["pool1"]
