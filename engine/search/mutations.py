@@ -5,7 +5,8 @@ and, where the rule offers several layer types, which. The sampler chooses all t
 search learns which changes pay. Besides NNC's rules there is ``ChangeSize`` (NNC's structure search also
 changes the sizes of Convolution and Affine layers): a hidden layer's outmaps or out_shape x 1/4, 1/2 or 2.
 Every candidate goes through the engine's shape inference and network checks (``check.validate``); one that
-fails is not used. ``RemoveUntilJoin`` and ``Branch`` (branches) are not applied yet: their rules have no sites.
+fails is not used. The branch rules, ``Branch`` (a residual connection around a convolution) and
+``RemoveUntilJoin`` (one path of a branch removed up to its join), are in ``branches``.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from nnconsole.engine.check.validate import check_network
 from nnconsole.engine.network.shapes import infer_network
 from nnconsole.engine.project.model import Layer, Network, Project
 from nnconsole.engine.project.structure import MAIN_NETWORK, all_networks
+from nnconsole.engine.search.branches import PATHS_PER_JOIN, add_branch, branch_sites, join_sites, remove_path
 from nnconsole.engine.search.policy import Rule, bare_type
 
 SIZE_FACTORS = (0.25, 0.5, 2.0)
@@ -30,8 +32,11 @@ def sites(network: Network, rule: Rule) -> List[str]:
     """The names of the layers ``rule`` can change, in network order."""
     types = {bare_type(c) for c in rule.conditions}
     kinds = {name for name, _ in rule.actions}
-    if kinds & {"RemoveUntilJoin", "Branch"}:
-        return []
+    if "RemoveUntilJoin" in kinds:
+        return join_sites(network)
+    if "Branch" in kinds:
+        return [name for name in branch_sites(network, lambda layer: not _feeds_loss(network, layer))
+                if network.layer(name).type in types]
     out = []
     for layer in network.layers:
         if layer.type not in types:
@@ -50,8 +55,8 @@ def sites(network: Network, rule: Rule) -> List[str]:
 def variants(rule: Rule) -> int:
     """How many different changes one site of ``rule`` allows (the product of its choices)."""
     count = 1
-    for _, args in rule.actions:
-        count *= max(1, len(args))
+    for name, args in rule.actions:
+        count *= PATHS_PER_JOIN if name == "RemoveUntilJoin" else max(1, len(args))
     return count
 
 
@@ -67,6 +72,12 @@ def mutate(network: Network, rule: Rule, site: str, variant: int) -> Network:
         layer.params[key] = [scale(v) for v in old] if isinstance(old, list) else scale(old)
         return out
     kinds = [name for name, _ in rule.actions]
+    if kinds[0] == "RemoveUntilJoin":
+        remove_path(out, layer, variant)
+        return out
+    if kinds[0] == "Branch":
+        add_branch(out, layer, lambda base: _unique(out, base))
+        return out
     if kinds[0] in ("RemoveLayer", "RemoveLayers"):
         _remove(out, layer)
         return out
@@ -142,6 +153,11 @@ def describe(rule: Rule, site: str, variant: int) -> str:
 
 def rule_table(rules: List[Rule], network: Optional[Network] = None) -> List[Tuple[str, Rule]]:
     """(name, rule) of the policy's rules plus ``ChangeSize``, in a fixed order the sampler's choices use; with
-    ``network``, only the rules that apply to it somewhere (a rule without a site would waste the draw)."""
+    ``network``, only the rules that apply to it somewhere (a rule without a site would waste the draw). A
+    branch's removal applies also where another rule of the table can make a branch first."""
     table = [(r.name, r) for r in rules] + [(SIZE_RULE.name, SIZE_RULE)]
-    return [(name, r) for name, r in table if network is None or sites(network, r)]
+    if network is None:
+        return table
+    makes_branch = any(kind == "Branch" for _, r in table for kind, _ in r.actions if sites(network, r))
+    return [(name, r) for name, r in table
+            if sites(network, r) or (makes_branch and any(kind == "RemoveUntilJoin" for kind, _ in r.actions))]

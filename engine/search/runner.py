@@ -4,12 +4,14 @@ Each of K threads asks the study for a trial (a re-run of an interrupted one fir
 enqueued trials before new ones), designs its project (``space``), trains it as a run (``trial_run``) and
 tells the study how it ended. Candidates outside the multiply-add bounds are pruned before they train. A stop
 (Ctrl-C, SIGTERM) stops the running trials through their runs' STOP files, fails them as not counted and
-enqueues them again, so the next ``nnconsole search`` re-runs them: the study never holds a trial twice.
+enqueues them again with their runs, so the next ``nnconsole search`` continues them from their checkpoints
+(``reuse``): the study never holds a trial twice. A candidate identical to a trained one is not trained again.
 """
 from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -23,11 +25,15 @@ from nnconsole.engine.project.model import Project
 from nnconsole.engine.rundir.protocol import TrialStatus
 from nnconsole.engine.rundir.trials import mark_trial_state
 from nnconsole.engine.search.policy import Rule
+from nnconsole.engine.search.reuse import (DIGEST, DUPLICATE_OF, design_digest, find_original, note_duplicate,
+                                          resumable_run)
 from nnconsole.engine.search.space import design_trial
-from nnconsole.engine.search.study import NOT_COUNTED, claim, counted, fail_and_requeue
+from nnconsole.engine.search.study import (NOT_COUNTED, RERUN_OF, RESUME_RUN, RESUMED, RUN_DIR, claim, counted,
+                                          fail_and_requeue)
 from nnconsole.engine.search.trial_run import TrialOutcome, TrialRequest, run_trial
 
 RunTrial = Callable[..., TrialOutcome]
+DUPLICATE = "duplicate"  # the progress line's word for a trial not trained: an earlier one was the same candidate
 
 
 @dataclass
@@ -45,11 +51,14 @@ class SearchJob:
 
 
 def slot_request(job: SearchJob, slot: int) -> TrialRequest:
-    """The trial request of slot ``slot``: on GPUs, its own G devices."""
+    """The trial request of slot ``slot``: on GPUs, its own G devices, taken from the devices this search sees
+    (``CUDA_VISIBLE_DEVICES`` when set, as Slurm sets it to a job's GPUs; else 0 .. gpus-1)."""
     if not job.gpus:
         return job.request
     per = job.request.workers
-    return dataclasses.replace(job.request, cuda_devices=",".join(str(i) for i in range(slot * per, (slot + 1) * per)))
+    visible = [d.strip() for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
+    devices = visible if len(visible) >= job.gpus else [str(i) for i in range(job.gpus)]
+    return dataclasses.replace(job.request, cuda_devices=",".join(devices[slot * per:(slot + 1) * per]))
 
 
 class Progress:
@@ -59,7 +68,7 @@ class Progress:
         self.job, self.say, self.durations, self.started = job, say, [], time.time()
         self.lock = threading.Lock()
 
-    def trial_done(self, number: int, state: TrialStatus, detail: str, seconds: float) -> None:
+    def trial_done(self, number: int, state: str, detail: str, seconds: float) -> None:
         with self.lock:
             self.durations.append(seconds)
             done = sum(1 for t in self.job.study.get_trials(deepcopy=False)
@@ -130,16 +139,17 @@ def run_search(job: SearchJob, say: Callable[[str], None] = print, stop: Optiona
 
 
 def _give_back(job: SearchJob, trial: optuna.Trial, why: str) -> None:
-    fail_and_requeue(job.study, trial._trial_id, trial.number, dict(trial.params), why)
+    fail_and_requeue(job.study, trial._trial_id, trial.number, dict(trial.params), why,
+                     trial.user_attrs.get(RUN_DIR, ""))
 
 
 def _one_trial(job: SearchJob, request: TrialRequest, trial: optuna.Trial, progress: Progress,
                stop: threading.Event, runner: RunTrial) -> None:
     search = job.project.search
     design = design_trial(job.project, search, trial, job.rules)
+    digest = design_digest(design.project.network, design.values)
+    trial.set_user_attr(DIGEST, digest)
     trial.set_user_attr("multiply_adds", design.multiply_adds)
-    trial.set_user_attr("epochs", job.request.epochs or design.project.config.max_epoch)
-    trial.set_user_attr("workers", job.request.workers)
     trial.set_user_attr("changes", design.changes)
     words = ", ".join([f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in design.values.items()]
                       + design.changes) or "the project as it is"
@@ -150,6 +160,12 @@ def _one_trial(job: SearchJob, request: TrialRequest, trial: optuna.Trial, progr
         progress.trial_done(trial.number, TrialStatus.PRUNED, f"{words}: {design.multiply_adds:,} multiply-adds outside the "
                             "bounds", 0.0)
         return
+    original = find_original(job.study, digest, trial.number)
+    if original is not None:
+        _tell_duplicate(job, trial, original, words, progress)
+        return
+    trial.set_user_attr("epochs", job.request.epochs or design.project.config.max_epoch)
+    trial.set_user_attr("workers", job.request.workers)
     single = len(search.objectives) == 1
 
     def on_epoch(epoch: int, error: float) -> bool:
@@ -158,11 +174,19 @@ def _one_trial(job: SearchJob, request: TrialRequest, trial: optuna.Trial, progr
         trial.report(error, epoch)
         return trial.should_prune()
 
-    tags = {"params": design.values, "changes": design.changes, "skipped": design.skipped,
+    why: List[str] = []
+    resume_dir = resumable_run(trial.user_attrs.get(RESUME_RUN, ""), digest, why)
+    if why:
+        progress.say(f"trial {trial.number} trains from the start: the interrupted run cannot continue ({why[0]})")
+    tags = {"params": design.values, "changes": design.changes, "skipped": design.skipped, DIGEST: digest,
             "multiply_adds": design.multiply_adds, "study": job.study.study_name}
-    outcome = runner(request, trial.number, design.project, tags, on_epoch, stop.is_set)
+    if resume_dir:
+        tags["resumed_from_trial"] = trial.user_attrs.get(RERUN_OF)
+        trial.set_user_attr(RESUMED, resume_dir)
+    outcome = runner(request, trial.number, design.project, tags, on_epoch, stop.is_set, resume_dir=resume_dir,
+                     on_run_dir=lambda run_dir: trial.set_user_attr(RUN_DIR, run_dir))
     if outcome.run_dir:
-        trial.set_user_attr("run_dir", outcome.run_dir)
+        trial.set_user_attr(RUN_DIR, outcome.run_dir)
         mark_trial_state(outcome.run_dir, _end_state(outcome, stop.is_set()))
     if outcome.stopped or (stop.is_set() and not outcome.pruned and outcome.exit_code != ExitCode.OK):
         _give_back(job, trial, "the search stopped while it ran")
@@ -181,8 +205,25 @@ def _one_trial(job: SearchJob, request: TrialRequest, trial: optuna.Trial, progr
         return
     values = [outcome.error] + ([float(design.multiply_adds)] if not single else [])
     job.study.tell(trial, values)
+    resumed = f" (continued run of trial {tags['resumed_from_trial']} from its checkpoint)" if resume_dir else ""
     progress.trial_done(trial.number, TrialStatus.COMPLETE, f"{words}: error {outcome.error:.4f}, {design.multiply_adds:,} "
-                        "multiply-adds", outcome.seconds)
+                        f"multiply-adds{resumed}", outcome.seconds)
+
+
+def _tell_duplicate(job: SearchJob, trial: optuna.Trial, original, words: str, progress: Progress) -> None:
+    """Tell the study the earlier identical trial's result for ``trial``, which is not trained again."""
+    trial.set_user_attr(DUPLICATE_OF, original.number)
+    note_duplicate(original, trial.number)
+    if original.state == TrialState.PRUNED:
+        for step, value in sorted(original.intermediate_values.items()):
+            trial.report(value, step)
+        job.study.tell(trial, state=TrialState.PRUNED)
+        result = "pruned"
+    else:
+        job.study.tell(trial, list(original.values))
+        result = "error " + ", ".join(f"{v:.4g}" for v in original.values)
+    progress.trial_done(trial.number, DUPLICATE, f"{words}: the same candidate as trial {original.number} ({result}), "
+                        "not trained again", 0.0)
 
 
 def _end_state(outcome, stopping: bool) -> TrialStatus:

@@ -1,8 +1,10 @@
 """Parallel trials or faster trials: the predicted time to finish a search's budget for each K x G split.
 
 With D devices (GPUs, or CPU processes) a search runs K trials at once with G workers each (K x G <= D). The
-time of one trial is its epochs x the predicted time per epoch of G workers (``plan.timing_inputs``: the
-project's measured compute, the all-reduce model); the budget takes ceil(trials / K) rounds of trials. Many
+time of one trial is its start-up (measured: the study's finished trials' time besides their epochs, else the
+project's finished runs' plus the command's own start) plus its epochs x the predicted time per epoch of G
+workers (``plan.timing_inputs``: the project's measured compute, the all-reduce model); the budget takes the
+search command's start-up (measured by the study's earlier searches) plus ceil(trials / K) rounds of trials. Many
 parallel trials finish a parameter survey sooner; a sequential sampler (TPE) chooses better from each result,
 so among splits within 10% of the fastest the one with the fewest parallel trials is recommended for it.
 """
@@ -11,11 +13,17 @@ from __future__ import annotations
 import math
 import os
 import statistics
+import subprocess
+import time
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from nnconsole.engine.errors import NnconsoleError
+from nnconsole.engine.helper_processes import cli_command
+from nnconsole.engine.plan.measured_runs import on_this_machine, run_timing
 from nnconsole.engine.plan.timing_inputs import predict_project
+from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.rundir.protocol import RunStatus
 
 NEAR_FASTEST = 1.10
 
@@ -51,10 +59,11 @@ def check_split(parallel: int, workers: int, devices: int) -> None:
 
 
 def split_estimates(project, devices: int, trials: int, epochs: int, plan_for_workers: Callable,
-                    overhead_s: Union[float, Mapping[int, float]] = 0.0) -> List[SplitEstimate]:
+                    overhead_s: Union[float, Mapping[int, float]] = 0.0, startup_s: float = 0.0) -> List[SplitEstimate]:
     """Every split K x G = D' (G dividing ``devices``, K = devices // G) with its predicted time, best marked.
-    ``overhead_s``: what each trial costs besides its epochs (process start, validation, saving), one figure or
-    one per G (a trial of several workers also starts mpiexec)."""
+    ``overhead_s``: what each trial costs besides its epochs (process start, imports, dataset and graph set-up,
+    validation, saving), one figure or one per G (a trial of several workers also starts mpiexec);
+    ``startup_s``: the search command's own start-up, once (imports, the project's checks, the study)."""
     sizes = [g for g in range(1, devices + 1) if devices % g == 0]
     prediction = predict_project(project, [(1, g) for g in sizes], plan_for_workers)
     out = []
@@ -62,7 +71,8 @@ def split_estimates(project, devices: int, trials: int, epochs: int, plan_for_wo
         parallel = devices // e.workers_per_host
         extra = overhead_s if isinstance(overhead_s, (int, float)) else overhead_s.get(e.workers_per_host, 0.0)
         trial_s = extra + epochs * e.epoch_s
-        out.append(SplitEstimate(parallel, e.workers_per_host, trial_s, math.ceil(trials / parallel) * trial_s))
+        out.append(SplitEstimate(parallel, e.workers_per_host, trial_s,
+                                 startup_s + math.ceil(trials / parallel) * trial_s))
     fastest = min(s.total_s for s in out)
     near = [s for s in out if s.total_s <= fastest * NEAR_FASTEST]
     for s in out:
@@ -86,6 +96,35 @@ def overheads_by_workers(durations: List[Tuple[float, int, int]], epoch_s: Calla
     """``trial_overhead`` for each G of ``sizes`` from the trials of G workers, else from all trials (0 if none)."""
     overall = trial_overhead(durations, epoch_s) or 0.0
     return {g: trial_overhead([d for d in durations if d[2] == g], epoch_s) or overall for g in sizes}
+
+
+def run_durations(project_path: str, device: str = "") -> List[Tuple[float, int, int]]:
+    """(seconds, epochs, workers) of the project's finished runs on this machine, from their status records
+    (the launcher's start to the run's end), for a project with no finished trial yet: with ``cli_start_s``
+    they give a trial's start-up the same way the study's trials do."""
+    out = []
+    for run_dir in runs.list_runs(runs.results_root(project_path)):
+        status = runs.read_status(run_dir)
+        if (status is None or status.status != RunStatus.FINISHED or not status.started or not status.finished
+                or not status.epoch or not on_this_machine(run_dir)):
+            continue
+        timing = run_timing(run_dir)
+        if device and timing is not None and timing.device and timing.device != device:
+            continue
+        out.append((float(status.finished - status.started), int(status.epoch), int(status.workers or 1)))
+    return out
+
+
+def cli_start_s(tries: int = 2) -> float:
+    """Seconds this machine takes to start the ``nnconsole`` command (interpreter and imports), the part of a
+    trial its run's records do not hold (it comes before the run directory): the fastest of ``tries``."""
+    best = math.inf
+    for _ in range(tries):
+        started = time.perf_counter()
+        subprocess.run(cli_command() + ["--version"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=False, timeout=120)
+        best = min(best, time.perf_counter() - started)
+    return best
 
 
 def render_splits(estimates: List[SplitEstimate], compute_known: bool) -> str:

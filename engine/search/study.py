@@ -5,8 +5,9 @@ PostgreSQL server shared by several machines: Optuna's own distributed pattern).
 every trial from (seed, trial number) (``PerTrialSeed``): the same seed and storage give the same sequence of
 trials, and two processes sharing a study draw different trials. Each trial records the host and process of
 the search that runs it; a trial left RUNNING by a search that no longer exists (kill -9, a lost machine of
-this host) is failed and enqueued again with the same parameters, and the failed one is not counted: every
-trial of the budget is trained exactly once to its end.
+this host) is failed and enqueued again with the same parameters (and its run directory, which the re-run
+continues from its checkpoint: ``reuse``), and the failed one is not counted: every trial of the budget is
+trained exactly once to its end.
 """
 from __future__ import annotations
 
@@ -29,7 +30,11 @@ from nnconsole.engine.rundir import store as runs
 optuna.logging.set_verbosity(optuna.logging.WARNING)  # our progress lines say what happens
 NOT_COUNTED = "not_counted"  # a trial the budget does not count: interrupted, stale or over the budget
 RERUN_OF = "rerun_of"
+RUN_DIR = "run_dir"  # the trial's run directory, recorded as soon as it exists
+RESUME_RUN = "resume_run"  # a re-run's: the interrupted trial's run directory, to continue from its checkpoint
+RESUMED = "resumed"  # set on a re-run that continued that run (it trained only the epochs left)
 HOST, PID = "host", "pid"
+SEARCH_AGE = "search_age_s"  # seconds its search process had run when it asked for the trial
 DB_FILE = "search.db"
 
 
@@ -47,7 +52,8 @@ def default_storage_if_present(project_path: str) -> str:
 
 
 def finished_durations(storage: str, name: str) -> List[Tuple[float, int, int]]:
-    """(seconds, epochs, workers) of each finished (complete) trial of study ``name``; [] when there is none."""
+    """(seconds, epochs, workers) of each finished (complete) trial of study ``name`` that trained all its epochs
+    (not a duplicate, not a continued run); [] when there is none."""
     if not storage:
         return []
     try:
@@ -57,6 +63,8 @@ def finished_durations(storage: str, name: str) -> List[Tuple[float, int, int]]:
     out = []
     for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
         epochs, workers = t.user_attrs.get("epochs"), t.user_attrs.get("workers")
+        if t.user_attrs.get(RESUMED):
+            continue
         if t.datetime_start and t.datetime_complete and isinstance(epochs, int) and isinstance(workers, int):
             out.append(((t.datetime_complete - t.datetime_start).total_seconds(), epochs, workers))
     return out
@@ -136,14 +144,49 @@ def counted(study: optuna.Study) -> int:
 
 
 def claim(study: optuna.Study, trial: optuna.Trial) -> None:
-    """Record which search runs ``trial`` (for the repair after a kill)."""
+    """Record which search runs ``trial`` (for the repair after a kill) and how long that search had run (the
+    first trial of each search measures its start-up, for ``--plan``)."""
     trial.set_user_attr(HOST, socket.gethostname())
     trial.set_user_attr(PID, os.getpid())
+    age = process_age_s()
+    if age is not None:
+        trial.set_user_attr(SEARCH_AGE, round(age, 3))
 
 
-def fail_and_requeue(study: optuna.Study, trial_id: int, number: int, params: Dict[str, Any], why: str) -> bool:
-    """Mark a RUNNING trial failed and not counted, and enqueue its parameters again; False when another
-    process did it first (the state change is the storage's atomic step, so only one process re-enqueues)."""
+def process_age_s() -> Optional[float]:
+    """Seconds since this process started (Linux /proc), imports included; None where /proc is not there."""
+    try:
+        with open("/proc/self/stat") as fh:
+            started_ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as fh:
+            uptime = float(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return max(0.0, uptime - started_ticks / os.sysconf("SC_CLK_TCK"))
+
+
+def search_startups(storage: str, name: str) -> List[float]:
+    """Each past search process's start-up on study ``name``: the age at which it asked for its first trial
+    (process start, imports, the project's checks, the study's opening); [] when none was recorded."""
+    if not storage:
+        return []
+    try:
+        study = optuna.load_study(study_name=name, storage=storage)
+    except KeyError:
+        return []
+    first: Dict[Tuple[str, int], float] = {}
+    for t in study.get_trials(deepcopy=False):
+        age, key = t.user_attrs.get(SEARCH_AGE), (t.user_attrs.get(HOST), t.user_attrs.get(PID))
+        if isinstance(age, (int, float)) and key[1] is not None:
+            first[key] = min(first.get(key, math.inf), float(age))
+    return sorted(first.values())
+
+
+def fail_and_requeue(study: optuna.Study, trial_id: int, number: int, params: Dict[str, Any], why: str,
+                     run_dir: str = "") -> bool:
+    """Mark a RUNNING trial failed and not counted, and enqueue its parameters again (with ``run_dir``, the run
+    it had started, so the re-run can continue it); False when another process did it first (the state change
+    is the storage's atomic step, so only one process re-enqueues)."""
     storage = study._storage
     try:
         storage.set_trial_user_attr(trial_id, NOT_COUNTED, why)
@@ -151,7 +194,10 @@ def fail_and_requeue(study: optuna.Study, trial_id: int, number: int, params: Di
             return False
     except (RuntimeError, ValueError):  # optuna: already finished by another process
         return False
-    study.enqueue_trial(params, user_attrs={RERUN_OF: number})
+    attrs: Dict[str, Any] = {RERUN_OF: number}
+    if run_dir:
+        attrs[RESUME_RUN] = run_dir
+    study.enqueue_trial(params, user_attrs=attrs)
     return True
 
 
@@ -167,7 +213,8 @@ def repair_stale(study: optuna.Study, host: Optional[str] = None) -> List[int]:
             continue  # just asked by a process that has not claimed it yet
         if owner not in (None, host):
             continue  # another machine's: its own search repairs it
-        if fail_and_requeue(study, t._trial_id, t.number, t.params, "its search process was gone"):
+        if fail_and_requeue(study, t._trial_id, t.number, t.params, "its search process was gone",
+                            t.user_attrs.get(RUN_DIR, "")):
             repaired.append(t.number)
     return repaired
 

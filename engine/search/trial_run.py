@@ -3,8 +3,9 @@ validation curve fed to the pruner, and the run tagged with the trial (``trial.j
 
 The trial's project (dataset paths made absolute, checked when the search loaded the user's project) is
 ``<results>/search/<study>/trial_<n>.yaml``; the run goes to the project's usual results folder, so it is
-listed, replayed and opened like any other run. A pruned trial is stopped through the run's STOP file (its
-checkpoint kept) and a stop of the search does the same. The child dies with the search (``die_with_parent``):
+listed, replayed and opened like any other run. The re-run of an interrupted trial may continue that trial's
+run (``nnconsole train --resume``; ``reuse`` decides), which is then tagged with the new trial. A pruned trial
+is stopped through the run's STOP file (its checkpoint kept) and a stop of the search does the same. The child dies with the search (``die_with_parent``):
 a killed search leaves no training behind.
 """
 from __future__ import annotations
@@ -53,9 +54,13 @@ class TrialOutcome:
 
 
 def run_trial(request: TrialRequest, number: int, project, tags: dict,
-              on_epoch: Callable[[int, float], bool], should_stop: Callable[[], bool]) -> TrialOutcome:
+              on_epoch: Callable[[int, float], bool], should_stop: Callable[[], bool], resume_dir: str = "",
+              on_run_dir: Callable[[str], None] = lambda run_dir: None) -> TrialOutcome:
     """Train ``project`` as trial ``number``; ``on_epoch(epoch, error)`` returns True to prune it, ``should_stop``
-    True to stop it (the search is stopping)."""
+    True to stop it (the search is stopping). With ``resume_dir`` (an interrupted trial's run of the same
+    candidate) the run continues from its checkpoint instead: its validation curve, kept up to the checkpoint,
+    is reported from epoch 1 again, since this trial's own curve starts empty. ``on_run_dir`` hears the run
+    directory as soon as it exists (the study records it, so a killed search's re-run finds it)."""
     os.makedirs(request.trials_dir, exist_ok=True)
     project_file = os.path.join(request.trials_dir, f"trial_{number:05d}.yaml")
     trial_project = resolved_copy(project)
@@ -64,8 +69,9 @@ def run_trial(request: TrialRequest, number: int, project, tags: dict,
     events = os.path.join(request.trials_dir, f"trial_{number:05d}.events.jsonl")
     if os.path.exists(events):
         os.unlink(events)
-    cmd = cli_command() + ["train", project_file, "--output", request.results_root, "--events", events, "--quiet",
-                           "--allow-outside-data", "--gpus", str(request.workers)]
+    start = ["--resume", resume_dir] if resume_dir else [project_file, "--output", request.results_root]
+    cmd = cli_command() + ["train", *start, "--events", events, "--quiet", "--allow-outside-data",
+                           "--gpus", str(request.workers)]
     if request.epochs:
         cmd += ["--epochs", str(request.epochs)]
     if request.device:
@@ -86,6 +92,7 @@ def run_trial(request: TrialRequest, number: int, project, tags: dict,
                     if event.get("event") == RUN_DIR_EVENT:
                         outcome.run_dir = event["run_dir"]
                         write_trial(outcome.run_dir, dict(tags, trial=number, state=TrialStatus.RUNNING.value))
+                        on_run_dir(outcome.run_dir)
             if outcome.run_dir:
                 errors = [float(r["error"]) for r in runs.iter_metrics(outcome.run_dir, "validation")]
                 for epoch, error in enumerate(errors[seen:], start=seen + 1):

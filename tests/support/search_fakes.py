@@ -31,13 +31,16 @@ def fake_error(lr: float, epoch: int) -> float:
 
 class FakeRunner:
     """Stands in for ``trial_run.run_trial``: reports ``epochs`` validation errors, ``seconds`` apart (``slower``:
-    trial number -> a factor on that trial's seconds, so a test can know which trial is still running)."""
+    trial number -> a factor on that trial's seconds, so a test can know which trial is still running); ``trained``
+    lists the trials it was asked to train."""
 
     def __init__(self, epochs: int = 4, seconds: float = 0.0, slower: Optional[dict] = None):
-        self.epochs, self.seconds, self.pruned = epochs, seconds, []
+        self.epochs, self.seconds, self.pruned, self.trained = epochs, seconds, [], []
         self.slower = dict(slower or {})
 
-    def __call__(self, request, number, project, tags, on_epoch, should_stop) -> TrialOutcome:
+    def __call__(self, request, number, project, tags, on_epoch, should_stop, resume_dir="",
+                 on_run_dir=lambda run_dir: None) -> TrialOutcome:
+        self.trained.append(number)
         lr = project.optimizer.learning_rate
         outcome = TrialOutcome(run_dir=f"fake/{number}", exit_code=0)
         for epoch in range(1, self.epochs + 1):

@@ -125,10 +125,10 @@ def test_a_stopped_search_leaves_no_running_trial_and_resumes_them(tmp_path):
 def test_a_trial_that_breaks_fails_alone_and_the_search_goes_on(tmp_path):
     fake = FakeRunner()
 
-    def runner(request, number, *rest):
+    def runner(request, number, *rest, **options):
         if number == 1:
             raise OSError(28, "No space left on device")
-        return fake(request, number, *rest)
+        return fake(request, number, *rest, **options)
 
     job = fake_job(f"sqlite:///{tmp_path / 'broken.db'}", trials=5, pruner="none")
     lines = []

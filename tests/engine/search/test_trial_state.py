@@ -20,11 +20,11 @@ class TaggingRunner(FakeRunner):
         super().__init__(**kwargs)
         self.root, self.broken = root, set(broken)
 
-    def __call__(self, request, number, project, tags, on_epoch, should_stop):
+    def __call__(self, request, number, project, tags, on_epoch, should_stop, **options):
         run_dir = os.path.join(self.root, f"run_{number}")
         os.makedirs(run_dir)
         write_trial(run_dir, dict(tags, trial=number, state="running"))
-        outcome = super().__call__(request, number, project, tags, on_epoch, should_stop)
+        outcome = super().__call__(request, number, project, tags, on_epoch, should_stop, **options)
         outcome.run_dir = run_dir
         if number in self.broken:
             outcome.exit_code, outcome.error = 1, None
