@@ -10,6 +10,7 @@ and opens it.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence
@@ -43,6 +44,7 @@ class TrialRow:
     error: Optional[float]
     multiply_adds: Optional[int]
     state: TrialStatus
+    duplicate_of: Optional[int] = None  # the same candidate as this earlier trial: not trained again, its run
 
     @property
     def label(self) -> str:
@@ -77,7 +79,17 @@ def collect_trials(rows: Sequence) -> List[TrialRow]:
             changes=[str(c) for c in tags.get("changes") or [] if isinstance(tags.get("changes"), list)],
             error=row.best_error, multiply_adds=int(macs) if isinstance(macs, (int, float)) and macs else
             run_cost(row.run_dir, row.total_macs), state=trial_state(tags, row.status))
+        for number in _duplicates(tags):
+            by_number[number] = dataclasses.replace(by_number[tags["trial"]], number=number,
+                                                    duplicate_of=tags["trial"])
     return [by_number[n] for n in sorted(by_number)]
+
+
+def _duplicates(tags: dict) -> List[int]:
+    """The later trials the search found to be this trial's candidate again (``trial.json``'s ``duplicates``)."""
+    found = tags.get("duplicates")
+    return [n for n in found if isinstance(n, int) and not isinstance(n, bool) and n != tags["trial"]] \
+        if isinstance(found, list) else []
 
 
 def write_trial_project(run_dir: str, folder: str, name: str) -> str:
@@ -129,7 +141,7 @@ class SearchTrials(QWidget):
 
     def labels(self) -> Dict[str, str]:
         """Run directory -> "trial N", for the trade-off graph's names."""
-        return {t.run_dir: t.label for t in self.trials}
+        return {t.run_dir: t.label for t in self.trials if t.duplicate_of is None}
 
     def set_rows(self, rows: Sequence) -> None:
         selected = self.selected()
@@ -143,7 +155,8 @@ class SearchTrials(QWidget):
         self.table.setRowCount(len(self.trials))
         for r, t in enumerate(self.trials):
             cells = (str(t.number), t.describe(), "" if t.error is None else f"{t.error:.4f}",
-                     "" if t.multiply_adds is None else f"{t.multiply_adds:,}", t.state.value)
+                     "" if t.multiply_adds is None else f"{t.multiply_adds:,}",
+                     t.state.value if t.duplicate_of is None else f"{t.state.value}, as trial {t.duplicate_of}")
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if c in (0, 2, 3):
@@ -152,6 +165,9 @@ class SearchTrials(QWidget):
                     item.setForeground(QColor(STATE_COLORS.get(t.state, "#000000")))
                 if c == 1:
                     item.setToolTip(t.describe())
+                if c == 4 and t.duplicate_of is not None:
+                    item.setToolTip(f"The same candidate as trial {t.duplicate_of}: not trained again; "
+                                    "its values are that trial's")
                 self.table.setItem(r, c, item)
         if selected is not None:
             self.select(selected.number)

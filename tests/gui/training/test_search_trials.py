@@ -128,3 +128,22 @@ def test_open_as_project_asks_for_the_folder_in_a_real_dialog(qtbot, digits_proj
     path = panel.open_selected()
     assert answered and "new folder" in answered[0]
     assert path == os.path.join(target, "project.yaml") and os.path.isfile(path) and opened == [path]
+
+
+def test_a_duplicate_trial_is_listed_as_the_earlier_trial_it_repeats(qtbot, digits_project):
+    """The search does not train a candidate it has trained (trial.json's ``duplicates``): the table still lists
+    the duplicate's number, with the earlier trial's values, and says whose they are."""
+    from nnconsole.engine.rundir.trials import read_trial, write_trial
+
+    made = _trials(digits_project)
+    tags = read_trial(made[0])
+    write_trial(made[0], dict(tags, duplicates=[5, 7, "x", True, 0]))  # foreign entries and itself are ignored
+    panel = SearchTrials()
+    qtbot.addWidget(panel)
+    panel.set_rows(collect_runs(runs.results_root(digits_project)))
+    cells = {panel.table.item(r, 0).text(): [panel.table.item(r, c).text() for c in range(5)]
+             for r in range(panel.table.rowCount())}
+    assert sorted(cells, key=int) == ["0", "1", "2", "3", "4", "5", "7"]
+    assert cells["5"] == ["5", "learning_rate=0.01", "0.1000", "400,000", "complete, as trial 0"]
+    assert cells["0"][4] == "complete"
+    assert panel.labels()[made[0]] == "trial 0"  # the graph names the run by the trial that trained it
