@@ -26,6 +26,7 @@ from nnconsole.engine.launch.launcher import check_resumable
 from nnconsole.engine.launch.watch import worker_processes
 from nnconsole.engine.project.model import Layer, Network
 from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.rundir.protocol import RunStatus
 from nnconsole.engine.rundir.trials import read_trial, write_trial
 from nnconsole.engine.search.study import RUN_DIR
 
@@ -113,4 +114,4 @@ def resumable_run(run_dir: str, digest: str, why: List[str]) -> str:
 
 def _launcher_alive(run_dir: str) -> bool:
     status = runs.read_status(run_dir)
-    return bool(status and status.status.value == "running" and status.pid != os.getpid() and runs.pid_alive(status.pid))
+    return bool(status and status.status == RunStatus.RUNNING and status.pid != os.getpid() and runs.pid_alive(status.pid))

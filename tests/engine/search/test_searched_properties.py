@@ -102,12 +102,13 @@ def test_search_varies_an_imported_nnc_argument_marked_search_across_trials(tmp_
     assert project.search is None  # NNC's structure search is off: the flag alone makes the search
     path = save_project(project, str(tmp_path / "nnc" / "project.yaml"))
     out = nnconsole(["search", path, "--trials", "3", "--epochs", "1", "--device", "cpu"], timeout=600)
-    assert "trial 2 complete" in out.stdout, out.stdout + out.stderr
+    assert "[3/3 done" in out.stdout, out.stdout + out.stderr  # the third trial trained, or repeated one that did
     values = []
     for trial_file in sorted(glob.glob(os.path.join(runs.results_root(path), "*", TRIAL_FILE))):
         with open(trial_file, encoding="utf-8") as f:
             values.append(json.load(f)["params"]["layers.Units.value"])
-    assert len(values) == 3 and all(2 <= v <= 16 for v in values) and len(set(values)) > 1, values
+    # a value drawn again is a duplicate candidate, reported as the earlier trial's and not trained again
+    assert 2 <= len(values) <= 3 and all(2 <= v <= 16 for v in values) and len(set(values)) == len(values), values
     for trial_file in glob.glob(os.path.join(runs.results_root(path), "*", TRIAL_FILE)):
         run_dir = os.path.dirname(trial_file)
         with open(trial_file, encoding="utf-8") as f:
