@@ -12,7 +12,7 @@ import hashlib
 import io
 import os
 from pathlib import Path
-from typing import Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from nnconsole.engine.data.csv_reader import (CsvPreview, DatasetError, PathLike, _decode_text, _err, _parse_header,
                                               _read_bytes, _Table)
@@ -155,16 +155,51 @@ class CsvStream:
         return _Table(self.shown, b"", self.columns, self.names, rows, lines, self.variables)
 
 
+_COUNTS: Dict[Tuple[int, int, int, int], CsvPreview] = {}  # file version -> header and row count (no rows)
+_COUNTS_KEPT = 16
+
+
+def _version(path: PathLike) -> Optional[Tuple[int, int, int, int]]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def remember_count(path: PathLike, preview: CsvPreview, version: Optional[Tuple[int, int, int, int]]) -> None:
+    """Keep a streamed pass's header and row count for ``peek_csv(path, 0)`` while the file stays this version
+    (``version``: ``_version`` taken before the pass), so the launcher's checks and its plan read the CSV once."""
+    if version is None or version != _version(path):
+        return
+    if len(_COUNTS) >= _COUNTS_KEPT:
+        _COUNTS.pop(next(iter(_COUNTS)))
+    _COUNTS[version] = CsvPreview(preview.path, list(preview.columns), list(preview.variables), preview.row_count,
+                                  [])
+
+
+def header_csv(path: PathLike) -> CsvPreview:
+    """The header and variable names only (row count -1): reads the first line, for checks that need no rows."""
+    with CsvStream(path, 1) as stream:
+        return CsvPreview(stream.shown, stream.columns, [v.name for v in stream.variables], -1, [])
+
+
 def peek_csv(path: PathLike, max_rows: int = 20) -> CsvPreview:
     """Header, variable names, row count and the first ``max_rows`` rows as strings; decodes no image and keeps
-    no other row (one streamed pass)."""
-    first: List[List[str]] = []
+    no other row (one streamed pass; none when a check of this version of the file counted its rows)."""
     wanted = max(0, int(max_rows))
+    version = _version(path)
+    known = _COUNTS.get(version) if version is not None and wanted == 0 else None
+    if known is not None:
+        return CsvPreview(os.fspath(path), list(known.columns), list(known.variables), known.row_count, [])
+    first: List[List[str]] = []
     with CsvStream(path) as stream:
         for rows, _ in stream.chunks():
             if len(first) < wanted:
                 first.extend(list(r) for r in rows[: wanted - len(first)])
-        return CsvPreview(stream.shown, stream.columns, [v.name for v in stream.variables], stream.rows, first)
+        preview = CsvPreview(stream.shown, stream.columns, [v.name for v in stream.variables], stream.rows, first)
+    remember_count(path, preview, version)
+    return preview
 
 
-__all__ = ["CHUNK_ROWS", "CsvStream", "DatasetError", "file_digest", "peek_csv"]
+__all__ = ["CHUNK_ROWS", "CsvStream", "DatasetError", "file_digest", "header_csv", "peek_csv", "remember_count"]

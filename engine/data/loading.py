@@ -27,7 +27,8 @@ from nnconsole.engine.data.batching import epoch_order, validation_batches, work
 from nnconsole.engine.data.cache_build import DatasetBuildStopped, ProgressFn, StopFn
 from nnconsole.engine.data.cache import CACHE_FOLDER, CACHE_VERSION
 from nnconsole.engine.data.csv_reader import IMAGE_EXTENSIONS, CsvPreview, DatasetError, PathLike
-from nnconsole.engine.data.csv_stream import peek_csv
+from nnconsole.engine.data.csv_stream import _version as csv_version
+from nnconsole.engine.data.csv_stream import header_csv, peek_csv, remember_count
 from nnconsole.engine.data.dataset_entry import cached_index, decode_in_memory
 from nnconsole.engine.data.index import FileTable, build_index
 from nnconsole.engine.data.labels import class_label_variables
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CACHE_FOLDER", "CACHE_VERSION", "IMAGE_EXTENSIONS", "CsvPreview", "Dataset", "DatasetBuildStopped",
            "DatasetError", "PathLike",
-           "check_dataset", "class_histogram", "epoch_order", "load_dataset", "load_dataset_split", "load_datasets",
+           "check_dataset", "class_histogram", "header_csv", "epoch_order", "load_dataset", "load_dataset_split", "load_datasets",
            "peek_csv", "validation_batches",
            "worker_batches"]
 
@@ -214,8 +215,11 @@ def check_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Seq
     for ``load_dataset``. Raises :class:`DatasetError`.
     """
     root = os.path.normpath(os.path.abspath(os.fspath(confine_to))) if confine_to is not None else None
+    version = csv_version(csv_path)
     index, _, _ = build_index(csv_path, _expected(expected_shapes), root, label_classes)
-    return CsvPreview(index.shown, index.columns, list(index.variables), index.size, [])
+    preview = CsvPreview(index.shown, index.columns, list(index.variables), index.size, [])
+    remember_count(csv_path, preview, version)  # the launcher's plan then counts no rows again
+    return preview
 
 
 def load_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequence[int]]] = None,
