@@ -102,8 +102,8 @@ def check_setting(setting: Setting, value: Any) -> List[Problem]:
 
 def check_settings(project: Project) -> List[Problem]:
     """CONFIG, optimizer and multi-GPU values: ranges, finite numbers and known names (from the schema)."""
-    problems = [p for setting in SETTINGS if not setting.path.startswith("datasets.")
-                for p in check_setting(setting, value_at(project, setting.path))]
+    problems = [p for setting in SETTINGS if not setting.path.startswith("datasets.") or setting.kind == "float"
+                for p in check_setting(setting, value_at(project, setting.path))]  # datasets: the cache budget
     m = project.multi_gpu
     problems += _check_solver_params(project)
     problems += check_mpiexec_args(m.mpiexec_args)

@@ -21,9 +21,27 @@ from nnconsole.engine.data.cache_build import (Failure, ImageJob, ProgressFn, St
                                                default_workers)
 from nnconsole.engine.data.csv_reader import DatasetError, PathLike, _looks_like_image
 from nnconsole.engine.data.csv_stream import CHUNK_ROWS, CsvStream, file_digest
-from nnconsole.engine.data.decode import decode_images, image_layout, image_problem
+from nnconsole.engine.data.decode import ImageLayout, decode_images, image_layout, image_problem
 from nnconsole.engine.data.index import DatasetIndex, build_index, changed_file
 from nnconsole.engine.data.index_store import load_index, save_index
+from nnconsole.engine.data.on_the_fly import OnDemandImages
+
+BUDGET_SHARE = 0.8  # of the cache folder's free space, when no budget is set
+
+
+def pixel_budget(folder: Path, budget_gb: float) -> int:
+    """Bytes the decoded images may take in ``folder``: ``budget_gb`` (GB) when set, else 80% of its free space."""
+    if budget_gb and budget_gb > 0:
+        return int(float(budget_gb) * 1e9)
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return 0
+    return int(st.f_bavail * st.f_frsize * BUDGET_SHARE)
+
+
+def pixel_bytes(jobs: List[ImageJob]) -> int:
+    return sum(len(j.paths) * int(np.prod(j.layout.sample_shape)) for j in jobs)
 
 
 def has_images(csv_path: PathLike) -> bool:
@@ -69,7 +87,7 @@ def decode_in_memory(index: DatasetIndex, folder: str) -> Dict[str, np.ndarray]:
     return images
 
 
-def _stale(folder: str, shown: str) -> Any:
+def _stale(folder: str, shown: str, budget_gb: float) -> Any:
     def check(meta: dict, arrays: Dict[str, np.ndarray]) -> None:
         index = load_index(meta, arrays, shown)
         for name in index.image_variables:
@@ -77,15 +95,38 @@ def _stale(folder: str, shown: str) -> Any:
             if changed is not None:
                 raise ValueError(f"image file '{index.files[name].cell(changed)}' changed or went since the cache "
                                  "was built")
+        need = int(meta["index"].get("pixel_bytes", 0))
+        if meta["index"].get("on_the_fly") and need <= pixel_budget(Path(folder), budget_gb):
+            raise ValueError("its images are decoded on the fly, but they now fit the cache's disk budget")
     return check
+
+
+def _layouts(meta: dict) -> Dict[str, ImageLayout]:
+    try:
+        return {name: ImageLayout(str(v[0]), int(v[1]), int(v[2]), bool(v[3]))
+                for name, v in meta["index"]["layouts"].items()}
+    except (KeyError, TypeError, ValueError, IndexError):
+        raise ValueError("the meta's dataset index gives no image layouts") from None
+
+
+def on_demand(index: DatasetIndex, folder: str, name: str, layout: ImageLayout) -> OnDemandImages:
+    """``name``'s images decoded per batch, a bad file reported at the CSV line that first names it."""
+    files = index.files[name]
+
+    def error(k: int, kind: str, reason: str) -> DatasetError:
+        return image_problem(index.shown, name, layout, index.targets[name], int(files.lines[0]),
+                             int(files.lines[k]), files.cell(k), kind, reason)
+    return OnDemandImages(files.paths(folder), layout, error)
 
 
 def cached_index(csv_path: PathLike, expected: Mapping[str, Tuple[int, ...]],
                  label_classes: Optional[Mapping[str, int]], cache_dir: Optional[PathLike],
-                 progress: Optional[ProgressFn], workers: Optional[int], stop: Optional[StopFn]
-                 ) -> Optional[Tuple[DatasetIndex, Dict[str, np.ndarray]]]:
+                 progress: Optional[ProgressFn], workers: Optional[int], stop: Optional[StopFn],
+                 budget_gb: float = 0.0) -> Optional[Tuple[DatasetIndex, Dict[str, Any]]]:
     """(index, pixels per distinct file) memory-mapped from the host's entry, built first when needed; None when
-    the CSV has no image variable (nothing to share) or no cache folder is usable."""
+    the CSV has no image variable (nothing to share) or no cache folder is usable. When the decoded images would
+    pass the disk budget (``budget_gb``, ``pixel_budget``) the entry holds the index only and the pixels are
+    ``OnDemandImages``, decoded per batch."""
     if not has_images(csv_path):
         return None
     shown, path = os.fspath(csv_path), Path(csv_path)
@@ -99,8 +140,15 @@ def cached_index(csv_path: PathLike, expected: Mapping[str, Tuple[int, ...]],
             raise OSError(errno.EAGAIN, f"{shown} changed while it was read; load it again")
         index_meta = save_index(index, partial)
         jobs = image_jobs(index, folder)
+        need = pixel_bytes(jobs)
+        index_meta["pixel_bytes"] = need
+        index_meta["layouts"] = {j.name: [j.layout.mode, j.layout.height, j.layout.width, j.layout.channel_axis]
+                                 for j in jobs}
+        index_meta["on_the_fly"] = need > pixel_budget(partial.parent, budget_gb)
+        if index_meta["on_the_fly"]:
+            jobs = []  # only the index is cached: the images are decoded per batch
         failure, checksums = cache_build.build_entry(partial, jobs, key, progress, workers or default_workers(),
-                                                     stop)
+                                                     stop) if jobs else (None, {})
         if failure is not None:
             raise failure_error(index, jobs, failure)
         variables = {j.name: {"file": j.file, "shape": list(j.layout.sample_shape), "dtype": "uint8",
@@ -109,10 +157,13 @@ def cached_index(csv_path: PathLike, expected: Mapping[str, Tuple[int, ...]],
                 "variables": variables, "checksums": checksums, "index": index_meta}
         return meta, [j.file for j in jobs]
 
-    found = cached_entry(_cache_dirs(path, cache_dir), _cache_prefix(path), key, _stale(folder, shown), build,
-                         progress, stop)
+    found = cached_entry(_cache_dirs(path, cache_dir), _cache_prefix(path), key, _stale(folder, shown, budget_gb),
+                         build, progress, stop)
     if found is None:
         return None
     meta, arrays = found
     index = load_index(meta, arrays, shown)
+    if meta["index"].get("on_the_fly"):
+        layouts = _layouts(meta)
+        return index, {name: on_demand(index, folder, name, layouts[name]) for name in index.image_variables}
     return index, {name: arrays[meta["variables"][name]["file"]] for name in index.image_variables}

@@ -32,6 +32,7 @@ from nnconsole.engine.data.csv_stream import header_csv, peek_csv, remember_coun
 from nnconsole.engine.data.dataset_entry import cached_index, decode_in_memory
 from nnconsole.engine.data.index import FileTable, build_index
 from nnconsole.engine.data.labels import class_label_variables
+from nnconsole.engine.data.on_the_fly import OnDemandImages
 from nnconsole.engine.network.data_flow import dataset_variables
 from nnconsole.engine.project.paths import dataset_path
 from nnconsole.engine.rundir.protocol import DATASET_CACHE, DatasetCacheRecord
@@ -105,9 +106,12 @@ class Dataset:
         rows = self.row_files.get(name)
         if rows is not None:  # a row's sample is its distinct file's
             indices = rows[indices].astype(np.int64)
-        _will_need(source, indices)
-        pixels = np.take(source, indices, axis=0)
-        _unmap_pages(source)
+        if isinstance(source, OnDemandImages):  # over the cache's disk budget: decoded here, in parallel
+            pixels = source.take(indices)
+        else:
+            _will_need(source, indices)
+            pixels = np.take(source, indices, axis=0)
+            _unmap_pages(source)
         if self.normalize:
             np.divide(pixels, IMAGE_SCALE, out=out, dtype=np.float32)
         else:
@@ -225,7 +229,8 @@ def check_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Seq
 def load_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequence[int]]] = None,
                  normalize: bool = True, cache: bool = True, cache_dir: Optional[PathLike] = None,
                  label_classes: Optional[Mapping[str, int]] = None, progress: Optional[ProgressFn] = None,
-                 build_workers: Optional[int] = None, stop: Optional[StopFn] = None) -> Dataset:
+                 build_workers: Optional[int] = None, stop: Optional[StopFn] = None,
+                 cache_budget: float = 0.0) -> Dataset:
     """Load an NNC dataset CSV, checking it against the network's Input shapes.
 
     ``expected_shapes`` maps variable name -> sample shape from the Input layers (batch dim excluded);
@@ -237,14 +242,16 @@ def load_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequ
     held in it, and memory-mapped: a hit parses and decodes nothing (one stat per distinct file), and every
     worker on the host shares one copy. A build decodes with ``build_workers`` processes (default: all
     cores) and reports ``progress(done, total, eta_seconds)``; when ``stop()`` turns True it ends within about a
-    second with DatasetBuildStopped, and the next load resumes it.
+    second with DatasetBuildStopped, and the next load resumes it. When the decoded images would take more disk
+    than ``cache_budget`` (GB; 0: 80% of the cache folder's free space) only the index is cached and each batch's
+    images are decoded when gathered (``on_the_fly``).
 
     ``label_classes`` maps a class-label variable (``labels.class_label_variables``) to its class count: every
     value must be a whole number from 0 to count - 1. Raises :class:`DatasetError` on any problem.
     """
     expected = _expected(expected_shapes)
-    found = cached_index(csv_path, expected, label_classes, cache_dir, progress, build_workers, stop) \
-        if cache else None
+    found = cached_index(csv_path, expected, label_classes, cache_dir, progress, build_workers, stop,
+                         cache_budget) if cache else None
     if found is None:
         index, _, _ = build_index(csv_path, expected, None, label_classes)
         images = decode_in_memory(index, os.fspath(Path(csv_path).parent))
@@ -284,7 +291,7 @@ def load_dataset_split(project: "Project", which: str, shapes: Optional[Dict[str
     return load_dataset(dataset_path(project, getattr(ds, which)),
                         expected_shapes=_expected_shapes(project, which) if shapes is None else shapes,
                         normalize=ds.normalize, cache=ds.cache, label_classes=class_label_variables(project.network),
-                        progress=progress, stop=stop)
+                        progress=progress, stop=stop, cache_budget=ds.cache_budget)
 
 
 def load_datasets(project: "Project", progress: Optional[Callable[[str, int, int, Optional[float]], None]] = None,

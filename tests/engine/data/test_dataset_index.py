@@ -138,3 +138,38 @@ def test_an_undecodable_file_named_on_many_rows_is_reported_at_its_first_line(tm
         with pytest.raises(DatasetError) as info:
             load_dataset(path, SHAPES, cache=cache, cache_dir=tmp_path / "c")
         assert info.value.line == 3 and "cannot decode image file 'img/2.png'" in str(info.value)
+
+
+def test_images_over_the_disk_budget_are_decoded_per_batch_with_the_same_pixels(tmp_path):
+    from nnconsole.engine.data.on_the_fly import OnDemandImages
+
+    csv_path = write_cycled_csv(tmp_path, "train.csv", rows=40, files=6)
+    cached = load_dataset(csv_path, SHAPES, cache=False)
+    tight = load_dataset(csv_path, SHAPES, cache_dir=tmp_path / "c", cache_budget=1e-7)  # 100 bytes: 6 x 64 pass
+    assert isinstance(tight.images["x"], OnDemandImages) and tight.shapes == cached.shapes
+    (entry,) = cache_entries(tmp_path / "c")
+    assert not (entry / "v0.npy").exists() and json.loads((entry / "meta.json").read_text())["index"]["on_the_fly"]
+    batch = np.array([5, 0, 11, 5, 39, 17])
+    np.testing.assert_array_equal(tight.gather("x", batch), cached.gather("x", batch))
+    roomy = load_dataset(csv_path, SHAPES, cache_dir=tmp_path / "c", cache_budget=1.0)  # now it fits: pixels cached
+    assert not isinstance(roomy.images["x"], OnDemandImages) and roomy.images["x"].shape == (6, 1, 8, 8)
+    np.testing.assert_array_equal(roomy.gather("x", batch), cached.gather("x", batch))
+
+
+def test_a_bad_image_decoded_on_the_fly_is_reported_at_its_first_line(tmp_path):
+    path = _csv(tmp_path, ["img/0.png,0", "img/2.png,1", "img/2.png,1"])
+    ds = load_dataset(path, SHAPES, cache_dir=tmp_path / "c", cache_budget=1e-9)
+    (tmp_path / "img" / "2.png").write_bytes(b"damaged after the start")
+    with pytest.raises(DatasetError) as info:
+        ds.gather("x", [0, 2])
+    assert info.value.line == 3 and "cannot decode image file 'img/2.png'" in str(info.value)
+
+
+def test_a_negative_cache_budget_is_refused_with_the_setting_named(tmp_path):
+    from nnconsole.engine.check.validate import check_settings
+    from nnconsole.engine.check.project_file import load_valid_project
+
+    project = load_valid_project(cycled_image_project(str(tmp_path / "p")))
+    project.datasets.cache_budget = -1.0
+    problems = [p for p in check_settings(project) if "cache_budget" in p.path]
+    assert problems and problems[0].severity == "error"
