@@ -84,6 +84,7 @@ def first_iteration(project: str, workers: int, out: str, env: dict, timeout: fl
     """Run ``nnconsole train`` until its first training record; (seconds to it or None, peak RSS per process
     role, output tail). Roles: 'launcher' (the CLI process) and 'worker <pid>'."""
     cmd = [PYTHON, "-m", "nnconsole.engine.cli.main", "train", project, "--gpus", str(workers), "-o", out, "-q"]
+    earlier = set(glob.glob(os.path.join(out, "*")))  # runs before this one (the cold run's, for a warm one)
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                             cwd=os.path.dirname(project))
@@ -107,7 +108,9 @@ def first_iteration(project: str, workers: int, out: str, env: dict, timeout: fl
                     rss = _status(pid).get("VmHWM", 0)
                     peaks[role] = max(peaks.get(role, 0), rss)
             if not first:
-                for metrics in glob.glob(os.path.join(out, "**", "metrics*"), recursive=True):
+                for metrics in glob.glob(os.path.join(out, "*", "metrics.jsonl")):
+                    if os.path.dirname(metrics) in earlier:
+                        continue
                     with open(metrics, errors="replace") as fh:
                         if '"train"' in fh.read():
                             first.append(time.perf_counter() - started)
