@@ -189,9 +189,10 @@ def _load_numbers(table: _Table, var: _Var, expected: Optional[Tuple[int, ...]])
                        f"{_shape_text(expected)} ({math.prod(expected)} values); fix the Input layer's shape or "
                        "the CSV columns")
         shape = tuple(int(s) for s in expected)
-    cells = [[row[c] for c in var.columns] for row in table.rows]
+    col = var.columns[0]
+    cells = [row[col] for row in table.rows] if count == 1 else [[row[c] for c in var.columns] for row in table.rows]
     try:
-        values = np.array(cells, dtype=str).astype(np.float64) if n else np.empty((0, count))
+        values = np.array(cells, dtype=str).astype(np.float64).reshape(n, count) if n else np.empty((0, count))
         ok = bool(np.isfinite(values).all())
     except ValueError:
         ok = False
