@@ -173,3 +173,17 @@ def test_a_negative_cache_budget_is_refused_with_the_setting_named(tmp_path):
     project.datasets.cache_budget = -1.0
     problems = [p for p in check_settings(project) if "cache_budget" in p.path]
     assert problems and problems[0].severity == "error"
+
+
+def test_the_default_budget_is_the_cache_folders_free_space_so_a_small_disk_decodes_on_the_fly(tmp_path,
+                                                                                                 monkeypatch):
+    from nnconsole.engine.data.on_the_fly import OnDemandImages
+
+    csv_path = write_cycled_csv(tmp_path, "train.csv", rows=20, files=4)
+
+    class Full:
+        f_bavail, f_frsize = 1, 200  # 200 bytes free: 4 x 64 bytes of pixels are over 80% of it
+    monkeypatch.setattr(dataset_entry.os, "statvfs", lambda _folder: Full)
+    ds = load_dataset(csv_path, SHAPES, cache_dir=tmp_path / "c")
+    assert isinstance(ds.images["x"], OnDemandImages)
+    np.testing.assert_array_equal(ds.gather("x", [3, 2]), load_dataset(csv_path, SHAPES, cache=False).gather("x", [3, 2]))
