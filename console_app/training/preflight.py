@@ -56,7 +56,8 @@ def check_image_sizes(project: Any) -> List[Problem]:
 
     from PySide6.QtGui import QImageReader
 
-    from nnconsole.engine.data.csv_reader import IMAGE_EXTENSIONS, peek_csv
+    from nnconsole.engine.data.csv_reader import IMAGE_EXTENSIONS
+    from nnconsole.engine.data.csv_stream import peek_csv
     from nnconsole.engine.project.paths import dataset_path
     from nnconsole.engine.network.shapes import infer_network
 

@@ -14,7 +14,7 @@ import os
 import re
 from typing import Any, Callable, Iterable, List, Optional, Sequence
 
-from nnconsole.engine.data.loading import peek_csv
+from nnconsole.engine.data.loading import header_csv, peek_csv
 from nnconsole.engine.network.parameter_files import ParameterFileError, parameter_differences, read_parameter_file
 from nnconsole.engine.network.data_flow import dataset_variables
 from nnconsole.engine.network.shapes import infer_network
@@ -102,8 +102,8 @@ def check_setting(setting: Setting, value: Any) -> List[Problem]:
 
 def check_settings(project: Project) -> List[Problem]:
     """CONFIG, optimizer and multi-GPU values: ranges, finite numbers and known names (from the schema)."""
-    problems = [p for setting in SETTINGS if not setting.path.startswith("datasets.")
-                for p in check_setting(setting, value_at(project, setting.path))]
+    problems = [p for setting in SETTINGS if not setting.path.startswith("datasets.") or setting.kind == "float"
+                for p in check_setting(setting, value_at(project, setting.path))]  # datasets: the cache budget
     m = project.multi_gpu
     problems += _check_solver_params(project)
     problems += check_mpiexec_args(m.mpiexec_args)
@@ -355,7 +355,10 @@ def check_datasets(project: Project, peek: Optional[Callable] = None, allow_outs
     Paths outside the project folder (and, with ``deep``, image cells of the CSVs that lead outside
     it) are refused unless ``allow_outside`` (the user said so).
     """
-    peek = peek or peek_csv
+    # With ``deep`` the header is all the first read needs: check_dataset then reads every row once (and keeps
+    # the row count for the launcher's plan), instead of a second whole pass here (issue 31).
+    if peek is None:
+        peek = (lambda full, _rows: header_csv(full)) if deep else peek_csv
     problems: List[Problem] = []
 
     for key in ("training", "validation"):

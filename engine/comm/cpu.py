@@ -93,6 +93,15 @@ class SingleComm:
         """The element-wise sum over ranks of a float32 array (synchronized BatchNormalization)."""
         return values
 
+    def sum_counts(self, values: np.ndarray) -> np.ndarray:
+        """The element-wise sum over ranks of an array of counts, as int32 (the epoch's sample coverage)."""
+        return np.array(values, dtype=np.int32)
+
+    def any_sleeping(self, flag: bool) -> bool:
+        """``any`` for a rank that may wait long for the others (while its host's first rank builds the dataset
+        cache): the same answer, waited for asleep."""
+        return bool(flag)
+
 
 class _MpiBase(SingleComm):
     """Shared mpi4py parts: rank and local rank, small reductions for metrics and stop flags."""
@@ -137,6 +146,22 @@ class _MpiBase(SingleComm):
             n = int(np.prod(p.shape))
             p.d = flat[offset:offset + n].reshape(p.shape).astype(np.float32)
             offset += n
+
+    def sum_counts(self, values: np.ndarray) -> np.ndarray:
+        out = np.ascontiguousarray(values, dtype=np.int32).copy()
+        self.mpi.Allreduce(self._MPI.IN_PLACE, out, op=self._MPI.SUM)
+        return out
+
+    def any_sleeping(self, flag: bool, poll_s: float = 0.02) -> bool:
+        """A non-blocking all-reduce tested every ``poll_s`` seconds, asleep in between: MPI's blocking calls
+        poll without sleeping, so a rank waiting minutes for a cache build would spin a core. Every rank must
+        make this call (a non-blocking collective never matches a blocking one)."""
+        send = np.array([1 if flag else 0], dtype=np.int32)
+        out = np.zeros(1, dtype=np.int32)
+        request = self.mpi.Iallreduce(send, out, op=self._MPI.MAX)
+        while not request.Test():
+            time.sleep(poll_s)
+        return bool(out[0])
 
     def sum_array(self, values: np.ndarray) -> np.ndarray:
         """Counted in ``allreduce_seconds``: synchronized BatchNormalization's share of communication."""

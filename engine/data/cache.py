@@ -35,21 +35,24 @@ from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, 
 
 import numpy as np
 
-from nnconsole.engine.data.csv_reader import PathLike, _Table
+from nnconsole.engine.data.csv_reader import PathLike
 from nnconsole.engine.data.regular_file import NotRegularFileError, open_regular
 
 log = logging.getLogger(__name__)
 
 CACHE_FOLDER = ".nnconsole-cache"
 # v3: SHA-256 of every array in the meta; 16-bit grey scaled (v2 entries held it clipped)
-CACHE_VERSION = "nnconsole-dataset-cache-v3"
+# v4: the dataset index beside the pixels, which are held once per distinct file (issue 31)
+CACHE_VERSION = "nnconsole-dataset-cache-v4"
 META_FILE = "meta.json"
 PROGRESS_FILE = "progress.json"
 PARTIAL_SUFFIX = ".partial"
 MAX_META_BYTES = 1 << 20
 # What a build writes in an entry or build folder (atomic_write's temp names included): all a removal touches.
-_BUILD_FILE = re.compile(r"^(v\d+\.npy|meta\.json|progress\.json|\.(meta|progress)\.json\.\d+\.[0-9a-f]+\.tmp)$")
+_BUILD_FILE = re.compile(r"^([vxrnosl]\d+\.npy|meta\.json|progress\.json|\.(meta|progress)\.json\.\d+\.[0-9a-f]+\.tmp)$")
 _READ_BLOCK = 1 << 20
+_INDEX_FILE = re.compile(r"^[xrnosl]\d+\.npy$")
+_INDEX_DTYPES = ("uint8", "uint32", "int64", "float32")
 
 
 class UntrustedEntryError(ValueError):
@@ -60,15 +63,16 @@ class StuckEntryError(OSError):
     """A damaged or stale entry that cannot be removed; the message names it and says what to do."""
 
 
-def _cache_key(table: _Table, files: Sequence[Tuple[str, Tuple[int, int]]],
-               expected: Mapping[str, Tuple[int, ...]]) -> str:
-    """Content key: the CSV bytes, every image file's mtime and size (in CSV order), the expected shapes."""
+def _cache_key(csv_digest: str, csv_size: int, expected: Mapping[str, Tuple[int, ...]],
+               label_classes: Optional[Mapping[str, int]] = None) -> str:
+    """Content key: the CSV's SHA-256 and size, the expected shapes and the label classes (the checks the index
+    passed). The image files' (mtime, size) are not in it: the entry holds them per distinct file, compared
+    against one stat each when it is opened."""
     h = hashlib.sha256()
     h.update(CACHE_VERSION.encode())
-    h.update(hashlib.sha256(table.raw).digest())
-    for _, (mtime_ns, size) in files:  # in CSV order; the file names are part of the CSV bytes above
-        h.update(f"{mtime_ns}\0{size}\n".encode())
+    h.update(f"{csv_digest}\0{int(csv_size)}\n".encode())
     h.update(repr(sorted((k, tuple(v)) for k, v in expected.items())).encode())
+    h.update(repr(sorted((k, int(v)) for k, v in (label_classes or {}).items())).encode())
     return h.hexdigest()
 
 
@@ -190,8 +194,36 @@ def _read_meta(entry: Path, group: Optional[int]) -> dict:
     return meta
 
 
-def open_entry(entry: Path, key: str, size: int, variables: Sequence[str]) -> Dict[str, np.ndarray]:
-    """The read-only memory maps of a finished entry; raises ValueError saying what does not match or cannot be
+def _checked_array(entry: Path, file: str, dtype: np.dtype, shape: Tuple[int, ...], checksum: object,
+                   chunk_rows: int, group: Optional[int]) -> np.ndarray:
+    """The read-only memory map of ``entry/file`` once its header, length and checksum match the meta's."""
+    with _open_trusted(entry / file, group) as fh:
+        offset, found, found_dtype = _npy_data_offset(fh)
+        if found_dtype != dtype or found != shape:
+            raise ValueError(f"{file}: header says {found_dtype} {list(found)}, meta says {dtype} {list(shape)}")
+        fst = os.fstat(fh.fileno())
+        expected_bytes = offset + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if fst.st_size != expected_bytes:
+            raise ValueError(f"{file} is {fst.st_size} bytes, expected {expected_bytes} (truncated or damaged)")
+        version = (fst.st_dev, fst.st_ino, fst.st_size, fst.st_mtime_ns, fst.st_ctime_ns, str(checksum))
+        if version not in _verified:
+            row_bytes = int(np.prod(shape[1:], dtype=np.int64)) * dtype.itemsize
+            if checksum != array_checksum(fh.fileno(), offset, shape[0], row_bytes, chunk_rows):
+                raise ValueError(f"{file}: the content does not match the checksum the build recorded "
+                                 "(replaced or damaged)")
+            _verified.add(version)
+        return np.memmap(fh, dtype=dtype, mode="r", offset=offset, shape=shape)  # the checked file
+
+
+def _valid_file(file: object, pattern: "re.Pattern[str]") -> str:
+    if not isinstance(file, str) or os.path.basename(file) != file or not pattern.match(file):
+        raise ValueError(f"meta names {file!r}, not a .npy file of the entry")
+    return file
+
+
+def open_entry(entry: Path, key: str) -> Tuple[dict, Dict[str, np.ndarray]]:
+    """(meta, read-only memory maps by file name) of a finished entry: the pixels of each image variable (one
+    sample per distinct file) and the index's arrays; raises ValueError saying what does not match or cannot be
     trusted, NotRegularFileError/OSError when it cannot be read."""
     group = trusted_group(entry.parent)
     st = os.lstat(entry)
@@ -201,52 +233,49 @@ def open_entry(entry: Path, key: str, size: int, variables: Sequence[str]) -> Di
     meta = _read_meta(entry, group)
     if meta.get("version") != CACHE_VERSION or meta.get("key") != key:
         raise ValueError("written for another version of the dataset (key mismatch)")
-    if meta.get("size") != size or sorted(meta["variables"]) != sorted(variables):
-        raise ValueError(f"holds {meta.get('size')} samples of {sorted(meta['variables'])}, "
-                         f"expected {size} of {sorted(variables)}")
-    chunk_rows = meta.get("chunk_rows")
+    size, chunk_rows = meta.get("size"), meta.get("chunk_rows")
+    if not isinstance(size, int) or size < 1:
+        raise ValueError("meta gives no sample count")
     if not isinstance(chunk_rows, int) or chunk_rows < 1:
         raise ValueError("meta gives no chunk size for its checksums")
-    arrays = {}
-    for name in variables:
-        info = meta["variables"][name]
-        file = info.get("file") if isinstance(info, dict) else None
-        if not isinstance(file, str) or os.path.basename(file) != file or not file.endswith(".npy"):
-            raise ValueError(f"meta names {file!r}, not a .npy file of the entry")
-        if not isinstance(info.get("shape"), list) or not all(isinstance(d, int) for d in info["shape"]):
+    arrays: Dict[str, np.ndarray] = {}
+    for name, info in meta["variables"].items():  # decoded pixels: uint8, one sample per distinct file
+        file = _valid_file(info.get("file") if isinstance(info, dict) else None, re.compile(r"^v\d+\.npy$"))
+        count, shape = info.get("count"), info.get("shape")
+        if not isinstance(count, int) or count < 1 or not isinstance(shape, list) \
+                or not all(isinstance(d, int) for d in shape):
             raise ValueError(f"meta gives no shape for {file}")
-        with _open_trusted(entry / file, group) as fh:
-            offset, shape, dtype = _npy_data_offset(fh)
-            if dtype != np.uint8 or shape != (size,) + tuple(info["shape"]):
-                raise ValueError(f"{file}: header says {dtype} {list(shape)}, meta says uint8 "
-                                 f"{[size] + list(info['shape'])}")
-            fst = os.fstat(fh.fileno())
-            expected_bytes = offset + int(np.prod(shape))
-            if fst.st_size != expected_bytes:
-                raise ValueError(f"{file} is {fst.st_size} bytes, expected {expected_bytes} (truncated or damaged)")
-            checksum = meta["checksums"].get(name)
-            version = (fst.st_dev, fst.st_ino, fst.st_size, fst.st_mtime_ns, fst.st_ctime_ns, str(checksum))
-            if version not in _verified:
-                row_bytes = int(np.prod(shape[1:]))
-                if checksum != array_checksum(fh.fileno(), offset, size, row_bytes, chunk_rows):
-                    raise ValueError(f"{file}: the content does not match the checksum the build recorded "
-                                     "(replaced or damaged)")
-                _verified.add(version)
-            arrays[name] = np.memmap(fh, dtype=np.uint8, mode="r", offset=offset, shape=shape)  # the checked file
-    return arrays
+        arrays[file] = _checked_array(entry, file, np.dtype(np.uint8), (count,) + tuple(shape),
+                                      meta["checksums"].get(name), chunk_rows, group)
+    index_arrays = meta.get("index", {}).get("arrays") if isinstance(meta.get("index"), dict) else None
+    if not isinstance(index_arrays, dict):
+        raise ValueError("meta holds no dataset index")
+    for file, info in index_arrays.items():
+        _valid_file(file, _INDEX_FILE)
+        if not isinstance(info, dict) or info.get("dtype") not in _INDEX_DTYPES \
+                or not isinstance(info.get("shape"), list) or not info["shape"] \
+                or not all(isinstance(d, int) and d >= 0 for d in info["shape"]) \
+                or not isinstance(info.get("chunk_rows"), int) or info["chunk_rows"] < 1:
+            raise ValueError(f"meta gives no dtype, shape or chunk size for {file}")
+        arrays[file] = _checked_array(entry, file, np.dtype(info["dtype"]), tuple(info["shape"]),
+                                      info.get("checksum"), info["chunk_rows"], group)
+    return meta, arrays
 
 
-def read_entry(entry: Path, key: str, size: int, variables: Sequence[str], locked: bool = False
-               ) -> Optional[Dict[str, np.ndarray]]:
-    """``open_entry``, or None when it is absent or damaged; a damaged entry is reported and, by a caller
-    holding the CSV's lock (``locked``), removed (without the lock it might be a builder's fresh entry).
+def read_entry(entry: Path, key: str, check: Callable[[dict, Dict[str, np.ndarray]], None], locked: bool = False
+               ) -> Optional[Tuple[dict, Dict[str, np.ndarray]]]:
+    """``open_entry`` then ``check(meta, arrays)`` (ValueError when the entry is stale, e.g. an image file changed),
+    or None when it is absent, damaged or stale; a damaged entry is reported and, by a caller holding the CSV's
+    lock (``locked``), removed (without the lock it might be a builder's fresh entry).
     Raises StuckEntryError when it must be removed and cannot be."""
     try:
         os.lstat(entry)
     except (FileNotFoundError, NotADirectoryError):  # none, or no cache folder (a file stands there)
         return None
     try:
-        return open_entry(entry, key, size, variables)
+        opened = open_entry(entry, key)
+        check(*opened)
+        return opened
     except (OSError, ValueError) as exc:  # a damaged entry is rebuilt, never used and never fatal
         if locked:
             log.warning("dataset cache %s is damaged or stale (%s); rebuilding it", entry, exc)

@@ -1,8 +1,8 @@
 """Building the shared dataset cache: image files decoded by worker processes over all cores (engine/data/decode_process.py)
 straight into the entry's uint8 ``.npy`` files, with progress and ETA; an interrupted build resumes from the chunks it finished.
 
-``cached_images`` is the one entry point: it returns the read-only memory maps of a valid entry, building
-it first under the CSV's lock when needed, or None when no cache folder is usable (not writable, full, or
+``cached_entry`` is the one entry point: it returns the meta and read-only memory maps of a valid entry
+(the dataset index and one decoded sample per distinct file), building it first under the CSV's lock when needed, or None when no cache folder is usable (not writable, full, or
 holding an entry that cannot be replaced: each is reported). A stop request (``stop``: a signal or the run's
 STOP file) ends a build within a second or so, between chunks, and leaves it to be resumed.
 """
@@ -17,7 +17,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from nnconsole.engine.data import decode_process
 from nnconsole.engine.data.cache_partial import (CacheDiskFullError, array_ready, chunk_digests, create_array,
                                                  disk_full, finish_entry, new_partial, partials, read_progress,
                                                  resumable_partial, write_progress)
+from nnconsole.engine.data.csv_reader import DatasetError
 from nnconsole.engine.data.decode import ImageLayout
 from nnconsole.engine.helper_processes import python_module_command
 
@@ -51,11 +52,11 @@ class ImageJob:
 
     name: str
     file: str  # the .npy file's name inside the entry
-    paths: List[str]
+    paths: Sequence[str]  # one per distinct file (index.FilePaths: made a slice at a time)
     layout: ImageLayout
 
 
-# Failure of a build: (variable, sample index, "decode" or "size", reason), for dataset_decode.image_problem.
+# Failure of a build: (variable, distinct file index, "decode" or "size", reason), for dataset_decode.image_problem.
 Failure = Tuple[str, int, str, str]
 
 
@@ -266,54 +267,62 @@ def _run_pool(todo: List[int], task: Callable, finished: Callable, workers: int,
     return None
 
 
-def cached_images(dirs: Sequence[Path], prefix: str, key: str, size: int, names: Sequence[str],
-                  jobs: Callable[[], List[ImageJob]], progress: Optional[ProgressFn] = None,
-                  workers: Optional[int] = None, stop: Optional[StopFn] = None
-                  ) -> Tuple[Optional[Dict[str, np.ndarray]], Optional[Failure]]:
-    """(memory maps of the valid entry, None), built first when needed; (None, failure) when an image is bad;
-    (None, None) when no folder of ``dirs`` is usable (each reason is logged). ``jobs`` is called only when a
-    build is needed. Raises DatasetBuildStopped when ``stop()`` turns True during a build or the wait for one."""
+# A build: writes an entry's arrays into the build folder it is given; returns the meta (without version and key)
+# and the pixel arrays' file names. Raises DatasetError for a bad dataset, DatasetBuildStopped on a stop request.
+BuildFn = Callable[[Path], Tuple[Dict[str, Any], List[str]]]
+CheckFn = Callable[[dict, Dict[str, np.ndarray]], None]
+
+
+def _total(meta: dict) -> int:
+    return sum(int(v.get("count", 0)) for v in meta.get("variables", {}).values() if isinstance(v, dict))
+
+
+def cached_entry(dirs: Sequence[Path], prefix: str, key: str, check: CheckFn, build: BuildFn,
+                 progress: Optional[ProgressFn] = None, stop: Optional[StopFn] = None
+                 ) -> Optional[Tuple[dict, Dict[str, np.ndarray]]]:
+    """(meta, memory maps) of the valid entry ``key``, built first when needed (by one process of the host: the
+    others sleep on the CSV's flock, then open what it built); None when no folder of ``dirs`` is usable (each
+    reason is logged). ``check`` refuses a stale entry (ValueError). Raises DatasetError for a bad dataset, and
+    DatasetBuildStopped when ``stop()`` turns True during a build or the wait for one."""
     name = prefix + key[:32]
     for folder in dirs:
         entry = folder / name
-        arrays = cache.read_entry(entry, key, size, names)
-        if arrays is not None:
-            return arrays, None
+        found = cache.read_entry(entry, key, check)
+        if found is not None:
+            return found
         if folder.name == cache.CACHE_FOLDER and folder.is_symlink():  # a project's folder leading elsewhere
             log.warning("dataset cache folder %s is a link; it is not followed (remove it to cache there)", folder)
             continue
         try:
             folder.mkdir(parents=True, exist_ok=True)
             with cache.csv_lock(folder, prefix, poll=lambda: _wait(folder, name, progress, stop)) as locked:
-                found = cache.read_entry(entry, key, size, names, locked=True)  # built while we waited
+                found = cache.read_entry(entry, key, check, locked=True)  # built while we waited
                 if found is not None:
                     if progress is not None:  # the other process's build ended: its last figures may be older
-                        progress(size * len(names), size * len(names), 0.0)
-                    return found, None
-                todo = jobs()
+                        progress(_total(found[0]), _total(found[0]), 0.0)
+                    return found
                 partial = (resumable_partial(folder, name, key, CHUNK) if locked else None) \
                     or new_partial(folder, name)
                 if locked:
                     cache.remove_stale(folder, prefix, keep=name, keep_partial=partial)
                 try:
-                    failure, checksums = build_entry(partial, todo, key, progress, workers or default_workers(),
-                                                     stop)
-                except CacheDiskFullError:
-                    cache.remove_build_folder(partial)  # it cannot be finished there: give its space back
+                    meta, files = build(partial)
+                except DatasetBuildStopped:
+                    raise  # its build folder stays: the next load resumes it
+                except BaseException:
+                    cache.remove_build_folder(partial)  # a bad dataset, or no room: give its space back
                     raise
-                if failure is not None:
-                    cache.remove_build_folder(partial)
-                    return None, failure
-                finish_entry(partial, entry, key, size, {j.name: j.layout.sample_shape for j in todo},
-                             {j.name: j.file for j in todo}, checksums, CHUNK)
-            return cache.open_entry(entry, key, size, names), None
+                finish_entry(partial, entry, key, meta, files)
+            return cache.open_entry(entry, key)
+        except DatasetError:
+            raise
         except (cache.StuckEntryError, CacheDiskFullError) as exc:
             log.warning("%s; trying the next cache folder", exc)
         except (OSError, ValueError) as exc:
             log.info("dataset cache folder %s not usable (%s); trying the next one", folder, exc)
     log.warning("no usable dataset cache folder among %s; images are decoded into memory",
                 ", ".join(map(str, dirs)))
-    return None, None
+    return None
 
 
 def _wait(folder: Path, name: str, progress: Optional[ProgressFn], stop: Optional[StopFn]) -> None:

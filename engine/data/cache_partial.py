@@ -139,28 +139,26 @@ def array_ready(path: Path, shape: Tuple[int, ...]) -> bool:
         return False
 
 
-def finish_entry(partial: Path, entry: Path, key: str, size: int, shapes: Mapping[str, Tuple[int, ...]],
-                 files: Mapping[str, str], checksums: Mapping[str, str], chunk_rows: int) -> None:
-    """Fsync the arrays, write the meta (with each array's checksum) last and rename the build folder to ``entry``
-    (atomic), readable as the umask says. When another process put a finished entry there first, ours is
-    discarded and theirs is used; a damaged one that cannot be replaced raises StuckEntryError."""
-    for file in files.values():
+def finish_entry(partial: Path, entry: Path, key: str, meta: Mapping[str, object], files: Sequence[str]) -> None:
+    """Fsync the pixel arrays ``files`` (the index's were synced when written), write the meta (each array's
+    checksum in it) last and rename the build folder to ``entry`` (atomic), readable as the umask says. When
+    another process put a finished entry there first, ours is discarded and theirs is used; a damaged one that
+    cannot be replaced raises StuckEntryError."""
+    for file in files:
         fd = os.open(partial / file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         try:
             os.fsync(fd)
         finally:
             os.close(fd)
     (partial / cache.PROGRESS_FILE).unlink(missing_ok=True)
-    meta = {"version": cache.CACHE_VERSION, "key": key, "size": size, "chunk_rows": chunk_rows,
-            "variables": {n: {"file": files[n], "shape": list(shapes[n]), "dtype": "uint8"} for n in shapes},
-            "checksums": dict(checksums)}
-    atomic_write(str(partial / cache.META_FILE), json.dumps(meta, indent=1).encode())
+    whole = {"version": cache.CACHE_VERSION, "key": key, **meta}
+    atomic_write(str(partial / cache.META_FILE), json.dumps(whole, indent=1).encode())
     os.chmod(partial, 0o777 & ~_umask())
     try:
         os.rename(partial, entry)
     except OSError:
         try:
-            cache.open_entry(entry, key, size, list(shapes))  # another process's finished entry: use theirs
+            cache.open_entry(entry, key)  # another process's finished entry: use theirs
         except (OSError, ValueError):
             try:
                 cache.remove_build_folder(entry, must=True)  # StuckEntryError when it cannot be removed

@@ -238,12 +238,3 @@ def _read_table(csv_path: PathLike) -> _Table:
                        f"columns ({', '.join(names)}); every line needs exactly one value per column "
                        "(quote values that contain commas)")
     return _Table(shown, raw, columns, names, rows, row_lines, variables)
-
-
-
-def peek_csv(path: PathLike, max_rows: int = 20) -> CsvPreview:
-    """Header, variable names, row count and the first ``max_rows`` rows as strings; decodes no image."""
-    table = _read_table(path)
-    return CsvPreview(table.shown, table.columns, [v.name for v in table.variables], len(table.rows),
-                      [list(r) for r in table.rows[: max(0, int(max_rows))]])
-

@@ -65,38 +65,47 @@ def _stat_or_none(path: str) -> Optional[os.stat_result]:
 FileStamp = Tuple[int, int]  # (mtime in ns, size): what the cache key reads of a file (an os.stat_result is 630 B)
 
 
+def image_cell(shown: str, line: int, var: str, cell: str, folder: str, root: Optional[str] = None
+               ) -> Tuple[str, FileStamp]:
+    """(path, (mtime_ns, size)) of the image file a stripped CSV ``cell`` names, checked to exist, to be a regular
+    file and (with ``root``) to lie inside it; else the located error for CSV ``line``."""
+    if not cell:
+        raise _err(shown, line, var, "empty cell; give the image file path (relative to the CSV's folder)")
+    if not _looks_like_image(cell):
+        raise _err(shown, line, var, f"'{cell}' is not an image path but the column holds images; "
+                   f"use a {'/'.join(e[1:] for e in IMAGE_EXTENSIONS)} file path on every line")
+    path, st = resolve_image(folder, cell)
+    if root is not None and not _inside(path, root):
+        raise _err(shown, line, var, f"image path '{cell}' points outside the project's folder "
+                   f"({root}); a project may only read files inside its folder: copy the images there, or "
+                   "allow it with '--allow-outside-data' if you trust this project")
+    if st is None:
+        raise _err(shown, line, var, f"image file '{cell}' not found (paths are relative to the "
+                   f"CSV's folder, here '{folder}'); fix the path or add the file")
+    if not stat.S_ISREG(st.st_mode):  # a folder, FIFO or device: decoding would fail or hang
+        raise _err(shown, line, var, f"'{cell}' is not a regular file; point the cell at an image file")
+    return path, (st.st_mtime_ns, st.st_size)
+
+
+def resolve_image(folder: str, cell: str) -> Tuple[str, Optional[os.stat_result]]:
+    """The path a stripped image cell names (relative to the CSV's ``folder``; a Windows path as NNC writes it
+    tried with '/' when the cell as written is missing) and its stat, None when it is missing."""
+    path = os.path.join(folder, cell)
+    st = _stat_or_none(path)
+    if st is None and "\\" in cell:  # CSVs written on Windows by NNC
+        alt = os.path.join(folder, cell.replace("\\", "/"))
+        st = _stat_or_none(alt)
+        path = alt if st is not None else path
+    return path, st
+
+
 def _image_files(table: _Table, var: _Var, base: Path, root: Optional[str] = None
                  ) -> List[Tuple[str, FileStamp]]:
     """(path, (mtime_ns, size)) of every image of ``var``, checked to exist (one stat each)."""
     col = var.columns[0]
     folder = os.fspath(base)
-    out = []
-    for row, line in zip(table.rows, table.lines):
-        cell = row[col].strip()
-        if not cell:
-            raise _err(table.shown, line, var.name, "empty cell; give the image file path (relative to the CSV's "
-                       "folder)")
-        if not _looks_like_image(cell):
-            raise _err(table.shown, line, var.name, f"'{cell}' is not an image path but the column holds images; "
-                       f"use a {'/'.join(e[1:] for e in IMAGE_EXTENSIONS)} file path on every line")
-        path = os.path.join(folder, cell)
-        st = _stat_or_none(path)
-        if st is None and "\\" in cell:  # CSVs written on Windows by NNC
-            alt = os.path.join(folder, cell.replace("\\", "/"))
-            st = _stat_or_none(alt)
-            path = alt if st is not None else path
-        if root is not None and not _inside(path, root):
-            raise _err(table.shown, line, var.name, f"image path '{cell}' points outside the project's folder "
-                       f"({root}); a project may only read files inside its folder: copy the images there, or "
-                       "allow it with '--allow-outside-data' if you trust this project")
-        if st is None:
-            raise _err(table.shown, line, var.name, f"image file '{cell}' not found (paths are relative to the "
-                       f"CSV's folder, here '{base}'); fix the path or add the file")
-        if not stat.S_ISREG(st.st_mode):  # a folder, FIFO or device: decoding would fail or hang
-            raise _err(table.shown, line, var.name, f"'{cell}' is not a regular file; point the cell at an "
-                       "image file")
-        out.append((path, (st.st_mtime_ns, st.st_size)))
-    return out
+    return [image_cell(table.shown, line, var.name, row[col].strip(), folder, root)
+            for row, line in zip(table.rows, table.lines)]
 
 
 @dataclass(frozen=True)
@@ -115,22 +124,20 @@ class ImageLayout:
         return (3 if self.mode == "RGB" else 1), self.height, self.width
 
 
-def _decode_problem(table: _Table, var: _Var, index: int, reason: str) -> DatasetError:
-    cell = table.rows[index][var.columns[0]].strip()
-    return _err(table.shown, table.lines[index], var.name, f"cannot decode image file '{cell}' ({reason}); "
-                "re-save it as PNG, JPEG or BMP")
+def decode_problem(shown: str, line: int, var: str, cell: str, reason: str) -> DatasetError:
+    return _err(shown, line, var, f"cannot decode image file '{cell}' ({reason}); re-save it as PNG, JPEG or BMP")
 
 
-def _image_layout(table: _Table, var: _Var, files: List[Tuple[str, FileStamp]],
-                  target: Optional[Tuple[int, int, int]]) -> ImageLayout:
+def image_layout(shown: str, var: str, target: Optional[Tuple[int, int, int]], first_path: str, first_line: int,
+                 first_cell: str) -> ImageLayout:
     """The layout every image of ``var`` must have: the network's target, else the first image's mode and size."""
     if target is not None:
         return ImageLayout("RGB" if target[0] == 3 else "L", target[1], target[2], target[0] != 0)
     try:
-        mode = _probe_mode(str(files[0][0]))
-        height, width = _decode_image(str(files[0][0]), mode).shape[:2]
+        mode = _probe_mode(first_path)
+        height, width = _decode_image(first_path, mode).shape[:2]
     except Exception as exc:  # noqa: BLE001 - any decode failure is a dataset error
-        raise _decode_problem(table, var, 0, str(exc)) from None
+        raise decode_problem(shown, first_line, var, first_cell, str(exc)) from None
     return ImageLayout(mode, int(height), int(width), True)
 
 
@@ -155,30 +162,19 @@ def decode_images(paths: Sequence[str], layout: ImageLayout, out: np.ndarray) ->
     return None
 
 
-def image_problem(table: _Table, var: _Var, layout: ImageLayout, target: Optional[Tuple[int, int, int]],
-                  index: int, kind: str, reason: str) -> DatasetError:
-    """The located error for a failure ``decode_images`` reported at sample ``index``."""
+def image_problem(shown: str, var: str, layout: ImageLayout, target: Optional[Tuple[int, int, int]],
+                  first_line: int, line: int, cell: str, kind: str, reason: str) -> DatasetError:
+    """The located error for a failure ``decode_images`` reported for the image ``cell`` named on CSV ``line``
+    (``first_line``: the line of the variable's first image)."""
     if kind == "decode":
-        return _decode_problem(table, var, index, reason)
-    cell = table.rows[index][var.columns[0]].strip()
+        return decode_problem(shown, line, var, cell, reason)
     if target is not None:
-        fix = (f"the network's Input '{var.name}' expects {layout.height}x{layout.width}; resize the images or "
+        fix = (f"the network's Input '{var}' expects {layout.height}x{layout.width}; resize the images or "
                "change the Input layer's shape")
     else:
-        fix = (f"the first image (line {table.lines[0]}) is {layout.height}x{layout.width}; all images of a "
+        fix = (f"the first image (line {first_line}) is {layout.height}x{layout.width}; all images of a "
                "variable must have the same size")
-    return _err(table.shown, table.lines[index], var.name, f"image '{cell}' is {reason} (HxW) but {fix}")
-
-
-def _load_images(table: _Table, var: _Var, files: List[Tuple[str, FileStamp]],
-                 target: Optional[Tuple[int, int, int]]) -> np.ndarray:
-    """All images of ``var`` decoded in this process into one uint8 array (no cache)."""
-    layout = _image_layout(table, var, files, target)
-    out = np.empty((len(files),) + layout.sample_shape, dtype=np.uint8)
-    failure = decode_images([str(p) for p, _ in files], layout, out)
-    if failure is not None:
-        raise image_problem(table, var, layout, target, *failure)
-    return out
+    return _err(shown, line, var, f"image '{cell}' is {reason} (HxW) but {fix}")
 
 
 def _load_numbers(table: _Table, var: _Var, expected: Optional[Tuple[int, ...]]) -> np.ndarray:
@@ -193,9 +189,10 @@ def _load_numbers(table: _Table, var: _Var, expected: Optional[Tuple[int, ...]])
                        f"{_shape_text(expected)} ({math.prod(expected)} values); fix the Input layer's shape or "
                        "the CSV columns")
         shape = tuple(int(s) for s in expected)
-    cells = [[row[c] for c in var.columns] for row in table.rows]
+    col = var.columns[0]
+    cells = [row[col] for row in table.rows] if count == 1 else [[row[c] for c in var.columns] for row in table.rows]
     try:
-        values = np.array(cells, dtype=str).astype(np.float64) if n else np.empty((0, count))
+        values = np.array(cells, dtype=str).astype(np.float64).reshape(n, count) if n else np.empty((0, count))
         ok = bool(np.isfinite(values).all())
     except ValueError:
         ok = False

@@ -24,15 +24,15 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, 
 import numpy as np
 
 from nnconsole.engine.data.batching import epoch_order, validation_batches, worker_batches
-from nnconsole.engine.data.cache_build import DatasetBuildStopped, ImageJob, ProgressFn, StopFn, cached_images
-from nnconsole.engine.data.cache import (CACHE_FOLDER, CACHE_VERSION, _cache_dirs, _cache_key, _cache_prefix,
-                                         variable_file)
-from nnconsole.engine.data.csv_reader import (IMAGE_EXTENSIONS, CsvPreview, DatasetError, PathLike, _err,
-                                              _looks_like_image, _read_table, _Table, _Var, peek_csv)
-from nnconsole.engine.data.matrix import load_matrices, looks_like_matrix
-from nnconsole.engine.data.decode import (_image_files, _image_layout, _image_target, _load_images, _load_numbers,
-                                          image_problem)
-from nnconsole.engine.data.labels import class_label_variables, first_bad_label, label_rule_text
+from nnconsole.engine.data.cache_build import DatasetBuildStopped, ProgressFn, StopFn
+from nnconsole.engine.data.cache import CACHE_FOLDER, CACHE_VERSION
+from nnconsole.engine.data.csv_reader import IMAGE_EXTENSIONS, CsvPreview, DatasetError, PathLike
+from nnconsole.engine.data.csv_stream import _version as csv_version
+from nnconsole.engine.data.csv_stream import header_csv, peek_csv, remember_count
+from nnconsole.engine.data.dataset_entry import cached_index, decode_in_memory
+from nnconsole.engine.data.index import FileTable, build_index
+from nnconsole.engine.data.labels import class_label_variables
+from nnconsole.engine.data.on_the_fly import OnDemandImages
 from nnconsole.engine.network.data_flow import dataset_variables
 from nnconsole.engine.project.paths import dataset_path
 from nnconsole.engine.rundir.protocol import DATASET_CACHE, DatasetCacheRecord
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CACHE_FOLDER", "CACHE_VERSION", "IMAGE_EXTENSIONS", "CsvPreview", "Dataset", "DatasetBuildStopped",
            "DatasetError", "PathLike",
-           "check_dataset", "class_histogram", "epoch_order", "load_dataset", "load_dataset_split", "load_datasets",
+           "check_dataset", "class_histogram", "header_csv", "epoch_order", "load_dataset", "load_dataset_split", "load_datasets",
            "peek_csv", "validation_batches",
            "worker_batches"]
 
@@ -54,10 +54,12 @@ IMAGE_SCALE = np.float32(255.0)  # normalised images are uint8 / 255 in float32,
 class Dataset:
     """A loaded dataset: per variable, ``size`` samples of one shape, in header order.
 
-    Image variables stay uint8 in ``images`` (read-only memory maps of the shared cache, or in memory when
-    uncached); numeric ones are float32 in ``numbers``. ``gather`` makes a float32 batch (divided by 255
-    when ``normalize``); ``arrays`` gives whole float32 arrays for small uses (it materialises images).
-    ``kinds`` says ``"image"`` or ``"numeric"``; ``sources`` keeps the CSV cells of image variables.
+    Image variables stay uint8 in ``images``, one sample per distinct file (read-only memory maps of the shared
+    cache, or in memory when uncached), and ``row_files`` maps each row to its file (uint32; none: row i is
+    sample i); numeric ones are float32 in ``numbers`` (memory-mapped from the cache entry too). ``gather`` makes
+    a float32 batch (divided by 255 when ``normalize``); ``arrays`` gives whole float32 arrays for small uses
+    (it materialises images). ``kinds`` says ``"image"``, ``"numeric"`` or ``"matrix"``; ``cells(name)`` gives
+    the CSV cells of an image variable, made when asked (the evaluation table), never kept.
     """
 
     path: str
@@ -67,7 +69,14 @@ class Dataset:
     images: Dict[str, np.ndarray] = field(default_factory=dict)
     normalize: bool = True
     kinds: Dict[str, str] = field(default_factory=dict)
-    sources: Dict[str, List[str]] = field(default_factory=dict)
+    row_files: Dict[str, np.ndarray] = field(default_factory=dict)
+    files: Dict[str, FileTable] = field(default_factory=dict)
+
+    def cells(self, name: str) -> List[str]:
+        """The CSV cell (stripped) of every row of the image variable ``name``, in row order."""
+        table = self.files[name]
+        names = [table.cell(i) for i in range(len(table))]
+        return [names[int(i)] for i in self.row_files[name]]
 
     @property
     def shapes(self) -> Dict[str, Tuple[int, ...]]:
@@ -94,9 +103,15 @@ class Dataset:
             out = np.empty(shape, dtype=np.float32)
         if name not in self.images:
             return np.take(source, indices, axis=0, out=out)
-        _will_need(source, indices)
-        pixels = np.take(source, indices, axis=0)
-        _unmap_pages(source)
+        rows = self.row_files.get(name)
+        if rows is not None:  # a row's sample is its distinct file's
+            indices = rows[indices].astype(np.int64)
+        if isinstance(source, OnDemandImages):  # over the cache's disk budget: decoded here, in parallel
+            pixels = source.take(indices)
+        else:
+            _will_need(source, indices)
+            pixels = np.take(source, indices, axis=0)
+            _unmap_pages(source)
         if self.normalize:
             np.divide(pixels, IMAGE_SCALE, out=out, dtype=np.float32)
         else:
@@ -188,55 +203,8 @@ class FloatArrays(Mapping):
 # Public API
 # --------------------------------------------------------------------------------------------
 
-def _prepare(table: _Table, expected: Dict[str, Tuple[int, ...]], base: Path, root: Optional[str] = None,
-             label_classes: Optional[Mapping[str, int]] = None) -> Tuple[
-        Dict[str, List[Tuple[str, Tuple[int, int]]]], Dict[str, Optional[Tuple[int, int, int]]], Dict[str, np.ndarray]]:
-    """Every check that needs no image decoding: rows, variables, image files present, numbers.
-
-    Returns (image files per image variable, image target per image variable, numeric arrays).
-    """
-    shown = table.shown
-    if not table.rows:
-        raise _err(shown, 2, None, "the CSV has a header but no data rows; add one line per sample")
-    by_name = {v.name: v for v in table.variables}
-    for name in expected:
-        if name not in by_name:
-            raise _err(shown, 1, None, f"the header has no variable '{name}' (the network's Input layer '{name}' "
-                       f"needs it; the header names {', '.join(by_name)}); add a '{name}' column or change the "
-                       "Input layer's variable")
-    files: Dict[str, List[Tuple[str, Tuple[int, int]]]] = {}
-    targets: Dict[str, Optional[Tuple[int, int, int]]] = {}
-    for var in table.variables:
-        first = next((r[var.columns[0]] for r in table.rows if r[var.columns[0]].strip()), "")
-        if var.plain and _looks_like_image(first):
-            var.kind = "image"
-            targets[var.name] = _image_target(var, expected.get(var.name), shown)
-            files[var.name] = _image_files(table, var, base, root)
-        elif var.plain and looks_like_matrix(first):  # NNC's sequences: a .csv matrix per sample
-            var.kind = "matrix"
-    # Numeric columns are parsed every time (cheap) so their errors never hide behind a cache hit.
-    numeric = {v.name: _load_numbers(table, v, expected.get(v.name)) for v in table.variables
-               if v.kind == "numeric"}
-    numeric.update({v.name: load_matrices(table, v, base, expected.get(v.name), root) for v in table.variables
-                    if v.kind == "matrix"})
-    for var in table.variables:
-        if label_classes and var.name in label_classes:
-            _check_labels(table, var, numeric.get(var.name), int(label_classes[var.name]))
-    return files, targets, numeric
-
-
-def _check_labels(table: _Table, var: _Var, values: Optional[np.ndarray], classes: int) -> None:
-    """Every value of a class-label variable is a class index (nnconsole.engine.data.labels), else a located error."""
-
-    if values is None:
-        raise _err(table.shown, 1, var.name, f"'{var.name}' holds file paths, but the network reads it as class "
-                   f"labels; {label_rule_text(classes)}")
-    bad = first_bad_label(values, classes)
-    if bad is not None:
-        sample, index, problem = bad
-        column = var.columns[index]
-        raise _err(table.shown, table.lines[sample], table.names[column],
-                   f"class label '{table.rows[sample][column].strip()}' {problem}: {label_rule_text(classes)}")
+def _expected(expected_shapes: Optional[Mapping[str, Sequence[int]]]) -> Dict[str, Tuple[int, ...]]:
+    return {str(k): tuple(int(s) for s in v) for k, v in (expected_shapes or {}).items()}
 
 
 def check_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequence[int]]] = None,
@@ -244,65 +212,53 @@ def check_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Seq
                   ) -> CsvPreview:
     """Check a dataset as ``load_dataset`` would, except decoding images; returns a preview without rows.
 
-    Reads every row and number and checks that every image file exists, so ``nnconsole validate``
-    and ``train`` report a bad dataset (file, line, column, fix) before any worker starts. With
-    ``confine_to`` (the project's folder) image paths that lead outside it are refused;
-    ``label_classes`` as for ``load_dataset``. Raises :class:`DatasetError`.
+    One streamed pass (``index``): the header, every row and number, the labels' range, and one check per
+    distinct image file that it exists, so ``nnconsole validate`` and ``train`` report a bad dataset (file, line,
+    column, fix) before any worker starts; the preview's row count comes from the same pass. With
+    ``confine_to`` (the project's folder) image paths that lead outside it are refused; ``label_classes`` as
+    for ``load_dataset``. Raises :class:`DatasetError`.
     """
-    table = _read_table(csv_path)
-    expected = {str(k): tuple(int(s) for s in v) for k, v in (expected_shapes or {}).items()}
     root = os.path.normpath(os.path.abspath(os.fspath(confine_to))) if confine_to is not None else None
-    _prepare(table, expected, Path(csv_path).parent, root, label_classes)
-    return CsvPreview(table.shown, table.columns, [v.name for v in table.variables], len(table.rows), [])
+    version = csv_version(csv_path)
+    index, _, _ = build_index(csv_path, _expected(expected_shapes), root, label_classes)
+    preview = CsvPreview(index.shown, index.columns, list(index.variables), index.size, [])
+    remember_count(csv_path, preview, version)  # the launcher's plan then counts no rows again
+    return preview
 
 
 def load_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequence[int]]] = None,
                  normalize: bool = True, cache: bool = True, cache_dir: Optional[PathLike] = None,
                  label_classes: Optional[Mapping[str, int]] = None, progress: Optional[ProgressFn] = None,
-                 build_workers: Optional[int] = None, stop: Optional[StopFn] = None) -> Dataset:
+                 build_workers: Optional[int] = None, stop: Optional[StopFn] = None,
+                 cache_budget: float = 0.0) -> Dataset:
     """Load an NNC dataset CSV, checking it against the network's Input shapes.
 
     ``expected_shapes`` maps variable name -> sample shape from the Input layers (batch dim excluded);
     each must exist in the CSV and match (image H x W, vector length). Images become uint8 (C, H, W), grey
     or RGB as the expected channel count says; batches are float32, divided by 255 when ``normalize``.
-    With ``cache`` the decoded images are kept in ``<csv folder>/.nnconsole-cache/`` (or
-    ``~/.cache/nnconsole/datasets/``, or ``cache_dir``) keyed by the CSV bytes, the referenced files'
-    mtimes and sizes and the expected shapes, and memory-mapped: a hit decodes nothing, and every
+    With ``cache`` the dataset's index (row-to-file indices, numeric columns) and one decoded sample per
+    distinct image file are kept in ``<csv folder>/.nnconsole-cache/`` (or ``~/.cache/nnconsole/datasets/``, or
+    ``cache_dir``) keyed by the CSV's content and the expected shapes and labels, the files' mtimes and sizes
+    held in it, and memory-mapped: a hit parses and decodes nothing (one stat per distinct file), and every
     worker on the host shares one copy. A build decodes with ``build_workers`` processes (default: all
     cores) and reports ``progress(done, total, eta_seconds)``; when ``stop()`` turns True it ends within about a
-    second with DatasetBuildStopped, and the next load resumes it.
-    ``label_classes`` maps each class-label variable to its class count (``nnconsole.engine.data.labels``): every
+    second with DatasetBuildStopped, and the next load resumes it. When the decoded images would take more disk
+    than ``cache_budget`` (GB; 0: 80% of the cache folder's free space) only the index is cached and each batch's
+    images are decoded when gathered (``on_the_fly``).
+
+    ``label_classes`` maps a class-label variable (``labels.class_label_variables``) to its class count: every
     value must be a whole number from 0 to count - 1. Raises :class:`DatasetError` on any problem.
     """
-    table = _read_table(csv_path)
-    shown = table.shown
-    expected = {str(k): tuple(int(s) for s in v) for k, v in (expected_shapes or {}).items()}
-    files, targets, numeric = _prepare(table, expected, Path(csv_path).parent, label_classes=label_classes)
-    variables = [v.name for v in table.variables]
-    image_vars = [v for v in table.variables if v.kind == "image"]
-    kinds = {v.name: v.kind for v in table.variables}
-    sources = {v.name: [row[v.columns[0]].strip() for row in table.rows] for v in image_vars}
-
-    def jobs() -> List[ImageJob]:
-        return [ImageJob(v.name, variable_file(i), [str(p) for p, _ in files[v.name]],
-                         _image_layout(table, v, files[v.name], targets[v.name]))
-                for i, v in enumerate(image_vars)]
-
-    images: Optional[Dict[str, np.ndarray]] = None
-    if cache and image_vars:
-        all_files = [f for v in variables if v in files for f in files[v]]
-        key = _cache_key(table, all_files, expected)
-        images, failure = cached_images(_cache_dirs(Path(csv_path), cache_dir), _cache_prefix(Path(csv_path)), key,
-                                        len(table.rows), [v.name for v in image_vars], jobs, progress,
-                                        build_workers, stop)
-        if failure is not None:
-            var = next(v for v in image_vars if v.name == failure[0])
-            layout = _image_layout(table, var, files[var.name], targets[var.name])
-            raise image_problem(table, var, layout, targets[var.name], *failure[1:])
-    if images is None:
-        images = {v.name: _load_images(table, v, files[v.name], targets[v.name]) for v in image_vars}
-    return Dataset(shown, variables, len(table.rows), numeric, images, normalize, kinds, sources)
-
+    expected = _expected(expected_shapes)
+    found = cached_index(csv_path, expected, label_classes, cache_dir, progress, build_workers, stop,
+                         cache_budget) if cache else None
+    if found is None:
+        index, _, _ = build_index(csv_path, expected, None, label_classes)
+        images = decode_in_memory(index, os.fspath(Path(csv_path).parent))
+    else:
+        index, images = found
+    return Dataset(index.shown, list(index.variables), index.size, dict(index.numbers), images, normalize,
+                   dict(index.kinds), dict(index.row_files), dict(index.files))
 
 
 def class_histogram(dataset: Dataset, variable: str) -> Dict[int, int]:
@@ -335,7 +291,7 @@ def load_dataset_split(project: "Project", which: str, shapes: Optional[Dict[str
     return load_dataset(dataset_path(project, getattr(ds, which)),
                         expected_shapes=_expected_shapes(project, which) if shapes is None else shapes,
                         normalize=ds.normalize, cache=ds.cache, label_classes=class_label_variables(project.network),
-                        progress=progress, stop=stop)
+                        progress=progress, stop=stop, cache_budget=ds.cache_budget)
 
 
 def load_datasets(project: "Project", progress: Optional[Callable[[str, int, int, Optional[float]], None]] = None,

@@ -86,9 +86,9 @@ def combine_passes(outputs: List[np.ndarray], how: str) -> np.ndarray:
 
 
 def _sources(dataset: Any) -> List[str]:
-    images = [v for v in dataset.variables if dataset.kinds.get(v) == "image" and v in dataset.sources]
-    if images:
-        return list(dataset.sources[images[0]])
+    images = [v for v in dataset.variables if dataset.kinds.get(v) == "image" and v in dataset.files]
+    if images:  # the table a person reads: its paths are made here, not kept by the dataset
+        return dataset.cells(images[0])
     return [f"row {i + 1}" for i in range(dataset.size)]
 
 

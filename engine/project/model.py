@@ -113,6 +113,7 @@ class Datasets:
     validation: str = default_of("datasets.validation")
     shuffle: bool = default_of("datasets.shuffle")
     cache: bool = default_of("datasets.cache")
+    cache_budget: float = default_of("datasets.cache_budget")
     normalize: bool = default_of("datasets.normalize")
 
 

@@ -195,6 +195,11 @@ SETTINGS: Tuple[Setting, ...] = (
        "does.", form="dataset", nntxt="dataset[].no_image_normalization (inverted)"),
     _S("datasets.cache", "bool", True, "Cache decoded images", "Keep decoded images in a cache beside the CSV "
        "for the next run.", form="dataset"),
+    _S("datasets.cache_budget", "float", 0.0, "Cache disk budget (GB)", "The most disk the decoded images may "
+       "take in the cache; a dataset whose images would take more is decoded on the fly, each batch in parallel "
+       "ahead of training, and only its index is cached. 0: automatic, 80% of the cache folder's free space.",
+       unit="GB", minimum=0, maximum=MAX_COUNT, fix="0 lets nnconsole decide from the free space",
+       form="dataset"),
 )
 
 

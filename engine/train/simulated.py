@@ -133,6 +133,12 @@ class SimulatedComm(SingleComm):
     def any(self, flag: bool) -> bool:
         return self.inner.any(flag)
 
+    def any_sleeping(self, flag: bool) -> bool:
+        return self.inner.any_sleeping(flag)
+
+    def sum_counts(self, values: np.ndarray) -> np.ndarray:
+        return self.inner.sum_counts(values)
+
     def sum_array(self, values: np.ndarray) -> np.ndarray:
         raise TrainingError(SYNC_BN_MESSAGE)
 

@@ -94,11 +94,12 @@ class Trainer(EpochLoop, EpochEnd):
                       self.rank, self.comm.size, self.comm.local_rank)
         # Each host's first rank loads (and, when needed, builds the shared cache) before the host's other
         # ranks, which then only open it: rank 0 always sees and records a build of this run as run records
-        # (another rank's build could end before rank 0 looked, and go unreported). One all-reduce orders them.
+        # (another rank's build could end before rank 0 looked, and go unreported). One all-reduce orders them,
+        # waited for asleep (any_sleeping): a blocking MPI call would spin a core per waiting rank (issue 31).
         # A stop request (signal, STOP file) ends a cache build within a second or so, leaving it to be resumed;
         # the ranks agree on it (a rank waiting for its host's build stops with the builder).
         self.stop.install()
-        stopped = self.comm.any(False) if self.comm.local_rank != 0 else False
+        stopped = self.comm.any_sleeping(False) if self.comm.local_rank != 0 else False
         if not stopped:
             try:
                 self.train_set, self.valid_set = load_datasets(
@@ -107,8 +108,8 @@ class Trainer(EpochLoop, EpochEnd):
             except DatasetBuildStopped:
                 stopped = True
         if self.comm.local_rank == 0:
-            stopped = self.comm.any(stopped)
-        if self.comm.any(stopped):
+            stopped = self.comm.any_sleeping(stopped)
+        if self.comm.any_sleeping(stopped):
             raise DatasetBuildStopped("stopped while the dataset cache was being built; the build resumes where it "
                                       "stopped when training starts again")
         self.plan = make_plan(self.project, workers=self.comm.size, dataset_size=self.train_set.size,

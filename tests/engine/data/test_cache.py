@@ -78,7 +78,7 @@ def test_training_gives_the_same_parameters_as_the_float32_path(tmp_path, monkey
     def float32_datasets(p, progress=None, **options):  # the old path: whole float32 arrays, gathered with np.take
         sets = real(p, progress, **options)
         return tuple(Dataset(d.path, d.variables, d.size, {**d.numbers, **{k: d.arrays[k] for k in d.images}},
-                             {}, d.normalize, d.kinds, d.sources) for d in sets)
+                             {}, d.normalize, d.kinds) for d in sets)
 
     monkeypatch.setattr(train, "load_datasets", float32_datasets)
     project = load_valid_project(str(project_dir / "project.yaml"))

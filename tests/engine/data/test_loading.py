@@ -28,7 +28,7 @@ def test_image_csv_gives_chw_float32_divided_by_255(tmp_path):
     assert ds.variables == ["x", "y"]
     assert ds.size == 3
     assert ds.kinds == {"x": "image", "y": "numeric"}
-    assert ds.sources["x"] == ["img/0.png", "img/1.png", "img/2.png"]
+    assert ds.cells("x") == ["img/0.png", "img/1.png", "img/2.png"]
     x, y = ds.arrays["x"], ds.arrays["y"]
     assert x.dtype == np.float32 and y.dtype == np.float32
     assert x.shape == (3, 1, 8, 8) and y.shape == (3, 1)
@@ -219,7 +219,7 @@ def test_second_load_uses_cache_without_decoding(tmp_path, monkeypatch):
     for v in first.variables:
         np.testing.assert_array_equal(second.arrays[v], first.arrays[v])
         assert second.arrays[v].dtype == np.float32
-    assert second.kinds == first.kinds and second.sources == first.sources
+    assert second.kinds == first.kinds and second.cells("x") == first.cells("x")
     # the cache holds uint8 pixels: normalize=False reuses it (nothing decoded) and skips the division
     raw = load_dataset(csv_path, shapes, normalize=False)
     np.testing.assert_array_equal(raw.arrays["x"][2, 0], grey(2).astype(np.float32))

@@ -40,7 +40,8 @@ LOADER = textwrap.dedent("""
     from nnconsole.engine.data import cache_build
     from nnconsole.engine.data.loading import load_dataset
     cache_build.POOL_MIN_IMAGES, cache_build.CHUNK = 1, 4  # with 2 workers: the decode processes write
-    ds = load_dataset({csv!r}, cache_dir={cache!r}, build_workers={workers})
+    # a budget larger than the disk (the default, 80% of its free space, would decode on the fly instead)
+    ds = load_dataset({csv!r}, cache_dir={cache!r}, build_workers={workers}, cache_budget=1.0)
     print("sum", int(ds.images["x"].astype("int64").sum()))
 """)
 

@@ -1,0 +1,169 @@
+"""A dataset's index and pixels for training (issue 31): opened from the host's cache entry (the CSV hashed, one
+stat per distinct image file, nothing parsed), or built into it by one process while the host's others sleep
+on the build lock; without a usable cache, built in memory.
+
+The entry holds one decoded sample per distinct image file (``v<i>.npy``) and the index's columns
+(``index_store``); a row's pixels are found through its row-to-file index, so a CSV whose million rows cycle
+over a thousand images decodes and stores a thousand.
+"""
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+import numpy as np
+
+from nnconsole.engine.data.cache import _cache_dirs, _cache_key, _cache_prefix, variable_file
+from nnconsole.engine.data import cache_build
+from nnconsole.engine.data.cache_build import (Failure, ImageJob, ProgressFn, StopFn, cached_entry,
+                                               default_workers)
+from nnconsole.engine.data.csv_reader import DatasetError, PathLike, _looks_like_image
+from nnconsole.engine.data.csv_stream import CHUNK_ROWS, CsvStream, file_digest
+from nnconsole.engine.data.decode import ImageLayout, decode_images, image_layout, image_problem
+from nnconsole.engine.data.index import DatasetIndex, build_index, changed_file
+from nnconsole.engine.data.index_store import load_index, save_index
+from nnconsole.engine.data.on_the_fly import OnDemandImages
+
+BUDGET_SHARE = 0.8  # of the cache folder's free space, when no budget is set
+
+
+def pixel_budget(folder: Path, budget_gb: float) -> int:
+    """Bytes the decoded images may take in ``folder``: ``budget_gb`` (GB) when set, else 80% of its free space."""
+    if budget_gb and budget_gb > 0:
+        return int(float(budget_gb) * 1e9)
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return 0
+    return int(st.f_bavail * st.f_frsize * BUDGET_SHARE)
+
+
+def pixel_bytes(jobs: List[ImageJob]) -> int:
+    return sum(len(j.paths) * int(np.prod(j.layout.sample_shape)) for j in jobs)
+
+
+def has_images(csv_path: PathLike) -> bool:
+    """Whether the CSV has an image variable (a plain column whose first non-empty cell in the first chunk names
+    an image, as the index decides): reads the header and the first chunk only."""
+    with CsvStream(csv_path, CHUNK_ROWS) as stream:
+        first = next(stream.chunks(), ([], []))[0]
+        return any(var.plain and _looks_like_image(next((r[var.columns[0]] for r in first
+                                                         if r[var.columns[0]].strip()), ""))
+                   for var in stream.variables)
+
+
+def image_jobs(index: DatasetIndex, folder: str) -> List[ImageJob]:
+    """One decode job per image variable: its distinct files (paths made a slice at a time) and their layout."""
+    jobs = []
+    for i, name in enumerate(index.image_variables):
+        files = index.files[name]
+        paths = files.paths(folder)
+        layout = image_layout(index.shown, name, index.targets[name], paths[0], int(files.lines[0]), files.cell(0))
+        jobs.append(ImageJob(name, variable_file(i), paths, layout))
+    return jobs
+
+
+def failure_error(index: DatasetIndex, jobs: List[ImageJob], failure: Failure) -> DatasetError:
+    """The located error for a file a decode failed on: the CSV line that first names it."""
+    name, k, kind, reason = failure
+    job = next(j for j in jobs if j.name == name)
+    files = index.files[name]
+    return image_problem(index.shown, name, job.layout, index.targets[name], int(files.lines[0]),
+                         int(files.lines[k]), files.cell(k), kind, reason)
+
+
+def decode_in_memory(index: DatasetIndex, folder: str) -> Dict[str, np.ndarray]:
+    """Every distinct image decoded in this process (no cache): uint8 (files, *sample shape) per variable."""
+    jobs = image_jobs(index, folder)
+    images = {}
+    for job in jobs:
+        out = np.empty((len(job.paths),) + job.layout.sample_shape, dtype=np.uint8)
+        failure = decode_images(job.paths[:], job.layout, out)
+        if failure is not None:
+            raise failure_error(index, jobs, (job.name,) + tuple(failure))  # type: ignore[arg-type]
+        images[job.name] = out
+    return images
+
+
+def _stale(folder: str, shown: str, budget_gb: float) -> Any:
+    def check(meta: dict, arrays: Dict[str, np.ndarray]) -> None:
+        index = load_index(meta, arrays, shown)
+        for name in index.image_variables:
+            changed = changed_file(index.files[name], folder)
+            if changed is not None:
+                raise ValueError(f"image file '{index.files[name].cell(changed)}' changed or went since the cache "
+                                 "was built")
+        need = int(meta["index"].get("pixel_bytes", 0))
+        if meta["index"].get("on_the_fly") and need <= pixel_budget(Path(folder), budget_gb):
+            raise ValueError("its images are decoded on the fly, but they now fit the cache's disk budget")
+    return check
+
+
+def _layouts(meta: dict) -> Dict[str, ImageLayout]:
+    try:
+        return {name: ImageLayout(str(v[0]), int(v[1]), int(v[2]), bool(v[3]))
+                for name, v in meta["index"]["layouts"].items()}
+    except (KeyError, TypeError, ValueError, IndexError):
+        raise ValueError("the meta's dataset index gives no image layouts") from None
+
+
+def on_demand(index: DatasetIndex, folder: str, name: str, layout: ImageLayout) -> OnDemandImages:
+    """``name``'s images decoded per batch, a bad file reported at the CSV line that first names it."""
+    files = index.files[name]
+
+    def error(k: int, kind: str, reason: str) -> DatasetError:
+        return image_problem(index.shown, name, layout, index.targets[name], int(files.lines[0]),
+                             int(files.lines[k]), files.cell(k), kind, reason)
+    return OnDemandImages(files.paths(folder), layout, error)
+
+
+def cached_index(csv_path: PathLike, expected: Mapping[str, Tuple[int, ...]],
+                 label_classes: Optional[Mapping[str, int]], cache_dir: Optional[PathLike],
+                 progress: Optional[ProgressFn], workers: Optional[int], stop: Optional[StopFn],
+                 budget_gb: float = 0.0) -> Optional[Tuple[DatasetIndex, Dict[str, Any]]]:
+    """(index, pixels per distinct file) memory-mapped from the host's entry, built first when needed; None when
+    the CSV has no image variable (nothing to share) or no cache folder is usable. When the decoded images would
+    pass the disk budget (``budget_gb``, ``pixel_budget``) the entry holds the index only and the pixels are
+    ``OnDemandImages``, decoded per batch."""
+    if not has_images(csv_path):
+        return None
+    shown, path = os.fspath(csv_path), Path(csv_path)
+    folder = os.fspath(path.parent)
+    digest, size = file_digest(csv_path)
+    key = _cache_key(digest, size, expected, label_classes)
+
+    def build(partial: Path) -> Tuple[Dict[str, Any], List[str]]:
+        index, built_digest, built_size = build_index(csv_path, expected, None, label_classes)
+        if (built_digest, built_size) != (digest, size):
+            raise OSError(errno.EAGAIN, f"{shown} changed while it was read; load it again")
+        index_meta = save_index(index, partial)
+        jobs = image_jobs(index, folder)
+        need = pixel_bytes(jobs)
+        index_meta["pixel_bytes"] = need
+        index_meta["layouts"] = {j.name: [j.layout.mode, j.layout.height, j.layout.width, j.layout.channel_axis]
+                                 for j in jobs}
+        index_meta["on_the_fly"] = need > pixel_budget(partial.parent, budget_gb)
+        if index_meta["on_the_fly"]:
+            jobs = []  # only the index is cached: the images are decoded per batch
+        failure, checksums = cache_build.build_entry(partial, jobs, key, progress, workers or default_workers(),
+                                                     stop) if jobs else (None, {})
+        if failure is not None:
+            raise failure_error(index, jobs, failure)
+        variables = {j.name: {"file": j.file, "shape": list(j.layout.sample_shape), "dtype": "uint8",
+                              "count": len(j.paths)} for j in jobs}
+        meta = {"size": index.size, "chunk_rows": cache_build.CHUNK,  # as build_entry chunked the pixels
+                "variables": variables, "checksums": checksums, "index": index_meta}
+        return meta, [j.file for j in jobs]
+
+    found = cached_entry(_cache_dirs(path, cache_dir), _cache_prefix(path), key, _stale(folder, shown, budget_gb),
+                         build, progress, stop)
+    if found is None:
+        return None
+    meta, arrays = found
+    index = load_index(meta, arrays, shown)
+    if meta["index"].get("on_the_fly"):
+        layouts = _layouts(meta)
+        return index, {name: on_demand(index, folder, name, layouts[name]) for name in index.image_variables}
+    return index, {name: arrays[meta["variables"][name]["file"]] for name in index.image_variables}

@@ -1,0 +1,245 @@
+"""The dataset index (issue 31): a dataset CSV parsed once, in chunks, into columns of numbers that every rank
+of a host memory-maps from the cache entry instead of holding rows as Python objects.
+
+Per row it keeps 4 bytes per image variable (``row_files``: the row's index into that variable's table of
+distinct files, uint32) and the float32 values of each numeric variable (4 bytes for a class label): 8 bytes
+a row for an ``x:image,y:label`` CSV. Per distinct image file it keeps the cell as written (UTF-8 bytes, for
+the evaluation table and error messages), the CSV line that first names it, and its (mtime, size) when
+indexed, which a warm start compares against one ``stat`` per distinct file (not per row).
+
+Every check of ``check_dataset``/``load_dataset`` is made while streaming (``csv_stream``): the same messages
+naming file, line, column and fix. Paths become Python strings only where a person or a decoder needs them
+(``FileTable.cell``, ``FilePaths``).
+"""
+from __future__ import annotations
+
+import contextlib
+import gc
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from nnconsole.engine.data.csv_reader import PathLike, _err, _looks_like_image, _Table, _Var
+from nnconsole.engine.data.csv_stream import CHUNK_ROWS, CsvStream
+from nnconsole.engine.data.decode import _image_target, _load_numbers, image_cell, resolve_image
+from nnconsole.engine.data.labels import first_bad_label, label_rule_text
+from nnconsole.engine.data.matrix import load_matrices, looks_like_matrix
+
+Target = Optional[Tuple[int, int, int]]
+
+
+@dataclass
+class FileTable:
+    """The distinct image files of one image variable, in order of first appearance in the CSV."""
+
+    cells: np.ndarray  # uint8: each file's stripped CSV cell, UTF-8, concatenated
+    offsets: np.ndarray  # int64 (n + 1,): where each cell starts in ``cells``
+    stamps: np.ndarray  # int64 (n, 2): (mtime_ns, size) when indexed
+    lines: np.ndarray  # int64 (n,): the CSV line that first names the file
+
+    def __len__(self) -> int:
+        return int(len(self.lines))
+
+    def cell(self, i: int) -> str:
+        """The CSV cell naming file ``i``, as written (stripped)."""
+        return bytes(self.cells[int(self.offsets[i]):int(self.offsets[i + 1])]).decode("utf-8")
+
+    def paths(self, folder: str) -> "FilePaths":
+        return FilePaths(self, folder)
+
+
+class FilePaths(Sequence[str]):
+    """The files of a FileTable as paths (relative to the CSV's ``folder``), made when read: a build's decode
+    tasks take a slice at a time, so no list of every path is ever held."""
+
+    def __init__(self, table: FileTable, folder: str) -> None:
+        self._table = table
+        self._folder = folder
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    def __getitem__(self, i: Union[int, slice]):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        return resolve_image(self._folder, self._table.cell(i))[0]
+
+
+@dataclass
+class DatasetIndex:
+    """A dataset CSV as columns: what ``load_dataset`` needs besides the pixels."""
+
+    shown: str  # the CSV as the caller named it (error messages)
+    columns: List[str]
+    variables: List[str]
+    kinds: Dict[str, str]  # "image", "numeric" or "matrix"
+    size: int
+    numbers: Dict[str, np.ndarray] = field(default_factory=dict)  # float32 (size, *shape), numeric and matrix
+    row_files: Dict[str, np.ndarray] = field(default_factory=dict)  # uint32 (size,) per image variable
+    files: Dict[str, FileTable] = field(default_factory=dict)  # per image variable
+    targets: Dict[str, Target] = field(default_factory=dict)  # the network's (C, H, W) per image variable
+
+    @property
+    def image_variables(self) -> List[str]:
+        return [v for v in self.variables if self.kinds[v] == "image"]
+
+
+def check_labels(table: _Table, var: _Var, values: Optional[np.ndarray], classes: int) -> None:
+    """Every value of a class-label variable is a class index (nnconsole.engine.data.labels), else a located error."""
+    if values is None:
+        raise _err(table.shown, 1, var.name, f"'{var.name}' holds file paths, but the network reads it as class "
+                   f"labels; {label_rule_text(classes)}")
+    bad = first_bad_label(values, classes)
+    if bad is not None:
+        sample, index, problem = bad
+        column = var.columns[index]
+        raise _err(table.shown, table.lines[sample], table.names[column],
+                   f"class label '{table.rows[sample][column].strip()}' {problem}: {label_rule_text(classes)}")
+
+
+class _Builder:
+    """The columns of a dataset as its chunks stream by, every check made on the way."""
+
+    def __init__(self, stream: CsvStream, expected: Mapping[str, Tuple[int, ...]], root: Optional[str],
+                 label_classes: Optional[Mapping[str, int]], first: List[List[str]]) -> None:
+        self.stream, self.shown, self.expected, self.root = stream, stream.shown, expected, root
+        self.folder = os.fspath(stream.path.parent)
+        self.label_classes = dict(label_classes or {})
+        by_name = {v.name: v for v in stream.variables}
+        for name in expected:
+            if name not in by_name:
+                raise _err(self.shown, 1, None, f"the header has no variable '{name}' (the network's Input layer "
+                           f"'{name}' needs it; the header names {', '.join(by_name)}); add a '{name}' column or "
+                           "change the Input layer's variable")
+        self.targets: Dict[str, Target] = {}
+        for var in stream.variables:
+            cell = next((r[var.columns[0]] for r in first if r[var.columns[0]].strip()), "")
+            if var.plain and _looks_like_image(cell):
+                var.kind = "image"
+                self.targets[var.name] = _image_target(var, expected.get(var.name), self.shown)
+            elif var.plain and looks_like_matrix(cell):  # NNC's sequences: a .csv matrix per sample
+                var.kind = "matrix"
+        self.ids: Dict[str, Dict[str, int]] = {v.name: {} for v in self._images}
+        self.cells: Dict[str, List[bytes]] = {v.name: [] for v in self._images}
+        self.stamps: Dict[str, List[Tuple[int, int]]] = {v.name: [] for v in self._images}
+        self.lines: Dict[str, List[int]] = {v.name: [] for v in self._images}
+        self.row_files: Dict[str, List[np.ndarray]] = {v.name: [] for v in self._images}
+        self.numbers: Dict[str, List[np.ndarray]] = {v.name: [] for v in stream.variables if v.kind != "image"}
+
+    @property
+    def _images(self) -> List[_Var]:
+        return [v for v in self.stream.variables if v.kind == "image"]
+
+    def add(self, table: _Table) -> None:
+        for var in self._images:
+            self.row_files[var.name].append(self._files(table, var))
+        values: Dict[str, np.ndarray] = {}
+        for var in self.stream.variables:  # numbers are parsed every load, so their errors never hide
+            if var.kind == "numeric":
+                values[var.name] = _load_numbers(table, var, self.expected.get(var.name))
+        for var in self.stream.variables:
+            if var.kind == "matrix":
+                values[var.name] = self._matrices(table, var)
+        for name, chunk in values.items():
+            self.numbers[name].append(chunk)
+        for var in self.stream.variables:
+            if var.name in self.label_classes:
+                check_labels(table, var, values.get(var.name), int(self.label_classes[var.name]))
+
+    def _files(self, table: _Table, var: _Var) -> np.ndarray:
+        """The chunk's rows as indices into ``var``'s distinct files; each new file checked (one stat)."""
+        col, ids = var.columns[0], self.ids[var.name]
+        cells = [row[col].strip() for row in table.rows]
+        found = [ids.get(cell) for cell in cells]  # known files: one dict look-up a row, no Python loop body
+        if None in found:
+            for k, i in enumerate(found):
+                if i is None:
+                    cell = cells[k]
+                    i = ids.get(cell)
+                    if i is None:
+                        line = table.lines[k]
+                        _, stamp = image_cell(self.shown, line, var.name, cell, self.folder, self.root)
+                        i = ids[cell] = len(ids)
+                        self.cells[var.name].append(cell.encode("utf-8"))
+                        self.stamps[var.name].append(stamp)
+                        self.lines[var.name].append(line)
+                    found[k] = i
+        return np.array(found, dtype=np.uint32)
+
+    def _matrices(self, table: _Table, var: _Var) -> np.ndarray:
+        chunk = load_matrices(table, var, Path(self.folder), self.expected.get(var.name), self.root)
+        before = self.numbers[var.name]
+        if before and before[0].shape[1:] != chunk.shape[1:]:
+            raise _err(self.shown, table.lines[0], var.name, f"the matrices from this line on are "
+                       f"{'x'.join(map(str, chunk.shape[1:]))} but those before are "
+                       f"{'x'.join(map(str, before[0].shape[1:]))}; every sample of a variable needs the same "
+                       "number of time steps and features (pad or cut the sequences)")
+        return chunk
+
+    def finish(self) -> DatasetIndex:
+        variables = [v.name for v in self.stream.variables]
+        index = DatasetIndex(self.shown, list(self.stream.columns), variables,
+                             {v.name: v.kind for v in self.stream.variables}, self.stream.rows,
+                             targets=dict(self.targets))
+        for name, chunks in self.numbers.items():
+            index.numbers[name] = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
+        for name, chunks in self.row_files.items():
+            index.row_files[name] = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
+            cells = self.cells[name]
+            offsets = np.zeros(len(cells) + 1, dtype=np.int64)
+            np.cumsum([len(c) for c in cells], out=offsets[1:])
+            index.files[name] = FileTable(np.frombuffer(b"".join(cells), dtype=np.uint8).copy(), offsets,
+                                          np.array(self.stamps[name], dtype=np.int64).reshape(-1, 2),
+                                          np.array(self.lines[name], dtype=np.int64))
+        return index
+
+
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused while a CSV streams: its rows (lists of strings, no cycles) would
+    make it scan every chunk again and again (a third of the time at a million rows)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def build_index(csv_path: PathLike, expected: Mapping[str, Tuple[int, ...]], root: Optional[str] = None,
+                label_classes: Optional[Mapping[str, int]] = None, chunk_rows: int = CHUNK_ROWS
+                ) -> Tuple[DatasetIndex, str, int]:
+    """(the index of ``csv_path``, the CSV's SHA-256, its size), every row checked in one streamed pass.
+
+    ``expected``: variable -> the network's sample shape; ``root``: image and matrix paths must lie inside it;
+    ``label_classes``: class-label variable -> class count. Raises DatasetError naming file, line and fix."""
+    with CsvStream(csv_path, chunk_rows) as stream, _no_gc():
+        builder: Optional[_Builder] = None
+        for rows, lines in stream.chunks():
+            if builder is None:
+                builder = _Builder(stream, expected, root, label_classes, rows)
+            builder.add(stream.table(rows, lines))
+        if builder is None:
+            raise _err(stream.shown, 2, None, "the CSV has a header but no data rows; add one line per sample")
+        return builder.finish(), stream.digest, stream.size
+
+
+def changed_file(table: FileTable, folder: str) -> Optional[int]:
+    """The first distinct file whose (mtime, size) differs from the index's, or that is gone; None when none:
+    the warm start's one stat per distinct file."""
+    for i in range(len(table)):
+        _, st = resolve_image(folder, table.cell(i))
+        if st is None or st.st_mtime_ns != int(table.stamps[i, 0]) or st.st_size != int(table.stamps[i, 1]):
+            return i
+    return None
+
+
+def bytes_per_row(index: DatasetIndex) -> int:
+    """What the index holds per row (row-to-file indices and numeric columns), for the bench's report."""
+    total = sum(a.nbytes for a in index.row_files.values()) + sum(a.nbytes for a in index.numbers.values())
+    return math.ceil(total / max(index.size, 1))
