@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import threading
 import math
 import os
 from dataclasses import dataclass, field
@@ -201,7 +202,14 @@ class _Builder:
 @contextlib.contextmanager
 def _no_gc() -> Iterator[None]:
     """The cyclic garbage collector paused while a CSV streams: its rows (lists of strings, no cycles) would
-    make it scan every chunk again and again (a third of the time at a million rows)."""
+    make it scan every chunk again and again (a third of the time at a million rows).
+
+    Only on the main thread: the switch is process-wide, and a thread that turned it back on as it finished
+    would undo a GUI's main-thread-only collection (``console_app/shell/main_thread_gc.py``) or a caller's own
+    choice made meanwhile. Elsewhere the rows stream with the collector as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     enabled = gc.isenabled()
     gc.disable()
     try:
