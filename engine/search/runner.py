@@ -114,7 +114,17 @@ def run_search(job: SearchJob, say: Callable[[str], None] = print, stop: Optiona
                 _give_back(job, trial, "the search stopped while it ran")
                 raise
 
-    threads = [threading.Thread(target=work, args=(k,), name=f"trial-slot-{k}", daemon=True) for k in range(job.parallel)]
+    run_slots(job.parallel, work, stop, say, "stopping: the running trials stop at their next update and will run "
+              "again on resume")
+    return int(ExitCode.STOPPED) if stop.is_set() else int(ExitCode.OK)
+
+
+def run_slots(parallel: int, work: Callable[[int], None], stop: threading.Event, say: Callable[[str], None],
+              stopping: str) -> None:
+    """Run ``work(slot)`` in ``parallel`` threads until all return; Ctrl-C (SIGTERM made one) says ``stopping``,
+    sets ``stop`` (each slot stops its trial through the run's STOP file) and waits for them. Shared by the
+    search and the large-batch study (``engine.study``)."""
+    threads = [threading.Thread(target=work, args=(k,), name=f"trial-slot-{k}", daemon=True) for k in range(parallel)]
     for thread in threads:
         thread.start()
     try:
@@ -122,11 +132,10 @@ def run_search(job: SearchJob, say: Callable[[str], None] = print, stop: Optiona
             for thread in threads:
                 thread.join(timeout=0.2)
     except KeyboardInterrupt:
-        say("stopping: the running trials stop at their next update and will run again on resume")
+        say(stopping)
         stop.set()
         for thread in threads:
             thread.join()
-    return int(ExitCode.STOPPED) if stop.is_set() else int(ExitCode.OK)
 
 
 def _give_back(job: SearchJob, trial: optuna.Trial, why: str) -> None:
