@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -118,6 +119,7 @@ def run_study(job: StudyJob, say: Callable[[str], None] = print, stop: Optional[
     """Train every point not complete yet, K at once; the exit code (OK; STOPPED after a stop; FAILED when a
     point failed). Raises StudyError when another process runs this study."""
     stop = stop or threading.Event()
+    os.makedirs(job.folder, exist_ok=True)
     lock = RunLock(job.folder)
     try:
         lock.acquire()
