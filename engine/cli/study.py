@@ -23,8 +23,8 @@ from nnconsole.engine.rundir.batch_study import (STUDY_FILE, BatchStudy, list_st
                                                  write_study)
 from nnconsole.engine.search.split_plan import machine_devices
 from nnconsole.engine.search.trial_run import TrialRequest
-from nnconsole.engine.study.grid import (StudyError, grid, merge, parse_policies, parse_tolerance, parse_warmups,
-                                         parse_workers, planned_points)
+from nnconsole.engine.study.grid import (StudyError, grid, merge, parse_name, parse_policies, parse_tolerance,
+                                         parse_warmups, parse_workers, planned_points)
 from nnconsole.engine.study.run import StudyJob, run_study
 from nnconsole.engine.study.table import render_study
 
@@ -166,7 +166,7 @@ def register(add: Callable) -> None:
     b.add_argument("--epochs", type=_positive, metavar="N", help="each point's max_epoch (default: config.max_epoch)")
     b.add_argument("--parallel", type=_positive, default=1, metavar="K", help="points at once (default 1); never "
                    "more processes than this machine's devices")
-    b.add_argument("--study", metavar="NAME", help="the study's name (default: <project name>-batch)")
+    b.add_argument("--study", type=_checked(parse_name), metavar="NAME", help="the study's name (default: <project name>-batch)")
     mode = b.add_mutually_exclusive_group()
     mode.add_argument("--simulate", action="store_true", help="N > 1 workers simulated exactly on this machine's "
                       "devices (the default)")

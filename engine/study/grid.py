@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from typing import Callable, List, Sequence, Tuple
 
 from nnconsole.engine.errors import NnconsoleError
@@ -83,6 +84,14 @@ def parse_tolerance(text: str) -> float:
     if not math.isfinite(value) or not 0 <= value < 100:
         raise ValueError(f"--tolerance '{text}': points of error from 0 to under 100, e.g. 0.5")
     return value / 100.0
+
+
+def parse_name(text: str) -> str:
+    """``--study NAME``: the study's folder name under ``<results>/study``: letters, digits, '.', '_', '-'."""
+    if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}", text):
+        raise ValueError(f"--study '{text}': a name of letters, digits, '.', '_' and '-' (not starting with '.'), "
+                         "at most 100 characters; it names the study's folder")
+    return text
 
 
 def grid(workers: Sequence[int], policies: Sequence[str], warmups: Sequence[float]) -> List[Tuple[int, str, float]]:

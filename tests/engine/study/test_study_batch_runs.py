@@ -12,6 +12,7 @@ import time
 import numpy as np
 import pytest
 
+from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.batch_study import read_study, study_dir
 from nnconsole.engine.rundir.trials import read_trial
@@ -62,20 +63,26 @@ def _study_process(project: str) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 
+def _wait_for_the_second_point(proc: subprocess.Popen, project: str) -> None:
+    """Until the study's second point trains (its run has train records)."""
+    folder = study_dir(runs.results_root(project), "digits_cnn-batch")
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        study = read_study(folder)
+        found = runs.list_runs(runs.results_root(project))
+        if study and study.points[1].state == "running" and len(found) == 2 \
+                and list(runs.iter_metrics(found[-1], "train")):
+            return
+        assert proc.poll() is None, proc.communicate()[0]
+        time.sleep(0.05)
+    raise AssertionError("the second point never started")
+
+
 def test_a_killed_study_resumes_without_training_its_complete_points_again(tmp_path):
     project = digits_subset_project(str(tmp_path / "digits"), rows=128, validation_rows=32)
     folder = study_dir(runs.results_root(project), "digits_cnn-batch")
     proc = _study_process(project)
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline:  # kill -9 while the second point trains (its run has records)
-        study = read_study(folder)
-        if study and study.points[1].state == "running" and len(runs.list_runs(runs.results_root(project))) == 2 \
-                and list(runs.iter_metrics(runs.list_runs(runs.results_root(project))[-1], "train")):
-            break
-        assert proc.poll() is None, proc.communicate()[0]
-        time.sleep(0.05)
-    else:
-        raise AssertionError("the second point never started")
+    _wait_for_the_second_point(proc, project)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     first = read_study(folder).points[0]
@@ -92,3 +99,19 @@ def test_a_killed_study_resumes_without_training_its_complete_points_again(tmp_p
     assert len(all_runs) == 3  # point 1 once, point 2 killed and trained again
     assert study.points[1].run_dir == all_runs[-1]
     assert runs.read_status(study.points[1].run_dir).status == "finished"
+
+
+def test_ctrl_c_stops_the_running_point_cleanly_and_records_it_stopped(tmp_path):
+    project = digits_subset_project(str(tmp_path / "digits"), rows=128, validation_rows=32)
+    proc = _study_process(project)
+    _wait_for_the_second_point(proc, project)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal sends: the study and its training alike
+    out = proc.communicate(timeout=120)[0]
+    assert proc.returncode == ExitCode.STOPPED, out
+    assert "stopped: run the same command again to train the points left" in out
+    study = read_study(study_dir(runs.results_root(project), "digits_cnn-batch"))
+    assert [p.state for p in study.points] == ["complete", "stopped"], out
+    second = study.points[1]
+    assert second.validation_error is None and os.path.isdir(second.run_dir)
+    assert read_trial(second.run_dir)["state"] == "stopped"
+    assert runs.read_status(second.run_dir).status != "running"

@@ -48,9 +48,10 @@ def test_an_unknown_policy_is_refused_naming_the_choices(capsys):
 @pytest.mark.parametrize("option, value, says", [
     ("--warmup", "0,x", "'x' is not a number of epochs"), ("--warmup", "-1", "outside 0..1000"),
     ("--tolerance", "abc", "points of validation error"), ("--tolerance", "-0.5", "from 0 to under 100"),
-    ("--parallel", "0", "must be 1 or more"),
+    ("--parallel", "0", "must be 1 or more"), ("--study", "../elsewhere", "names the study's folder"),
+    ("--study", "a/b", "letters, digits"),
 ])
-def test_bad_warmups_tolerances_and_parallel_are_refused(capsys, option, value, says):
+def test_bad_warmups_tolerances_parallel_and_names_are_refused(capsys, option, value, says):
     assert says in _refusal(capsys, "--workers", "1,2", option, value)
 
 
