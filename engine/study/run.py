@@ -32,7 +32,7 @@ from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.batch_study import BatchStudy, StudyPoint, write_study
 from nnconsole.engine.rundir.lock import RunBusyError, RunLock
 from nnconsole.engine.rundir.protocol import TrialStatus, format_duration
-from nnconsole.engine.rundir.trials import mark_trial_state
+from nnconsole.engine.rundir.trials import KIND, STUDY_POINT, mark_trial_state
 from nnconsole.engine.rundir.typed_json import RunFileError
 from nnconsole.engine.search.runner import run_slots
 from nnconsole.engine.search.trial_run import TrialOutcome, TrialRequest, run_trial
@@ -163,7 +163,7 @@ def _run_locked(job: StudyJob, say: Callable[[str], None], stop: threading.Event
             if point is None:
                 return
             index = study.points.index(point)
-            tags = {"study": study.name, "point": point.key, "workers": point.workers, "policy": point.policy,
+            tags = {KIND: STUDY_POINT, "study": study.name, "point": point.key, "workers": point.workers, "policy": point.policy,
                     "warmup_epochs": point.warmup_epochs, "simulated": point.simulated}
             project = point_project(job.project, point.policy, point.warmup_epochs)
             started = time.time()

@@ -15,7 +15,7 @@ import pytest
 from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.batch_study import read_study, study_dir
-from nnconsole.engine.rundir.trials import read_trial
+from nnconsole.engine.rundir.trials import STUDY_POINT, read_trial
 from tests.support.cli import nnconsole, run_dir_from
 from tests.support.paths import ROOT
 from tests.support.projects import digits_subset_project
@@ -34,7 +34,8 @@ def test_a_small_study_records_each_point_as_a_run_equal_to_direct_simulation(tm
         ("w2-linear-warmup0", "complete", 64, pytest.approx(0.002), True)]
     for index, point in enumerate(study.points):
         assert os.path.isdir(point.run_dir) and os.path.dirname(point.run_dir) == runs.results_root(project)
-        tags = read_trial(point.run_dir)
+        assert read_trial(point.run_dir) is None  # not a search trial: the trials table leaves it out
+        tags = read_trial(point.run_dir, (STUDY_POINT,))
         assert (tags["study"], tags["point"], tags["trial"], tags["state"]) == ("digits_cnn-batch", point.key,
                                                                                  index, "complete")
         best = runs.read_status(point.run_dir).best_validation_error
@@ -113,5 +114,5 @@ def test_ctrl_c_stops_the_running_point_cleanly_and_records_it_stopped(tmp_path)
     assert [p.state for p in study.points] == ["complete", "stopped"], out
     second = study.points[1]
     assert second.validation_error is None and os.path.isdir(second.run_dir)
-    assert read_trial(second.run_dir)["state"] == "stopped"
+    assert read_trial(second.run_dir, (STUDY_POINT,))["state"] == "stopped"
     assert runs.read_status(second.run_dir).status != "running"
