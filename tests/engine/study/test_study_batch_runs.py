@@ -116,3 +116,18 @@ def test_ctrl_c_stops_the_running_point_cleanly_and_records_it_stopped(tmp_path)
     assert second.validation_error is None and os.path.isdir(second.run_dir)
     assert read_trial(second.run_dir, (STUDY_POINT,))["state"] == "stopped"
     assert runs.read_status(second.run_dir).status != "running"
+
+
+@pytest.mark.mpi
+def test_real_workers_train_the_point_the_simulation_trained(tmp_path):
+    project = digits_subset_project(str(tmp_path / "digits"))
+    args = ["study", "batch", project, "--workers", "1,2", "--policy", "linear", "--epochs", "1", "--device", "cpu"]
+    nnconsole(args + ["--study", "sim"], timeout=300)
+    nnconsole(args + ["--study", "real", "--real"], timeout=300)
+    simulated = read_study(study_dir(runs.results_root(project), "sim")).points[1]
+    real = read_study(study_dir(runs.results_root(project), "real")).points[1]
+    assert (real.state, real.simulated, runs.read_plan(real.run_dir).workers) == ("complete", False, 2)
+    assert runs.read_plan(real.run_dir).simulated is False and runs.read_plan(simulated.run_dir).simulated is True
+    mine, theirs = final_params(real.run_dir), final_params(simulated.run_dir)
+    assert max(float(np.max(np.abs(mine[k] - theirs[k]))) for k in mine) <= 1e-5
+    assert real.validation_error == pytest.approx(simulated.validation_error, abs=1e-6)

@@ -19,7 +19,7 @@ from nnconsole.engine.rundir.batch_study import BatchStudy, StudyPoint, read_stu
 from nnconsole.engine.rundir.lock import RunLock
 from nnconsole.engine.search.trial_run import TrialOutcome, TrialRequest
 from nnconsole.engine.study.grid import StudyError, grid, planned_points
-from nnconsole.engine.study.run import StudyJob, run_study
+from nnconsole.engine.study.run import StudyJob, point_request, run_study
 from tests.support.projects import digits_subset_project
 
 
@@ -162,3 +162,16 @@ def test_show_prints_the_table_and_the_recommendation(digits, capsys):
     assert main(["study", "show", folder]) == 0 and "recommendation: 8 workers" in capsys.readouterr().out
     assert main(["study", "show", digits, "--study", "other"]) == 2
     assert "no study found" in capsys.readouterr().out
+
+
+def test_each_point_trains_on_its_own_processes_and_devices(digits, tmp_path):
+    job, _ = _job(digits, [StudyPoint(1, "none"), StudyPoint(4, "linear", simulated=True)], [], str(tmp_path / "s"))
+    one, four = job.study.points
+    assert (point_request(job, one, 0).workers, point_request(job, one, 0).simulate_workers) == (1, 0)
+    assert (point_request(job, four, 0).workers, point_request(job, four, 0).simulate_workers) == (1, 4)
+    job.gpus = 8
+    assert point_request(job, four, 1).cuda_devices == "1"  # simulated: one GPU a slot
+    job.simulate = False
+    real = point_request(job, four, 1)
+    assert (real.workers, real.simulate_workers, real.cuda_devices) == (4, 0, "4,5,6,7")
+    assert point_request(job, one, 1).cuda_devices == "4"
