@@ -80,9 +80,9 @@ def cmd_study_batch(args: argparse.Namespace) -> int:
     write_study(folder, study)
     request = TrialRequest(results_root=root, trials_dir=folder, epochs=args.epochs, device=args.device)
     job = StudyJob(folder, study, project, request, plan, parallel=args.parallel, simulate=simulate,
-                   gpus=gpus if device != "cpu" else 0)
+                   gpus=gpus if device != "cpu" else 0, asked={p.key for p in points})
     how = "simulated on this machine" if simulate else "as real workers"
-    _say(f"study '{name}' in {folder}: {len(study.points)} points (workers {','.join(map(str, args.workers))} "
+    _say(f"study '{name}' in {folder}: {len(points)} points (workers {','.join(map(str, args.workers))} "
          f"{how}), {args.epochs or project.config.max_epoch} epoch(s) each, {args.parallel} at once")
     previous = signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops as Ctrl-C does: points stop cleanly
     try:

@@ -131,9 +131,14 @@ def planned_points(project: Project, points: Sequence[Tuple[int, str, float]], s
 
 
 def merge(study: BatchStudy, planned: Sequence[StudyPoint]) -> BatchStudy:
-    """The recorded study with the newly asked points added (points already recorded keep their state and run)."""
+    """The recorded study with the newly asked points added; a recorded point keeps its state and run, and one
+    not complete takes how it will train now (simulated or real, its plan's batch and rate)."""
     for point in planned:
-        if study.point(point.workers, point.policy, point.warmup_epochs) is None:
+        recorded = study.point(point.workers, point.policy, point.warmup_epochs)
+        if recorded is None:
             study.points.append(point)
+        elif recorded.state != "complete":
+            recorded.simulated, recorded.logical_batch = point.simulated, point.logical_batch
+            recorded.learning_rate = point.learning_rate
     study.points.sort(key=lambda p: (p.workers, POLICIES.index(p.policy), p.warmup_epochs))
     return study

@@ -20,7 +20,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Set
 
 from nnconsole.engine.errors import ExitCode
 from nnconsole.engine.plan.batch_recommendation import recommend
@@ -54,6 +54,7 @@ class StudyJob:
     parallel: int = 1
     simulate: bool = True  # N > 1 simulated in one process; False: N real workers
     gpus: int = 0  # GPUs shared out among the slots (0: CPU processes)
+    asked: Optional[Set[str]] = None  # the keys of the points this command asked for (None: every point)
     durations: List[float] = field(default_factory=list)
 
 
@@ -134,12 +135,16 @@ def run_study(job: StudyJob, say: Callable[[str], None] = print, stop: Optional[
 
 def _run_locked(job: StudyJob, say: Callable[[str], None], stop: threading.Event, runner: RunTrial) -> int:
     study, guard = job.study, threading.Lock()
-    again = [p.key for p in study.points if p.state in RERUN_STATES]
+    asked = [p for p in study.points if job.asked is None or p.key in job.asked]
+    again = [p.key for p in asked if p.state in RERUN_STATES]
     for point in study.points:
+        if point.state == "running":  # this process holds the study: its last runner is gone
+            point.state = "stopped"
+    for point in asked:
         if point.state in RERUN_STATES:
             point.state = "queued"
-    queue = [p for p in study.points if p.state == "queued"]
-    done_before = len(study.points) - len(queue)
+    queue = [p for p in asked if p.state == "queued"]
+    done_before = sum(1 for p in asked if p.state == "complete")
     refresh(job)
     write_study(job.folder, study)
     if again:
@@ -178,7 +183,8 @@ def _run_locked(job: StudyJob, say: Callable[[str], None], stop: threading.Event
                 job.durations.append(time.time() - started)
                 refresh(job)
                 write_study(job.folder, study)
-                say(progress_line(job, point, total))
+                log = os.path.join(job.request.trials_dir, f"trial_{index:05d}.log")  # run_trial's log of the point
+                say(progress_line(job, point, total, log if point.state == "failed" else ""))
 
     run_slots(job.parallel, work, stop, say, "stopping: the running points stop at their next update and train "
               "again when the study is run again")
@@ -187,7 +193,7 @@ def _run_locked(job: StudyJob, say: Callable[[str], None], stop: threading.Event
     return int(ExitCode.FAILED) if any(p.state == "failed" for p in study.points) else int(ExitCode.OK)
 
 
-def progress_line(job: StudyJob, point: StudyPoint, total: int) -> str:
+def progress_line(job: StudyJob, point: StudyPoint, total: int, log: str = "") -> str:
     """'point w4-linear-warmup0 complete: error 3.21%, 2.1 s/epoch [5/18 done, ETA 04:10]': the ETA is the
     mean time of the points this process trained, times the rounds of K left of the ``total`` it set out to."""
     done = sum(1 for p in job.study.points if p.state in ("complete", "failed"))
@@ -195,7 +201,7 @@ def progress_line(job: StudyJob, point: StudyPoint, total: int) -> str:
     left = max(0, total - finished_now)
     eta = sum(job.durations) / finished_now * math.ceil(left / max(1, job.parallel)) if finished_now else None
     what = (f"error {point.validation_error * 100:.2f}%" if point.validation_error is not None
-            else f"see {point.run_dir or 'the study folder'}")
+            else f"see {log or point.run_dir or 'the study folder'}")
     per_epoch = f", {point.measured_epoch_seconds:.3g} s/epoch" if point.measured_epoch_seconds else ""
     return (f"point {point.key} {point.state}: {what}{per_epoch} [{done}/{len(job.study.points)} done, "
             f"ETA {format_duration(eta) if left else '00:00'}]")

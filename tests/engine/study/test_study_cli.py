@@ -18,7 +18,7 @@ from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.batch_study import BatchStudy, StudyPoint, read_study, study_dir, write_study
 from nnconsole.engine.rundir.lock import RunLock
 from nnconsole.engine.search.trial_run import TrialOutcome, TrialRequest
-from nnconsole.engine.study.grid import StudyError, grid, planned_points
+from nnconsole.engine.study.grid import StudyError, grid, merge, planned_points
 from nnconsole.engine.study.run import StudyJob, point_request, run_study
 from tests.support.projects import digits_subset_project
 
@@ -175,3 +175,25 @@ def test_each_point_trains_on_its_own_processes_and_devices(digits, tmp_path):
     real = point_request(job, four, 1)
     assert (real.workers, real.simulate_workers, real.cuda_devices) == (4, 0, "4,5,6,7")
     assert point_request(job, one, 1).cuda_devices == "4"
+
+
+def test_a_rerun_trains_only_the_points_it_asks_for(digits, tmp_path):
+    points = [StudyPoint(1, "none", state="complete", validation_error=0.5), StudyPoint(2, "none", state="running"),
+              StudyPoint(4, "none", state="queued"), StudyPoint(8, "none", state="stopped")]
+    calls: list = []
+    job, runner = _job(digits, points, calls, str(tmp_path / "study"))
+    job.asked = {"w1-none-warmup0", "w8-none-warmup0"}
+    assert run_study(job, say=lambda text: None, runner=runner) == ExitCode.OK
+    assert [c[0] for c in calls] == ["w8-none-warmup0"]
+    assert [p.state for p in read_study(job.folder).points] == ["complete", "stopped", "queued", "complete"]
+
+
+def test_a_recorded_point_not_complete_takes_how_it_trains_now():
+    study = BatchStudy(name="s", project="p", per_worker_batch=32, points=[
+        StudyPoint(2, "linear", logical_batch=64, simulated=True, state="stopped"),
+        StudyPoint(4, "linear", logical_batch=128, simulated=True, state="complete", validation_error=0.1)])
+    merge(study, [StudyPoint(2, "linear", logical_batch=64, simulated=False),
+                  StudyPoint(4, "linear", logical_batch=128, simulated=False), StudyPoint(1, "linear")])
+    assert [(p.key, p.simulated, p.state) for p in study.points] == [
+        ("w1-linear-warmup0", False, "queued"), ("w2-linear-warmup0", False, "stopped"),
+        ("w4-linear-warmup0", True, "complete")]
