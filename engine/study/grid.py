@@ -17,6 +17,7 @@ from typing import Callable, List, Sequence, Tuple
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.plan.record import PlanError
 from nnconsole.engine.project.model import Project
+from nnconsole.engine.rundir.protocol import StudyPointState
 from nnconsole.engine.rundir.batch_study import POLICIES, BatchStudy, StudyPoint
 
 MAX_WORKERS = 1024  # as the predictor's largest layout
@@ -137,7 +138,7 @@ def merge(study: BatchStudy, planned: Sequence[StudyPoint]) -> BatchStudy:
         recorded = study.point(point.workers, point.policy, point.warmup_epochs)
         if recorded is None:
             study.points.append(point)
-        elif recorded.state != "complete":
+        elif recorded.state != StudyPointState.COMPLETE:
             recorded.simulated, recorded.logical_batch = point.simulated, point.logical_batch
             recorded.learning_rate = point.learning_rate
     study.points.sort(key=lambda p: (p.workers, POLICIES.index(p.policy), p.warmup_epochs))

@@ -31,7 +31,7 @@ from nnconsole.engine.project.model import Project
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.batch_study import BatchStudy, StudyPoint, write_study
 from nnconsole.engine.rundir.lock import RunBusyError, RunLock
-from nnconsole.engine.rundir.protocol import TrialStatus, format_duration
+from nnconsole.engine.rundir.protocol import StudyPointState, TrialStatus, format_duration
 from nnconsole.engine.rundir.trials import KIND, STUDY_POINT, mark_trial_state
 from nnconsole.engine.rundir.typed_json import RunFileError
 from nnconsole.engine.search.runner import run_slots
@@ -39,7 +39,7 @@ from nnconsole.engine.search.trial_run import TrialOutcome, TrialRequest, run_tr
 from nnconsole.engine.study.grid import StudyError, point_project
 
 RunTrial = Callable[..., TrialOutcome]
-RERUN_STATES = ("running", "stopped", "failed")  # what a rerun trains again
+RERUN_STATES = (StudyPointState.RUNNING, StudyPointState.STOPPED, StudyPointState.FAILED)  # a rerun trains them
 
 
 @dataclass
@@ -93,17 +93,17 @@ def record_outcome(point: StudyPoint, outcome: TrialOutcome, stopping: bool) -> 
     """What the point's run measured, and how it ended, into the point."""
     point.run_dir = outcome.run_dir or point.run_dir
     if outcome.stopped or (stopping and outcome.exit_code != ExitCode.OK):
-        point.state = "stopped"
+        point.state = StudyPointState.STOPPED.value
     elif outcome.exit_code != ExitCode.OK or outcome.error is None:
-        point.state = "failed"
+        point.state = StudyPointState.FAILED.value
     else:
-        point.state = "complete"
-    point.validation_error = outcome.error if point.state == "complete" else None
+        point.state = StudyPointState.COMPLETE.value
+    point.validation_error = outcome.error if point.state == StudyPointState.COMPLETE else None
     point.validation_loss, point.measured_epoch_seconds = None, None
     if not outcome.run_dir:
         return
     best = [r for r in runs.iter_metrics(outcome.run_dir, "validation") if r.get("error") == outcome.error]
-    point.validation_loss = float(best[0]["loss"]) if best and point.state == "complete" else None
+    point.validation_loss = float(best[0]["loss"]) if best and point.state == StudyPointState.COMPLETE else None
     point.measured_epoch_seconds = epoch_seconds(outcome.run_dir)
     try:
         plan = runs.read_plan(outcome.run_dir)
@@ -111,8 +111,7 @@ def record_outcome(point: StudyPoint, outcome: TrialOutcome, stopping: bool) -> 
         plan = None
     if plan is not None:
         point.logical_batch, point.learning_rate = int(plan.logical_batch), float(plan.effective_lr)
-    mark_trial_state(outcome.run_dir, {"complete": TrialStatus.COMPLETE, "failed": TrialStatus.FAILED,
-                                       "stopped": TrialStatus.STOPPED}[point.state])
+    mark_trial_state(outcome.run_dir, TrialStatus(point.state))  # complete, failed, stopped: the same words
 
 
 def run_study(job: StudyJob, say: Callable[[str], None] = print, stop: Optional[threading.Event] = None,
@@ -138,13 +137,13 @@ def _run_locked(job: StudyJob, say: Callable[[str], None], stop: threading.Event
     asked = [p for p in study.points if job.asked is None or p.key in job.asked]
     again = [p.key for p in asked if p.state in RERUN_STATES]
     for point in study.points:
-        if point.state == "running":  # this process holds the study: its last runner is gone
-            point.state = "stopped"
+        if point.state == StudyPointState.RUNNING:  # this process holds the study: its last runner is gone
+            point.state = StudyPointState.STOPPED.value
     for point in asked:
         if point.state in RERUN_STATES:
-            point.state = "queued"
-    queue = [p for p in asked if p.state == "queued"]
-    done_before = sum(1 for p in asked if p.state == "complete")
+            point.state = StudyPointState.QUEUED.value
+    queue = [p for p in asked if p.state == StudyPointState.QUEUED]
+    done_before = sum(1 for p in asked if p.state == StudyPointState.COMPLETE)
     refresh(job)
     write_study(job.folder, study)
     if again:
@@ -158,7 +157,7 @@ def _run_locked(job: StudyJob, say: Callable[[str], None], stop: threading.Event
             if stop.is_set() or not queue:
                 return None
             point = queue.pop(0)
-            point.state = "running"
+            point.state = StudyPointState.RUNNING.value
             write_study(job.folder, study)
             return point
 
@@ -184,19 +183,19 @@ def _run_locked(job: StudyJob, say: Callable[[str], None], stop: threading.Event
                 refresh(job)
                 write_study(job.folder, study)
                 log = os.path.join(job.request.trials_dir, f"trial_{index:05d}.log")  # run_trial's log of the point
-                say(progress_line(job, point, total, log if point.state == "failed" else ""))
+                say(progress_line(job, point, total, log if point.state == StudyPointState.FAILED else ""))
 
     run_slots(job.parallel, work, stop, say, "stopping: the running points stop at their next update and train "
               "again when the study is run again")
     if stop.is_set():
         return int(ExitCode.STOPPED)
-    return int(ExitCode.FAILED) if any(p.state == "failed" for p in study.points) else int(ExitCode.OK)
+    return int(ExitCode.FAILED) if any(p.state == StudyPointState.FAILED for p in study.points) else int(ExitCode.OK)
 
 
 def progress_line(job: StudyJob, point: StudyPoint, total: int, log: str = "") -> str:
     """'point w4-linear-warmup0 complete: error 3.21%, 2.1 s/epoch [5/18 done, ETA 04:10]': the ETA is the
     mean time of the points this process trained, times the rounds of K left of the ``total`` it set out to."""
-    done = sum(1 for p in job.study.points if p.state in ("complete", "failed"))
+    done = sum(1 for p in job.study.points if p.state in (StudyPointState.COMPLETE, StudyPointState.FAILED))
     finished_now = len(job.durations)
     left = max(0, total - finished_now)
     eta = sum(job.durations) / finished_now * math.ceil(left / max(1, job.parallel)) if finished_now else None

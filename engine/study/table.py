@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import List, Optional
 
+from nnconsole.engine.rundir.protocol import StudyPointState
 from nnconsole.engine.rundir.batch_study import BatchStudy, StudyPoint
 
 HEADER = ("workers", "logical batch", "policy", "warmup", "LR", "val error", "predicted s/epoch",
@@ -51,6 +52,6 @@ def recommendation_text(study: BatchStudy) -> str:
     """The recommendation sentence, or why there is none yet."""
     if study.recommendation is not None:
         return "recommendation: " + study.recommendation.reason
-    if not any(p.workers == 1 and p.state == "complete" for p in study.points):
+    if not any(p.workers == 1 and p.state == StudyPointState.COMPLETE for p in study.points):
         return "recommendation: none yet (no one-worker point is complete: it is the baseline)"
     return "recommendation: none"
