@@ -107,6 +107,7 @@ class StudyStartDialog(QDialog):
         layout.addWidget(note)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
+        self.setMinimumWidth(480)
 
     def values(self) -> StudyRequest:
         """The request the fields describe; ValueError with the CLI's one-line message for a bad value."""
@@ -126,6 +127,7 @@ class StudyStartDialog(QDialog):
         except ValueError as exc:
             self.request = None
             self.error.setText(str(exc))
+            self.adjustSize()  # room for the message's lines
             return
         self.error.clear()
         super().accept()
