@@ -23,8 +23,9 @@ from nnconsole.engine.rundir.batch_study import (STUDY_FILE, BatchStudy, list_st
                                                  write_study)
 from nnconsole.engine.search.split_plan import machine_devices
 from nnconsole.engine.search.trial_run import TrialRequest
-from nnconsole.engine.study.grid import (StudyError, grid, merge, parse_name, parse_policies, parse_tolerance,
-                                         parse_warmups, parse_workers, planned_points)
+from nnconsole.engine.plan.study_values import (parse_name, parse_policies, parse_tolerance, parse_warmups,
+                                                parse_workers)
+from nnconsole.engine.study.grid import StudyError, grid, merge, planned_points
 from nnconsole.engine.study.run import StudyJob, run_study
 from nnconsole.engine.study.table import render_study
 
