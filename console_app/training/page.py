@@ -120,7 +120,7 @@ class TrainingPage(RunEventsMixin, RunMenuMixin, RunViewMixin, QWidget):
         left.addWidget(self.curves)
         left.addWidget(self.log_pane)
         left.setSizes([600, 200])
-        self.study = StudyView(document)  # a large-batch study's points and recommendation (issue 30)
+        self.study = StudyView(document, self.ensure_saved)  # a large-batch study's points and recommendation (issue 30)
         self.study.run_requested.connect(self._show_study_run)
         self.views = QTabWidget()
         self.views.setObjectName("training_views")

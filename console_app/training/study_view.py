@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import html
 import os
-from typing import Any, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
                                QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from nnconsole.app.config.commands import set_settings
+from nnconsole.app.training.study_launch import StudyLaunch
 from nnconsole.app.training.study_plot import COMPLETE, FAILED, RUNNING, STOPPED, StudyPlot
 from nnconsole.engine.plan.batch_recommendation import recommend
 from nnconsole.engine.rundir import store as runs
@@ -33,8 +34,9 @@ COLUMNS = ("Workers", "Logical batch", "Policy", "Warm-up", "LR", "Error", "Pred
            "Measured s/epoch", "State")
 STATE_COLORS = {RUNNING: "#1f5fbf", COMPLETE: "#1e6b1e", STOPPED: "#9a5b00", FAILED: "#b00000", "queued": "#5b6670"}
 APPLY_TEXT = "Apply the batch study's recommendation"
-NO_STUDY = ("No large-batch study yet. Run <code>nnconsole study batch PROJECT --workers 1,2,4,8</code> to train "
-            "the project at several worker counts and learning-rate policies; its points appear here as they train.")
+NO_STUDY = ("No large-batch study yet. Press <b>Start study...</b> (or run <code>nnconsole study batch PROJECT "
+            "--workers 1,2,4,8</code>) to train the project at several worker counts and learning-rate policies; "
+            "its points appear here as they train.")
 
 
 def recommendation_settings(rec: Recommendation) -> dict:
@@ -85,10 +87,15 @@ class StudyView(QWidget):
 
     run_requested = Signal(str)  # a point's run directory, to be shown in the TRAINING tab's curves
 
-    def __init__(self, document: Any, parent: Optional[QWidget] = None) -> None:
+    def __init__(self, document: Any, ensure_saved: Optional[Callable[[], bool]] = None,
+                 parent: Optional[QWidget] = None) -> None:
         super().__init__(parent)
         self.setObjectName("study_view")
         self.document = document
+        self._follow: Optional[str] = None  # the name of a study just started: chosen as soon as it appears
+        self.launch = StudyLaunch(document, ensure_saved, self)
+        self.launch.study_started.connect(self.follow)
+        self.launch.output_received.connect(lambda _text: self.poll())
         self.study: Optional[BatchStudy] = None
         self.points: List[StudyPoint] = []  # the table's rows, in order
         self.recommendation: Optional[Recommendation] = None
@@ -147,6 +154,7 @@ class StudyView(QWidget):
         split.setSizes([460, 240])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.launch)
         layout.addLayout(top)
         layout.addWidget(self.summary)
         layout.addWidget(split, 1)
@@ -164,11 +172,19 @@ class StudyView(QWidget):
         path = self.document.path
         return runs.results_root(path) if path else None
 
+    def follow(self, name: str) -> None:
+        """Show study ``name`` (one just started) now if it exists, else as soon as its study.json appears."""
+        self._follow = name
+        self.refresh()
+
     def refresh(self) -> None:
-        """Re-list the project's studies (keeping the chosen one) and show the chosen one."""
+        """Re-list the project's studies (keeping the chosen one, or choosing the one followed) and show it."""
         folders = study_folders(self.results_root())
         current = self.choice.currentData()
-        if folders != self.folders:
+        followed = next((folder for n, folder in folders if n == self._follow), None)
+        if followed is not None:
+            current, self._follow = followed, None
+        if folders != self.folders or followed is not None:
             self.folders = folders
             self.choice.blockSignals(True)
             self.choice.clear()

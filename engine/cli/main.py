@@ -8,7 +8,7 @@ import sys
 from typing import Callable, List, Optional, Sequence
 
 from nnconsole import __version__
-from nnconsole.engine.cli import dataset_create, evaluate, infer, interop, search  # every further subcommand, by name
+from nnconsole.engine.cli import dataset_create, evaluate, infer, interop, search, study  # every further subcommand, by name
 from nnconsole.engine.errors import NnconsoleError
 from nnconsole.engine.project.schema import DEVICES, LAUNCHERS, PRECISIONS, SCALING_POLICIES
 from nnconsole.engine.rundir.protocol import RUN_DIR_EVENT, RunStatus, announce
@@ -318,7 +318,7 @@ def build_parser(extra_commands: Sequence[Callable] = ()) -> argparse.ArgumentPa
     p.add_argument("--gpus", "--workers", dest="gpus", type=_positive_int, default=2, metavar="N")
     p.add_argument("--hosts", type=_host_list, metavar="H1,H2")
     for register in (evaluate.register, infer.register, interop.register, dataset_create.register, search.register,
-                     *extra_commands):
+                     study.register, *extra_commands):
         register(add)
     return parser
 

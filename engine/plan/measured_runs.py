@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
 from nnconsole.engine.rundir.launch_options import WorkerOptions, this_machine
-from nnconsole.engine.rundir.protocol import METRICS_FILE, TRAIN
+from nnconsole.engine.rundir.protocol import METRICS_FILE, TRAIN, VALIDATION
 from nnconsole.engine.rundir.store import iter_metrics, list_runs, read_plan, results_root
 from nnconsole.engine.rundir.typed_json import RunFileError
 
@@ -121,3 +121,17 @@ def local_run_timings(project_path: Optional[str], device: str = "") -> List[Run
 def nearest(timings: Sequence[RunTiming], workers: int) -> Optional[RunTiming]:
     """The run whose worker count is nearest ``workers`` (the fewer on a tie); None when there is none."""
     return min(timings, key=lambda t: (abs(t.workers - workers), t.workers), default=None)
+
+
+def epoch_seconds(run_dir: str) -> Optional[float]:
+    """What one epoch took in the run, validation included and start-up left out: the time between its first
+    and last validated epochs per epoch (``elapsed`` of the validation records); with one validated epoch, its
+    elapsed time. A simulated run's epoch is N workers' compute in turn on this machine. None before any."""
+    records = [r for r in iter_metrics(run_dir, VALIDATION)
+               if isinstance(r.get("elapsed"), (int, float)) and isinstance(r.get("epoch"), int) and r["epoch"] > 0]
+    if not records:
+        return None
+    first, last = records[0], records[-1]
+    if last["epoch"] > first["epoch"]:
+        return (float(last["elapsed"]) - float(first["elapsed"])) / (last["epoch"] - first["epoch"])
+    return float(last["elapsed"]) / last["epoch"]

@@ -16,14 +16,13 @@ from typing import Any, Dict, List, Optional
 
 from nnconsole.engine.atomic import atomic_write
 from nnconsole.engine.rundir import safe_json
-from nnconsole.engine.rundir.protocol import TrialStatus
+from nnconsole.engine.rundir.protocol import StudyPointState
 
 STUDY_FOLDER = "study"  # under the project's results folder
 STUDY_FILE = "study.json"
 MAX_BYTES = 4 << 20  # a larger study.json is not read
 POLICIES = ("linear", "sqrt", "none")  # multi_gpu.scaling's values
-QUEUED = "queued"  # a point not started yet; the other states are the trial states of its run
-POINT_STATES = (QUEUED,) + tuple(s.value for s in TrialStatus if s is not TrialStatus.PRUNED)
+POINT_STATES = tuple(s.value for s in StudyPointState)  # queued, running, complete, failed, stopped
 
 
 @dataclass
@@ -36,7 +35,7 @@ class StudyPoint:
     logical_batch: int = 0  # per-worker batch x workers (x gradient accumulation)
     learning_rate: float = 0.0  # the rate the run trained with, after scaling
     simulated: bool = False  # trained as N simulated workers on fewer devices
-    state: str = QUEUED  # one of POINT_STATES
+    state: str = StudyPointState.QUEUED.value  # one of POINT_STATES
     run_dir: str = ""
     validation_error: Optional[float] = None  # the run's best validation error (0..1)
     validation_loss: Optional[float] = None

@@ -133,6 +133,24 @@ class TrialStatus(str, enum.Enum):
         return self.value
 
 
+class StudyPointState(str, enum.Enum):
+    """``study.json``'s point ``state`` (``rundir.batch_study``): how one point of a large-batch study stands.
+
+    QUEUED until ``nnconsole study batch`` starts its run, RUNNING while it trains, then COMPLETE, FAILED, or
+    STOPPED (the study stopped; the point trains again when the study is run again). A ``str`` enum: the file
+    holds these words, and a member equals its word.
+    """
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    COMPLETE = "complete"
+    FAILED = "failed"
+    STOPPED = "stopped"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 # Every launch appends to logs/launcher.log a line that starts with this and holds its command line, then the
 # job's output; messages read only the last launch's part (a resumed run's log also holds the earlier
 # launches'), and the GUI's log pane never reads that line as a failure.

@@ -123,19 +123,41 @@ def run_search(job: SearchJob, say: Callable[[str], None] = print, stop: Optiona
                 _give_back(job, trial, "the search stopped while it ran")
                 raise
 
-    threads = [threading.Thread(target=work, args=(k,), name=f"trial-slot-{k}", daemon=True) for k in range(job.parallel)]
+    run_slots(job.parallel, work, stop, say, "stopping: the running trials stop at their next update and will run "
+              "again on resume")
+    return int(ExitCode.STOPPED) if stop.is_set() else int(ExitCode.OK)
+
+
+def run_slots(parallel: int, work: Callable[[int], None], stop: threading.Event, say: Callable[[str], None],
+              stopping: str) -> None:
+    """Run ``work(slot)`` in ``parallel`` threads until all return; Ctrl-C (SIGTERM made one) says ``stopping``,
+    sets ``stop`` (each slot stops its trial through the run's STOP file) and waits for them. Shared by the
+    search and the large-batch study (``engine.study``).
+
+    The wait is on an Event the slots set, not ``Thread.join``: a KeyboardInterrupt inside ``join(timeout)``
+    leaves Python 3.10's thread looking finished while it still runs, so the stop returned before the running
+    trials had ended and been given back."""
+    left, count_lock, finished = [parallel], threading.Lock(), threading.Event()
+
+    def slot(k: int) -> None:
+        try:
+            work(k)
+        finally:
+            with count_lock:
+                left[0] -= 1
+                if not left[0]:
+                    finished.set()
+
+    threads = [threading.Thread(target=slot, args=(k,), name=f"trial-slot-{k}", daemon=True) for k in range(parallel)]
     for thread in threads:
         thread.start()
     try:
-        while any(t.is_alive() for t in threads):
-            for thread in threads:
-                thread.join(timeout=0.2)
+        while not finished.wait(0.2):
+            pass
     except KeyboardInterrupt:
-        say("stopping: the running trials stop at their next update and will run again on resume")
+        say(stopping)
         stop.set()
-        for thread in threads:
-            thread.join()
-    return int(ExitCode.STOPPED) if stop.is_set() else int(ExitCode.OK)
+        finished.wait()
 
 
 def _give_back(job: SearchJob, trial: optuna.Trial, why: str) -> None:

@@ -38,6 +38,7 @@ class TrialRequest:
     epochs: Optional[int] = None
     device: Optional[str] = None
     cuda_devices: str = ""  # this trial slot's GPUs (CUDA_VISIBLE_DEVICES), so K trials never share one
+    simulate_workers: int = 0  # N > 0: ``--simulate-workers N`` (N workers simulated on ``workers`` processes)
 
 
 @dataclass
@@ -76,6 +77,8 @@ def run_trial(request: TrialRequest, number: int, project, tags: dict,
         cmd += ["--epochs", str(request.epochs)]
     if request.device:
         cmd += ["--device", request.device]
+    if request.simulate_workers:
+        cmd += ["--simulate-workers", str(request.simulate_workers)]
     outcome = TrialOutcome()
     started = time.time()
     log = open(os.path.join(request.trials_dir, f"trial_{number:05d}.log"), "ab")

@@ -1,6 +1,6 @@
 """Small projects written to a temp folder (with their generated CSV data) for the tests that load, check,
 train or import them: the tabular MLP most tests train, its BatchNormalization and Unit variants, a GAN of
-two networks and two optimizers, the gan_2d template cut down, a repeat-block project, and the tiny
+two networks and two optimizers, the gan_2d and digits_cnn templates cut down, a repeat-block project, and the tiny
 classifier model the plan tests scale (not saved)."""
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 from nnconsole.engine.check.project_file import load_valid_project
 from nnconsole.engine.project import model
 from nnconsole.engine.project.io import save_project
+from nnconsole.engine.project.templates import create_from_template
 from nnconsole.engine.project.model import (Datasets, ExtraOptimizer, Initializer, Layer, Network, Optimizer,
                                             Project, TrainingConfig)
 
@@ -195,3 +196,19 @@ def plan_project(batch: int = 256, lr: float = 0.1, solver: str = "Momentum", bn
                                   warmup_iterations=warmup_iterations, update_interval=update_interval),
         multi_gpu=model.MultiGPU(workers=workers, scaling=scaling, warmup_epochs=warmup_epochs),
     )
+
+
+# -- the digits template cut down ------------------------------------------------------------------------------
+
+def digits_subset_project(folder: str, rows: int = 256, validation_rows: int = 64) -> str:
+    """The digits_cnn template with its first ``rows`` training images (``validation_rows`` validation), 2 epochs."""
+    path = create_from_template("digits_cnn", folder)
+    project = load_valid_project(path)
+    for name, keep in ((project.datasets.training, rows), (project.datasets.validation, validation_rows)):
+        csv = os.path.join(folder, name)
+        with open(csv) as fh:
+            lines = fh.readlines()
+        with open(csv, "w") as fh:
+            fh.writelines(lines[:keep + 1])
+    project.config.max_epoch, project.config.device, project.config.log_interval = 2, "cpu", 1
+    return save_project(project, backup=False)

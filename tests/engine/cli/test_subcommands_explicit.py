@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 ENGINE_COMMANDS = {"train", "replay", "validate", "info", "plan", "templates", "new", "doctor", "evaluate", "infer",
-                   "import", "export", "dataset", "search"}
+                   "import", "export", "dataset", "search", "study"}
 
 
 def _choices(parser) -> set:

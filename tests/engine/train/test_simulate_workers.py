@@ -20,7 +20,7 @@ from nnconsole.engine.project.model import Layer
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.test_seams import seam_environment
 from tests.support.cli import PAUSE_AT, nnconsole, run_dir_from, start_paused_training, wait_for_pause
-from tests.support.projects import bn_project, gan_2d_project, tabular_project
+from tests.support.projects import bn_project, digits_subset_project as digits_project, gan_2d_project, tabular_project
 from tests.support.training import final_params, max_relative_error
 
 TOLERANCE = 1e-5
@@ -50,22 +50,6 @@ def _compare(real_run: str, simulated_run: str) -> tuple:
 
 def _real_workers(project: str, workers: int) -> str:
     return _train(project, "--gpus", str(workers), "--oversubscribe")
-
-
-def digits_project(folder: str, rows: int = 256, validation_rows: int = 64) -> str:
-    """The digits_cnn template with its first ``rows`` training images (``validation_rows`` validation), 2 epochs."""
-    from nnconsole.engine.project.templates import create_from_template
-
-    path = create_from_template("digits_cnn", folder)
-    project = load_valid_project(path)
-    for name, keep in ((project.datasets.training, rows), (project.datasets.validation, validation_rows)):
-        csv = os.path.join(folder, name)
-        with open(csv) as fh:
-            lines = fh.readlines()
-        with open(csv, "w") as fh:
-            fh.writelines(lines[:keep + 1])
-    project.config.max_epoch, project.config.device, project.config.log_interval = 2, "cpu", 1
-    return save_project(project, backup=False)
 
 
 def bn_dropout_project(folder: str) -> str:
