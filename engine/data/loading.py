@@ -29,6 +29,7 @@ from nnconsole.engine.data.cache import (CACHE_FOLDER, CACHE_VERSION, _cache_dir
                                          variable_file)
 from nnconsole.engine.data.csv_reader import (IMAGE_EXTENSIONS, CsvPreview, DatasetError, PathLike, _err,
                                               _looks_like_image, _read_table, _Table, _Var, peek_csv)
+from nnconsole.engine.data.mapped_pages import MappedPages
 from nnconsole.engine.data.matrix import load_matrices, looks_like_matrix
 from nnconsole.engine.data.decode import (_image_files, _image_layout, _image_target, _load_images, _load_numbers,
                                           image_problem)
@@ -96,7 +97,7 @@ class Dataset:
             return np.take(source, indices, axis=0, out=out)
         _will_need(source, indices)
         pixels = np.take(source, indices, axis=0)
-        _unmap_pages(source)
+        self._pages.gathered(source, len(indices))
         if self.normalize:
             np.divide(pixels, IMAGE_SCALE, out=out, dtype=np.float32)
         else:
@@ -115,24 +116,9 @@ class Dataset:
         return self._whole
 
     _whole: Optional["FloatArrays"] = field(default=None, repr=False, compare=False)
+    _pages: MappedPages = field(default_factory=MappedPages, repr=False, compare=False)
 
 
-def _unmap_pages(source: np.ndarray) -> None:
-    """Drop a memory-mapped cache's pages from this process's mappings once a batch is gathered.
-
-    They stay in the page cache (one copy for every worker on the host, reclaimable under pressure), so a
-    worker's resident memory stays one batch above its baseline instead of growing to the whole dataset.
-    One madvise over the mapping per batch; the next gather maps what it reads again (minor faults).
-    """
-    mapped = getattr(source, "_mmap", None)
-    if mapped is not None and hasattr(mapped, "madvise"):
-        try:
-            mapped.madvise(_MADV_DONTNEED)
-        except (OSError, ValueError):
-            pass
-
-
-_MADV_DONTNEED = getattr(mmap, "MADV_DONTNEED", 4)
 WILL_NEED_MIN_ROW = 2048  # bytes per sample from which a batch's reads are announced (not the digits' 64)
 
 
