@@ -48,6 +48,8 @@ def _fast_kinds() -> dict:
         "png grey 16-bit": _png(Image.fromarray((grey.astype(np.uint16) * 257 - 3 * (grey > 0)).astype(np.uint16))),
         "png grey+alpha": _png(Image.fromarray(np.dstack([grey, 255 - grey]), "LA")),
         "png RGB": _png(Image.fromarray(rgb)),
+        "png grey with transparency": _png(Image.fromarray(grey, "L"), transparency=int(grey[0, 0])),
+        "png RGB with transparency": _png(Image.fromarray(rgb), transparency=tuple(int(v) for v in rgb[0, 0])),
         "png RGBA": _png(Image.fromarray(np.dstack([rgb, grey]), "RGBA")),
         "png palette": _png(paletted),
         "png palette 4-bit": _png(Image.fromarray(rgb).quantize(16), bits=4),
