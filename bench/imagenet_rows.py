@@ -73,11 +73,14 @@ def _hwm_kb(pid: int) -> Tuple[int, str]:
 
 
 def _role(cmd: str) -> str:
-    for marker, role in (("train.worker", "worker"), ("decode_process", "decode process"), ("mpiexec", "mpiexec"),
-                         ("prterun", "mpiexec"), ("prted", "mpiexec"), ("cli.main", "launcher (CLI)")):
+    program = cmd.split(" ")[0].rsplit("/", 1)[-1]
+    if program in ("mpiexec", "mpirun", "prterun", "prted", "orterun", "orted"):  # its arguments name the worker
+        return "mpiexec"
+    for marker, role in (("train.worker", "worker"), ("decode_process", "decode process"),
+                         ("cli.main", "launcher (CLI)")):
         if marker in cmd:
             return role
-    return cmd.split(" ")[0].rsplit("/", 1)[-1] or "?"
+    return program or "?"
 
 
 def first_iteration(project: str, workers: int, out: str, env: dict) -> Dict[str, object]:
@@ -93,8 +96,9 @@ def first_iteration(project: str, workers: int, out: str, env: dict) -> Dict[str
         while not done.is_set():
             for pid in _descendants(proc.pid):
                 kb, cmdline = _hwm_kb(pid)
-                role = _role(cmdline)
-                peaks[role] = max(peaks.get(role, 0), kb)
+                if kb:  # an exited process has no memory left to read
+                    role = _role(cmdline)
+                    peaks[role] = max(peaks.get(role, 0), kb)
             time.sleep(0.02)
 
     sampler = threading.Thread(target=sample, daemon=True)
