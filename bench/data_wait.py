@@ -12,8 +12,8 @@ Goal: data wait < 5% of an iteration with every worker count. Exit status as ben
 
 A second table compares, in one process per setting on the same data (1 worker, in-process trainer), the
 settings before issue 31 (batches this small gathered in the training thread, pages dropped after every batch)
-with today's (prefetch at every size, pages dropped by window), and each change alone; settings are rounds,
-interleaved. It sets two module constants (``prefetch.TRAINING_DEPTH``, ``mapped_pages.UNMAP_WINDOW_BYTES``) and is
+with today's (the same, pages dropped by window) and with these batches prefetched by a thread (which the
+trainer does only from 256 kB per batch: here it measured worse); settings interleaved round by round. It sets two module constants (``prefetch.TRAINING_DEPTH``, ``mapped_pages.UNMAP_WINDOW_BYTES``) and is
 skipped where an installation has neither.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from common import PYTHON, bench_env, machine, pin_threads, run_main, table
 from data_projects import make_dataset, make_project
@@ -59,9 +59,11 @@ from nnconsole.engine.rundir.launch_options import WorkerOptions
 from nnconsole.engine.train.trainer import Trainer
 if not hasattr(mapped_pages, "UNMAP_WINDOW_BYTES"):
     sys.exit(3)
-prefetch.TRAINING_DEPTH = {depth}
-prefetch.training_depth = lambda batch_bytes: {depth}
-mapped_pages.UNMAP_WINDOW_BYTES = {window}
+if {depth} is not None:
+    prefetch.TRAINING_DEPTH = {depth}
+    prefetch.training_depth = lambda batch_bytes: {depth}
+if {window} is not None:
+    mapped_pages.UNMAP_WINDOW_BYTES = {window}
 run_dir = prepare_run(load_project({project!r}), LaunchRequest(output={out!r}), workers=1)
 trainer = Trainer(run_dir, SingleComm(), WorkerOptions())
 trainer.setup()
@@ -70,13 +72,14 @@ trainer.close()
 print(json.dumps([r for r in runs.iter_metrics(run_dir, "train")]))
 """
 
+# (name, prefetch depth or None: the trainer's choice, page window or None: the default)
 AB_SETTINGS = (("before: in the training thread, drop every batch", 0, 0),
-               ("prefetch only", 2, 0),
-               ("window only", 0, None),
-               ("now: prefetch + window", 2, None))
+               ("prefetched, drop every batch", 2, 0),
+               ("prefetched, window", 2, None),
+               ("now: the trainer's choice, window", None, None))
 
 
-def in_process(project: str, out: str, depth: int, window: int, env: dict) -> List[dict]:
+def in_process(project: str, out: str, depth: Optional[int], window: Optional[int], env: dict) -> List[dict]:
     code = AB_SCRIPT.format(depth=depth, window=window, project=project, out=out)
     proc = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, env=env, timeout=3600)
     if proc.returncode == 3:
@@ -114,7 +117,6 @@ def main() -> int:
     print(f"# data_wait: {machine()}; load {os.getloadavg()[0]:.1f}")
     folder = tempfile.mkdtemp(prefix="nnconsole-bench-wait-")
     results, compared = [], []
-    window_now = 32 * 1024 * 1024
     try:
         started = time.perf_counter()
         make_dataset(folder, rows, size=8, channels=1, validation=1000, distinct=1000)
@@ -128,15 +130,16 @@ def main() -> int:
             s = summary(train(project, workers, os.path.join(folder, f"runs{workers}"), env))
             results.append((workers, load, s["iterations"], s["ms"], s["ms"] * s["share"], s["share"],
                             s["max_share"]))
+            print(f"{workers} worker(s): {s['ms']:.1f} ms/iteration, data wait {s['share']:.2%}", flush=True)
         project = os.path.join(folder, "digits_cnn-1.yaml")
         shares: Dict[str, List[tuple]] = {name: [] for name, _, _ in AB_SETTINGS}
         for rnd in range(args.rounds):
             for name, depth, window in AB_SETTINGS:
-                records = in_process(project, os.path.join(folder, "ab"), depth,
-                                     window_now if window is None else window, env)
+                records = in_process(project, os.path.join(folder, "ab"), depth, window, env)
                 if records:
                     s = summary(records)
                     shares[name].append((s["ms"], s["share"]))
+                    print(f"round {rnd + 1}, {name}: {s['ms']:.1f} ms/iteration, data wait {s['share']:.2%}", flush=True)
         for name, _, _ in AB_SETTINGS:
             if shares[name]:
                 ms = sorted(m for m, _ in shares[name])[len(shares[name]) // 2]

@@ -15,18 +15,17 @@ Out = TypeVar("Out")
 
 _END = object()
 TRAINING_DEPTH = 2  # batches the trainer prepares ahead (0: none, each batch made when it is needed)
+# Below this many bytes per batch, gathering costs less than handing a batch between threads: the producer
+# thread needs the GIL while nnabla's forward holds it. Measured again after issue 31's page window
+# (bench/data_wait.py, digits CNN at batch 256 on 8x8 images, 64 kB batches, 1 worker, two runs at load 6 and
+# 15): data wait 1.3% / 1.2% of an iteration gathered here, 4.5% / 4.3% prefetched.
+MIN_PREFETCH_BYTES = 256 * 1024
 PUT_POLL_S = 0.1  # how often a producer blocked on a full queue checks that the consumer still wants batches
 
 
 def training_depth(batch_bytes: int) -> int:
-    """How many batches the trainer prepares ahead for float32 batches of ``batch_bytes``: every size.
-
-    Small batches were once gathered in the training thread (handing them over cost more than gathering,
-    while every gather re-faulted its pages); since the cache's pages are dropped by window
-    (``data.mapped_pages``), a gather ahead costs the training thread only the hand-over
-    (bench/data_wait.py: digits CNN at batch 256 on 8x8 images).
-    """
-    return TRAINING_DEPTH
+    """How many batches the trainer prepares ahead for float32 batches of ``batch_bytes``."""
+    return TRAINING_DEPTH if batch_bytes >= MIN_PREFETCH_BYTES else 0
 
 
 class Prefetcher(Generic[In, Out]):
