@@ -32,6 +32,7 @@ from nnconsole.engine.data.csv_stream import header_csv, peek_csv, remember_coun
 from nnconsole.engine.data.dataset_entry import cached_index, decode_in_memory
 from nnconsole.engine.data.index import FileTable, build_index
 from nnconsole.engine.data.labels import class_label_variables
+from nnconsole.engine.data.mapped_pages import MappedPages
 from nnconsole.engine.data.on_the_fly import OnDemandImages
 from nnconsole.engine.network.data_flow import dataset_variables
 from nnconsole.engine.project.paths import dataset_path
@@ -111,7 +112,7 @@ class Dataset:
         else:
             _will_need(source, indices)
             pixels = np.take(source, indices, axis=0)
-            _unmap_pages(source)
+            self._pages.gathered(source, len(indices))
         if self.normalize:
             np.divide(pixels, IMAGE_SCALE, out=out, dtype=np.float32)
         else:
@@ -130,24 +131,9 @@ class Dataset:
         return self._whole
 
     _whole: Optional["FloatArrays"] = field(default=None, repr=False, compare=False)
+    _pages: MappedPages = field(default_factory=MappedPages, repr=False, compare=False)
 
 
-def _unmap_pages(source: np.ndarray) -> None:
-    """Drop a memory-mapped cache's pages from this process's mappings once a batch is gathered.
-
-    They stay in the page cache (one copy for every worker on the host, reclaimable under pressure), so a
-    worker's resident memory stays one batch above its baseline instead of growing to the whole dataset.
-    One madvise over the mapping per batch; the next gather maps what it reads again (minor faults).
-    """
-    mapped = getattr(source, "_mmap", None)
-    if mapped is not None and hasattr(mapped, "madvise"):
-        try:
-            mapped.madvise(_MADV_DONTNEED)
-        except (OSError, ValueError):
-            pass
-
-
-_MADV_DONTNEED = getattr(mmap, "MADV_DONTNEED", 4)
 WILL_NEED_MIN_ROW = 2048  # bytes per sample from which a batch's reads are announced (not the digits' 64)
 
 
