@@ -107,8 +107,11 @@ class Dataset:
         rows = self.row_files.get(name)
         if rows is not None:  # a row's sample is its distinct file's
             indices = rows[indices].astype(np.int64)
-        if isinstance(source, (OnDemandImages, BuildingImages)):  # decoded here, or waited for while the cache
-            pixels = source.take(indices)  # is built (the first epoch of a cold start)
+        if isinstance(source, OnDemandImages):  # over the cache's disk budget: decoded here, in parallel
+            pixels = source.take(indices)
+        elif isinstance(source, BuildingImages):  # the cache still being built (a cold start's first epoch):
+            pixels = source.take(indices)  # waits for the chunks holding these files
+            _unmap_pages(source.array)
         else:
             _will_need(source, indices)
             pixels = np.take(source, indices, axis=0)
