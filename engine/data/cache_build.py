@@ -4,11 +4,15 @@ straight into the entry's uint8 ``.npy`` files, with progress and ETA; an interr
 ``cached_entry`` is the one entry point: it returns the meta and read-only memory maps of a valid entry
 (the dataset index and one decoded sample per distinct file), building it first under the CSV's lock when needed, or None when no cache folder is usable (not writable, full, or
 holding an entry that cannot be replaced: each is reported). A stop request (``stop``: a signal or the run's
-STOP file) ends a build within a second or so, between chunks, and leaves it to be resumed.
+STOP file) ends a build within a second or so, between chunks, and leaves it to be resumed. A build may go on
+in the background while training starts (``PendingBuild``, engine/data/build_overlap.py), decoding the files in
+the order the first epoch needs them (``ImageJob.order``).
 """
 from __future__ import annotations
 
+import contextlib
 import errno
+import hashlib
 import json
 import logging
 import os
@@ -17,12 +21,13 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from nnconsole.engine.data import cache
 from nnconsole.engine.data import decode_process
+from nnconsole.engine.data.build_overlap import PendingBuild, finish_in_background
 from nnconsole.engine.data.cache_partial import (CacheDiskFullError, array_ready, chunk_digests, create_array,
                                                  disk_full, finish_entry, new_partial, partials, read_progress,
                                                  resumable_partial, write_progress)
@@ -54,10 +59,16 @@ class ImageJob:
     file: str  # the .npy file's name inside the entry
     paths: Sequence[str]  # one per distinct file (index.FilePaths: made a slice at a time)
     layout: ImageLayout
+    order: Optional[np.ndarray] = None  # the files in the order to decode them (build_overlap); None: 0, 1, 2...
+
+    def rows(self, start: int, stop: int) -> Sequence[int]:
+        """The distinct files that positions start..stop of the decode order name."""
+        return range(start, stop) if self.order is None else [int(f) for f in self.order[start:stop]]
 
 
 # Failure of a build: (variable, distinct file index, "decode" or "size", reason), for dataset_decode.image_problem.
 Failure = Tuple[str, int, str, str]
+ChunkReadyFn = Callable[[int, int], None]  # (job, chunk of that job): its samples are written
 
 
 def default_workers() -> int:
@@ -83,11 +94,23 @@ def _shape(job: ImageJob) -> Tuple[int, ...]:
     return (len(job.paths),) + job.layout.sample_shape
 
 
-def _prepare_files(partial: Path, jobs: Sequence[ImageJob], key: str) -> Dict[int, str]:
+def _order_digest(jobs: Sequence[ImageJob]) -> str:
+    """Names the decode order (a chunk's files depend on it): a resumed build must have the same."""
+    if all(job.order is None for job in jobs):
+        return "files"
+    digest = hashlib.sha256()
+    for job in jobs:
+        digest.update(np.ascontiguousarray(job.order if job.order is not None else np.arange(len(job.paths)),
+                                           dtype=np.uint32).tobytes())
+    return digest.hexdigest()
+
+
+def prepare_files(partial: Path, jobs: Sequence[ImageJob], key: str) -> Dict[int, str]:
     """Create (or, resuming, reuse) the entry's files; returns the digests of the chunks already done."""
     previous = read_progress(partial)
     chunks = _chunks(jobs)
     if previous.get("key") == key and previous.get("chunk") == CHUNK and "done" in previous \
+            and previous.get("order", "files") == _order_digest(jobs) \
             and all(array_ready(partial / job.file, _shape(job)) for job in jobs):
         done = chunk_digests(previous, chunks)
         log.info("resuming the dataset cache build in %s: %d chunks already decoded", partial, len(done))
@@ -101,18 +124,26 @@ def _prepare_files(partial: Path, jobs: Sequence[ImageJob], key: str) -> Dict[in
 
 
 def build_entry(partial: Path, jobs: Sequence[ImageJob], key: str, progress: Optional[ProgressFn],
-                workers: int, stop: Optional[StopFn] = None) -> Tuple[Optional[Failure], Dict[str, str]]:
+                workers: int, stop: Optional[StopFn] = None, ready: Optional[ChunkReadyFn] = None,
+                prepared: Optional[Dict[int, str]] = None) -> Tuple[Optional[Failure], Dict[str, str]]:
     """Decode every image of ``jobs`` into ``partial``: (the first failure, {}) or (None, checksum per variable).
 
-    Raises DatasetBuildStopped on a stop request (the progress is saved first), CacheDiskFullError when the
-    folder's disk is full."""
+    Chunks are decoded in each job's ``order``; ``ready(job, chunk)`` is told each chunk once it is written (those
+    a resumed build had already written first). ``prepared``: what ``prepare_files`` returned, when the caller
+    created the files already. Raises DatasetBuildStopped on a stop request (the progress is saved first),
+    CacheDiskFullError when the folder's disk is full."""
     chunks = _chunks(jobs)
-    done = _prepare_files(partial, jobs, key)
+    done = prepare_files(partial, jobs, key) if prepared is None else prepared
+    if ready is not None:
+        for i in done:
+            ready(chunks[i][0], chunks[i][1] // CHUNK)
     total = sum(len(j.paths) for j in jobs)
     todo = [i for i in range(len(chunks)) if i not in done]
     count = sum(chunks[i][2] - chunks[i][1] for i in done)
     remaining = total - count
     started = time.monotonic()
+    order = _order_digest(jobs)
+    opened: decode_process.OpenFiles = {}  # the files the chunks decoded here write into
     last_write = 0.0
     decoded_here = 0
 
@@ -124,16 +155,19 @@ def build_entry(partial: Path, jobs: Sequence[ImageJob], key: str, progress: Opt
         last_write = now
         for job in jobs:  # the chunks listed as done are on disk first: a resumed build trusts the list
             _fsync(partial / job.file)
-        write_progress(partial, {"key": key, "chunk": CHUNK, "done": sorted(done), "total": total, "count": count,
-                                 "digests": {str(i): d for i, d in done.items()}})
+        write_progress(partial, {"key": key, "chunk": CHUNK, "order": order, "done": sorted(done), "total": total,
+                                 "count": count, "digests": {str(i): d for i, d in done.items()}})
         if progress is not None:
             rate = decoded_here / max(now - started, 1e-9)
             eta = (total - count) / rate if decoded_here else None
             progress(count, total, eta)
 
-    def task(i: int) -> Tuple[str, int, List[str], ImageLayout]:
+    def task(i: int) -> Tuple[str, Sequence[int], List[str], ImageLayout]:
         j, start, stop_row = chunks[i]
-        return str(partial / jobs[j].file), start, jobs[j].paths[start:stop_row], jobs[j].layout
+        job = jobs[j]
+        rows = job.rows(start, stop_row)
+        paths = job.paths[start:stop_row] if job.order is None else [job.paths[f] for f in rows]
+        return str(partial / job.file), rows, paths, job.layout
 
     def finished(i: int, result: decode_process.ChunkResult) -> Optional[Failure]:
         nonlocal count, decoded_here
@@ -145,6 +179,8 @@ def build_entry(partial: Path, jobs: Sequence[ImageJob], key: str, progress: Opt
         count += size
         decoded_here += size
         record()
+        if ready is not None:
+            ready(chunks[i][0], chunks[i][1] // CHUNK)
         return None
 
     def stopping() -> bool:
@@ -156,13 +192,13 @@ def build_entry(partial: Path, jobs: Sequence[ImageJob], key: str, progress: Opt
     record(final=True)
     try:
         if workers > 1 and remaining >= POOL_MIN_IMAGES:
-            failure = _run_pool(todo, task, finished, min(workers, len(todo)), stopping)
+            failure = _run_pool(todo, lambda i: task(i) + (opened,), finished, min(workers, len(todo)), stopping)
         else:
             failure = None
             for i in todo:
                 if stopping():
                     raise DatasetBuildStopped(f"the dataset cache build in {partial} was stopped")
-                failure = finished(i, decode_process.decode_chunk(*task(i)))
+                failure = finished(i, decode_process.decode_chunk(*task(i), files=opened))
                 if failure is not None:
                     break
     except OSError as exc:
@@ -170,13 +206,25 @@ def build_entry(partial: Path, jobs: Sequence[ImageJob], key: str, progress: Opt
             raise disk_full(partial.parent, 0) from None
         raise
     finally:
-        decode_process.close_maps()
+        decode_process.close_maps(opened)
     if failure is not None:
         return failure, {}
     record(final=True)
-    checksums = {job.name: cache.combine_digests([bytes.fromhex(done[i]) for i, c in enumerate(chunks) if c[0] == j])
-                 for j, job in enumerate(jobs)}
-    return None, checksums
+    return None, {job.name: _checksum(partial, job, [done[i] for i, c in enumerate(chunks) if c[0] == j])
+                  for j, job in enumerate(jobs)}
+
+
+def _checksum(partial: Path, job: ImageJob, digests: List[str]) -> str:
+    """The checksum the entry's meta records for ``job``'s array: from the chunks' digests when they were decoded
+    in file order, else read back (a chunk in first-use order holds scattered files)."""
+    if job.order is None:
+        return cache.combine_digests([bytes.fromhex(d) for d in digests])
+    fd = os.open(partial / job.file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        offset = cache.npy_layout(partial / job.file)[0]
+        return cache.array_checksum(fd, offset, len(job.paths), int(np.prod(job.layout.sample_shape)), CHUNK)
+    finally:
+        os.close(fd)
 
 
 def _run_pool(todo: List[int], task: Callable, finished: Callable, workers: int, stopping: Callable[[], bool]
@@ -205,8 +253,8 @@ def _run_pool(todo: List[int], task: Callable, finished: Callable, workers: int,
             return
         i = pending.pop()
         held[proc.pid].append(i)
-        path, start, paths, layout = task(i)
-        message = {"id": i, "path": path, "start": start, "paths": paths,
+        path, rows, paths, layout, _ = task(i)
+        message = {"id": i, "path": path, "rows": list(rows), "paths": paths,
                    "layout": [layout.mode, layout.height, layout.width, layout.channel_axis]}
         try:
             proc.stdin.write(json.dumps(message).encode() + b"\n")
@@ -237,7 +285,7 @@ def _run_pool(todo: List[int], task: Callable, finished: Callable, workers: int,
                     held[proc.pid].remove(answer["id"])
                     if answer.get("error"):
                         code, message = answer["error"]
-                        raise OSError(code, message, task(answer["id"])[0])
+                        raise OSError(code, message, task(answer["id"])[0])  # the file it could not write
                     failure = finished(answer["id"], (tuple(answer["failure"]) if answer["failure"] else None,
                                                       answer.get("digest")))
                     if failure is not None:
@@ -261,15 +309,16 @@ def _run_pool(todo: List[int], task: Callable, finished: Callable, workers: int,
     for i in orphans + list(reversed(pending)):
         if stopping():
             raise DatasetBuildStopped("the dataset cache build was stopped")
-        failure = finished(i, decode_process.decode_chunk(*task(i)))
+        failure = finished(i, decode_process.decode_chunk(*task(i)))  # task(i) ends with the build's open files
         if failure is not None:
             return failure
     return None
 
 
 # A build: writes an entry's arrays into the build folder it is given; returns the meta (without version and key)
-# and the pixel arrays' file names. Raises DatasetError for a bad dataset, DatasetBuildStopped on a stop request.
-BuildFn = Callable[[Path], Tuple[Dict[str, Any], List[str]]]
+# and the pixel arrays' file names, or a PendingBuild. Raises DatasetError for a bad dataset, DatasetBuildStopped on
+# a stop request.
+BuildFn = Callable[[Path], Union[Tuple[Dict[str, Any], List[str]], PendingBuild]]
 CheckFn = Callable[[dict, Dict[str, np.ndarray]], None]
 
 
@@ -279,10 +328,10 @@ def _total(meta: dict) -> int:
 
 def cached_entry(dirs: Sequence[Path], prefix: str, key: str, check: CheckFn, build: BuildFn,
                  progress: Optional[ProgressFn] = None, stop: Optional[StopFn] = None
-                 ) -> Optional[Tuple[dict, Dict[str, np.ndarray]]]:
+                 ) -> Union[None, Tuple[dict, Dict[str, np.ndarray]], PendingBuild]:
     """(meta, memory maps) of the valid entry ``key``, built first when needed (by one process of the host: the
     others sleep on the CSV's flock, then open what it built); None when no folder of ``dirs`` is usable (each
-    reason is logged). ``check`` refuses a stale entry (ValueError). Raises DatasetError for a bad dataset, and
+    reason is logged); the PendingBuild ``build`` returned when it goes on in the background. ``check`` refuses a stale entry (ValueError). Raises DatasetError for a bad dataset, and
     DatasetBuildStopped when ``stop()`` turns True during a build or the wait for one."""
     name = prefix + key[:32]
     for folder in dirs:
@@ -295,7 +344,9 @@ def cached_entry(dirs: Sequence[Path], prefix: str, key: str, check: CheckFn, bu
             continue
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            with cache.csv_lock(folder, prefix, poll=lambda: _wait(folder, name, progress, stop)) as locked:
+            with contextlib.ExitStack() as held:
+                locked = held.enter_context(cache.csv_lock(folder, prefix,
+                                                           poll=lambda: _wait(folder, name, progress, stop)))
                 found = cache.read_entry(entry, key, check, locked=True)  # built while we waited
                 if found is not None:
                     if progress is not None:  # the other process's build ended: its last figures may be older
@@ -306,13 +357,18 @@ def cached_entry(dirs: Sequence[Path], prefix: str, key: str, check: CheckFn, bu
                 if locked:
                     cache.remove_stale(folder, prefix, keep=name, keep_partial=partial)
                 try:
-                    meta, files = build(partial)
+                    built = build(partial)
                 except DatasetBuildStopped:
                     raise  # its build folder stays: the next load resumes it
                 except BaseException:
                     cache.remove_build_folder(partial)  # a bad dataset, or no room: give its space back
                     raise
-                finish_entry(partial, entry, key, meta, files)
+                if isinstance(built, PendingBuild):  # the rest is decoded on a thread that now holds the lock
+                    finish_in_background(held.pop_all(), built, DatasetBuildStopped,
+                                         lambda meta, files: finish_entry(partial, entry, key, meta, files),
+                                         lambda: cache.remove_build_folder(partial))
+                    return built
+                finish_entry(partial, entry, key, *built)
             return cache.open_entry(entry, key)
         except DatasetError:
             raise

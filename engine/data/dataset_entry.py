@@ -9,16 +9,17 @@ over a thousand images decodes and stores a thousand.
 from __future__ import annotations
 
 import errno
+import logging
 import os
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
 from nnconsole.engine.data.cache import _cache_dirs, _cache_key, _cache_prefix, variable_file
 from nnconsole.engine.data import cache_build
-from nnconsole.engine.data.cache_build import (Failure, ImageJob, ProgressFn, StopFn, cached_entry,
-                                               default_workers)
+from nnconsole.engine.data.build_overlap import BuildingImages, BuildState, PendingBuild, first_use_order
+from nnconsole.engine.data.cache_build import Failure, ImageJob, ProgressFn, StopFn, cached_entry, default_workers
 from nnconsole.engine.data.csv_reader import DatasetError, PathLike, _looks_like_image
 from nnconsole.engine.data.csv_stream import CHUNK_ROWS, CsvStream, file_digest
 from nnconsole.engine.data.decode import ImageLayout, decode_images, image_layout, image_problem
@@ -26,6 +27,8 @@ from nnconsole.engine.data.index import DatasetIndex, build_index, changed_file
 from nnconsole.engine.data.index_store import load_index, save_index
 from nnconsole.engine.data.on_the_fly import OnDemandImages
 
+log = logging.getLogger(__name__)
+FirstOrderFn = Callable[[int], np.ndarray]  # rows -> the first epoch's sample order
 BUDGET_SHARE = 0.8  # of the cache folder's free space, when no budget is set
 
 
@@ -119,14 +122,63 @@ def on_demand(index: DatasetIndex, folder: str, name: str, layout: ImageLayout) 
     return OnDemandImages(files.paths(folder), layout, error)
 
 
+def _meta(index: DatasetIndex, index_meta: Dict[str, Any], jobs: List[ImageJob], checksums: Dict[str, str]
+          ) -> Dict[str, Any]:
+    variables = {j.name: {"file": j.file, "shape": list(j.layout.sample_shape), "dtype": "uint8",
+                          "count": len(j.paths)} for j in jobs}
+    return {"size": index.size, "chunk_rows": cache_build.CHUNK,  # as build_entry chunked the pixels
+            "variables": variables, "checksums": checksums, "index": index_meta}
+
+
+def _pending(partial: Path, index: DatasetIndex, index_meta: Dict[str, Any], jobs: List[ImageJob], key: str,
+             progress: Optional[ProgressFn], workers: Optional[int], stop: Optional[StopFn],
+             first_order: FirstOrderFn) -> PendingBuild:
+    """The build of ``jobs`` to go on in the background, decoding files in first-use order; its view is the index
+    (memory-mapped from the build folder) and ``BuildingImages`` over the arrays being written."""
+    order = first_order(index.size)
+    for job in jobs:
+        job.order = first_use_order(index.row_files[job.name], order, len(job.paths))
+    done = cache_build.prepare_files(partial, jobs, key)
+    state = BuildState([job.order for job in jobs], cache_build.CHUNK)
+    arrays = {file: np.load(partial / file, mmap_mode="r") for file in index_meta["arrays"]}
+    mapped = load_index({"index": index_meta, "size": index.size}, arrays, index.shown)
+    folder = os.fspath(Path(index.shown).parent)
+    images = {}
+    for j, job in enumerate(jobs):
+        def error(k: int, kind: str, reason: str, job: ImageJob = job) -> DatasetError:
+            return failure_error(mapped, jobs, (job.name, k, kind, reason))
+        images[job.name] = BuildingImages(np.load(partial / job.file, mmap_mode="r"), state, j,
+                                          mapped.files[job.name].paths(folder), job.layout, error)
+
+    def report(done_count: int, total: int, eta: Optional[float]) -> None:
+        try:  # on the build's thread: a report that fails (the run's records closed) must not fail the build
+            if progress is not None:
+                progress(done_count, total, eta)
+        except (OSError, ValueError) as exc:
+            log.debug("dataset cache progress not reported: %s", exc)
+
+    def finish() -> Tuple[Dict[str, Any], List[str]]:
+        failure, checksums = cache_build.build_entry(partial, jobs, key, report, workers or default_workers(),
+                                                     stop, ready=state.finished, prepared=done)
+        if failure is not None:
+            raise failure_error(mapped, jobs, failure)
+        return _meta(index, index_meta, jobs, checksums), [j.file for j in jobs]
+    return PendingBuild((mapped, images), finish, state.end)
+
+
 def cached_index(csv_path: PathLike, expected: Mapping[str, Tuple[int, ...]],
                  label_classes: Optional[Mapping[str, int]], cache_dir: Optional[PathLike],
                  progress: Optional[ProgressFn], workers: Optional[int], stop: Optional[StopFn],
-                 budget_gb: float = 0.0) -> Optional[Tuple[DatasetIndex, Dict[str, Any]]]:
+                 budget_gb: float = 0.0, first_order: Optional[FirstOrderFn] = None
+                 ) -> Optional[Tuple[DatasetIndex, Dict[str, Any]]]:
     """(index, pixels per distinct file) memory-mapped from the host's entry, built first when needed; None when
     the CSV has no image variable (nothing to share) or no cache folder is usable. When the decoded images would
     pass the disk budget (``budget_gb``, ``pixel_budget``) the entry holds the index only and the pixels are
-    ``OnDemandImages``, decoded per batch."""
+    ``OnDemandImages``, decoded per batch.
+
+    With ``first_order`` (rows -> the first epoch's sample order) a build returns at once, once the index is
+    written, and decodes on in the background in the order that epoch first needs the files; the pixels are then
+    ``BuildingImages``, whose gathers wait for the chunks they need (build_overlap)."""
     if not has_images(csv_path):
         return None
     shown, path = os.fspath(csv_path), Path(csv_path)
@@ -134,7 +186,7 @@ def cached_index(csv_path: PathLike, expected: Mapping[str, Tuple[int, ...]],
     digest, size = file_digest(csv_path)
     key = _cache_key(digest, size, expected, label_classes)
 
-    def build(partial: Path) -> Tuple[Dict[str, Any], List[str]]:
+    def build(partial: Path) -> Any:  # (meta, pixel files), or a PendingBuild with first_order
         index, built_digest, built_size = build_index(csv_path, expected, None, label_classes)
         if (built_digest, built_size) != (digest, size):
             raise OSError(errno.EAGAIN, f"{shown} changed while it was read; load it again")
@@ -147,20 +199,20 @@ def cached_index(csv_path: PathLike, expected: Mapping[str, Tuple[int, ...]],
         index_meta["on_the_fly"] = need > pixel_budget(partial.parent, budget_gb)
         if index_meta["on_the_fly"]:
             jobs = []  # only the index is cached: the images are decoded per batch
+        elif first_order is not None:
+            return _pending(partial, index, index_meta, jobs, key, progress, workers, stop, first_order)
         failure, checksums = cache_build.build_entry(partial, jobs, key, progress, workers or default_workers(),
                                                      stop) if jobs else (None, {})
         if failure is not None:
             raise failure_error(index, jobs, failure)
-        variables = {j.name: {"file": j.file, "shape": list(j.layout.sample_shape), "dtype": "uint8",
-                              "count": len(j.paths)} for j in jobs}
-        meta = {"size": index.size, "chunk_rows": cache_build.CHUNK,  # as build_entry chunked the pixels
-                "variables": variables, "checksums": checksums, "index": index_meta}
-        return meta, [j.file for j in jobs]
+        return _meta(index, index_meta, jobs, checksums), [j.file for j in jobs]
 
     found = cached_entry(_cache_dirs(path, cache_dir), _cache_prefix(path), key, _stale(folder, shown, budget_gb),
                          build, progress, stop)
     if found is None:
         return None
+    if isinstance(found, PendingBuild):
+        return found.view
     meta, arrays = found
     index = load_index(meta, arrays, shown)
     if meta["index"].get("on_the_fly"):

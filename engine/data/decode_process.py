@@ -3,7 +3,8 @@
 ``cache_build`` starts one per core as ``python -m nnconsole.engine.data.decode_process`` (a fresh interpreter:
 no fork of an MPI rank or of a threaded GUI, and no re-import of the caller's main module, which
 multiprocessing's spawn would do). Protocol: one JSON task per line on stdin
-``{"id", "path", "start", "paths", "layout": [mode, height, width, channel_axis]}``, one JSON answer per
+``{"id", "path", "rows", "paths", "layout": [mode, height, width, channel_axis]}`` (``rows``: the sample
+index each path's pixels go to; a build in first-use order scatters them), one JSON answer per
 task on stdout ``{"id", "failure": null | [position, kind, reason], "digest": hex | null,
 "error": null | [errno, message]}``; end of stdin ends the worker.
 
@@ -23,43 +24,57 @@ import numpy as np
 from nnconsole.engine.data.cache import chunk_digest, npy_layout
 from nnconsole.engine.data.decode import ImageLayout, decode_images
 
-_open_files: Dict[str, Tuple[int, int]] = {}  # .npy path -> (descriptor, data offset)
+OpenFiles = Dict[str, Tuple[int, int]]  # .npy path -> (descriptor, data offset)
+_open_files: OpenFiles = {}  # this worker process's
 
 # (failure (sample index, kind, reason) or None, the chunk's digest (hex) when decoded)
 ChunkResult = Tuple[Optional[Tuple[int, str, str]], Optional[str]]
 
 
-def _file(path: str) -> Tuple[int, int]:
-    opened = _open_files.get(path)
+def _file(path: str, files: OpenFiles) -> Tuple[int, int]:
+    opened = files.get(path)
     if opened is None:
         offset = npy_layout(Path(path))[0]
         fd = os.open(path, os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-        opened = _open_files[path] = (fd, offset)
+        opened = files[path] = (fd, offset)
     return opened
 
 
-def decode_chunk(path: str, start: int, paths: Sequence[str], layout: ImageLayout) -> ChunkResult:
-    """Decode ``paths`` into rows start.. of the .npy at ``path``: (failure or None, digest of the rows or None).
-
-    Raises OSError when the rows cannot be written."""
-    fd, offset = _file(path)
-    rows = np.empty((len(paths),) + layout.sample_shape, dtype=np.uint8)
-    failure = decode_images(paths, layout, rows)
-    if failure is not None:
-        return (start + failure[0], failure[1], failure[2]), None
-    data = memoryview(rows).cast("B")
-    position = offset + start * (rows.nbytes // max(len(paths), 1))
+def _write(fd: int, data: memoryview, position: int) -> None:
     written = 0
     while written < len(data):
         written += os.pwrite(fd, data[written:], position + written)
+
+
+def decode_chunk(path: str, rows: Sequence[int], paths: Sequence[str], layout: ImageLayout,
+                 files: Optional[OpenFiles] = None) -> ChunkResult:
+    """Decode ``paths[k]`` into sample ``rows[k]`` of the .npy at ``path``: (failure (naming the sample) or None,
+    digest of the decoded samples in chunk order or None). Consecutive rows are written with one ``pwrite``.
+
+    ``files``: the descriptors a build in this process keeps open (each build its own: two may run at once on
+    different threads); by default this worker's. Raises OSError when the rows cannot be written."""
+    fd, offset = _file(path, _open_files if files is None else files)
+    pixels = np.empty((len(paths),) + layout.sample_shape, dtype=np.uint8)
+    failure = decode_images(paths, layout, pixels)
+    if failure is not None:
+        return (int(rows[failure[0]]), failure[1], failure[2]), None
+    data = memoryview(pixels).cast("B")
+    size = pixels.nbytes // max(len(paths), 1)
+    k = 0
+    while k < len(rows):  # runs of consecutive rows: one write each
+        end = k + 1
+        while end < len(rows) and int(rows[end]) == int(rows[end - 1]) + 1:
+            end += 1
+        _write(fd, data[k * size:end * size], offset + int(rows[k]) * size)
+        k = end
     return None, chunk_digest(data).hex()
 
 
-def close_maps() -> None:
-    """Close the files this process wrote into (the build calls it when it ends)."""
-    for fd, _ in _open_files.values():
+def close_maps(files: OpenFiles) -> None:
+    """Close the files a build wrote into (it calls this when it ends)."""
+    for fd, _ in files.values():
         os.close(fd)
-    _open_files.clear()
+    files.clear()
 
 
 def main() -> int:
@@ -71,7 +86,7 @@ def main() -> int:
         task = json.loads(line)
         answer = {"id": task["id"], "failure": None, "digest": None, "error": None}
         try:
-            answer["failure"], answer["digest"] = decode_chunk(task["path"], task["start"], task["paths"],
+            answer["failure"], answer["digest"] = decode_chunk(task["path"], task["rows"], task["paths"],
                                                                ImageLayout(*task["layout"]))
         except OSError as exc:  # a full disk, a vanished file: the build reports it
             answer["error"] = [exc.errno or 0, exc.strerror or str(exc)]

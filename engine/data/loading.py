@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, 
 
 import numpy as np
 
+from nnconsole.engine.data.build_overlap import BuildingImages
 from nnconsole.engine.data.batching import epoch_order, validation_batches, worker_batches
 from nnconsole.engine.data.cache_build import DatasetBuildStopped, ProgressFn, StopFn
 from nnconsole.engine.data.cache import CACHE_FOLDER, CACHE_VERSION
@@ -32,6 +33,7 @@ from nnconsole.engine.data.csv_stream import header_csv, peek_csv, remember_coun
 from nnconsole.engine.data.dataset_entry import cached_index, decode_in_memory
 from nnconsole.engine.data.index import FileTable, build_index
 from nnconsole.engine.data.labels import class_label_variables
+from nnconsole.engine.data.mapped_pages import MappedPages
 from nnconsole.engine.data.on_the_fly import OnDemandImages
 from nnconsole.engine.network.data_flow import dataset_variables
 from nnconsole.engine.project.paths import dataset_path
@@ -40,7 +42,7 @@ from nnconsole.engine.rundir.protocol import DATASET_CACHE, DatasetCacheRecord
 if TYPE_CHECKING:
     from nnconsole.engine.project.model import Project
 
-__all__ = ["CACHE_FOLDER", "CACHE_VERSION", "IMAGE_EXTENSIONS", "CsvPreview", "Dataset", "DatasetBuildStopped",
+__all__ = ["CACHE_FOLDER", "CACHE_VERSION", "IMAGE_EXTENSIONS", "CsvPreview", "Dataset", "DatasetBuildStopped", "build_note",
            "DatasetError", "PathLike",
            "check_dataset", "class_histogram", "header_csv", "epoch_order", "load_dataset", "load_dataset_split", "load_datasets",
            "peek_csv", "validation_batches",
@@ -108,10 +110,13 @@ class Dataset:
             indices = rows[indices].astype(np.int64)
         if isinstance(source, OnDemandImages):  # over the cache's disk budget: decoded here, in parallel
             pixels = source.take(indices)
+        elif isinstance(source, BuildingImages):  # the cache still being built (a cold start's first epoch):
+            pixels = source.take(indices)  # waits for the chunks holding these files
+            self._pages.gathered(source.array, len(indices))
         else:
             _will_need(source, indices)
             pixels = np.take(source, indices, axis=0)
-            _unmap_pages(source)
+            self._pages.gathered(source, len(indices))
         if self.normalize:
             np.divide(pixels, IMAGE_SCALE, out=out, dtype=np.float32)
         else:
@@ -130,24 +135,9 @@ class Dataset:
         return self._whole
 
     _whole: Optional["FloatArrays"] = field(default=None, repr=False, compare=False)
+    _pages: MappedPages = field(default_factory=MappedPages, repr=False, compare=False)
 
 
-def _unmap_pages(source: np.ndarray) -> None:
-    """Drop a memory-mapped cache's pages from this process's mappings once a batch is gathered.
-
-    They stay in the page cache (one copy for every worker on the host, reclaimable under pressure), so a
-    worker's resident memory stays one batch above its baseline instead of growing to the whole dataset.
-    One madvise over the mapping per batch; the next gather maps what it reads again (minor faults).
-    """
-    mapped = getattr(source, "_mmap", None)
-    if mapped is not None and hasattr(mapped, "madvise"):
-        try:
-            mapped.madvise(_MADV_DONTNEED)
-        except (OSError, ValueError):
-            pass
-
-
-_MADV_DONTNEED = getattr(mmap, "MADV_DONTNEED", 4)
 WILL_NEED_MIN_ROW = 2048  # bytes per sample from which a batch's reads are announced (not the digits' 64)
 
 
@@ -230,7 +220,7 @@ def load_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequ
                  normalize: bool = True, cache: bool = True, cache_dir: Optional[PathLike] = None,
                  label_classes: Optional[Mapping[str, int]] = None, progress: Optional[ProgressFn] = None,
                  build_workers: Optional[int] = None, stop: Optional[StopFn] = None,
-                 cache_budget: float = 0.0) -> Dataset:
+                 cache_budget: float = 0.0, first_order: Optional[Callable[[int], np.ndarray]] = None) -> Dataset:
     """Load an NNC dataset CSV, checking it against the network's Input shapes.
 
     ``expected_shapes`` maps variable name -> sample shape from the Input layers (batch dim excluded);
@@ -244,14 +234,16 @@ def load_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequ
     cores) and reports ``progress(done, total, eta_seconds)``; when ``stop()`` turns True it ends within about a
     second with DatasetBuildStopped, and the next load resumes it. When the decoded images would take more disk
     than ``cache_budget`` (GB; 0: 80% of the cache folder's free space) only the index is cached and each batch's
-    images are decoded when gathered (``on_the_fly``).
+    images are decoded when gathered (``on_the_fly``). With ``first_order`` (rows -> the first epoch's sample
+    order) a build goes on in the background while training starts, decoding files in the order that epoch first
+    needs them; a batch waits only for its own files (``build_overlap``).
 
     ``label_classes`` maps a class-label variable (``labels.class_label_variables``) to its class count: every
     value must be a whole number from 0 to count - 1. Raises :class:`DatasetError` on any problem.
     """
     expected = _expected(expected_shapes)
     found = cached_index(csv_path, expected, label_classes, cache_dir, progress, build_workers, stop,
-                         cache_budget) if cache else None
+                         cache_budget, first_order) if cache else None
     if found is None:
         index, _, _ = build_index(csv_path, expected, None, label_classes)
         images = decode_in_memory(index, os.fspath(Path(csv_path).parent))
@@ -259,6 +251,19 @@ def load_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequ
         index, images = found
     return Dataset(index.shown, list(index.variables), index.size, dict(index.numbers), images, normalize,
                    dict(index.kinds), dict(index.row_files), dict(index.files))
+
+
+def build_note(dataset: Dataset, timeout: float = 60.0) -> Optional[str]:
+    """After training: wait (asleep, ``timeout`` s at most) for a cache build still going on behind ``dataset``
+    (``first_order``) to end, so nothing it reports outlives the run; returns a line to show when a stop request
+    ended it (its build folder stays, and the next start resumes it), else None."""
+    for source in dataset.images.values():
+        if isinstance(source, BuildingImages):
+            source.state.wait_end(timeout)
+            if source.state.stopped:
+                return ("the dataset cache build was stopped with the run; it resumes where it stopped when "
+                        "training starts again")
+    return None
 
 
 def class_histogram(dataset: Dataset, variable: str) -> Dict[int, int]:
@@ -282,8 +287,10 @@ def _expected_shapes(project: "Project", which: str) -> Dict[str, tuple]:
 
 
 def load_dataset_split(project: "Project", which: str, shapes: Optional[Dict[str, tuple]] = None,
-                       progress: Optional[ProgressFn] = None, stop: Optional[StopFn] = None) -> Any:
-    """The ``which`` ('training' or 'validation') dataset with the shapes the Input layers declare."""
+                       progress: Optional[ProgressFn] = None, stop: Optional[StopFn] = None,
+                       overlap: bool = False) -> Any:
+    """The ``which`` ('training' or 'validation') dataset with the shapes the Input layers declare. With
+    ``overlap`` (training only) a cache build goes on while the first epoch trains, in that epoch's order."""
 
     if which not in ("training", "validation"):
         raise ValueError(f"unknown dataset split {which!r}; expected 'training' or 'validation'")
@@ -291,18 +298,27 @@ def load_dataset_split(project: "Project", which: str, shapes: Optional[Dict[str
     return load_dataset(dataset_path(project, getattr(ds, which)),
                         expected_shapes=_expected_shapes(project, which) if shapes is None else shapes,
                         normalize=ds.normalize, cache=ds.cache, label_classes=class_label_variables(project.network),
-                        progress=progress, stop=stop, cache_budget=ds.cache_budget)
+                        progress=progress, stop=stop, cache_budget=ds.cache_budget,
+                        first_order=_first_epoch(project) if overlap and which == "training" else None)
+
+
+def _first_epoch(project: "Project") -> Callable[[int], np.ndarray]:
+    """rows -> the sample order of the run's first epoch (epoch 0), as the training loop draws it."""
+    seed, shuffle = project.config.seed, project.datasets.shuffle
+    return lambda size: epoch_order(size, seed, 0, shuffle)
 
 
 def load_datasets(project: "Project", progress: Optional[Callable[[str, int, int, Optional[float]], None]] = None,
-                  stop: Optional[StopFn] = None) -> tuple:
+                  stop: Optional[StopFn] = None, overlap: bool = False) -> tuple:
     """Training and validation datasets with the shapes the Input layers declare.
 
     ``progress(split, done, total, eta)`` follows a cache build (see ``cache_progress_records``); ``stop`` as
-    for ``load_dataset``.
+    for ``load_dataset``; ``overlap``: the training set's build goes on while training starts (the validation
+    set's is made before training starts, meanwhile).
     """
     return tuple(load_dataset_split(project, which, None,
-                                    None if progress is None else functools.partial(progress, which), stop)
+                                    None if progress is None else functools.partial(progress, which), stop,
+                                    overlap=overlap)
                  for which in ("training", "validation"))
 
 

@@ -196,6 +196,7 @@ class TrainRecord(TypedDict):
     samples_per_s: float
     time_per_iter: float
     allreduce_share: float
+    data_wait_share: float  # of the window's wall time, the training thread's wait for its batches (mean over ranks)
     elapsed: float
     eta: float
     total_iterations: int

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Tuple
@@ -134,6 +135,7 @@ class MetricsWriter:
 
     def __init__(self, run_dir: str):
         self.path = os.path.join(run_dir, METRICS_FILE)
+        self._lock = threading.Lock()
         self._fh = open(self.path, "a", buffering=1)
         if self._fh.tell() and not _ends_with_newline(self.path):
             # A record torn by a crash (kill -9, full disk): start on a fresh line so the next
@@ -141,8 +143,10 @@ class MetricsWriter:
             self._fh.write("\n")
 
     def write(self, record: MetricsRecord) -> None:
-        self._fh.write(json.dumps(record, separators=(",", ":")) + "\n")
-        self._fh.flush()
+        line = json.dumps(record, separators=(",", ":")) + "\n"
+        with self._lock:  # a cache build's thread reports progress while training writes (data.build_overlap)
+            self._fh.write(line)
+            self._fh.flush()
 
     def close(self) -> None:
         self._fh.close()

@@ -52,7 +52,8 @@ class EpochLoop:
         started = time.perf_counter()
         start_iteration = self.iteration
         accumulated = 0
-        window = {"loss": 0.0, "error": 0.0, "n": 0, "t": time.perf_counter(), "comm": self.comm.allreduce_seconds}
+        window = {"loss": 0.0, "error": 0.0, "n": 0, "t": time.perf_counter(), "comm": self.comm.allreduce_seconds,
+                  "wait": 0.0}
         warned_comm = False
         # The all-reduce runs inside backward: on GPU with a fresh nnabla callback per reducing backward, on
         # CPU (multi_gpu.allreduce_overlap) bucket by bucket on a communication thread.
@@ -82,7 +83,9 @@ class EpochLoop:
                 reduce_now = self.overlap and accumulated == U - 1
                 for r in local:  # this rank, or each simulated worker in turn (its micro-batch, its graph)
                     graph = self.train_graphs[r]
+                    waited = time.perf_counter()  # data wait: taking the prepared batch and feeding it
                     self._feed_prepared(graph, next(ahead))
+                    window["wait"] += time.perf_counter() - waited
                     if graph.generated:  # NNC's Generator inputs (a GAN's z, constant targets): this worker's rows
                         fill_generated(graph.generated, cfg.seed, optimizer_stream(0), "train", epoch,
                                        training_slots(k, B, r, N))
@@ -130,7 +133,7 @@ class EpochLoop:
             self._end_epoch(epoch, started, coverage)
             # samples/s and the all-reduce share describe training iterations: validation and
             # checkpoints are left out of the next window.
-            window.update(t=time.perf_counter(), comm=self.comm.allreduce_seconds)
+            window.update(t=time.perf_counter(), comm=self.comm.allreduce_seconds, wait=0.0)
         self._finish()
         return RunStatus.FINISHED
 
@@ -139,7 +142,7 @@ class EpochLoop:
 
     def _record_training(self, window: Dict[str, float], epoch: int, k: int, n_batches: int, started: float,
                          start_iteration: int, total_iters: int, warned_comm: bool) -> bool:
-        sums = self.comm.sum([window["loss"], window["error"], window["n"]])
+        sums = self.comm.sum([window["loss"], window["error"], window["n"], window["wait"], 1.0])
         now = time.perf_counter()
         span = max(now - window["t"], 1e-9)
         comm_time = self.comm.allreduce_seconds - window["comm"]
@@ -153,7 +156,8 @@ class EpochLoop:
             error=float(sums[1] / max(sums[2], 1)),
             lr=self._learning_rate(), samples_per_s=window["n"] * self.plan.per_worker_batch
             * self.comm.size / span, time_per_iter=span / max(window["n"], 1),
-            allreduce_share=share, elapsed=elapsed, eta=eta, total_iterations=total_iters,
+            allreduce_share=share, data_wait_share=float(sums[3] / max(sums[4], 1.0) / span), elapsed=elapsed,
+            eta=eta, total_iterations=total_iters,
         )
         extra = loss_records(self, self.extra_optimizers, record["epoch"])  # collective: before the rank test
         if self.metrics:
@@ -164,7 +168,7 @@ class EpochLoop:
             self.warn(f"all-reduce takes {share:.0%} of each iteration: communication dominates. Use a larger "
                       "batch per worker, fewer workers, or a faster interconnect.")
             warned_comm = True
-        window.update(loss=0.0, error=0.0, n=0, t=now, comm=self.comm.allreduce_seconds)
+        window.update(loss=0.0, error=0.0, n=0, t=now, comm=self.comm.allreduce_seconds, wait=0.0)
         return warned_comm
 
     # ---- steps --------------------------------------------------------------------------------

@@ -15,8 +15,10 @@ Out = TypeVar("Out")
 
 _END = object()
 TRAINING_DEPTH = 2  # batches the trainer prepares ahead (0: none, each batch made when it is needed)
-# Below this many bytes per batch, gathering costs less than handing a batch between threads (measured:
-# the digits CNN's 8 kB batches waited 1.1 ms per iteration with prefetch, 0.2 ms without; bench/data_scale.py).
+# Below this many bytes per batch, gathering costs less than handing a batch between threads: the producer
+# thread needs the GIL while nnabla's forward holds it. Measured again after issue 31's page window
+# (bench/data_wait.py, digits CNN at batch 256 on 8x8 images, 64 kB batches, 1 worker, two runs at load 6 and
+# 15): data wait 1.3% / 1.2% of an iteration gathered here, 4.5% / 4.3% prefetched.
 MIN_PREFETCH_BYTES = 256 * 1024
 PUT_POLL_S = 0.1  # how often a producer blocked on a full queue checks that the consumer still wants batches
 

@@ -98,13 +98,15 @@ class Trainer(EpochLoop, EpochEnd):
         # waited for asleep (any_sleeping): a blocking MPI call would spin a core per waiting rank (issue 31).
         # A stop request (signal, STOP file) ends a cache build within a second or so, leaving it to be resumed;
         # the ranks agree on it (a rank waiting for its host's build stops with the builder).
+        # A training set's build goes on while the first epoch trains (build_overlap): its batches wait only for
+        # their own files, decoded in that epoch's order; a host's other ranks open the entry once it is whole.
         self.stop.install()
         stopped = self.comm.any_sleeping(False) if self.comm.local_rank != 0 else False
         if not stopped:
             try:
                 self.train_set, self.valid_set = load_datasets(
                     self.project, cache_progress_records(self.metrics.write) if self.metrics else None,
-                    stop=self.stop.requested)
+                    stop=self.stop.requested, overlap=True)
             except DatasetBuildStopped:
                 stopped = True
         if self.comm.local_rank == 0:

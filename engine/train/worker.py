@@ -22,6 +22,7 @@ from nnconsole.engine.comm.cpu import create_communicator
 from nnconsole.engine.comm.nccl import NcclGpuComm
 from nnconsole.engine.backend.device import select_device
 from nnconsole.engine.data.cache_build import DatasetBuildStopped
+from nnconsole.engine.data.loading import build_note
 from nnconsole.engine.train.trainer import Trainer
 from nnconsole.engine.train.simulated import SimulatedComm
 from nnconsole.engine.rundir.launch_options import WorkerOptions
@@ -121,7 +122,11 @@ def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> Run
                 comm.inner = gpu_comm
             if getattr(comm, "half", None) is not None:  # the CPU all-reduce's float16 messages: not on GPU
                 trainer.warn(GPU_HALF_ALLREDUCE_MESSAGE)
-        return trainer.run()
+        status = trainer.run()
+        note = build_note(trainer.train_set)  # a training set's cache build going on behind the first epoch
+        if note is not None:
+            trainer.log.info("%s", note)
+        return status
     finally:
         trainer.close()
 
