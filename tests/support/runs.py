@@ -3,6 +3,9 @@ dataset paths), parameters set to known values and a finished status. For the ev
 tests, which then compute the expected outputs by hand."""
 from __future__ import annotations
 
+import json
+import os
+
 import numpy as np
 
 from nnconsole.engine.project.io import save_project
@@ -134,3 +137,18 @@ def search_trial_run(project_path, number, params, error, multiply_adds, state="
         tags["state"] = state
     write_trial(run_dir, tags)
     return os.path.abspath(run_dir)
+
+
+def measured_run(project_path, compute_s):
+    """A finished 1-worker run of the project (batch 32) whose train records say it computes ``compute_s`` per
+    iteration, no all-reduce measured: the input the time-per-epoch predictor reads from a project's runs."""
+    run = os.path.join(os.path.dirname(project_path), "results", "project", "20260101_000000")
+    os.makedirs(run)
+    with open(os.path.join(run, "plan.json"), "w") as f:
+        json.dump({"per_worker_batch": 32, "workers": 1}, f)
+    with open(os.path.join(run, "status.json"), "w") as f:
+        json.dump({"state": "finished"}, f)
+    with open(os.path.join(run, "metrics.jsonl"), "w") as f:
+        for i in range(3):
+            f.write(json.dumps({"type": "train", "iteration": i, "time_per_iter": compute_s,
+                                "allreduce_share": 0.0}) + "\n")

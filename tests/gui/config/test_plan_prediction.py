@@ -1,14 +1,13 @@
 """CONFIG plan panel: the predicted time per epoch of each layout and its verdict (issue 20)."""
 from __future__ import annotations
 
-import json
-import os
 
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit
 
 from tests.gui.support import open_tab_page
+from tests.support.runs import measured_run
 
 from nnconsole.app.config.page import create_page
 from nnconsole.engine.check.project_file import load_valid_project
@@ -16,23 +15,8 @@ from nnconsole.engine.check.project_file import load_valid_project
 pytestmark = pytest.mark.gui
 
 
-def _measured_run(project_path: str, compute_s: float) -> None:
-    """A previous 1-worker run of the project whose train records say it computes ``compute_s`` per iteration
-    (no all-reduce measured: the one within a host is modelled)."""
-    run = os.path.join(os.path.dirname(project_path), "results", "project", "20260101_000000")
-    os.makedirs(run)
-    with open(os.path.join(run, "plan.json"), "w") as f:
-        json.dump({"per_worker_batch": 32, "workers": 1}, f)
-    with open(os.path.join(run, "status.json"), "w") as f:
-        json.dump({"state": "finished"}, f)
-    with open(os.path.join(run, "metrics.jsonl"), "w") as f:
-        for i in range(3):
-            f.write(json.dumps({"type": "train", "iteration": i, "time_per_iter": compute_s,
-                                "allreduce_share": 0.0}) + "\n")
-
-
 def test_the_panel_says_two_machines_of_two_are_slower_on_the_assumed_network(qtbot, digits_project, tmp_path):
-    _measured_run(digits_project, 0.0005)  # 0.5 ms per iteration: the 55 kB all-reduce over 1 Gbit/s dominates
+    measured_run(digits_project, 0.0005)  # 0.5 ms per iteration: the 55 kB all-reduce over 1 Gbit/s dominates
     page = open_tab_page(qtbot, create_page, digits_project)
     prediction = page.plan_panel.prediction
     assert [prediction.table.item(r, 0).text() for r in range(prediction.table.rowCount())] == [

@@ -4,7 +4,6 @@ on this machine's M devices, and predicts the simulation's time per epoch beside
 would refuse (not a multiple of M) is said as the launcher says it."""
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
@@ -12,24 +11,11 @@ import pytest
 from nnconsole.app.config.page import create_page
 from nnconsole.engine.plan.worker_plan import make_plan, simulated_count, simulation_problem
 from tests.gui.support import open_tab_page
+from tests.support.runs import measured_run
 
 pytestmark = pytest.mark.gui
 SHOTS = "/work/shots/h30gui"
 COMPUTE_S = 0.004  # one worker's compute per iteration at batch 32, as a measured run says
-
-
-def _measured_run(project_path: str) -> None:
-    """A finished 1-worker run whose train records measured COMPUTE_S per iteration (the predictor's input)."""
-    run = os.path.join(os.path.dirname(project_path), "results", "project", "20260101_000000")
-    os.makedirs(run)
-    with open(os.path.join(run, "plan.json"), "w") as f:
-        json.dump({"per_worker_batch": 32, "workers": 1}, f)
-    with open(os.path.join(run, "status.json"), "w") as f:
-        json.dump({"state": "finished"}, f)
-    with open(os.path.join(run, "metrics.jsonl"), "w") as f:
-        for i in range(3):
-            f.write(json.dumps({"type": "train", "iteration": i, "time_per_iter": COMPUTE_S,
-                                "allreduce_share": 0.0}) + "\n")
 
 
 def _page(qtbot, project):
@@ -39,7 +25,7 @@ def _page(qtbot, project):
 
 
 def test_simulated_workers_show_their_plan_and_say_it_is_simulated(qtbot, digits_project):
-    _measured_run(digits_project)
+    measured_run(digits_project, COMPUTE_S)
     page = _page(qtbot, digits_project)
     panel, doc = page.plan_panel, page.document
     doc.set_setting("optimizer.lr_update_interval", 100)  # iterations: divided by the simulated N
@@ -73,7 +59,7 @@ def test_simulated_workers_show_their_plan_and_say_it_is_simulated(qtbot, digits
 
 
 def test_simulation_on_two_devices_counts_half_the_micro_batches_each(qtbot, digits_project):
-    _measured_run(digits_project)
+    measured_run(digits_project, COMPUTE_S)
     page = _page(qtbot, digits_project)
     panel, doc = page.plan_panel, page.document
     doc.set_setting("multi_gpu.workers", 2)
