@@ -28,15 +28,20 @@ pytestmark = [pytest.mark.slow,
 
 
 def big_dataset(folder: Path, cache_bytes: int) -> Path:
-    """A CSV of 3x256x256 images whose uint8 cache is ``cache_bytes``: rows cycle over 10 class images, so
-    only the cache (not the image files) takes the disk space."""
+    """A CSV of 3x256x256 images whose uint8 cache is ``cache_bytes``. The cache holds each distinct file once
+    (issue 31), so every row names its own file; the files are copies of 10 smooth class images (PNG
+    compresses them to a few kB), so only the cache, not the image files, takes the disk space."""
     (folder / "images").mkdir(parents=True)
-    rng = np.random.default_rng(0)
+    ramp = np.linspace(0, 40, SIDE, dtype=np.float32)
+    classes = []
     for k in range(10):
-        pixels = (np.full((SIDE, SIDE, 3), 20 * k, np.uint8) + rng.integers(0, 40, (SIDE, SIDE, 3), dtype=np.uint8))
-        Image.fromarray(pixels).save(folder / "images" / f"{k}.bmp")
+        pixels = (20 * k + ramp[:, None, None] + ramp[None, :, None] * np.array([0.0, 0.5, 1.0])).astype(np.uint8)
+        Image.fromarray(pixels).save(folder / f"class{k}.png")
+        classes.append((folder / f"class{k}.png").read_bytes())
     rows = cache_bytes // (3 * SIDE * SIDE) + 1
-    lines = ["x:image,y:label"] + [f"images/{i % 10}.bmp,{i % 10}" for i in range(rows)]
+    for i in range(rows):
+        (folder / "images" / f"{i}.png").write_bytes(classes[i % 10])
+    lines = ["x:image,y:label"] + [f"images/{i}.png,{i % 10}" for i in range(rows)]
     (folder / "train.csv").write_text("\n".join(lines) + "\n")
     (folder / "validation.csv").write_text("\n".join(lines[:41]) + "\n")
     return folder / "train.csv"
