@@ -5,9 +5,12 @@ classifier model the plan tests scale (not saved)."""
 from __future__ import annotations
 
 import os
+import shutil
 
 import numpy as np
+import yaml
 
+from nnconsole import templates as project_templates
 from nnconsole.engine.check.project_file import load_valid_project
 from nnconsole.engine.project import model
 from nnconsole.engine.project.io import save_project
@@ -212,3 +215,15 @@ def digits_subset_project(folder: str, rows: int = 256, validation_rows: int = 6
             fh.writelines(lines[:keep + 1])
     project.config.max_epoch, project.config.device, project.config.log_interval = 2, "cpu", 1
     return save_project(project, backup=False)
+
+
+def digits_search_copy(tmp_path, **search) -> str:
+    """The digits_search template copied into ``tmp_path/p`` with ``search`` merged into its search section;
+    returns the project file (its dataset paths stay relative, as a user's copy would have them)."""
+    folder = tmp_path / "p"
+    shutil.copytree(project_templates.template_path("digits_search"), folder)
+    path = folder / "project.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["search"].update(search)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return str(path)

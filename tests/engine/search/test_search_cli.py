@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -16,26 +15,16 @@ import pytest
 import yaml
 from optuna.trial import TrialState
 
-from nnconsole import templates as project_templates
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.protocol import SNAPSHOT_FILE
 from nnconsole.engine.search.study import open_study
 from nnconsole.engine.rundir.protocol import TRIAL_FILE
 from nnconsole.engine.project.io import load_project
 from tests.support.cli import nnconsole
+from tests.support.projects import digits_search_copy
 from tests.support.paths import ROOT
 
 EPOCHS = 2
-
-
-def _project(tmp_path, **search) -> str:
-    folder = tmp_path / "p"
-    shutil.copytree(project_templates.template_path("digits_search"), folder)
-    path = folder / "project.yaml"
-    data = yaml.safe_load(path.read_text())
-    data["search"].update(search)
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return str(path)
 
 
 def _study(project: str):
@@ -44,21 +33,21 @@ def _study(project: str):
 
 
 def test_more_processes_than_the_machine_has_are_refused(tmp_path):
-    project = _project(tmp_path)
+    project = digits_search_copy(tmp_path)
     out = nnconsole(["search", project, "--parallel", str(os.cpu_count() + 1), "--device", "cpu"], check=False)
     assert out.returncode == 2 and "--parallel" in out.stderr and "device(s)" in out.stderr
     assert not os.path.exists(runs.results_root(project) + "/search.db")  # refused before anything was made
 
 
 def test_plan_prints_each_split_of_the_devices(tmp_path):
-    out = nnconsole(["search", _project(tmp_path), "--plan", "--device", "cpu", "--trials", "8"]).stdout
+    out = nnconsole(["search", digits_search_copy(tmp_path), "--plan", "--device", "cpu", "--trials", "8"]).stdout
     assert "K trials at once" in out and "recommended for TPE" in out
     assert len([line for line in out.splitlines() if line[:1].isdigit()]) >= 1
 
 
 @pytest.mark.slow
 def test_a_killed_search_resumes_and_each_trial_is_a_run(tmp_path):
-    project = _project(tmp_path, pruner="none")
+    project = digits_search_copy(tmp_path, pruner="none")
     env = dict(os.environ, PYTHONPATH=ROOT)
     cmd = [sys.executable, "-m", "nnconsole.engine.cli.main", "search", project, "--trials", "3", "--epochs", "1",
            "--device", "cpu"]
@@ -92,7 +81,7 @@ def test_a_killed_search_resumes_and_each_trial_is_a_run(tmp_path):
 
 @pytest.mark.slow
 def test_a_learning_rate_search_finds_a_rate_within_one_point_of_a_grid(tmp_path):
-    project = _project(tmp_path, params=[{"target": "optimizer.learning_rate", "kind": "log_float", "low": 1e-5,
+    project = digits_search_copy(tmp_path, params=[{"target": "optimizer.learning_rate", "kind": "log_float", "low": 1e-5,
                                           "high": 1.0}], trials=8, pruner="median")
     grid = {}
     for lr in (1e-3, 3e-3, 1e-2, 3e-2):  # the grid, measured here with the same epochs and seed

@@ -6,38 +6,26 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 
 import pytest
-import yaml
 from optuna.trial import TrialState
 
-from nnconsole import templates as project_templates
 from nnconsole.engine.project.io import load_project
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.search.runner import slot_request
 from nnconsole.engine.search.study import open_study
 from tests.support.cli import nnconsole
+from tests.support.projects import digits_search_copy
 from tests.support.paths import ROOT
 from tests.support.search_fakes import fake_job
 
 POSTGRES = "postgresql://search@db.example/optuna"
 
 
-def _project(tmp_path, **search) -> str:
-    folder = tmp_path / "p"
-    shutil.copytree(project_templates.template_path("digits_search"), folder)
-    path = folder / "project.yaml"
-    data = yaml.safe_load(path.read_text())
-    data["search"].update(search)
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return str(path)
-
-
 def test_sqlite_on_an_array_that_may_span_nodes_is_refused(tmp_path):
-    project = _project(tmp_path)
+    project = digits_search_copy(tmp_path)
     out = nnconsole(["search", project, "--slurm-array", "4", "--device", "cpu"], check=False)
     assert out.returncode == 2, out
     assert "SQLite" in out.stderr and "NFS" in out.stderr and "PostgreSQL" in out.stderr, out.stderr
@@ -46,7 +34,7 @@ def test_sqlite_on_an_array_that_may_span_nodes_is_refused(tmp_path):
 
 
 def test_the_script_runs_each_task_on_the_one_study_with_the_whole_budget(tmp_path):
-    project = _project(tmp_path)
+    project = digits_search_copy(tmp_path)
     script = str(tmp_path / "array.sbatch")
     out = nnconsole(["search", project, "--slurm-array", "4", "--storage", POSTGRES, "--study", "digits",
                      "--trials", "30", "--parallel", "2", "--workers-per-trial", "1", "--device", "cpu",
@@ -71,7 +59,7 @@ def test_the_script_runs_each_task_on_the_one_study_with_the_whole_budget(tmp_pa
 
 
 def test_the_script_refuses_to_run_outside_an_array(tmp_path):
-    project = _project(tmp_path)
+    project = digits_search_copy(tmp_path)
     script = str(tmp_path / "a.sbatch")
     nnconsole(["search", project, "--slurm-array", "2", "--storage", POSTGRES, "--script", script])
     env = {k: v for k, v in os.environ.items() if k != "SLURM_ARRAY_TASK_ID"}
@@ -91,7 +79,7 @@ def test_each_trial_slot_takes_its_gpus_from_the_ones_slurm_gave(tmp_path, monke
 @pytest.mark.slow
 def test_two_array_tasks_share_one_sqlite_study_and_the_budget(tmp_path):
     trials = 4
-    project = _project(tmp_path, pruner="none", params=[
+    project = digits_search_copy(tmp_path, pruner="none", params=[
         {"target": "optimizer.learning_rate", "kind": "log_float", "low": 1e-4, "high": 1e-1}])
     script = str(tmp_path / "array.sbatch")
     nnconsole(["search", project, "--slurm-array", "2", "--slurm-node", socket.gethostname(), "--trials",
