@@ -10,8 +10,8 @@ protobuf classes (``nnabla.utils.nnabla_pb2``) and written with ``google.protobu
 Function and variable names are the layer names, parameters are ``<layer>/<scope>/<weight>``: the
 names NNC uses and the engine's parameter files use, so trained ``.h5`` files load as they are.
 
-nnconsole settings nnabla has no field for (project name, seed, device, multi-GPU, canvas positions,
-Flatten layers, a constant schedule) go into one ``# nnconsole-project: {json}`` comment at the top,
+nnconsole settings nnabla has no field for (project name, seed, device, multi-GPU, the dataset cache and its
+disk budget, canvas positions, Flatten layers, a constant schedule) go into one ``# nnconsole-project: {json}`` comment at the top,
 which nnabla ignores and nnconsole's importer reads back.
 """
 from __future__ import annotations
@@ -75,7 +75,7 @@ def extras_of(project: Project, iterations_per_epoch: Optional[int] = None) -> D
         "config": {"seed": project.config.seed, "device": project.config.device,
                    "log_interval": project.config.log_interval},
         "multi_gpu": dataclasses.asdict(project.multi_gpu),
-        "datasets": {"cache": project.datasets.cache},
+        "datasets": {"cache": project.datasets.cache, "cache_budget": float(project.datasets.cache_budget)},
         "layers": layers,
         "schedule": {"type": opt.schedule.type, "max_iter": opt.schedule.max_iter},
         "optimizer": {"lr_multiplier": opt.lr_multiplier, "lr_update_interval": opt.lr_update_interval},
