@@ -24,7 +24,7 @@ from nnconsole.engine.project.model import (Comment, FORMAT_VERSION, MultiGPU, M
 
 from nnconsole.engine.interop.netgraph import Node
 from nnconsole.engine.interop.nntxt.network import network_nodes, training_network
-from nnconsole.engine.interop.nntxt.reader import EXTRAS_PREFIX, extras_line, read_extras, read_proto  # noqa: F401  (read_proto: the import API)
+from nnconsole.engine.interop.nntxt.reader import EXTRAS_PREFIX, comment_settings, extras_line, read_extras, read_proto  # noqa: F401  (read_proto: the import API)
 from nnconsole.engine.interop.nntxt.settings import read_config, read_datasets, read_optimizer
 from nnconsole.engine.interop.pipeline import ImportedGraph, graph_to_layers, parameter_names
 from nnconsole.engine.interop.report import ImportResult, InteropError
@@ -32,7 +32,7 @@ from nnconsole.engine.interop.report import ImportResult, InteropError
 from nnconsole.engine.interop.nntxt.optimizers import derived_network, read_executors, read_extra_optimizers
 from nnconsole.engine.project.codec import project_from_dict
 from nnconsole.engine.project.errors import Problem
-from nnconsole.engine.project.schema import BY_PATH, value_at
+from nnconsole.engine.project.schema import BY_PATH, set_value_at, value_at
 from nnconsole.engine.check.validate import check_setting
 from nnconsole.engine.layers import find_spec, resolve_params
 
@@ -115,7 +115,8 @@ def checked_extra(where: str, dotted: str, value: Any) -> Any:
         problems = check_setting(setting, checked)
         if not problems:
             return checked
-    fix = problems[0].fix or f"write a number {setting.allowed()}"
+    fix = problems[0].fix or ("write true or false" if setting.kind == "bool" else
+                              f"write a number {setting.allowed()}".rstrip())
     raise InteropError(f"{where}: '{EXTRAS_PREFIX}' comment, {dotted} ({setting.label}): {problems[0].message}; "
                        f"fix: {fix}, or delete \"{setting.key}\" from the comment's \"{setting.section}\" "
                        f"for the default ({setting.default!r})")
@@ -137,10 +138,9 @@ def apply_extras(project: Project, extras: Dict[str, Any], notes: List[str], whe
         if not problems:
             project.multi_gpu = wrapper.multi_gpu if isinstance(wrapper.multi_gpu, _MultiGPU) else project.multi_gpu
     datasets = extras.get("datasets") if isinstance(extras.get("datasets"), dict) else {}
-    if "cache" in datasets:
-        project.datasets.cache = bool(datasets["cache"])
-    if "cache_budget" in datasets:  # absent (older exports, nnabla's and NNC's files): the default, automatic
-        project.datasets.cache_budget = checked_extra(where, "datasets.cache_budget", datasets["cache_budget"])
+    for setting in comment_settings("datasets"):  # one absent (older exports; nnabla's, NNC's files): the default
+        if setting.key in datasets:
+            set_value_at(project, setting.path, checked_extra(where, setting.path, datasets[setting.key]))
     layers = {layer.name: layer for layer in project.network.layers}
     for lname, info in (extras.get("layers") or {}).items():
         layer = layers.get(lname)

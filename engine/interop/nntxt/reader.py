@@ -14,9 +14,16 @@ import h5py
 import numpy as np
 from nnconsole.engine.interop.archive import MAX_MEMBER_BYTES, read_bounded, read_zip_members
 from nnconsole.engine.interop.report import InteropError
+from nnconsole.engine.project.schema import EXTRAS_COMMENT, Setting, settings_in
 from nnconsole.engine.rundir import safe_json
 
 EXTRAS_PREFIX = "# nnconsole-project:"
+
+
+def comment_settings(section: str) -> Tuple[Setting, ...]:
+    """The settings of ``section`` the schema says the comment carries (``Setting.nntxt`` is ``EXTRAS_COMMENT``):
+    the exporter writes each under its key, the importer reads each back checked."""
+    return tuple(s for s in settings_in(section) if s.nntxt == EXTRAS_COMMENT)
 
 
 def read_proto(path: str) -> Tuple[Any, Dict[str, Tuple[Any, bool]], str]:

@@ -108,6 +108,22 @@ def test_a_hand_edited_budget_that_is_not_one_is_refused_naming_file_line_settin
     assert out.read_bytes() == before  # the user's file is left as it was
 
 
+def test_the_cache_flag_beside_it_is_checked_the_same_way(tmp_path):
+    """Both settings the comment carries come from the schema (``Setting.nntxt``); before, ``"cache": "no"`` was
+    read as bool("no"), True: the cache on, the opposite of what the text says."""
+    out = tmp_path / "flag.nntxt"
+    project = _digits(1.0)
+    project.datasets.cache = False
+    export_nntxt(project, str(out))
+    assert _comment(out)["datasets"] == {"cache": False, "cache_budget": 1.0}
+    assert import_file(str(out)).project.datasets.cache is False
+    content = open(out, encoding="utf-8").read()
+    open(out, "w", encoding="utf-8").write(content.replace('"cache":false', '"cache":"no"', 1))
+    with pytest.raises(InteropError, match=r"datasets\.cache \(Cache decoded images\): expected true or false, "
+                                           r"got 'no'; fix: write true or false, or delete \"cache\""):
+        import_file(str(out))
+
+
 def test_sdcproj_export_names_the_budget_it_cannot_hold_and_import_gives_the_default(tmp_path):
     project = _digits(4.0)
     out = os.path.join(os.path.dirname(DIGITS), f".{tmp_path.name}.sdcproj")  # beside the data, as NNC keeps it
