@@ -115,8 +115,8 @@ def checked_extra(where: str, dotted: str, value: Any) -> Any:
         problems = check_setting(setting, checked)
         if not problems:
             return checked
-    fix = problems[0].fix or ("write true or false" if setting.kind == "bool" else
-                              f"write a number {setting.allowed()}".rstrip())
+    fix = "write true or false" if setting.kind == "bool" else \
+        f"write a number {setting.allowed()}".rstrip() + (f" ({setting.fix})" if setting.fix else "")
     raise InteropError(f"{where}: '{EXTRAS_PREFIX}' comment, {dotted} ({setting.label}): {problems[0].message}; "
                        f"fix: {fix}, or delete \"{setting.key}\" from the comment's \"{setting.section}\" "
                        f"for the default ({setting.default!r})")

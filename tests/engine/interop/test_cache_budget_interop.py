@@ -103,7 +103,8 @@ def test_a_hand_edited_budget_that_is_not_one_is_refused_naming_file_line_settin
     message = str(caught.value)
     assert message.startswith(f"{out}:1: '{EXTRAS_PREFIX}' comment, datasets.cache_budget (Cache disk budget (GB)): ")
     assert says in message
-    assert "fix: " in message and 'delete "cache_budget" from the comment\'s "datasets"' in message
+    assert "fix: write a number >= 0, <= 2,147,483,647 (0 lets nnconsole decide from the free space), " in message
+    assert 'delete "cache_budget" from the comment\'s "datasets"' in message
     assert "\n" not in message
     assert out.read_bytes() == before  # the user's file is left as it was
 
