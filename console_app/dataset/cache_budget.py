@@ -9,6 +9,7 @@ cache goes. The engine holds each dataset's cache against the budget on its own,
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
@@ -60,6 +61,23 @@ def budget_bytes(csv_path: str, budget_gb: float) -> int:
     return pixel_budget(Path(csv_path).parent, budget_gb)
 
 
+def _limits(paths: Dict[str, str], budget_gb: float) -> Dict[str, int]:
+    """Each dataset's budget in bytes, the free space read once per disk (two reads would differ by what was
+    written between them, and the line would show two budgets for one disk)."""
+    by_disk: Dict[Any, int] = {}
+    limits = {}
+    for split, path in paths.items():
+        folder = Path(path).parent
+        try:
+            disk: Any = os.stat(folder).st_dev
+        except OSError:
+            disk = str(folder)
+        if disk not in by_disk:
+            by_disk[disk] = budget_bytes(path, budget_gb)
+        limits[split] = by_disk[disk]
+    return limits
+
+
 def budget_summary(needs: Dict[str, Optional[CacheNeed]], paths: Dict[str, str], budget_gb: float,
                    cache: bool) -> Tuple[str, bool]:
     """One line saying each loaded dataset's decoded size against the budget and what that means for the run, and
@@ -69,12 +87,13 @@ def budget_summary(needs: Dict[str, Optional[CacheNeed]], paths: Dict[str, str],
     loaded = {split: need for split, need in needs.items() if need is not None}
     if not loaded:
         return "No image dataset loaded yet.", False
-    limits = {split: budget_bytes(paths[split], budget_gb) for split in loaded}
+    limits = _limits({split: paths[split] for split in loaded}, budget_gb)
     fits = {split: need.pixel_bytes <= limits[split] for split, need in loaded.items()}
     sizes = ", ".join(f"{split} {need.files:,} images {size_text(need.pixel_bytes)}" for split, need in loaded.items())
 
     def budget(limit: int) -> str:
-        return f"{size_text(limit)}" + ("" if budget_gb > 0 else f" (80% of {size_text(limit / BUDGET_SHARE)} free)")
+        free = "" if budget_gb > 0 else f" ({BUDGET_SHARE:.0%} of {size_text(limit / BUDGET_SHARE)} free)"
+        return size_text(limit) + free
     if len(set(limits.values())) == 1:
         against = "budget " + budget(next(iter(limits.values())))
     else:  # beside CSVs on different disks: each its own free space
@@ -105,7 +124,7 @@ class CacheBudgetBox(QWidget):
         self.label = QLabel(self.setting.label.replace(f" ({self.setting.unit})", "") + ":")
         self.label.setBuddy(field)
         self.label.setToolTip(self.setting.doc)
-        self.unit = QLabel(f"{self.setting.unit} (0 = automatic: 80% of the free space)")
+        self.unit = QLabel(f"{self.setting.unit} (0 = automatic: {BUDGET_SHARE:.0%} of the free space)")
         self.unit.setToolTip(self.setting.doc)
         self.problem = QLabel("")
         self.problem.setObjectName("dataset_cache_budget_problem")

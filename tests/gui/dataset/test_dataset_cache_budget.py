@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt
 
 from tests.gui.support import open_tab_page
 
-from nnconsole.app.dataset.cache_budget import BUDGET, budget_bytes, size_text
+from nnconsole.app.dataset.cache_budget import BUDGET, CacheNeed, budget_bytes, budget_summary, size_text
 from nnconsole.app.dataset.page import create_page
 from nnconsole.engine.project.io import load_project
 from nnconsole.engine.project.schema import setting
@@ -145,3 +145,19 @@ def test_the_tabs_own_load_keeps_to_the_budget_and_writes_no_pixels_past_it(qtbo
         assert meta["index"]["on_the_fly"] is True and not os.path.exists(os.path.join(entry, "v0.npy"))
     assert page.budget_box.need.text().endswith("over: only the index is cached, images decoded per batch.")
     assert page.states["training"].loaded == {"x": (1, 8, 8), "y": (1,)}  # the preview's checks still ran
+
+
+def test_the_summary_line_for_one_dataset_a_set_budget_over_it_and_the_cache_off(tmp_path):
+    csv_path = str(tmp_path / "train.csv")
+    one = {"training": CacheNeed(3_000_000_000, 1_000), "validation": None}  # validation: no images
+    paths = {"training": csv_path, "validation": csv_path}
+    assert budget_summary(one, paths, 5.0, True) == ("Decoded: training 1,000 images 3 GB; budget 5 GB: fits: cached.",
+                                                     False)
+    assert budget_summary(one, paths, 2.0, True) == (
+        "Decoded: training 1,000 images 3 GB; budget 2 GB: over: only the index is cached, images decoded per batch.",
+        True)
+    assert budget_summary(one, paths, 2.0, False)[0].startswith("The cache is off")
+    assert budget_summary({"training": None, "validation": None}, paths, 2.0, True) == \
+        ("No image dataset loaded yet.", False)
+    assert [size_text(n) for n in (0, 999, 1000, 92_288, 193e9, 1_234_567e9)] == \
+        ["0 bytes", "999 bytes", "1 kB", "92.3 kB", "193 GB", "1,235 TB"]
