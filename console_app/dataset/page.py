@@ -5,6 +5,8 @@ once (``nnconsole.engine.data.loading.peek_csv``: no image decoded); the full ch
 the shapes the network's Input layers expect, runs on a background thread and fills in the class
 histogram (``nnconsole.engine.data.loading.class_histogram``) and the loaded shapes, or the engine's error with file,
 line and fix. Header problems come from ``nnconsole.engine.check.validate.check_datasets``, before any run.
+The cache's disk budget is edited below the cache option (``cache_budget``), with what the loaded datasets'
+decoded images take against it; the background load keeps to that budget, as a run does.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from nnconsole.app.config.commands import set_setting, set_settings
 from nnconsole.app.widgets import theme
 from nnconsole.app.config.fields import FieldEditor, spec_for
 from nnconsole.app.dataset.background import BackgroundCall
+from nnconsole.app.dataset.cache_budget import BUDGET, CacheBudgetBox, CacheNeed, cache_need
 from nnconsole.app.dataset.matching import ExpectedVariable, expected_variables, shape_text, variable_status
 from nnconsole.app.dataset.preview import PREVIEW_ROWS, DatasetPreview
 from nnconsole.engine.data.loading import DatasetError, class_histogram, load_dataset, peek_csv
@@ -62,6 +65,7 @@ class SplitState:
     error: str = ""
     error_variable: Optional[str] = None  # the variable the load error is about (None: the whole file)
     token: int = 0
+    need: Optional[CacheNeed] = None  # what its decoded images take in the cache (None: no images, not loaded)
 
 
 class DatasetPage(QWidget):
@@ -112,6 +116,8 @@ class DatasetPage(QWidget):
         create.clicked.connect(self.open_create_dialog)
         options.addWidget(create)
         grid.addLayout(options, 2, 1, 1, 2)
+        self.budget_box = CacheBudgetBox(document)  # the cache's disk budget and what the datasets need of it
+        grid.addWidget(self.budget_box, 3, 1, 1, 2)
 
         self.variables = QTableWidget(0, 5)
         theme.notifier().changed.connect(self._theme_changed)
@@ -166,9 +172,12 @@ class DatasetPage(QWidget):
         self._fill_variables()
 
     def _setting_changed(self, dotted: str) -> None:
-        if dotted.startswith("datasets"):
+        if dotted == BUDGET:  # the loads' needs stand; only the line against the budget changes
+            self.budget_box.sync()
+        elif dotted.startswith("datasets"):
             for editor in self.option_editors:
                 editor.sync()
+            self.budget_box.sync()
             self.refresh()
 
     def refresh(self) -> None:
@@ -183,6 +192,7 @@ class DatasetPage(QWidget):
             self._refresh_split(split)
         self._show_problems()
         self._fill_variables()
+        self._show_budget()
 
     def _refresh_split(self, split: str) -> None:
         project = self.document.project
@@ -210,7 +220,8 @@ class DatasetPage(QWidget):
         preview.show_error("")
         shapes = {v.variable: v.shape for v in self.expected if v.shape}
         ds = project.datasets
-        load = functools.partial(load_dataset, label_classes=_label_classes(project))
+        # the run's budget: the preview's load must not write a pixel cache the run would not (issue 31)
+        load = functools.partial(load_dataset, label_classes=_label_classes(project), cache_budget=ds.cache_budget)
         state.token = self.loader.start(load, state.path, shapes, ds.normalize, ds.cache)
         self._token_split[state.token] = split
 
@@ -227,6 +238,7 @@ class DatasetPage(QWidget):
                                else f"{state.path}: {type(error).__name__}: {error}")
         else:
             state.loaded = dict(dataset.shapes)
+            state.need = cache_need(dataset)
             kinds = dict(dataset.kinds)
             self._show_histogram(split, dataset)
             try:
@@ -235,6 +247,12 @@ class DatasetPage(QWidget):
                 pass
         self._show_problems()
         self._fill_variables()
+        self._show_budget()
+
+    def _show_budget(self) -> None:
+        """The loaded datasets' decoded sizes against the cache's disk budget."""
+        self.budget_box.show_needs({s: self.states[s].need for s in SPLITS},
+                                   {s: self.states[s].path for s in SPLITS})
 
     def _show_histogram(self, split: str, dataset: Any) -> None:
         from nnconsole.engine.metrics.results import EvaluationError, target_variable

@@ -20,6 +20,8 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 MAX_COUNT = 2**31 - 1
 MAX_SEED = 2**32 - 1
 MAX_WORKERS = 65_536
+# Where an exported .nntxt keeps a setting nnabla has no field for (engine/interop/nntxt/exporter.py): for the docs.
+EXTRAS_COMMENT = "# nnconsole-project comment"
 
 SCHEDULES = ("exponential", "step", "cosine", "polynomial", "constant")
 SCALING_POLICIES = ("linear", "keep-logical-batch", "sqrt", "none")
@@ -194,12 +196,12 @@ SETTINGS: Tuple[Setting, ...] = (
     _S("datasets.normalize", "bool", True, "Normalize images (/255)", "Divide image pixels by 255, as NNC "
        "does.", form="dataset", nntxt="dataset[].no_image_normalization (inverted)"),
     _S("datasets.cache", "bool", True, "Cache decoded images", "Keep decoded images in a cache beside the CSV "
-       "for the next run.", form="dataset"),
+       "for the next run.", form="dataset", nnc="EnableCache", nntxt=EXTRAS_COMMENT),
     _S("datasets.cache_budget", "float", 0.0, "Cache disk budget (GB)", "The most disk the decoded images may "
        "take in the cache; a dataset whose images would take more is decoded on the fly, each batch in parallel "
        "ahead of training, and only its index is cached. 0: automatic, 80% of the cache folder's free space.",
        unit="GB", minimum=0, maximum=MAX_COUNT, fix="0 lets nnconsole decide from the free space",
-       form="dataset"),
+       form="dataset", nntxt=EXTRAS_COMMENT),
 )
 
 

@@ -10,8 +10,8 @@ protobuf classes (``nnabla.utils.nnabla_pb2``) and written with ``google.protobu
 Function and variable names are the layer names, parameters are ``<layer>/<scope>/<weight>``: the
 names NNC uses and the engine's parameter files use, so trained ``.h5`` files load as they are.
 
-nnconsole settings nnabla has no field for (project name, seed, device, multi-GPU, canvas positions,
-Flatten layers, a constant schedule) go into one ``# nnconsole-project: {json}`` comment at the top,
+nnconsole settings nnabla has no field for (project name, seed, device, multi-GPU, the dataset cache and its
+disk budget, canvas positions, Flatten layers, a constant schedule) go into one ``# nnconsole-project: {json}`` comment at the top,
 which nnabla ignores and nnconsole's importer reads back.
 """
 from __future__ import annotations
@@ -24,6 +24,7 @@ import dataclasses
 from google.protobuf import text_format
 from nnconsole.engine.layers import find_spec, get_spec
 from nnconsole.engine.project.model import Project
+from nnconsole.engine.project.schema import value_at
 
 from nnconsole.engine.interop.common import iterations_per_epoch, peek_dataset, preview_rows
 from nnconsole.engine.interop.nntxt.optimizers import write_executor_settings, write_extra_optimizers
@@ -38,7 +39,7 @@ from nnconsole.engine.project.paths import dataset_path
 from nnconsole.engine.interop.nntxt.repeat import unrolled_project
 from nnconsole.engine.network.units import expanded_project, UnitError
 from nnconsole.engine.interop.nntxt.recurrent import annotate_recurrent, units_expanded
-from nnconsole.engine.interop.nntxt.reader import EXTRAS_PREFIX
+from nnconsole.engine.interop.nntxt.reader import EXTRAS_PREFIX, comment_settings
 from nnconsole.engine.project.io import atomic_write
 
 MAIN, VALIDATION, RUNTIME = "Main", "MainValidation", "MainRuntime"
@@ -75,7 +76,7 @@ def extras_of(project: Project, iterations_per_epoch: Optional[int] = None) -> D
         "config": {"seed": project.config.seed, "device": project.config.device,
                    "log_interval": project.config.log_interval},
         "multi_gpu": dataclasses.asdict(project.multi_gpu),
-        "datasets": {"cache": project.datasets.cache},
+        "datasets": {s.key: value_at(project, s.path) for s in comment_settings("datasets")},
         "layers": layers,
         "schedule": {"type": opt.schedule.type, "max_iter": opt.schedule.max_iter},
         "optimizer": {"lr_multiplier": opt.lr_multiplier, "lr_update_interval": opt.lr_update_interval},

@@ -24,13 +24,16 @@ from nnconsole.engine.project.model import (Comment, FORMAT_VERSION, MultiGPU, M
 
 from nnconsole.engine.interop.netgraph import Node
 from nnconsole.engine.interop.nntxt.network import network_nodes, training_network
-from nnconsole.engine.interop.nntxt.reader import EXTRAS_PREFIX, read_extras, read_proto  # noqa: F401  (read_proto: the import API)
+from nnconsole.engine.interop.nntxt.reader import EXTRAS_PREFIX, comment_settings, extras_line, read_extras, read_proto  # noqa: F401  (read_proto: the import API)
 from nnconsole.engine.interop.nntxt.settings import read_config, read_datasets, read_optimizer
 from nnconsole.engine.interop.pipeline import ImportedGraph, graph_to_layers, parameter_names
-from nnconsole.engine.interop.report import ImportResult
+from nnconsole.engine.interop.report import ImportResult, InteropError
 
 from nnconsole.engine.interop.nntxt.optimizers import derived_network, read_executors, read_extra_optimizers
 from nnconsole.engine.project.codec import project_from_dict
+from nnconsole.engine.project.errors import Problem
+from nnconsole.engine.project.schema import BY_PATH, set_value_at, value_at
+from nnconsole.engine.check.validate import check_setting
 from nnconsole.engine.layers import find_spec, resolve_params
 
 # ------------------------------------------------------------------------------------- parameters
@@ -67,8 +70,10 @@ def write_initial_parameters(params: Dict[str, Tuple[Any, bool]], renames: Dict[
 
 # ------------------------------------------------------------------------------------- the whole import
 def proto_to_project(proto: Any, base_dir: str, name: str, unsupported: List[str], notes: List[str],
-                     where: str, extras: Optional[Dict[str, Any]] = None) -> Tuple[Project, List[Node]]:
-    """A Project from a parsed NNablaProtoBuf (dataset URIs resolved against ``base_dir``)."""
+                     where: str, extras: Optional[Dict[str, Any]] = None,
+                     extras_where: str = "") -> Tuple[Project, List[Node]]:
+    """A Project from a parsed NNablaProtoBuf (dataset URIs resolved against ``base_dir``); ``extras_where``
+    names the settings comment in messages (file:line; default ``where``)."""
     net = training_network(proto, notes)
 
     trained = {o.network_name for o in proto.optimizer}
@@ -91,12 +96,35 @@ def proto_to_project(proto: Any, base_dir: str, name: str, unsupported: List[str
     nodes = nodes + read_extra_optimizers(proto, net, nodes, project, unsupported, notes, where)
     read_executors(proto, net, project, notes)
     if extras:
-        apply_extras(project, extras, notes)
+        apply_extras(project, extras, notes, extras_where or where)
     return project, nodes
 
 
-def apply_extras(project: Project, extras: Dict[str, Any], notes: List[str]) -> None:
-    """Restore the nnconsole settings an nnconsole-written .nntxt keeps in its header comment."""
+def checked_extra(where: str, dotted: str, value: Any) -> Any:
+    """Setting ``dotted`` as the settings comment gives it, checked as a project file's value is (its type, then
+    its range); a hand-edited value that is not acceptable refuses the import with the file, the setting and the
+    fix, rather than training with a value nobody meant."""
+    setting = BY_PATH[dotted]
+    nested: Any = value
+    for part in reversed(dotted.split(".")):
+        nested = {part: nested}
+    problems: List[Problem] = []
+    wrapper = project_from_dict({"format_version": FORMAT_VERSION, **nested}, problems)
+    if not problems:
+        checked = value_at(wrapper, dotted)
+        problems = check_setting(setting, checked)
+        if not problems:
+            return checked
+    fix = "write true or false" if setting.kind == "bool" else \
+        f"write a number {setting.allowed()}".rstrip() + (f" ({setting.fix})" if setting.fix else "")
+    raise InteropError(f"{where}: '{EXTRAS_PREFIX}' comment, {dotted} ({setting.label}): {problems[0].message}; "
+                       f"fix: {fix}, or delete \"{setting.key}\" from the comment's \"{setting.section}\" "
+                       f"for the default ({setting.default!r})")
+
+
+def apply_extras(project: Project, extras: Dict[str, Any], notes: List[str], where: str = "") -> None:
+    """Restore the nnconsole settings an nnconsole-written .nntxt keeps in its header comment (``where``: the
+    file and line of that comment, for messages)."""
 
     project.name = str(extras.get("name", project.name))
     project.description = str(extras.get("description", project.description))
@@ -109,8 +137,10 @@ def apply_extras(project: Project, extras: Dict[str, Any], notes: List[str]) -> 
         wrapper = project_from_dict({"format_version": FORMAT_VERSION, "multi_gpu": extras["multi_gpu"]}, problems)
         if not problems:
             project.multi_gpu = wrapper.multi_gpu if isinstance(wrapper.multi_gpu, _MultiGPU) else project.multi_gpu
-    if "cache" in extras.get("datasets", {}):
-        project.datasets.cache = bool(extras["datasets"]["cache"])
+    datasets = extras.get("datasets") if isinstance(extras.get("datasets"), dict) else {}
+    for setting in comment_settings("datasets"):  # one absent (older exports; nnabla's, NNC's files): the default
+        if setting.key in datasets:
+            set_value_at(project, setting.path, checked_extra(where, setting.path, datasets[setting.key]))
     layers = {layer.name: layer for layer in project.network.layers}
     for lname, info in (extras.get("layers") or {}).items():
         layer = layers.get(lname)
@@ -176,7 +206,9 @@ def import_nntxt(path: str, workdir: Optional[str] = None) -> ImportResult:
     notes: List[str] = []
     extras = read_extras(text)
     name = os.path.splitext(os.path.basename(path))[0]
-    project, nodes = proto_to_project(proto, os.path.dirname(path), name, unsupported, notes, path, extras)
+    line = extras_line(text) if os.path.splitext(path)[1].lower() != ".nnp" else 0  # an .nnp's text is several files'
+    project, nodes = proto_to_project(proto, os.path.dirname(path), name, unsupported, notes, path, extras,
+                                      f"{path}:{line}" if line else path)
     renames = parameter_names(nodes, unsupported, copies_initialized=bool(params))
     init_path = None
     if params:

@@ -14,9 +14,16 @@ import h5py
 import numpy as np
 from nnconsole.engine.interop.archive import MAX_MEMBER_BYTES, read_bounded, read_zip_members
 from nnconsole.engine.interop.report import InteropError
+from nnconsole.engine.project.schema import EXTRAS_COMMENT, Setting, settings_in
 from nnconsole.engine.rundir import safe_json
 
 EXTRAS_PREFIX = "# nnconsole-project:"
+
+
+def comment_settings(section: str) -> Tuple[Setting, ...]:
+    """The settings of ``section`` the schema says the comment carries (``Setting.nntxt`` is ``EXTRAS_COMMENT``):
+    the exporter writes each under its key, the importer reads each back checked."""
+    return tuple(s for s in settings_in(section) if s.nntxt == EXTRAS_COMMENT)
 
 
 def read_proto(path: str) -> Tuple[Any, Dict[str, Tuple[Any, bool]], str]:
@@ -95,9 +102,20 @@ def _read_h5(data: bytes, where: str) -> Dict[str, Tuple[Any, bool]]:
     return out
 
 
+EXTRAS_LINES = 5  # the comment is looked for in the file's first lines
+
+
+def extras_line(text: str) -> int:
+    """The 1-based line of the nnconsole settings comment in ``text`` (0 when it has none): for messages."""
+    for number, line in enumerate(text.splitlines()[:EXTRAS_LINES], start=1):
+        if line.startswith(EXTRAS_PREFIX):
+            return number
+    return 0
+
+
 def read_extras(text: str) -> Dict[str, Any]:
     """The nnconsole settings an exported .nntxt keeps in its first comment line (empty when absent)."""
-    for line in text.splitlines()[:5]:
+    for line in text.splitlines()[:EXTRAS_LINES]:
         if line.startswith(EXTRAS_PREFIX):
             try:
                 data = safe_json.loads(line[len(EXTRAS_PREFIX):])  # someone else's file: nesting bounded

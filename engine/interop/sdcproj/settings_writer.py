@@ -10,7 +10,7 @@ import os
 from typing import List
 
 from nnconsole.engine.layers.nnc_values import to_text
-from nnconsole.engine.project.model import Optimizer, Project, Schedule, TrainingConfig
+from nnconsole.engine.project.model import Datasets, Optimizer, Project, Schedule, TrainingConfig
 
 from nnconsole.engine.interop import solver_table
 from nnconsole.engine.interop.settings_map import nnc_config_settings
@@ -36,8 +36,11 @@ def _uri(project: Project, value: str, out_dir: str) -> str:
     return full if rel.startswith("..") else rel
 
 
-def _datasets(project: Project, out_dir: str) -> List[str]:
+def _datasets(project: Project, out_dir: str, unsupported: List[str]) -> List[str]:
     ds = project.datasets
+    if ds.cache_budget != Datasets().cache_budget:  # nnconsole's own: NNC caches every dataset whole
+        unsupported.append(f"datasets.cache_budget={ds.cache_budget:g}: NNC's project file has no such setting "
+                           "(importing the .sdcproj gives the automatic budget, 80% of the cache folder's free space)")
     lines = ["[Dataset]", "Num=2", "MainIndex=0"]
     for i, (name, value) in enumerate(((TRAINING, ds.training), (VALIDATION, ds.validation))):
         lines += [f"[Dataset_{i}]", f"Name={name}", f"URI={_uri(project, value, out_dir)}",
@@ -110,7 +113,7 @@ def _schedule(opt: Optimizer, unsupported: List[str]) -> List[str]:
 def settings_sections(project: Project, out_dir: str, unsupported: List[str], notes: List[str]) -> List[str]:
     """[Dataset], [Dataset_i], [Config] and [Optimizer_0] for ``project``."""
     opt = project.optimizer
-    lines = _datasets(project, out_dir) + _config(project.config, unsupported)
+    lines = _datasets(project, out_dir, unsupported) + _config(project.config, unsupported)
     lines += ["[Optimizer_0]", "Optimizer_NetworkName=Main", f"Optimizer_DatasetName={TRAINING}"]
     lines += _solver(opt, unsupported) + _schedule(opt, unsupported)
     if opt.warmup_iterations:
