@@ -86,3 +86,40 @@ def test_a_killed_training_process_leaves_no_decode_process_behind(tmp_path):
         time.sleep(0.05)
     left = [n for n in set(os.listdir("/dev/shm")) - shm_before if not n.startswith("nnconsole-")]
     assert not left
+
+
+@pytest.mark.mpi
+def test_two_ranks_on_one_host_decode_on_the_fly_with_their_share_of_the_cores(tmp_path):
+    from tests.support.cli import nnconsole, run_dir_from
+
+    params = {}
+    for name, budget in (("cached", 0.0), ("on_the_fly", 1e-9)):
+        path = cycled_image_project(str(tmp_path / name), rows=96, files=40, batch=8, workers=2)
+        project = load_valid_project(path)
+        project.datasets.cache_budget = budget
+        save_project(project, path, backup=False)
+        params[name] = final_params(run_dir_from(nnconsole(["train", path, "-q"]).stdout))
+        assert _on_the_fly(tmp_path / name) == (budget > 0)
+    for k, v in params["cached"].items():
+        assert v.tobytes() == params["on_the_fly"][k].tobytes(), k
+
+    paused = str(tmp_path / "paused")
+    proc = start_paused_training(path, "-o", paused, pause_at=4)  # the on-the-fly project again, paused mid-epoch
+    try:
+        run_dir = wait_for_pause(proc, paused, pause_at=4)
+        ranks = [pid for pid, args in live_processes(run_dir) if "nnconsole.engine.train.worker" in args
+                 and "mpiexec" not in args and "prterun" not in args]
+        decoders = {r: [c for c in _children(r) if "decode_process" in open(f"/proc/{c}/cmdline").read()]
+                    for r in ranks}
+        assert len(ranks) == 2 and all(len(d) == max(1, (os.cpu_count() or 1) // 2) for d in decoders.values())
+        for rank in ranks:
+            os.kill(rank, signal.SIGKILL)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    deadline = time.monotonic() + 10
+    while any(_alive(d) for found in decoders.values() for d in found):
+        assert time.monotonic() < deadline, "decode processes outlived their killed ranks"
+        time.sleep(0.05)
