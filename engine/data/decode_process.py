@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Dict, Optional, Sequence, Tuple
@@ -102,6 +103,9 @@ def close_maps(files: OpenFiles) -> None:
 
 
 def main() -> int:
+    # Ctrl-C in a terminal reaches the whole process group: the process that started this worker decides (a build
+    # stops and kills its workers; a closing pool closes stdin), so no KeyboardInterrupt traceback here.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:  # use every core, whatever core the MPI rank that started the build was bound to
         os.sched_setaffinity(0, range(os.cpu_count() or 1))
     except (AttributeError, OSError):

@@ -162,3 +162,20 @@ def test_a_killed_process_leaves_no_decode_process_and_no_shared_memory(tmp_path
         time.sleep(0.05)
     left = [n for n in set(os.listdir("/dev/shm")) - shm_before if not re.match(r"nnconsole-\d+-", n)]
     assert not left  # the memory had no name there, and none was made (other runs' launcher folders aside)
+
+
+def test_a_decode_process_leaves_ctrl_c_to_its_parent(tmp_path):
+    _, tight = _tight(tmp_path)
+    source = tight.images["x"]
+    pool = decode_pool.DecodePool(1)
+    try:
+        first = pool.submit([source.paths[0]], source.layout)  # the worker is up and reading tasks
+        pool.result(first)
+        pool.release(first)
+        os.kill(pool.pids[0], signal.SIGINT)  # what Ctrl-C in a terminal sends the whole process group
+        time.sleep(0.5)
+        job = pool.submit([source.paths[i] for i in range(24)], source.layout)
+        assert pool.result(job)[1] is None and not job.orphans  # decoded by the worker, still there
+        pool.release(job)
+    finally:
+        pool.close()
