@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 NICE=${BENCH_NICE:-0}
 status=0
-for bench in engine_overhead allreduce scaling startup gui decode_speed data_wait cold_epoch imagenet_rows; do
+for bench in engine_overhead allreduce scaling startup gui decode_speed data_wait cold_epoch imagenet_rows on_the_fly; do
     echo "================ bench/$bench.py $* ================"
     # No `|| true` after the pipeline: it would reset PIPESTATUS to the `true`'s status (grep exits 1
     # when it prints nothing, which without `set -e` stops nothing).

@@ -108,7 +108,7 @@ class Dataset:
         rows = self.row_files.get(name)
         if rows is not None:  # a row's sample is its distinct file's
             indices = rows[indices].astype(np.int64)
-        if isinstance(source, OnDemandImages):  # over the cache's disk budget: decoded here, in parallel
+        if isinstance(source, OnDemandImages):  # over the cache's disk budget: decoded by the decode processes
             pixels = source.take(indices)
         elif isinstance(source, BuildingImages):  # the cache still being built (a cold start's first epoch):
             pixels = source.take(indices)  # waits for the chunks holding these files
@@ -122,6 +122,16 @@ class Dataset:
         else:
             np.copyto(out, pixels, casting="unsafe")
         return out
+
+    def start(self, names: Sequence[str], indices: Any) -> None:
+        """Announce a batch that ``batch`` will be asked for soon: images decoded on the fly start decoding now,
+        in the decode processes (a no-op for cached images)."""
+        for name in names:
+            source = self.images.get(name)
+            if isinstance(source, OnDemandImages):
+                files = np.asarray(indices, dtype=np.int64)
+                rows = self.row_files.get(name)
+                source.start(rows[files].astype(np.int64) if rows is not None else files)
 
     def batch(self, names: Sequence[str], indices: Any) -> Dict[str, np.ndarray]:
         """One float32 batch per variable in ``names`` (what the prefetcher prepares ahead of training)."""

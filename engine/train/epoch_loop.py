@@ -19,6 +19,7 @@ from nnconsole.engine.rundir.protocol import COMM_WARN_SHARE, TRAIN, WORKER, Run
 from nnconsole.engine.test_seams import pause_until_stop, seam_int
 from nnconsole.engine.train import prefetch
 from nnconsole.engine.rundir import store as runs
+from nnconsole.engine.data import on_the_fly
 from nnconsole.engine.data.batching import sample_coverage
 from nnconsole.engine.data.loading import epoch_order, worker_batches
 from nnconsole.engine.train.optimizers import loss_records, step_optimizers
@@ -181,7 +182,9 @@ class EpochLoop:
         shapes = self.train_set.shapes
         batch_bytes = 4 * self.plan.per_worker_batch * sum(int(np.prod(shapes[n])) for n in names)
         self._ahead = prefetch.Prefetcher(lambda idx: self.train_set.batch(names, idx), batches,
-                                          prefetch.training_depth(batch_bytes), name=f"prefetch-rank{self.rank}")
+                                          prefetch.training_depth(batch_bytes), name=f"prefetch-rank{self.rank}",
+                                          start=lambda idx: self.train_set.start(names, idx),
+                                          ahead=on_the_fly.DECODE_AHEAD)
         return self._ahead
 
     def _feed_prepared(self, graph: Any, batch: Dict[str, np.ndarray]) -> None:

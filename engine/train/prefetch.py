@@ -3,6 +3,8 @@ trains, so data work overlaps compute (issue 18).
 
 The queue is bounded (``depth`` batches), the order is the order given, and a failure in the thread is
 raised in the consumer as the same exception (type, message and traceback), at the batch it happened on.
+With ``start``, the items ``ahead`` beyond the one being made are announced first (``start(item)``, once each):
+images decoded on the fly then decode in the decode processes while earlier batches train (issue 31).
 """
 from __future__ import annotations
 
@@ -36,9 +38,13 @@ class Prefetcher(Generic[In, Out]):
     the consumer's thread when it is asked for: the same results, no overlap.
     """
 
-    def __init__(self, make: Callable[[In], Out], items: Sequence[In], depth: int = 2, name: str = "prefetch"):
-        if depth < 0:
-            raise ValueError(f"prefetch depth must be >= 0, got {depth}")
+    def __init__(self, make: Callable[[In], Out], items: Sequence[In], depth: int = 2, name: str = "prefetch",
+                 start: Optional[Callable[[In], None]] = None, ahead: int = 0):
+        if depth < 0 or ahead < 0:
+            raise ValueError(f"prefetch depth and ahead must be >= 0, got {depth} and {ahead}")
+        self._start = start
+        self._ahead = ahead
+        self._started = 0  # items announced to ``start``
         self._make = make
         self._items = list(items)
         self._depth = depth
@@ -59,12 +65,21 @@ class Prefetcher(Generic[In, Out]):
                 continue
         return False
 
+    def _made(self, i: int) -> Out:
+        """``make(items[i])``, items up to ``ahead`` beyond it announced to ``start`` first."""
+        if self._start is not None:
+            end = min(len(self._items), i + 1 + self._ahead)
+            while self._started < end:
+                self._start(self._items[self._started])
+                self._started += 1
+        return self._make(self._items[i])
+
     def _produce(self) -> None:
-        for item in self._items:
+        for i in range(len(self._items)):
             if self._closed.is_set():
                 return
             try:
-                made: object = self._make(item)
+                made: object = self._made(i)
             except BaseException as exc:  # noqa: BLE001 - handed to the consumer, raised there
                 self._put((None, exc))
                 return
@@ -79,7 +94,7 @@ class Prefetcher(Generic[In, Out]):
         if self._closed.is_set() or self._next >= len(self._items):
             raise StopIteration
         if self._thread is None:
-            made = self._make(self._items[self._next])
+            made = self._made(self._next)
         else:
             value, error = self._queue.get()
             if error is not None:
