@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from nnconsole.engine.data.cache import _cache_dirs, _cache_key, _cache_prefix, variable_file
+from nnconsole.engine.data.cache import _cache_dirs, _cache_key, _cache_prefix, order_file, variable_file
 from nnconsole.engine.data import cache_build
 from nnconsole.engine.data.build_overlap import BuildingImages, BuildState, PendingBuild, first_use_order, \
     keep_done_chunks
@@ -135,9 +135,6 @@ def _meta(index: DatasetIndex, index_meta: Dict[str, Any], jobs: List[ImageJob],
             "variables": variables, "checksums": checksums, "index": index_meta}
 
 
-ORDER_SUFFIX = ".order.npy"  # beside a variable's pixels in a build folder: the files in the order it decodes them
-
-
 def _read_order(path: Path) -> np.ndarray:
     """A decode order saved in a build folder (a regular file, not followed through a link)."""
     with open_regular(path, follow_links=False) as fh:
@@ -156,7 +153,7 @@ def _keep_written_chunks(partial: Path, jobs: List[ImageJob], key: str) -> None:
         previous = [np.arange(len(job.paths), dtype=np.uint32) for job in jobs]
     else:
         try:
-            previous = [_read_order(partial / (job.file + ORDER_SUFFIX)) for job in jobs]
+            previous = [_read_order(partial / order_file(job.file)) for job in jobs]
         except (OSError, ValueError, EOFError):
             return  # no saved order (or a damaged one): the build starts over
         started = [ImageJob(job.name, job.file, job.paths, job.layout, p) for job, p in zip(jobs, previous)]
@@ -184,7 +181,7 @@ def _pending(partial: Path, index: DatasetIndex, index_meta: Dict[str, Any], job
     for job in jobs:  # what a later run resuming this build needs to keep its written chunks
         saved = io.BytesIO()
         np.save(saved, job.order, allow_pickle=False)
-        atomic_write(str(partial / (job.file + ORDER_SUFFIX)), saved.getvalue())
+        atomic_write(str(partial / order_file(job.file)), saved.getvalue())
     state = BuildState([job.order for job in jobs], cache_build.CHUNK)
     arrays = {file: np.load(partial / file, mmap_mode="r") for file in index_meta["arrays"]}
     mapped = load_index({"index": index_meta, "size": index.size}, arrays, index.shown)
@@ -209,7 +206,7 @@ def _pending(partial: Path, index: DatasetIndex, index_meta: Dict[str, Any], job
         if failure is not None:
             raise failure_error(mapped, jobs, failure)
         for job in jobs:  # a finished entry holds no decode order
-            (partial / (job.file + ORDER_SUFFIX)).unlink(missing_ok=True)
+            (partial / order_file(job.file)).unlink(missing_ok=True)
         return _meta(index, index_meta, jobs, checksums), [j.file for j in jobs]
     return PendingBuild((mapped, images), finish, state.end)
 

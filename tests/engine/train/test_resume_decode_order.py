@@ -16,6 +16,7 @@ import numpy as np
 from nnconsole.engine.check.project_file import load_valid_project
 from nnconsole.engine.comm.cpu import SingleComm
 from nnconsole.engine.data import cache_build, dataset_entry, decode_process
+from nnconsole.engine.data.cache import order_file, variable_file
 from nnconsole.engine.data.build_overlap import first_use_order, keep_done_chunks
 from nnconsole.engine.data.loading import build_note, epoch_order, first_needed_order, load_dataset, worker_batches
 from nnconsole.engine.launch.launcher import LaunchRequest, prepare_run
@@ -113,7 +114,7 @@ def test_a_stopped_build_resumed_with_another_first_order_goes_on_from_where_it_
             assert files == set(wanted[(c - written) * 2:(c - written + 1) * 2]), c
     np.testing.assert_array_equal(again.gather("x", np.arange(40)), reference.gather("x", np.arange(40)))
     assert len(cache_entries(tmp_path / "c")) == 1 and not list((tmp_path / "c").glob(".*.partial"))
-    assert not list((tmp_path / "c").glob("*/*.order.npy")), "a finished entry kept its decode order"
+    assert not list((tmp_path / "c").glob("*/" + order_file(variable_file(0)))), "a finished entry kept its decode order"
 
 
 def test_a_run_resumed_mid_epoch_on_a_cold_cache_decodes_from_there_and_trains_the_uninterrupted_parameters(
@@ -176,7 +177,7 @@ def test_a_build_folder_whose_saved_order_is_damaged_starts_over_and_still_gives
     first = load_dataset(csv_path, SHAPES, cache_dir=tmp_path / "c", first_order=lambda n: epoch_order(n, 5, 0),
                          stop=lambda: asked.append(1) or len(asked) > 3)
     assert first.images["x"].state.wait_end(60) and first.images["x"].state.stopped
-    (saved,) = (tmp_path / "c").glob(".*.partial/*" + dataset_entry.ORDER_SUFFIX)
+    (saved,) = (tmp_path / "c").glob(".*.partial/" + order_file(variable_file(0)))
     saved.write_bytes(b"not an array")
     decoded = []
     real_chunk = decode_process.decode_chunk
