@@ -5,7 +5,9 @@ files in the order the first epoch's batches first reference them (``first_use_o
 sample order and the row-to-file index), on a thread of the process that holds the build lock, and a batch's
 gather waits (asleep on a condition, woken by each finished chunk) only until the chunks holding its files are
 written (``BuildingImages``). The pixels are those of the finished cache (the same decode into the same array),
-so a cold run trains exactly as a warm one.
+so a cold run trains exactly as a warm one. A resumed run's build decodes from the epoch and position it resumes at
+(``loading.first_needed_order``); a build folder started in another order keeps the chunks it has written and
+decodes the rest in the new order (``keep_done_chunks``).
 
 When the build stops (a stop request) its build folder stays resumable, and a batch that still needs a file
 decodes it itself (``decode_images``, the same pixels) so training reaches the iteration where it stops; when the
@@ -38,6 +40,23 @@ def first_use_order(row_files: np.ndarray, order: np.ndarray, files: int) -> np.
         rest = np.setdiff1d(np.arange(files, dtype=np.int64), seen, assume_unique=True)
         used = np.concatenate([used, rest])
     return used.astype(np.uint32)
+
+
+def keep_done_chunks(previous: np.ndarray, done: Sequence[int], wanted: np.ndarray, chunk: int) -> np.ndarray:
+    """The decode order for resuming a build that decoded in the order ``previous`` and has written its chunks
+    ``done`` (of ``chunk`` positions each), when the run now wants ``wanted`` (a resumed run needs its files in
+    another order than the run that started the build): the written chunks keep their files, at their positions,
+    and the other positions take the files not yet written in ``wanted``'s order. uint32, a permutation of
+    ``previous``'s files, so nothing written is decoded again."""
+    order = np.array(previous, dtype=np.uint32)
+    kept = np.zeros(len(order), dtype=bool)
+    for c in done:
+        kept[int(c) * chunk:(int(c) + 1) * chunk] = True
+    written = np.zeros(len(order), dtype=bool)
+    written[order[kept]] = True
+    wanted = np.asarray(wanted, dtype=np.int64)
+    order[~kept] = wanted[~written[wanted]]
+    return order
 
 
 class BuildState:

@@ -49,7 +49,8 @@ PROGRESS_FILE = "progress.json"
 PARTIAL_SUFFIX = ".partial"
 MAX_META_BYTES = 1 << 20
 # What a build writes in an entry or build folder (atomic_write's temp names included): all a removal touches.
-_BUILD_FILE = re.compile(r"^([vxrnosl]\d+\.npy|meta\.json|progress\.json|\.(meta|progress)\.json\.\d+\.[0-9a-f]+\.tmp)$")
+_BUILD_FILE = re.compile(r"^([vwxrnosl]\d+\.npy|meta\.json|progress\.json|\.(meta\.json|progress\.json|w\d+\.npy)"
+                         r"\.\d+\.[0-9a-f]+\.tmp)$")
 _READ_BLOCK = 1 << 20
 _INDEX_FILE = re.compile(r"^[xrnosl]\d+\.npy$")
 _INDEX_DTYPES = ("uint8", "uint32", "int64", "float32")
@@ -89,6 +90,12 @@ def _cache_prefix(csv_path: Path) -> str:
 
 def variable_file(index: int) -> str:
     return f"v{index}.npy"
+
+
+def order_file(variable: str) -> str:
+    """The file of a build folder that holds the order in which the pixels of ``variable`` (``v<i>.npy``) are
+    decoded (``w<i>.npy``), so that a build resumed in another order keeps the chunks it wrote."""
+    return "w" + variable[1:]
 
 
 # ---- trust ------------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ over a thousand images decodes and stores a thousand.
 from __future__ import annotations
 
 import errno
+import io
 import logging
 import os
 from pathlib import Path
@@ -16,9 +17,13 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from nnconsole.engine.data.cache import _cache_dirs, _cache_key, _cache_prefix, variable_file
+from nnconsole.engine.data.cache import _cache_dirs, _cache_key, _cache_prefix, order_file, variable_file
 from nnconsole.engine.data import cache_build
-from nnconsole.engine.data.build_overlap import BuildingImages, BuildState, PendingBuild, first_use_order
+from nnconsole.engine.data.build_overlap import BuildingImages, BuildState, PendingBuild, first_use_order, \
+    keep_done_chunks
+from nnconsole.engine.atomic import atomic_write
+from nnconsole.engine.data.cache_partial import read_progress, write_progress
+from nnconsole.engine.data.regular_file import open_regular
 from nnconsole.engine.data.cache_build import Failure, ImageJob, ProgressFn, StopFn, cached_entry, default_workers
 from nnconsole.engine.data.csv_reader import DatasetError, PathLike, _looks_like_image
 from nnconsole.engine.data.csv_stream import CHUNK_ROWS, CsvStream, file_digest
@@ -130,6 +135,39 @@ def _meta(index: DatasetIndex, index_meta: Dict[str, Any], jobs: List[ImageJob],
             "variables": variables, "checksums": checksums, "index": index_meta}
 
 
+def _read_order(path: Path) -> np.ndarray:
+    """A decode order saved in a build folder (a regular file, not followed through a link)."""
+    with open_regular(path, follow_links=False) as fh:
+        return np.load(fh, allow_pickle=False)
+
+
+def _keep_written_chunks(partial: Path, jobs: List[ImageJob], key: str) -> None:
+    """When ``partial`` is a build being resumed in another decode order than it was started in (a resumed run
+    needs its files from the epoch and position it resumes at), change ``jobs``' orders so that the chunks it
+    has written keep their files (``keep_done_chunks``) and record the new order as the build's: the build then
+    resumes instead of starting over. The order it was started in is the one saved beside its pixels."""
+    progress = read_progress(partial)
+    if progress.get("key") != key or progress.get("chunk") != cache_build.CHUNK or "done" not in progress:
+        return
+    if progress.get("order", "files") == "files":  # started in file order (a build without first_order)
+        previous = [np.arange(len(job.paths), dtype=np.uint32) for job in jobs]
+    else:
+        try:
+            previous = [_read_order(partial / order_file(job.file)) for job in jobs]
+        except (OSError, ValueError, EOFError):
+            return  # no saved order (or a damaged one): the build starts over
+        started = [ImageJob(job.name, job.file, job.paths, job.layout, p) for job, p in zip(jobs, previous)]
+        if any(p.shape != (len(job.paths),) or not np.array_equal(np.sort(p), np.arange(len(job.paths)))
+               for job, p in zip(jobs, previous)) or progress.get("order") != cache_build._order_digest(started):
+            return
+    chunks = cache_build._chunks(jobs)
+    for j, job in enumerate(jobs):
+        done = [chunks[i][1] // cache_build.CHUNK for i in progress["done"] if 0 <= i < len(chunks)
+                and chunks[i][0] == j]
+        job.order = keep_done_chunks(previous[j], done, job.order, cache_build.CHUNK)
+    write_progress(partial, dict(progress, order=cache_build._order_digest(jobs)))
+
+
 def _pending(partial: Path, index: DatasetIndex, index_meta: Dict[str, Any], jobs: List[ImageJob], key: str,
              progress: Optional[ProgressFn], workers: Optional[int], stop: Optional[StopFn],
              first_order: FirstOrderFn) -> PendingBuild:
@@ -138,7 +176,12 @@ def _pending(partial: Path, index: DatasetIndex, index_meta: Dict[str, Any], job
     order = first_order(index.size)
     for job in jobs:
         job.order = first_use_order(index.row_files[job.name], order, len(job.paths))
+    _keep_written_chunks(partial, jobs, key)
     done = cache_build.prepare_files(partial, jobs, key)
+    for job in jobs:  # what a later run resuming this build needs to keep its written chunks
+        saved = io.BytesIO()
+        np.save(saved, job.order, allow_pickle=False)
+        atomic_write(str(partial / order_file(job.file)), saved.getvalue())
     state = BuildState([job.order for job in jobs], cache_build.CHUNK)
     arrays = {file: np.load(partial / file, mmap_mode="r") for file in index_meta["arrays"]}
     mapped = load_index({"index": index_meta, "size": index.size}, arrays, index.shown)
@@ -162,6 +205,8 @@ def _pending(partial: Path, index: DatasetIndex, index_meta: Dict[str, Any], job
                                                      stop, ready=state.finished, prepared=done)
         if failure is not None:
             raise failure_error(mapped, jobs, failure)
+        for job in jobs:  # a finished entry holds no decode order
+            (partial / order_file(job.file)).unlink(missing_ok=True)
         return _meta(index, index_meta, jobs, checksums), [j.file for j in jobs]
     return PendingBuild((mapped, images), finish, state.end)
 
@@ -176,8 +221,9 @@ def cached_index(csv_path: PathLike, expected: Mapping[str, Tuple[int, ...]],
     pass the disk budget (``budget_gb``, ``pixel_budget``) the entry holds the index only and the pixels are
     ``OnDemandImages``, decoded per batch.
 
-    With ``first_order`` (rows -> the first epoch's sample order) a build returns at once, once the index is
-    written, and decodes on in the background in the order that epoch first needs the files; the pixels are then
+    With ``first_order`` (rows -> the order the run first needs them: the first epoch's, or a resumed run's from
+    where it resumes) a build returns at once, once the index is written, and decodes on in the background in the
+    order the run first needs the files (a resumed build keeps the chunks it wrote in another order); the pixels are then
     ``BuildingImages``, whose gathers wait for the chunks they need (build_overlap)."""
     if not has_images(csv_path):
         return None

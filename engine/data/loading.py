@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 
 __all__ = ["CACHE_FOLDER", "CACHE_VERSION", "IMAGE_EXTENSIONS", "CsvPreview", "Dataset", "DatasetBuildStopped", "build_note",
            "DatasetError", "PathLike",
-           "check_dataset", "class_histogram", "header_csv", "epoch_order", "load_dataset", "load_dataset_split", "load_datasets",
+           "check_dataset", "class_histogram", "header_csv", "epoch_order", "first_needed_order", "load_dataset",
+           "load_dataset_split", "load_datasets",
            "peek_csv", "validation_batches",
            "worker_batches"]
 
@@ -244,9 +245,9 @@ def load_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequ
     cores) and reports ``progress(done, total, eta_seconds)``; when ``stop()`` turns True it ends within about a
     second with DatasetBuildStopped, and the next load resumes it. When the decoded images would take more disk
     than ``cache_budget`` (GB; 0: 80% of the cache folder's free space) only the index is cached and each batch's
-    images are decoded when gathered (``on_the_fly``). With ``first_order`` (rows -> the first epoch's sample
-    order) a build goes on in the background while training starts, decoding files in the order that epoch first
-    needs them; a batch waits only for its own files (``build_overlap``).
+    images are decoded when gathered (``on_the_fly``). With ``first_order`` (rows -> the order the run first needs
+    them, ``first_needed_order``) a build goes on in the background while training starts, decoding files in that
+    order; a batch waits only for its own files (``build_overlap``).
 
     ``label_classes`` maps a class-label variable (``labels.class_label_variables``) to its class count: every
     value must be a whole number from 0 to count - 1. Raises :class:`DatasetError` on any problem.
@@ -298,9 +299,10 @@ def _expected_shapes(project: "Project", which: str) -> Dict[str, tuple]:
 
 def load_dataset_split(project: "Project", which: str, shapes: Optional[Dict[str, tuple]] = None,
                        progress: Optional[ProgressFn] = None, stop: Optional[StopFn] = None,
-                       overlap: bool = False) -> Any:
+                       overlap: bool = False, start: Tuple[int, int] = (0, 0)) -> Any:
     """The ``which`` ('training' or 'validation') dataset with the shapes the Input layers declare. With
-    ``overlap`` (training only) a cache build goes on while the first epoch trains, in that epoch's order."""
+    ``overlap`` (training only) a cache build goes on while the first epoch trains, in the order the run first
+    needs the rows: from ``start`` (epoch, samples into it: where a resumed run starts) on."""
 
     if which not in ("training", "validation"):
         raise ValueError(f"unknown dataset split {which!r}; expected 'training' or 'validation'")
@@ -309,26 +311,43 @@ def load_dataset_split(project: "Project", which: str, shapes: Optional[Dict[str
                         expected_shapes=_expected_shapes(project, which) if shapes is None else shapes,
                         normalize=ds.normalize, cache=ds.cache, label_classes=class_label_variables(project.network),
                         progress=progress, stop=stop, cache_budget=ds.cache_budget,
-                        first_order=_first_epoch(project) if overlap and which == "training" else None)
+                        first_order=_first_needed(project, start) if overlap and which == "training" else None)
 
 
-def _first_epoch(project: "Project") -> Callable[[int], np.ndarray]:
-    """rows -> the sample order of the run's first epoch (epoch 0), as the training loop draws it."""
-    seed, shuffle = project.config.seed, project.datasets.shuffle
-    return lambda size: epoch_order(size, seed, 0, shuffle)
+def first_needed_order(size: int, seed: int, shuffle: bool, epoch: int = 0, position: int = 0,
+                       batch: int = 0) -> np.ndarray:
+    """The rows in the order a run starting at ``epoch``, ``position`` samples into that epoch's order, first needs
+    them (``position``: a resumed run's ``samples_into_epoch``; 0, 0 for a new run): the rest of that epoch's order,
+    as the training loop draws it (iteration k takes [k*B*N, (k+1)*B*N) of it), then, when it starts mid-epoch, the
+    epoch's first ``batch`` rows (its last iteration completes itself from the order's start with fewer than B*N
+    rows; ``batch``: the run's batch size, B*N or more unless the plan rounds it up) and the next epoch's order, where the rows it skipped are first needed. Rows
+    repeat; ``first_use_order`` keeps each file's first use. A run resumed with another worker count starts at the
+    iteration holding ``position``: the fewer than B*N rows of it before ``position`` come later here."""
+    order = epoch_order(size, seed, epoch, shuffle)
+    if position <= 0:
+        return order
+    return np.concatenate([order[position:], order[:batch], epoch_order(size, seed, epoch + 1, shuffle)])
+
+
+def _first_needed(project: "Project", start: Tuple[int, int]) -> Callable[[int], np.ndarray]:
+    """rows -> ``first_needed_order`` for the run's seed, shuffle and batch size, from ``start`` (epoch, position)."""
+    seed, shuffle, batch = project.config.seed, project.datasets.shuffle, project.config.batch_size
+    epoch, position = start
+    return lambda size: first_needed_order(size, seed, shuffle, epoch, position, batch)
 
 
 def load_datasets(project: "Project", progress: Optional[Callable[[str, int, int, Optional[float]], None]] = None,
-                  stop: Optional[StopFn] = None, overlap: bool = False) -> tuple:
+                  stop: Optional[StopFn] = None, overlap: bool = False, start: Tuple[int, int] = (0, 0)) -> tuple:
     """Training and validation datasets with the shapes the Input layers declare.
 
     ``progress(split, done, total, eta)`` follows a cache build (see ``cache_progress_records``); ``stop`` as
     for ``load_dataset``; ``overlap``: the training set's build goes on while training starts (the validation
-    set's is made before training starts, meanwhile).
+    set's is made before training starts, meanwhile), decoding in the order the run first needs the rows from
+    ``start`` (epoch, samples into it) on: a resumed run's position (``first_needed_order``).
     """
     return tuple(load_dataset_split(project, which, None,
                                     None if progress is None else functools.partial(progress, which), stop,
-                                    overlap=overlap)
+                                    overlap=overlap, start=start)
                  for which in ("training", "validation"))
 
 

@@ -28,6 +28,10 @@ class StopRequest:
             except ValueError:  # not the main thread (tests)
                 pass
 
+    def request(self) -> None:
+        """Ask for the stop from inside the process (a failing run: its cache build must not outlive it)."""
+        self.flag = True
+
     def requested(self) -> bool:
         return self.flag or os.path.exists(self.path)
 

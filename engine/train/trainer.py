@@ -18,7 +18,8 @@ from nnconsole.engine.errors import TrainingError
 from nnconsole.engine.rundir.protocol import warning_record
 from nnconsole.engine.train import rank_sync
 from nnconsole.engine.rundir import store as runs
-from nnconsole.engine.runtime.checkpoint import find_usable_checkpoint, load_checkpoint, load_parameters_checked
+from nnconsole.engine.runtime.checkpoint import (find_usable_checkpoint, load_checkpoint, load_parameters_checked,
+                                                 read_checkpoint)
 from nnconsole.engine.project.io import atomic_write
 from nnconsole.engine.data.loading import DatasetBuildStopped, cache_progress_records, load_datasets
 from nnconsole.engine.runtime.host_arrays import HostArrays
@@ -100,13 +101,18 @@ class Trainer(EpochLoop, EpochEnd):
         # the ranks agree on it (a rank waiting for its host's build stops with the builder).
         # A training set's build goes on while the first epoch trains (build_overlap): its batches wait only for
         # their own files, decoded in that epoch's order; a host's other ranks open the entry once it is whole.
+        # A resumed run's build decodes from the epoch and position it resumes at (read from its checkpoint here,
+        # before the datasets load; _resume loads the same checkpoint once the graphs exist).
+        self._resume_from = self._usable_checkpoint() if self.options.resume else None
+        state = read_checkpoint(self._resume_from, verify=False) if self._resume_from else None
+        start = (state.epoch, state.samples_into_epoch) if state else (0, 0)
         self.stop.install()
         stopped = self.comm.any_sleeping(False) if self.comm.local_rank != 0 else False
         if not stopped:
             try:
                 self.train_set, self.valid_set = load_datasets(
                     self.project, cache_progress_records(self.metrics.write) if self.metrics else None,
-                    stop=self.stop.requested, overlap=True)
+                    stop=self.stop.requested, overlap=True, start=start)
             except DatasetBuildStopped:
                 stopped = True
         if self.comm.local_rank == 0:
@@ -181,10 +187,15 @@ class Trainer(EpochLoop, EpochEnd):
             for warning in self.plan.warnings:
                 self.log.warning("plan: %s", getattr(warning, "message", warning))
 
-    def _resume(self) -> None:
+    def _usable_checkpoint(self) -> str:
+        """The checkpoint a resumed run starts from (the newest whose files verify)."""
         meta = find_usable_checkpoint(self.run_dir, warn=self.log.warning)
         if meta is None:
             raise TrainingError(f"{self.run_dir}: no usable checkpoint to resume from")
+        return meta
+
+    def _resume(self) -> None:
+        meta = self._resume_from
         state = load_checkpoint(meta, all_solvers(self))
         self.comm.broadcast_parameters(self.params)
         B, N = self.plan.per_worker_batch, self.comm.size

@@ -127,6 +127,13 @@ def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> Run
         if note is not None:
             trainer.log.info("%s", note)
         return status
+    except BaseException:
+        # A failing run ends now: the training set's cache build (a non-daemon thread the process would wait
+        # for at exit) stops at its next chunk, its build folder kept for the next run to resume, instead of
+        # holding the failure back until it has decoded every file. Before close(): the prefetch thread it
+        # joins may be waiting for the build's next chunk.
+        trainer.stop.request()
+        raise
     finally:
         trainer.close()
 
