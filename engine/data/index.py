@@ -226,14 +226,29 @@ class _Builder:
 
 def _files_of(identity: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:
     """(each distinct file's first spelling, in order of first appearance; spelling -> file as uint32, None when
-    every spelling names a file of its own) from the spellings' (st_dev, st_ino)."""
-    _, first, inverse = np.unique(identity, axis=0, return_index=True, return_inverse=True)
-    if len(first) == len(identity):
-        return np.arange(len(identity)), None
-    order = np.argsort(first, kind="stable")  # files numbered by their first spelling's appearance
+    every spelling names a file of its own) from the spellings' (st_dev, st_ino) rows.
+
+    The usual case (no file spelled twice) costs one sort of a 64-bit key (0.05 s at 1.28 M files, where a
+    ``np.unique(axis=0)`` took 6 s); only a CSV with aliases pays for the stable two-key sort."""
+    n = len(identity)
+    dev, ino = identity[:, 0], identity[:, 1]
+    with np.errstate(over="ignore"):
+        key = np.sort(ino ^ (dev * np.uint64(0x9E3779B97F4A7C15)))  # equal files, equal keys
+    if not (key[1:] == key[:-1]).any():
+        return np.arange(n), None
+    order = np.lexsort((ino, dev))  # stable: within a file, its spellings in order of appearance
+    ordered = identity[order]
+    new = np.ones(n, dtype=bool)
+    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    if new.all():
+        return np.arange(n), None
+    first = order[new]  # per file (in sorted order), its first spelling
+    group = np.empty(n, dtype=np.int64)
+    group[order] = np.cumsum(new) - 1
+    by_appearance = np.argsort(first, kind="stable")  # files numbered by their first spelling's appearance
     number = np.empty(len(first), dtype=np.uint32)
-    number[order] = np.arange(len(first), dtype=np.uint32)
-    return first[order], number[np.ravel(inverse)]
+    number[by_appearance] = np.arange(len(first), dtype=np.uint32)
+    return first[by_appearance], number[group]
 
 
 @contextlib.contextmanager
