@@ -97,7 +97,8 @@ class DatasetIndex:
     size: int
     numbers: Dict[str, np.ndarray] = field(default_factory=dict)  # float32 (size, *shape), numeric and matrix
     row_files: Dict[str, np.ndarray] = field(default_factory=dict)  # uint32 (size,) per image variable
-    files: Dict[str, FileTable] = field(default_factory=dict)  # per image variable
+    # per image variable (row_files index it) and per matrix variable (its files' stamps for the warm check)
+    files: Dict[str, FileTable] = field(default_factory=dict)
     targets: Dict[str, Target] = field(default_factory=dict)  # the network's (C, H, W) per image variable
 
     @property
@@ -148,6 +149,10 @@ class _Builder:
         self.identity: Dict[str, "array.array[int]"] = {v.name: array.array("Q") for v in self._images}
         self.row_files: Dict[str, List[np.ndarray]] = {v.name: [] for v in self._images}
         self.numbers: Dict[str, List[np.ndarray]] = {v.name: [] for v in stream.variables if v.kind != "image"}
+        # matrix cell -> (mtime_ns, size, first line): its values are cached per row, so a warm start must see
+        # a matrix file change as it sees an image change (one stat per distinct matrix file)
+        self.matrix_files: Dict[str, Dict[str, Tuple[int, int, int]]] = {
+            v.name: {} for v in stream.variables if v.kind == "matrix"}
 
     @property
     def _images(self) -> List[_Var]:
@@ -191,6 +196,13 @@ class _Builder:
         return np.array(found, dtype=np.uint32)
 
     def _matrices(self, table: _Table, var: _Var) -> np.ndarray:
+        known, col = self.matrix_files[var.name], var.columns[0]
+        for row, line in zip(table.rows, table.lines):  # stamped before it is read: a change meanwhile shows
+            cell = row[col].strip()
+            if cell and cell not in known:
+                _, st = resolve_image(self.folder, cell)
+                if st is not None:  # else load_matrices names the missing file
+                    known[cell] = (st.st_mtime_ns, st.st_size, line)
         chunk = load_matrices(table, var, Path(self.folder), self.expected.get(var.name), self.root)
         before = self.numbers[var.name]
         if before and before[0].shape[1:] != chunk.shape[1:]:
@@ -221,7 +233,19 @@ class _Builder:
             index.files[name] = FileTable(np.frombuffer(b"".join(cells), dtype=np.uint8).copy(), offsets,
                                           stamps[first], np.array(self.lines[name], dtype=np.int64)[first],
                                           np.zeros(0, np.uint32) if file_of is None else file_of[aliases])
+        for name, known in self.matrix_files.items():
+            index.files[name] = _plain_table(known)
         return index
+
+
+def _plain_table(known: Mapping[str, Tuple[int, int, int]]) -> FileTable:
+    """A file table from cell -> (mtime_ns, size, line), in order of first appearance (no aliases)."""
+    cells = [cell.encode("utf-8") for cell in known]
+    offsets = np.zeros(len(cells) + 1, dtype=np.int64)
+    np.cumsum([len(c) for c in cells], out=offsets[1:])
+    stamped = np.array(list(known.values()), dtype=np.int64).reshape(-1, 3)
+    return FileTable(np.frombuffer(b"".join(cells), dtype=np.uint8).copy(), offsets, stamped[:, :2].copy(),
+                     stamped[:, 2].copy())
 
 
 def _files_of(identity: np.ndarray) -> Tuple[np.ndarray, Optional[np.ndarray]]:

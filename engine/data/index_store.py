@@ -4,7 +4,9 @@ checksum in the meta, memory-mapped read-only by every rank of the host (one cop
 Files: ``x<j>.npy`` numeric variable j (float32), ``r<i>.npy`` image variable i's row-to-file indices (uint32),
 ``n<i>.npy``/``o<i>.npy`` its distinct files' cells (UTF-8 bytes) and their offsets, ``s<i>.npy`` their
 (mtime_ns, size), ``l<i>.npy`` the CSV line naming each first and ``a<i>.npy`` the file each further spelling
-names (aliases, whose cells follow the files'). The meta's ``index`` part says which is which.
+names (aliases, whose cells follow the files'). A matrix variable's files (their values are in ``x<j>.npy``) get
+the next numbers ``i`` for their ``n``/``o``/``s``/``l`` arrays, so a warm start stats them as it stats images.
+The meta's ``index`` part says which is which.
 """
 from __future__ import annotations
 
@@ -57,6 +59,12 @@ def save_index(index: DatasetIndex, folder: Path) -> Dict[str, Any]:
                        if part != "aliases" or len(table.aliases)}  # no empty array: an empty file maps nothing
         for part, file in files[name].items():
             _save(folder, file, getattr(table, part), arrays)
+    matrices = [name for name in index.variables if index.kinds.get(name) == "matrix" and name in index.files]
+    for i, name in enumerate(matrices, start=len(index.image_variables)):
+        table = index.files[name]
+        files[name] = {part: f"{letter}{i}.npy" for part, letter in _TABLE_PARTS.items() if part != "aliases"}
+        for part, file in files[name].items():
+            _save(folder, file, getattr(table, part), arrays)
     return {"columns": index.columns, "variables": index.variables, "kinds": index.kinds,
             "targets": {k: list(v) if v is not None else None for k, v in index.targets.items()},
             "numbers": numbers, "row_files": row_files, "files": files, "arrays": arrays}
@@ -85,10 +93,10 @@ def load_index(meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray], shown:
                              {str(k): str(v) for k, v in part["kinds"].items()}, int(meta["size"]))
         for name, file in part["numbers"].items():
             index.numbers[name] = arrays[file]
+        for name, parts in part["files"].items():
+            index.files[name] = _table(parts, arrays)
         for name, file in part["row_files"].items():
             index.row_files[name] = arrays[file]
-            parts = part["files"][name]
-            index.files[name] = _table(parts, arrays)
             target = part["targets"].get(name)
             index.targets[name] = tuple(int(t) for t in target) if target is not None else None
     except (KeyError, TypeError, AttributeError) as exc:
@@ -97,6 +105,7 @@ def load_index(meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray], shown:
         if name not in index.numbers and name not in index.row_files:
             raise ValueError(f"the meta's dataset index has no column for '{name}'")
     for name, rows in index.row_files.items():
-        if rows.dtype != np.uint32 or len(rows) != index.size or (len(rows) and int(rows.max()) >= len(index.files[name])):
+        if name not in index.files or rows.dtype != np.uint32 or len(rows) != index.size \
+                or (len(rows) and int(rows.max()) >= len(index.files[name])):
             raise ValueError(f"the row-to-file index of '{name}' does not fit its file table")
     return index
