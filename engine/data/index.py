@@ -226,7 +226,8 @@ class _Builder:
             index.row_files[name] = rows if file_of is None else file_of[rows]
             aliases = np.zeros(0, dtype=np.int64) if file_of is None else np.setdiff1d(np.arange(len(spellings)),
                                                                                        first)
-            cells = [spellings[int(k)] for k in first] + [spellings[int(k)] for k in aliases]
+            cells = spellings if file_of is None else ([spellings[int(k)] for k in first]
+                                                       + [spellings[int(k)] for k in aliases])
             offsets = np.zeros(len(cells) + 1, dtype=np.int64)
             np.cumsum([len(c) for c in cells], out=offsets[1:])
             stamps = np.array(self.stamps[name], dtype=np.int64).reshape(-1, 2)
