@@ -24,7 +24,6 @@ import sys
 import time
 from typing import Dict
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import PYTHON, bench_env, machine, run_main, scratch, table  # noqa: E402
 
 MIB = 2 ** 20
