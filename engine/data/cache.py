@@ -49,10 +49,10 @@ PROGRESS_FILE = "progress.json"
 PARTIAL_SUFFIX = ".partial"
 MAX_META_BYTES = 1 << 20
 # What a build writes in an entry or build folder (atomic_write's temp names included): all a removal touches.
-_BUILD_FILE = re.compile(r"^([vwxrnosl]\d+\.npy|meta\.json|progress\.json|\.(meta\.json|progress\.json|w\d+\.npy)"
+_BUILD_FILE = re.compile(r"^([vwxrnosla]\d+\.npy|meta\.json|progress\.json|\.(meta\.json|progress\.json|w\d+\.npy)"
                          r"\.\d+\.[0-9a-f]+\.tmp)$")
 _READ_BLOCK = 1 << 20
-_INDEX_FILE = re.compile(r"^[xrnosl]\d+\.npy$")
+_INDEX_FILE = re.compile(r"^[xrnosla]\d+\.npy$")
 _INDEX_DTYPES = ("uint8", "uint32", "int64", "float32")
 
 

@@ -1,10 +1,12 @@
 """A dataset's index and pixels for training (issue 31): opened from the host's cache entry (the CSV hashed, one
-stat per distinct image file, nothing parsed), or built into it by one process while the host's others sleep
-on the build lock; without a usable cache, built in memory.
+stat per distinct image or matrix file, nothing parsed), or built into it by one process while the host's others
+sleep on the build lock; without a usable cache, built in memory.
 
 The entry holds one decoded sample per distinct image file (``v<i>.npy``) and the index's columns
 (``index_store``); a row's pixels are found through its row-to-file index, so a CSV whose million rows cycle
-over a thousand images decodes and stores a thousand.
+over a thousand images decodes and stores a thousand. A dataset without images (numeric columns, NNC's .csv
+matrix cells) gets the same entry holding its index only: its float32 columns are parsed once per host and
+memory-mapped by every rank (one copy in the page cache) instead of parsed into each rank's memory.
 """
 from __future__ import annotations
 
@@ -25,8 +27,8 @@ from nnconsole.engine.atomic import atomic_write
 from nnconsole.engine.data.cache_partial import read_progress, write_progress
 from nnconsole.engine.data.regular_file import open_regular
 from nnconsole.engine.data.cache_build import Failure, ImageJob, ProgressFn, StopFn, cached_entry, default_workers
-from nnconsole.engine.data.csv_reader import DatasetError, PathLike, _looks_like_image
-from nnconsole.engine.data.csv_stream import CHUNK_ROWS, CsvStream, file_digest
+from nnconsole.engine.data.csv_reader import DatasetError, PathLike
+from nnconsole.engine.data.csv_stream import file_digest
 from nnconsole.engine.data.decode import ImageLayout, decode_images, image_layout, image_problem
 from nnconsole.engine.data.index import DatasetIndex, build_index, changed_file
 from nnconsole.engine.data.index_store import load_index, save_index
@@ -50,16 +52,6 @@ def pixel_budget(folder: Path, budget_gb: float) -> int:
 
 def pixel_bytes(jobs: List[ImageJob]) -> int:
     return sum(len(j.paths) * int(np.prod(j.layout.sample_shape)) for j in jobs)
-
-
-def has_images(csv_path: PathLike) -> bool:
-    """Whether the CSV has an image variable (a plain column whose first non-empty cell in the first chunk names
-    an image, as the index decides): reads the header and the first chunk only."""
-    with CsvStream(csv_path, CHUNK_ROWS) as stream:
-        first = next(stream.chunks(), ([], []))[0]
-        return any(var.plain and _looks_like_image(next((r[var.columns[0]] for r in first
-                                                         if r[var.columns[0]].strip()), ""))
-                   for var in stream.variables)
 
 
 def image_jobs(index: DatasetIndex, folder: str) -> List[ImageJob]:
@@ -98,11 +90,11 @@ def decode_in_memory(index: DatasetIndex, folder: str) -> Dict[str, np.ndarray]:
 def _stale(folder: str, shown: str, budget_gb: float) -> Any:
     def check(meta: dict, arrays: Dict[str, np.ndarray]) -> None:
         index = load_index(meta, arrays, shown)
-        for name in index.image_variables:
-            changed = changed_file(index.files[name], folder)
+        for name, table in index.files.items():  # image and matrix files: one stat per distinct spelling
+            changed = changed_file(table, folder)
             if changed is not None:
-                raise ValueError(f"image file '{index.files[name].cell(changed)}' changed or went since the cache "
-                                 "was built")
+                raise ValueError(f"{index.kinds[name]} file '{table.cell(changed)}' changed or went since the "
+                                 "cache was built")
         need = int(meta["index"].get("pixel_bytes", 0))
         if meta["index"].get("on_the_fly") and need <= pixel_budget(Path(folder), budget_gb):
             raise ValueError("its images are decoded on the fly, but they now fit the cache's disk budget")
@@ -217,7 +209,7 @@ def cached_index(csv_path: PathLike, expected: Mapping[str, Tuple[int, ...]],
                  budget_gb: float = 0.0, first_order: Optional[FirstOrderFn] = None
                  ) -> Optional[Tuple[DatasetIndex, Dict[str, Any]]]:
     """(index, pixels per distinct file) memory-mapped from the host's entry, built first when needed; None when
-    the CSV has no image variable (nothing to share) or no cache folder is usable. When the decoded images would
+    no cache folder is usable. A CSV without images gets an entry holding its index only (pixels: none). When the decoded images would
     pass the disk budget (``budget_gb``, ``pixel_budget``) the entry holds the index only and the pixels are
     ``OnDemandImages``, decoded per batch.
 
@@ -225,8 +217,6 @@ def cached_index(csv_path: PathLike, expected: Mapping[str, Tuple[int, ...]],
     where it resumes) a build returns at once, once the index is written, and decodes on in the background in the
     order the run first needs the files (a resumed build keeps the chunks it wrote in another order); the pixels are then
     ``BuildingImages``, whose gathers wait for the chunks they need (build_overlap)."""
-    if not has_images(csv_path):
-        return None
     shown, path = os.fspath(csv_path), Path(csv_path)
     folder = os.fspath(path.parent)
     digest, size = file_digest(csv_path)
@@ -245,7 +235,7 @@ def cached_index(csv_path: PathLike, expected: Mapping[str, Tuple[int, ...]],
         index_meta["on_the_fly"] = need > pixel_budget(partial.parent, budget_gb)
         if index_meta["on_the_fly"]:
             jobs = []  # only the index is cached: the images are decoded per batch
-        elif first_order is not None:
+        elif first_order is not None and jobs:
             return _pending(partial, index, index_meta, jobs, key, progress, workers, stop, first_order)
         failure, checksums = cache_build.build_entry(partial, jobs, key, progress, workers or default_workers(),
                                                      stop) if jobs else (None, {})

@@ -69,6 +69,14 @@ def image_cell(shown: str, line: int, var: str, cell: str, folder: str, root: Op
                ) -> Tuple[str, FileStamp]:
     """(path, (mtime_ns, size)) of the image file a stripped CSV ``cell`` names, checked to exist, to be a regular
     file and (with ``root``) to lie inside it; else the located error for CSV ``line``."""
+    path, st = image_stat(shown, line, var, cell, folder, root)
+    return path, (st.st_mtime_ns, st.st_size)
+
+
+def image_stat(shown: str, line: int, var: str, cell: str, folder: str, root: Optional[str] = None
+               ) -> Tuple[str, os.stat_result]:
+    """``image_cell``'s checks, returning the file's whole stat (its device and inode tell which file a spelling
+    names: the dataset index's one stat per distinct spelling)."""
     if not cell:
         raise _err(shown, line, var, "empty cell; give the image file path (relative to the CSV's folder)")
     if not _looks_like_image(cell):
@@ -84,7 +92,7 @@ def image_cell(shown: str, line: int, var: str, cell: str, folder: str, root: Op
                    f"CSV's folder, here '{folder}'); fix the path or add the file")
     if not stat.S_ISREG(st.st_mode):  # a folder, FIFO or device: decoding would fail or hang
         raise _err(shown, line, var, f"'{cell}' is not a regular file; point the cell at an image file")
-    return path, (st.st_mtime_ns, st.st_size)
+    return path, st
 
 
 def resolve_image(folder: str, cell: str) -> Tuple[str, Optional[os.stat_result]]:

@@ -3,7 +3,10 @@ checksum in the meta, memory-mapped read-only by every rank of the host (one cop
 
 Files: ``x<j>.npy`` numeric variable j (float32), ``r<i>.npy`` image variable i's row-to-file indices (uint32),
 ``n<i>.npy``/``o<i>.npy`` its distinct files' cells (UTF-8 bytes) and their offsets, ``s<i>.npy`` their
-(mtime_ns, size) and ``l<i>.npy`` the CSV line naming each first. The meta's ``index`` part says which is which.
+(mtime_ns, size), ``l<i>.npy`` the CSV line naming each first and ``a<i>.npy`` the file each further spelling
+names (aliases, whose cells follow the files'). A matrix variable's files (their values are in ``x<j>.npy``) get
+the next numbers ``i`` for their ``n``/``o``/``s``/``l`` arrays, so a warm start stats them as it stats images.
+The meta's ``index`` part says which is which.
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from nnconsole.engine.data.index import DatasetIndex, FileTable
 
 INDEX_CHUNK_ROWS = 1 << 16  # rows per checksum chunk of an index array
 INDEX_DTYPES = ("uint8", "uint32", "int64", "float32")  # what an index array may be (anything else is refused)
-_TABLE_PARTS = {"cells": "n", "offsets": "o", "stamps": "s", "lines": "l"}
+_TABLE_PARTS = {"cells": "n", "offsets": "o", "stamps": "s", "lines": "l", "aliases": "a"}
 
 
 def _save(folder: Path, file: str, array: np.ndarray, arrays: Dict[str, Dict[str, Any]]) -> None:
@@ -52,12 +55,31 @@ def save_index(index: DatasetIndex, folder: Path) -> Dict[str, Any]:
         row_files[name] = f"r{i}.npy"
         _save(folder, row_files[name], index.row_files[name], arrays)
         table = index.files[name]
-        files[name] = {part: f"{letter}{i}.npy" for part, letter in _TABLE_PARTS.items()}
+        files[name] = {part: f"{letter}{i}.npy" for part, letter in _TABLE_PARTS.items()
+                       if part != "aliases" or len(table.aliases)}  # no empty array: an empty file maps nothing
+        for part, file in files[name].items():
+            _save(folder, file, getattr(table, part), arrays)
+    matrices = [name for name in index.variables if index.kinds.get(name) == "matrix" and name in index.files]
+    for i, name in enumerate(matrices, start=len(index.image_variables)):
+        table = index.files[name]
+        files[name] = {part: f"{letter}{i}.npy" for part, letter in _TABLE_PARTS.items() if part != "aliases"}
         for part, file in files[name].items():
             _save(folder, file, getattr(table, part), arrays)
     return {"columns": index.columns, "variables": index.variables, "kinds": index.kinds,
             "targets": {k: list(v) if v is not None else None for k, v in index.targets.items()},
             "numbers": numbers, "row_files": row_files, "files": files, "arrays": arrays}
+
+
+def _table(parts: Mapping[str, str], arrays: Mapping[str, np.ndarray]) -> FileTable:
+    """A file table from its arrays (an entry written before aliases were kept has none: every spelling was a
+    file of its own, which stays right)."""
+    found = {p: arrays[parts[p]] for p in _TABLE_PARTS if p in parts}
+    table = FileTable(**found)
+    n, aliases = len(table), table.aliases
+    if table.offsets.shape != (n + len(aliases) + 1,) or table.stamps.shape != (n, 2) \
+            or (len(aliases) and (aliases.dtype != np.uint32 or int(aliases.max()) >= n)):
+        raise ValueError("a file table of the meta's dataset index does not fit together")
+    return table
 
 
 def load_index(meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray], shown: str) -> DatasetIndex:
@@ -71,10 +93,10 @@ def load_index(meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray], shown:
                              {str(k): str(v) for k, v in part["kinds"].items()}, int(meta["size"]))
         for name, file in part["numbers"].items():
             index.numbers[name] = arrays[file]
+        for name, parts in part["files"].items():
+            index.files[name] = _table(parts, arrays)
         for name, file in part["row_files"].items():
             index.row_files[name] = arrays[file]
-            parts = part["files"][name]
-            index.files[name] = FileTable(*(arrays[parts[p]] for p in _TABLE_PARTS))
             target = part["targets"].get(name)
             index.targets[name] = tuple(int(t) for t in target) if target is not None else None
     except (KeyError, TypeError, AttributeError) as exc:
@@ -83,6 +105,7 @@ def load_index(meta: Mapping[str, Any], arrays: Mapping[str, np.ndarray], shown:
         if name not in index.numbers and name not in index.row_files:
             raise ValueError(f"the meta's dataset index has no column for '{name}'")
     for name, rows in index.row_files.items():
-        if rows.dtype != np.uint32 or len(rows) != index.size or (len(rows) and int(rows.max()) >= len(index.files[name])):
+        if name not in index.files or rows.dtype != np.uint32 or len(rows) != index.size \
+                or (len(rows) and int(rows.max()) >= len(index.files[name])):
             raise ValueError(f"the row-to-file index of '{name}' does not fit its file table")
     return index

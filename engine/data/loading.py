@@ -76,7 +76,8 @@ class Dataset:
     files: Dict[str, FileTable] = field(default_factory=dict)
 
     def cells(self, name: str) -> List[str]:
-        """The CSV cell (stripped) of every row of the image variable ``name``, in row order."""
+        """The CSV cell (stripped) of every row of the image variable ``name``, in row order: the cell that first
+        names the row's file (a row spelling the same file another way, ``./a.png`` for ``a.png``, shows the first)."""
         table = self.files[name]
         names = [table.cell(i) for i in range(len(table))]
         return [names[int(i)] for i in self.row_files[name]]
