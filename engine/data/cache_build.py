@@ -6,7 +6,8 @@ straight into the entry's uint8 ``.npy`` files, with progress and ETA; an interr
 holding an entry that cannot be replaced: each is reported). A stop request (``stop``: a signal or the run's
 STOP file) ends a build within a second or so, between chunks, and leaves it to be resumed. A build may go on
 in the background while training starts (``PendingBuild``, engine/data/build_overlap.py), decoding the files in
-the order the first epoch needs them (``ImageJob.order``).
+the order the first epoch needs them (``ImageJob.order``); the host's other processes then follow it
+(``follow``: engine/data/build_follow.py) instead of waiting for the whole entry.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ import numpy as np
 
 from nnconsole.engine.data import cache
 from nnconsole.engine.data import decode_process
+from nnconsole.engine.data.build_follow import clear_failures, clear_for_rebuild, record_failure, withdraw
 from nnconsole.engine.data.build_overlap import PendingBuild, finish_in_background
 from nnconsole.engine.data.cache_partial import (CacheDiskFullError, array_ready, chunk_digests, create_array,
                                                  disk_full, finish_entry, new_partial, partials, read_progress,
@@ -94,7 +96,7 @@ def _shape(job: ImageJob) -> Tuple[int, ...]:
     return (len(job.paths),) + job.layout.sample_shape
 
 
-def _order_digest(jobs: Sequence[ImageJob]) -> str:
+def order_digest(jobs: Sequence[ImageJob]) -> str:
     """Names the decode order (a chunk's files depend on it): a resumed build must have the same."""
     if all(job.order is None for job in jobs):
         return "files"
@@ -110,7 +112,7 @@ def prepare_files(partial: Path, jobs: Sequence[ImageJob], key: str) -> Dict[int
     previous = read_progress(partial)
     chunks = _chunks(jobs)
     if previous.get("key") == key and previous.get("chunk") == CHUNK and "done" in previous \
-            and previous.get("order", "files") == _order_digest(jobs) \
+            and previous.get("order", "files") == order_digest(jobs) \
             and all(array_ready(partial / job.file, _shape(job)) for job in jobs):
         done = chunk_digests(previous, chunks)
         log.info("resuming the dataset cache build in %s: %d chunks already decoded", partial, len(done))
@@ -142,7 +144,7 @@ def build_entry(partial: Path, jobs: Sequence[ImageJob], key: str, progress: Opt
     count = sum(chunks[i][2] - chunks[i][1] for i in done)
     remaining = total - count
     started = time.monotonic()
-    order = _order_digest(jobs)
+    order = order_digest(jobs)
     opened: decode_process.OpenFiles = {}  # the files the chunks decoded here write into
     last_write = 0.0
     decoded_here = 0
@@ -320,6 +322,24 @@ def _run_pool(todo: List[int], task: Callable, finished: Callable, workers: int,
 # a stop request.
 BuildFn = Callable[[Path], Union[Tuple[Dict[str, Any], List[str]], PendingBuild]]
 CheckFn = Callable[[dict, Dict[str, np.ndarray]], None]
+# A build another process is making, followed: (its build folder, the entry it becomes, the build lock) -> what
+# the caller trains on meanwhile, or None when that folder holds no build that can be followed (yet).
+FollowFn = Callable[[Path, Path, Path], Any]
+
+
+class _Following(Exception):
+    """Ends the wait for the build lock: the build going on may be followed (``Followed``)."""
+
+    def __init__(self, view: Any) -> None:
+        super().__init__("following another process's dataset cache build")
+        self.view = view
+
+
+@dataclass
+class Followed:
+    """What ``cached_entry`` returns when it follows another process's build: ``view``, from ``follow``."""
+
+    view: Any
 
 
 def _total(meta: dict) -> int:
@@ -327,11 +347,14 @@ def _total(meta: dict) -> int:
 
 
 def cached_entry(dirs: Sequence[Path], prefix: str, key: str, check: CheckFn, build: BuildFn,
-                 progress: Optional[ProgressFn] = None, stop: Optional[StopFn] = None
-                 ) -> Union[None, Tuple[dict, Dict[str, np.ndarray]], PendingBuild]:
+                 progress: Optional[ProgressFn] = None, stop: Optional[StopFn] = None,
+                 follow: Optional[FollowFn] = None
+                 ) -> Union[None, Tuple[dict, Dict[str, np.ndarray]], PendingBuild, Followed]:
     """(meta, memory maps) of the valid entry ``key``, built first when needed (by one process of the host: the
     others sleep on the CSV's flock, then open what it built); None when no folder of ``dirs`` is usable (each
-    reason is logged); the PendingBuild ``build`` returned when it goes on in the background. ``check`` refuses a stale entry (ValueError). Raises DatasetError for a bad dataset, and
+    reason is logged); the PendingBuild ``build`` returned when it goes on in the background. With ``follow``, a
+    process waiting for another's background build follows it instead (``Followed``: engine/data/build_follow.py).
+    ``check`` refuses a stale entry (ValueError). Raises DatasetError for a bad dataset, and
     DatasetBuildStopped when ``stop()`` turns True during a build or the wait for one."""
     name = prefix + key[:32]
     for folder in dirs:
@@ -346,7 +369,8 @@ def cached_entry(dirs: Sequence[Path], prefix: str, key: str, check: CheckFn, bu
             folder.mkdir(parents=True, exist_ok=True)
             with contextlib.ExitStack() as held:
                 locked = held.enter_context(cache.csv_lock(folder, prefix,
-                                                           poll=lambda: _wait(folder, name, progress, stop)))
+                                                           poll=lambda: _wait(folder, name, progress, stop, follow,
+                                                                             cache.lock_path(folder, prefix))))
                 found = cache.read_entry(entry, key, check, locked=True)  # built while we waited
                 if found is not None:
                     if progress is not None:  # the other process's build ended: its last figures may be older
@@ -356,7 +380,9 @@ def cached_entry(dirs: Sequence[Path], prefix: str, key: str, check: CheckFn, bu
                     or new_partial(folder, name)
                 if locked:
                     cache.remove_stale(folder, prefix, keep=name, keep_partial=partial)
+                    clear_failures(folder, name)
                 try:
+                    clear_for_rebuild(partial)  # what a follower of an earlier build mapped keeps its bytes
                     built = build(partial)
                 except DatasetBuildStopped:
                     raise  # its build folder stays: the next load resumes it
@@ -365,11 +391,15 @@ def cached_entry(dirs: Sequence[Path], prefix: str, key: str, check: CheckFn, bu
                     raise
                 if isinstance(built, PendingBuild):  # the rest is decoded on a thread that now holds the lock
                     finish_in_background(held.pop_all(), built, DatasetBuildStopped,
-                                         lambda meta, files: finish_entry(partial, entry, key, meta, files),
-                                         lambda: cache.remove_build_folder(partial))
+                                         lambda meta, files: (withdraw(partial),
+                                                              finish_entry(partial, entry, key, meta, files)),
+                                         lambda error: (record_failure(partial, error),
+                                                        cache.remove_build_folder(partial)))
                     return built
                 finish_entry(partial, entry, key, *built)
             return cache.open_entry(entry, key)
+        except _Following as following:
+            return Followed(following.view)
         except DatasetError:
             raise
         except (cache.StuckEntryError, CacheDiskFullError) as exc:
@@ -381,14 +411,21 @@ def cached_entry(dirs: Sequence[Path], prefix: str, key: str, check: CheckFn, bu
     return None
 
 
-def _wait(folder: Path, name: str, progress: Optional[ProgressFn], stop: Optional[StopFn]) -> None:
-    """While another process builds the entry: end the wait on a stop request, and pass its progress on
-    (read from its build folder's progress file)."""
+def _wait(folder: Path, name: str, progress: Optional[ProgressFn], stop: Optional[StopFn],
+          follow: Optional[FollowFn] = None, lock: Optional[Path] = None) -> None:
+    """While another process builds the entry: end the wait on a stop request, follow its build when it goes on
+    in the background (raises _Following), and pass its progress on (read from its build folder's progress
+    file)."""
     if stop is not None and stop():
         raise DatasetBuildStopped(f"stopped while waiting for another process's dataset cache build in {folder}")
+    building = partials(folder, name)
+    if follow is not None:
+        for partial in building:
+            view = follow(partial, folder / name, lock)
+            if view is not None:
+                raise _Following(view)
     if progress is None:
         return
-    building = partials(folder, name)
     state = read_progress(building[0]) if building else {}
     if isinstance(state.get("total"), int) and state["total"] > 0:
         progress(int(state.get("count", 0)), int(state["total"]), None)

@@ -20,7 +20,7 @@ from nnconsole.engine.train import rank_sync
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.runtime.checkpoint import find_usable_checkpoint, load_checkpoint, load_parameters_checked
 from nnconsole.engine.project.io import atomic_write
-from nnconsole.engine.data.loading import DatasetBuildStopped, cache_progress_records, load_datasets
+from nnconsole.engine.data.loading import DatasetBuildStopped, building_note, cache_progress_records, load_datasets
 from nnconsole.engine.runtime.host_arrays import HostArrays
 from nnconsole.engine.train.rank_process import StopRequest, close_logger, rank_logger
 from nnconsole.engine.train.optimizers import all_solvers, build_optimizer_runs
@@ -99,7 +99,9 @@ class Trainer(EpochLoop, EpochEnd):
         # A stop request (signal, STOP file) ends a cache build within a second or so, leaving it to be resumed;
         # the ranks agree on it (a rank waiting for its host's build stops with the builder).
         # A training set's build goes on while the first epoch trains (build_overlap): its batches wait only for
-        # their own files, decoded in that epoch's order; a host's other ranks open the entry once it is whole.
+        # their own files, decoded in that epoch's order; the validation set's is queued behind it (the first
+        # validation waits for its files). A host's other ranks follow those builds the same way, chunk by chunk,
+        # from the builder's progress record (build_follow), instead of waiting for the whole entries.
         self.stop.install()
         stopped = self.comm.any_sleeping(False) if self.comm.local_rank != 0 else False
         if not stopped:
@@ -109,6 +111,11 @@ class Trainer(EpochLoop, EpochEnd):
                     stop=self.stop.requested, overlap=True)
             except DatasetBuildStopped:
                 stopped = True
+            else:
+                for which, dataset in (("training", self.train_set), ("validation", self.valid_set)):
+                    note = building_note(dataset)
+                    if note is not None:
+                        self.log.info("%s set: %s", which, note)
         if self.comm.local_rank == 0:
             stopped = self.comm.any_sleeping(stopped)
         if self.comm.any_sleeping(stopped):
