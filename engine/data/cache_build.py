@@ -14,11 +14,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
-import json
 import logging
 import os
-import selectors
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +32,7 @@ from nnconsole.engine.data.cache_partial import (CacheDiskFullError, array_ready
                                                  resumable_partial, write_progress)
 from nnconsole.engine.data.csv_reader import DatasetError
 from nnconsole.engine.data.decode import ImageLayout
-from nnconsole.engine.helper_processes import python_module_command
+from nnconsole.engine.data.decode_pool import run_pool
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +43,6 @@ StopFn = Callable[[], bool]  # True once the user asked to stop (signal, STOP fi
 CHUNK = 256  # images per pool task: the unit of progress and of resuming
 POOL_MIN_IMAGES = 2048  # below this, starting worker processes costs more than it saves
 PROGRESS_EVERY_S = 0.5
-STOP_POLL_S = 0.5  # how often a pool build looks at the stop request while its workers decode
 
 
 class DatasetBuildStopped(Exception):
@@ -194,7 +190,8 @@ def build_entry(partial: Path, jobs: Sequence[ImageJob], key: str, progress: Opt
     record(final=True)
     try:
         if workers > 1 and remaining >= POOL_MIN_IMAGES:
-            failure = _run_pool(todo, lambda i: task(i) + (opened,), finished, min(workers, len(todo)), stopping)
+            failure = run_pool(todo, lambda i: task(i) + (opened,), finished, min(workers, len(todo)), stopping,
+                               DatasetBuildStopped)
         else:
             failure = None
             for i in todo:
@@ -227,94 +224,6 @@ def _checksum(partial: Path, job: ImageJob, digests: List[str]) -> str:
         return cache.array_checksum(fd, offset, len(job.paths), int(np.prod(job.layout.sample_shape)), CHUNK)
     finally:
         os.close(fd)
-
-
-def _run_pool(todo: List[int], task: Callable, finished: Callable, workers: int, stopping: Callable[[], bool]
-              ) -> Optional[Failure]:
-    """The chunks ``todo`` decoded by ``workers`` decode processes, two tasks in flight per process;
-    chunks a dead worker held are decoded here instead. ``stopping()`` is asked at least every STOP_POLL_S:
-    True ends the workers and raises DatasetBuildStopped; a worker that cannot write raises its OSError."""
-
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    procs = [subprocess.Popen(python_module_command("nnconsole.engine.data.decode_process"), stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, env=env) for _ in range(workers)]
-    pending = list(reversed(todo))
-    held: Dict[int, List[int]] = {p.pid: [] for p in procs}
-    unread: Dict[int, bytes] = {p.pid: b"" for p in procs}
-    orphans: List[int] = []
-    selector = selectors.DefaultSelector()
-
-    def drop(proc: subprocess.Popen) -> None:
-        """A worker that died (killed, out of memory) or cannot take tasks: its chunks are done here."""
-        if proc.stdout in selector.get_map():
-            selector.unregister(proc.stdout)
-        orphans.extend(held.pop(proc.pid, []))
-
-    def send(proc: subprocess.Popen) -> None:
-        if not pending or proc.pid not in held:
-            return
-        i = pending.pop()
-        held[proc.pid].append(i)
-        path, rows, paths, layout, _ = task(i)
-        message = {"id": i, "path": path, "rows": list(rows), "paths": paths,
-                   "layout": [layout.mode, layout.height, layout.width, layout.channel_axis]}
-        try:
-            proc.stdin.write(json.dumps(message).encode() + b"\n")
-            proc.stdin.flush()
-        except OSError:  # the worker is gone (broken pipe)
-            drop(proc)
-
-    try:
-        for proc in procs:
-            selector.register(proc.stdout, selectors.EVENT_READ, proc)
-            for _ in range(2):
-                send(proc)
-        while selector.get_map():
-            if stopping():
-                raise DatasetBuildStopped("the dataset cache build was stopped")
-            for key, _ in selector.select(timeout=STOP_POLL_S):
-                proc = key.data
-                data = os.read(proc.stdout.fileno(), 1 << 16)  # raw reads: no answer waits in a Python buffer
-                if not data:
-                    drop(proc)
-                    continue
-                lines = (unread[proc.pid] + data).split(b"\n")
-                unread[proc.pid] = lines.pop()  # an incomplete last line waits for the rest
-                for line in lines:
-                    if proc.pid not in held:  # dropped while answering: what it still held is redone here
-                        break
-                    answer = json.loads(line)
-                    held[proc.pid].remove(answer["id"])
-                    if answer.get("error"):
-                        code, message = answer["error"]
-                        raise OSError(code, message, task(answer["id"])[0])  # the file it could not write
-                    failure = finished(answer["id"], (tuple(answer["failure"]) if answer["failure"] else None,
-                                                      answer.get("digest")))
-                    if failure is not None:
-                        return failure
-                    send(proc)
-                if proc.pid in held and not held[proc.pid] and not pending:
-                    selector.unregister(proc.stdout)
-    finally:
-        selector.close()
-        for proc in procs:
-            try:
-                proc.stdin.close()
-            except OSError:
-                pass
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-            proc.stdout.close()
-    if orphans or pending:
-        log.warning("a dataset decoding process ended early; decoding its part here")
-    for i in orphans + list(reversed(pending)):
-        if stopping():
-            raise DatasetBuildStopped("the dataset cache build was stopped")
-        failure = finished(i, decode_process.decode_chunk(*task(i)))  # task(i) ends with the build's open files
-        if failure is not None:
-            return failure
-    return None
 
 
 # A build: writes an entry's arrays into the build folder it is given; returns the meta (without version and key)

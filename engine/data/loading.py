@@ -26,7 +26,8 @@ import numpy as np
 from nnconsole.engine.data.build_follow import FollowedState
 from nnconsole.engine.data.build_overlap import BuildingImages
 from nnconsole.engine.data.batching import epoch_order, validation_batches, worker_batches
-from nnconsole.engine.data.cache_build import STOP_POLL_S, DatasetBuildStopped, ProgressFn, StopFn
+from nnconsole.engine.data.cache_build import DatasetBuildStopped, ProgressFn, StopFn
+from nnconsole.engine.data.decode_pool import STOP_POLL_S
 from nnconsole.engine.data.cache import CACHE_FOLDER, CACHE_VERSION
 from nnconsole.engine.data.csv_reader import IMAGE_EXTENSIONS, CsvPreview, DatasetError, PathLike
 from nnconsole.engine.data.csv_stream import _version as csv_version
