@@ -85,3 +85,19 @@ def sample_coverage(comm: Any, size: int, indices: List[np.ndarray]) -> Optional
     counts = np.bincount(np.concatenate(indices), minlength=size).astype(np.int32)
     total = comm.sum_counts(counts)
     return {"samples_min_count": int(total.min()), "samples_max_count": int(total.max())}
+
+
+def first_needed_order(size: int, seed: int, shuffle: bool, epoch: int = 0, position: int = 0,
+                       batch: int = 0) -> np.ndarray:
+    """The rows in the order a run starting at ``epoch``, ``position`` samples into that epoch's order, first needs
+    them (``position``: a resumed run's ``samples_into_epoch``; 0, 0 for a new run): the rest of that epoch's
+    order, as the training loop draws it (iteration k takes [k*B*N, (k+1)*B*N) of it), then, when it starts mid-
+    epoch, the epoch's first ``batch`` rows (its last iteration completes itself from the order's start with fewer
+    than B*N rows; ``batch``: the run's batch size, B*N or more unless the plan rounds it up) and the next epoch's
+    order, where the rows it skipped are first needed. Rows repeat; ``first_use_order`` keeps each file's first
+    use. A run resumed with another worker count starts at the iteration holding ``position``: the fewer than B*N
+    rows of it before ``position`` come later here."""
+    order = epoch_order(size, seed, epoch, shuffle)
+    if position <= 0:
+        return order
+    return np.concatenate([order[position:], order[:batch], epoch_order(size, seed, epoch + 1, shuffle)])

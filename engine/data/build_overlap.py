@@ -156,10 +156,10 @@ class PendingBuild:
 
 
 def finish_in_background(held: contextlib.ExitStack, pending: PendingBuild, stopped: Type[BaseException],
-                         complete: Callable[[Dict[str, Any], List[str]], None], discard: Callable[[], None]
-                         ) -> threading.Thread:
+                         complete: Callable[[Dict[str, Any], List[str]], None],
+                         discard: Callable[[BaseException], Any]) -> threading.Thread:
     """Run ``pending`` to its end on a thread: ``complete(meta, files)`` puts the entry in place; a ``stopped``
-    exception (a stop request) leaves the build folder to be resumed; any other failure ``discard``s it. The
+    exception (a stop request) leaves the build folder to be resumed; any other failure ``discard(error)``s it. The
     thread is not a daemon (the process waits for it; a stop request ends it within a second); the lock in
     ``held`` is released when it ends."""
 
@@ -173,7 +173,7 @@ def finish_in_background(held: contextlib.ExitStack, pending: PendingBuild, stop
                 return
             except BaseException as exc:  # noqa: BLE001 - handed to the gathers waiting for it
                 log.warning("the dataset cache build failed: %s", exc)
-                discard()
+                discard(exc)
                 pending.end(exc, False)
                 return
             pending.end(None, False)

@@ -49,8 +49,8 @@ PROGRESS_FILE = "progress.json"
 PARTIAL_SUFFIX = ".partial"
 MAX_META_BYTES = 1 << 20
 # What a build writes in an entry or build folder (atomic_write's temp names included): all a removal touches.
-_BUILD_FILE = re.compile(r"^([vwxrnosla]\d+\.npy|meta\.json|progress\.json|\.(meta\.json|progress\.json|w\d+\.npy)"
-                         r"\.\d+\.[0-9a-f]+\.tmp)$")
+_BUILD_FILE = re.compile(r"^([vwxrnosla]\d+\.npy|meta\.json|progress\.json|building\.json"
+                         r"|\.(meta\.json|progress\.json|building\.json|w\d+\.npy)\.\d+\.[0-9a-f]+\.tmp)$")
 _READ_BLOCK = 1 << 20
 _INDEX_FILE = re.compile(r"^[xrnosla]\d+\.npy$")
 _INDEX_DTYPES = ("uint8", "uint32", "int64", "float32")
@@ -361,6 +361,11 @@ def remove_stale(folder: Path, prefix: str, keep: str, keep_partial: Optional[Pa
 
 
 # ---- the build lock -----------------------------------------------------------------------------------------
+def lock_path(folder: Path, prefix: str) -> Path:
+    """The build lock file of the CSV whose entries are named ``prefix...`` in ``folder``."""
+    return folder / f"{prefix}lock"
+
+
 @contextlib.contextmanager
 def csv_lock(folder: Path, prefix: str, poll: Optional[Callable[[], None]] = None) -> Iterator[bool]:
     """Hold the CSV's build lock (flock, released by the kernel if the holder dies); ``poll`` runs while waiting
@@ -369,7 +374,7 @@ def csv_lock(folder: Path, prefix: str, poll: Optional[Callable[[], None]] = Non
     Yields False where the file system has no flock: the caller then builds its own copy, which is safe
     because the rename into place refuses to replace another finished entry.
     """
-    fd = os.open(folder / f"{prefix}lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(lock_path(folder, prefix), os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
                  | getattr(os, "O_NONBLOCK", 0), 0o666)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):

@@ -6,18 +6,16 @@ straight into the entry's uint8 ``.npy`` files, with progress and ETA; an interr
 holding an entry that cannot be replaced: each is reported). A stop request (``stop``: a signal or the run's
 STOP file) ends a build within a second or so, between chunks, and leaves it to be resumed. A build may go on
 in the background while training starts (``PendingBuild``, engine/data/build_overlap.py), decoding the files in
-the order the first epoch needs them (``ImageJob.order``).
+the order the first epoch needs them (``ImageJob.order``); the host's other processes then follow it
+(``follow``: engine/data/build_follow.py) instead of waiting for the whole entry.
 """
 from __future__ import annotations
 
 import contextlib
 import errno
 import hashlib
-import json
 import logging
 import os
-import selectors
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,13 +25,14 @@ import numpy as np
 
 from nnconsole.engine.data import cache
 from nnconsole.engine.data import decode_process
+from nnconsole.engine.data.build_follow import clear_failures, clear_for_rebuild, record_failure, withdraw
 from nnconsole.engine.data.build_overlap import PendingBuild, finish_in_background
 from nnconsole.engine.data.cache_partial import (CacheDiskFullError, array_ready, chunk_digests, create_array,
                                                  disk_full, finish_entry, new_partial, partials, read_progress,
                                                  resumable_partial, write_progress)
 from nnconsole.engine.data.csv_reader import DatasetError
 from nnconsole.engine.data.decode import ImageLayout
-from nnconsole.engine.helper_processes import python_module_command
+from nnconsole.engine.data.build_pool import run_pool
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +43,6 @@ StopFn = Callable[[], bool]  # True once the user asked to stop (signal, STOP fi
 CHUNK = 256  # images per pool task: the unit of progress and of resuming
 POOL_MIN_IMAGES = 2048  # below this, starting worker processes costs more than it saves
 PROGRESS_EVERY_S = 0.5
-STOP_POLL_S = 0.5  # how often a pool build looks at the stop request while its workers decode
 
 
 class DatasetBuildStopped(Exception):
@@ -94,7 +92,7 @@ def _shape(job: ImageJob) -> Tuple[int, ...]:
     return (len(job.paths),) + job.layout.sample_shape
 
 
-def _order_digest(jobs: Sequence[ImageJob]) -> str:
+def order_digest(jobs: Sequence[ImageJob]) -> str:
     """Names the decode order (a chunk's files depend on it): a resumed build must have the same."""
     if all(job.order is None for job in jobs):
         return "files"
@@ -110,7 +108,7 @@ def prepare_files(partial: Path, jobs: Sequence[ImageJob], key: str) -> Dict[int
     previous = read_progress(partial)
     chunks = _chunks(jobs)
     if previous.get("key") == key and previous.get("chunk") == CHUNK and "done" in previous \
-            and previous.get("order", "files") == _order_digest(jobs) \
+            and previous.get("order", "files") == order_digest(jobs) \
             and all(array_ready(partial / job.file, _shape(job)) for job in jobs):
         done = chunk_digests(previous, chunks)
         log.info("resuming the dataset cache build in %s: %d chunks already decoded", partial, len(done))
@@ -142,7 +140,7 @@ def build_entry(partial: Path, jobs: Sequence[ImageJob], key: str, progress: Opt
     count = sum(chunks[i][2] - chunks[i][1] for i in done)
     remaining = total - count
     started = time.monotonic()
-    order = _order_digest(jobs)
+    order = order_digest(jobs)
     opened: decode_process.OpenFiles = {}  # the files the chunks decoded here write into
     last_write = 0.0
     decoded_here = 0
@@ -192,7 +190,8 @@ def build_entry(partial: Path, jobs: Sequence[ImageJob], key: str, progress: Opt
     record(final=True)
     try:
         if workers > 1 and remaining >= POOL_MIN_IMAGES:
-            failure = _run_pool(todo, lambda i: task(i) + (opened,), finished, min(workers, len(todo)), stopping)
+            failure = run_pool(todo, lambda i: task(i) + (opened,), finished, min(workers, len(todo)), stopping,
+                               DatasetBuildStopped)
         else:
             failure = None
             for i in todo:
@@ -227,99 +226,29 @@ def _checksum(partial: Path, job: ImageJob, digests: List[str]) -> str:
         os.close(fd)
 
 
-def _run_pool(todo: List[int], task: Callable, finished: Callable, workers: int, stopping: Callable[[], bool]
-              ) -> Optional[Failure]:
-    """The chunks ``todo`` decoded by ``workers`` decode processes, two tasks in flight per process;
-    chunks a dead worker held are decoded here instead. ``stopping()`` is asked at least every STOP_POLL_S:
-    True ends the workers and raises DatasetBuildStopped; a worker that cannot write raises its OSError."""
-
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    procs = [subprocess.Popen(python_module_command("nnconsole.engine.data.decode_process"), stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, env=env) for _ in range(workers)]
-    pending = list(reversed(todo))
-    held: Dict[int, List[int]] = {p.pid: [] for p in procs}
-    unread: Dict[int, bytes] = {p.pid: b"" for p in procs}
-    orphans: List[int] = []
-    selector = selectors.DefaultSelector()
-
-    def drop(proc: subprocess.Popen) -> None:
-        """A worker that died (killed, out of memory) or cannot take tasks: its chunks are done here."""
-        if proc.stdout in selector.get_map():
-            selector.unregister(proc.stdout)
-        orphans.extend(held.pop(proc.pid, []))
-
-    def send(proc: subprocess.Popen) -> None:
-        if not pending or proc.pid not in held:
-            return
-        i = pending.pop()
-        held[proc.pid].append(i)
-        path, rows, paths, layout, _ = task(i)
-        message = {"id": i, "path": path, "rows": list(rows), "paths": paths,
-                   "layout": [layout.mode, layout.height, layout.width, layout.channel_axis]}
-        try:
-            proc.stdin.write(json.dumps(message).encode() + b"\n")
-            proc.stdin.flush()
-        except OSError:  # the worker is gone (broken pipe)
-            drop(proc)
-
-    try:
-        for proc in procs:
-            selector.register(proc.stdout, selectors.EVENT_READ, proc)
-            for _ in range(2):
-                send(proc)
-        while selector.get_map():
-            if stopping():
-                raise DatasetBuildStopped("the dataset cache build was stopped")
-            for key, _ in selector.select(timeout=STOP_POLL_S):
-                proc = key.data
-                data = os.read(proc.stdout.fileno(), 1 << 16)  # raw reads: no answer waits in a Python buffer
-                if not data:
-                    drop(proc)
-                    continue
-                lines = (unread[proc.pid] + data).split(b"\n")
-                unread[proc.pid] = lines.pop()  # an incomplete last line waits for the rest
-                for line in lines:
-                    if proc.pid not in held:  # dropped while answering: what it still held is redone here
-                        break
-                    answer = json.loads(line)
-                    held[proc.pid].remove(answer["id"])
-                    if answer.get("error"):
-                        code, message = answer["error"]
-                        raise OSError(code, message, task(answer["id"])[0])  # the file it could not write
-                    failure = finished(answer["id"], (tuple(answer["failure"]) if answer["failure"] else None,
-                                                      answer.get("digest")))
-                    if failure is not None:
-                        return failure
-                    send(proc)
-                if proc.pid in held and not held[proc.pid] and not pending:
-                    selector.unregister(proc.stdout)
-    finally:
-        selector.close()
-        for proc in procs:
-            try:
-                proc.stdin.close()
-            except OSError:
-                pass
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-            proc.stdout.close()
-    if orphans or pending:
-        log.warning("a dataset decoding process ended early; decoding its part here")
-    for i in orphans + list(reversed(pending)):
-        if stopping():
-            raise DatasetBuildStopped("the dataset cache build was stopped")
-        failure = finished(i, decode_process.decode_chunk(*task(i)))  # task(i) ends with the build's open files
-        if failure is not None:
-            return failure
-    return None
-
-
 # A build: writes an entry's arrays into the build folder it is given; returns the meta (without version and key)
 # and the pixel arrays' file names, or a PendingBuild. Raises DatasetError for a bad dataset, DatasetBuildStopped on
 # a stop request.
 BuildFn = Callable[[Path], Union[Tuple[Dict[str, Any], List[str]], PendingBuild]]
 CheckFn = Callable[[dict, Dict[str, np.ndarray]], None]
+# A build another process is making, followed: (its build folder, the entry it becomes, the build lock) -> what
+# the caller trains on meanwhile, or None when that folder holds no build that can be followed (yet).
+FollowFn = Callable[[Path, Path, Path], Any]
+
+
+class _Following(Exception):
+    """Ends the wait for the build lock: the build going on may be followed (``Followed``)."""
+
+    def __init__(self, view: Any) -> None:
+        super().__init__("following another process's dataset cache build")
+        self.view = view
+
+
+@dataclass
+class Followed:
+    """What ``cached_entry`` returns when it follows another process's build: ``view``, from ``follow``."""
+
+    view: Any
 
 
 def _total(meta: dict) -> int:
@@ -327,11 +256,14 @@ def _total(meta: dict) -> int:
 
 
 def cached_entry(dirs: Sequence[Path], prefix: str, key: str, check: CheckFn, build: BuildFn,
-                 progress: Optional[ProgressFn] = None, stop: Optional[StopFn] = None
-                 ) -> Union[None, Tuple[dict, Dict[str, np.ndarray]], PendingBuild]:
+                 progress: Optional[ProgressFn] = None, stop: Optional[StopFn] = None,
+                 follow: Optional[FollowFn] = None
+                 ) -> Union[None, Tuple[dict, Dict[str, np.ndarray]], PendingBuild, Followed]:
     """(meta, memory maps) of the valid entry ``key``, built first when needed (by one process of the host: the
     others sleep on the CSV's flock, then open what it built); None when no folder of ``dirs`` is usable (each
-    reason is logged); the PendingBuild ``build`` returned when it goes on in the background. ``check`` refuses a stale entry (ValueError). Raises DatasetError for a bad dataset, and
+    reason is logged); the PendingBuild ``build`` returned when it goes on in the background. With ``follow``, a
+    process waiting for another's background build follows it instead (``Followed``: engine/data/build_follow.py).
+    ``check`` refuses a stale entry (ValueError). Raises DatasetError for a bad dataset, and
     DatasetBuildStopped when ``stop()`` turns True during a build or the wait for one."""
     name = prefix + key[:32]
     for folder in dirs:
@@ -346,7 +278,8 @@ def cached_entry(dirs: Sequence[Path], prefix: str, key: str, check: CheckFn, bu
             folder.mkdir(parents=True, exist_ok=True)
             with contextlib.ExitStack() as held:
                 locked = held.enter_context(cache.csv_lock(folder, prefix,
-                                                           poll=lambda: _wait(folder, name, progress, stop)))
+                                                           poll=lambda: _wait(folder, name, progress, stop, follow,
+                                                                             cache.lock_path(folder, prefix))))
                 found = cache.read_entry(entry, key, check, locked=True)  # built while we waited
                 if found is not None:
                     if progress is not None:  # the other process's build ended: its last figures may be older
@@ -356,7 +289,9 @@ def cached_entry(dirs: Sequence[Path], prefix: str, key: str, check: CheckFn, bu
                     or new_partial(folder, name)
                 if locked:
                     cache.remove_stale(folder, prefix, keep=name, keep_partial=partial)
+                    clear_failures(folder, name)
                 try:
+                    clear_for_rebuild(partial)  # what a follower of an earlier build mapped keeps its bytes
                     built = build(partial)
                 except DatasetBuildStopped:
                     raise  # its build folder stays: the next load resumes it
@@ -365,11 +300,15 @@ def cached_entry(dirs: Sequence[Path], prefix: str, key: str, check: CheckFn, bu
                     raise
                 if isinstance(built, PendingBuild):  # the rest is decoded on a thread that now holds the lock
                     finish_in_background(held.pop_all(), built, DatasetBuildStopped,
-                                         lambda meta, files: finish_entry(partial, entry, key, meta, files),
-                                         lambda: cache.remove_build_folder(partial))
+                                         lambda meta, files: (withdraw(partial),
+                                                              finish_entry(partial, entry, key, meta, files)),
+                                         lambda error: (record_failure(partial, error),
+                                                        cache.remove_build_folder(partial)))
                     return built
                 finish_entry(partial, entry, key, *built)
             return cache.open_entry(entry, key)
+        except _Following as following:
+            return Followed(following.view)
         except DatasetError:
             raise
         except (cache.StuckEntryError, CacheDiskFullError) as exc:
@@ -381,14 +320,21 @@ def cached_entry(dirs: Sequence[Path], prefix: str, key: str, check: CheckFn, bu
     return None
 
 
-def _wait(folder: Path, name: str, progress: Optional[ProgressFn], stop: Optional[StopFn]) -> None:
-    """While another process builds the entry: end the wait on a stop request, and pass its progress on
-    (read from its build folder's progress file)."""
+def _wait(folder: Path, name: str, progress: Optional[ProgressFn], stop: Optional[StopFn],
+          follow: Optional[FollowFn] = None, lock: Optional[Path] = None) -> None:
+    """While another process builds the entry: end the wait on a stop request, follow its build when it goes on
+    in the background (raises _Following), and pass its progress on (read from its build folder's progress
+    file)."""
     if stop is not None and stop():
         raise DatasetBuildStopped(f"stopped while waiting for another process's dataset cache build in {folder}")
+    building = partials(folder, name)
+    if follow is not None:
+        for partial in building:
+            view = follow(partial, folder / name, lock)
+            if view is not None:
+                raise _Following(view)
     if progress is None:
         return
-    building = partials(folder, name)
     state = read_progress(building[0]) if building else {}
     if isinstance(state.get("total"), int) and state["total"] > 0:
         progress(int(state.get("count", 0)), int(state["total"]), None)

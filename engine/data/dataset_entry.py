@@ -1,6 +1,7 @@
 """A dataset's index and pixels for training (issue 31): opened from the host's cache entry (the CSV hashed, one
-stat per distinct image or matrix file, nothing parsed), or built into it by one process while the host's others
-sleep on the build lock; without a usable cache, built in memory.
+stat per distinct image or matrix file, nothing parsed), or built into it by one process while the host's
+others sleep on the build lock, or, when the build goes on behind training, follow it chunk by chunk
+(``build_follow``); without a usable cache, built in memory.
 
 The entry holds one decoded sample per distinct image file (``v<i>.npy``) and the index's columns
 (``index_store``); a row's pixels are found through its row-to-file index, so a CSV whose million rows cycle
@@ -21,14 +22,16 @@ import numpy as np
 
 from nnconsole.engine.data.cache import _cache_dirs, _cache_key, _cache_prefix, order_file, variable_file
 from nnconsole.engine.data import cache_build
+from nnconsole.engine.atomic import atomic_write
+from nnconsole.engine.data.build_follow import FollowedState, announce, map_stable, read_marker
 from nnconsole.engine.data.build_overlap import BuildingImages, BuildState, PendingBuild, first_use_order, \
     keep_done_chunks
-from nnconsole.engine.atomic import atomic_write
+from nnconsole.engine.data.cache_build import (Failure, Followed, ImageJob, ProgressFn, StopFn, cached_entry,
+                                               default_workers)
 from nnconsole.engine.data.cache_partial import read_progress, write_progress
-from nnconsole.engine.data.regular_file import open_regular
-from nnconsole.engine.data.cache_build import Failure, ImageJob, ProgressFn, StopFn, cached_entry, default_workers
 from nnconsole.engine.data.csv_reader import DatasetError, PathLike
 from nnconsole.engine.data.csv_stream import file_digest
+from nnconsole.engine.data.regular_file import open_regular
 from nnconsole.engine.data.decode import ImageLayout, decode_images, image_layout, image_problem
 from nnconsole.engine.data.index import DatasetIndex, build_index, changed_file
 from nnconsole.engine.data.index_store import load_index, save_index
@@ -36,6 +39,7 @@ from nnconsole.engine.data.on_the_fly import OnDemandImages
 
 log = logging.getLogger(__name__)
 FirstOrderFn = Callable[[int], np.ndarray]  # rows -> the first epoch's sample order
+AfterFn = Callable[[], None]  # a background build's wait for its turn (raises DatasetBuildStopped to give it up)
 BUDGET_SHARE = 0.8  # of the cache folder's free space, when no budget is set
 
 
@@ -150,30 +154,32 @@ def _keep_written_chunks(partial: Path, jobs: List[ImageJob], key: str) -> None:
             return  # no saved order (or a damaged one): the build starts over
         started = [ImageJob(job.name, job.file, job.paths, job.layout, p) for job, p in zip(jobs, previous)]
         if any(p.shape != (len(job.paths),) or not np.array_equal(np.sort(p), np.arange(len(job.paths)))
-               for job, p in zip(jobs, previous)) or progress.get("order") != cache_build._order_digest(started):
+               for job, p in zip(jobs, previous)) or progress.get("order") != cache_build.order_digest(started):
             return
     chunks = cache_build._chunks(jobs)
     for j, job in enumerate(jobs):
         done = [chunks[i][1] // cache_build.CHUNK for i in progress["done"] if 0 <= i < len(chunks)
                 and chunks[i][0] == j]
         job.order = keep_done_chunks(previous[j], done, job.order, cache_build.CHUNK)
-    write_progress(partial, dict(progress, order=cache_build._order_digest(jobs)))
+    write_progress(partial, dict(progress, order=cache_build.order_digest(jobs)))
 
 
 def _pending(partial: Path, index: DatasetIndex, index_meta: Dict[str, Any], jobs: List[ImageJob], key: str,
              progress: Optional[ProgressFn], workers: Optional[int], stop: Optional[StopFn],
-             first_order: FirstOrderFn) -> PendingBuild:
-    """The build of ``jobs`` to go on in the background, decoding files in first-use order; its view is the index
-    (memory-mapped from the build folder) and ``BuildingImages`` over the arrays being written."""
+             first_order: FirstOrderFn, after: Optional[AfterFn] = None) -> PendingBuild:
+    """The build of ``jobs`` to go on in the background, decoding files in first-use order (once ``after()``
+    returns: a build queued behind another); its view is the index (memory-mapped from the build folder) and
+    ``BuildingImages`` over the arrays being written. It is announced for the host's other processes to follow."""
     order = first_order(index.size)
     for job in jobs:
         job.order = first_use_order(index.row_files[job.name], order, len(job.paths))
     _keep_written_chunks(partial, jobs, key)
     done = cache_build.prepare_files(partial, jobs, key)
-    for job in jobs:  # what a later run resuming this build needs to keep its written chunks
+    for job in jobs:  # what a follower, and a later run resuming this build, read its decode order from
         saved = io.BytesIO()
         np.save(saved, job.order, allow_pickle=False)
         atomic_write(str(partial / order_file(job.file)), saved.getvalue())
+    announce(partial, key, cache_build.order_digest(jobs), cache_build.CHUNK, index.size, index_meta)
     state = BuildState([job.order for job in jobs], cache_build.CHUNK)
     arrays = {file: np.load(partial / file, mmap_mode="r") for file in index_meta["arrays"]}
     mapped = load_index({"index": index_meta, "size": index.size}, arrays, index.shown)
@@ -193,6 +199,8 @@ def _pending(partial: Path, index: DatasetIndex, index_meta: Dict[str, Any], job
             log.debug("dataset cache progress not reported: %s", exc)
 
     def finish() -> Tuple[Dict[str, Any], List[str]]:
+        if after is not None:
+            after()
         failure, checksums = cache_build.build_entry(partial, jobs, key, report, workers or default_workers(),
                                                      stop, ready=state.finished, prepared=done)
         if failure is not None:
@@ -203,11 +211,46 @@ def _pending(partial: Path, index: DatasetIndex, index_meta: Dict[str, Any], job
     return PendingBuild((mapped, images), finish, state.end)
 
 
+def _follower(shown: str, key: str) -> Callable[[Path, Path, Path], Any]:
+    """(build folder, entry, build lock) -> (index, pixels) of another process's announced build in it, to train on while it goes on
+    (``FollowedState``: a gather waits for the chunks it needs), or None when it holds no build to follow."""
+    folder = os.fspath(Path(shown).parent)
+
+    def follow(partial: Path, entry: Path, lock: Path) -> Any:
+        marker = read_marker(partial, key)
+        if marker is None:
+            return None
+        try:
+            index_meta = marker["index"]
+            arrays = {file: np.load(partial / file, mmap_mode="r") for file in index_meta["arrays"]}
+            index = load_index({"index": index_meta, "size": marker["size"]}, arrays, shown)
+            layouts = _layouts({"index": index_meta})
+            jobs = [ImageJob(name, variable_file(i), index.files[name].paths(folder), layouts[name])
+                    for i, name in enumerate(index.image_variables)]
+            orders = [np.load(partial / order_file(job.file)) for job in jobs]
+            pixels = [map_stable(partial / job.file) for job in jobs]
+            if any(len(o) != len(j.paths) or len(p[0]) != len(j.paths) for o, j, p in zip(orders, jobs, pixels)):
+                return None
+        except (OSError, ValueError, KeyError, TypeError):  # not (or no longer) a build to follow
+            return None
+        state = FollowedState(partial, entry, lock, marker,
+                              orders, [job.file for job in jobs], [p[1] for p in pixels])
+        images = {}
+        for j, job in enumerate(jobs):
+            def error(k: int, kind: str, reason: str, job: ImageJob = job) -> DatasetError:
+                return failure_error(index, jobs, (job.name, k, kind, reason))
+            images[job.name] = BuildingImages(pixels[j][0], state, j, job.paths, job.layout, error)
+        state.images = [images[job.name] for job in jobs]
+        log.info("following the dataset cache build in %s: batches wait for their own chunks", partial)
+        return index, images
+    return follow
+
+
 def cached_index(csv_path: PathLike, expected: Mapping[str, Tuple[int, ...]],
                  label_classes: Optional[Mapping[str, int]], cache_dir: Optional[PathLike],
                  progress: Optional[ProgressFn], workers: Optional[int], stop: Optional[StopFn],
-                 budget_gb: float = 0.0, first_order: Optional[FirstOrderFn] = None
-                 ) -> Optional[Tuple[DatasetIndex, Dict[str, Any]]]:
+                 budget_gb: float = 0.0, first_order: Optional[FirstOrderFn] = None,
+                 after: Optional[AfterFn] = None) -> Optional[Tuple[DatasetIndex, Dict[str, Any]]]:
     """(index, pixels per distinct file) memory-mapped from the host's entry, built first when needed; None when
     no cache folder is usable. A CSV without images gets an entry holding its index only (pixels: none). When the decoded images would
     pass the disk budget (``budget_gb``, ``pixel_budget``) the entry holds the index only and the pixels are
@@ -215,8 +258,10 @@ def cached_index(csv_path: PathLike, expected: Mapping[str, Tuple[int, ...]],
 
     With ``first_order`` (rows -> the order the run first needs them: the first epoch's, or a resumed run's from
     where it resumes) a build returns at once, once the index is written, and decodes on in the background in the
-    order the run first needs the files (a resumed build keeps the chunks it wrote in another order); the pixels are then
-    ``BuildingImages``, whose gathers wait for the chunks they need (build_overlap)."""
+    order the run first needs the files (a resumed build keeps the chunks it wrote in another order); the pixels
+    are then ``BuildingImages``, whose gathers wait for the chunks they need (build_overlap), and the build
+    decodes once ``after()`` returns (queued behind another build); a process that finds another's such build
+    going on follows it the same way (build_follow) instead of waiting for the whole entry."""
     shown, path = os.fspath(csv_path), Path(csv_path)
     folder = os.fspath(path.parent)
     digest, size = file_digest(csv_path)
@@ -236,18 +281,19 @@ def cached_index(csv_path: PathLike, expected: Mapping[str, Tuple[int, ...]],
         if index_meta["on_the_fly"]:
             jobs = []  # only the index is cached: the images are decoded per batch
         elif first_order is not None and jobs:
-            return _pending(partial, index, index_meta, jobs, key, progress, workers, stop, first_order)
+            return _pending(partial, index, index_meta, jobs, key, progress, workers, stop, first_order, after)
         failure, checksums = cache_build.build_entry(partial, jobs, key, progress, workers or default_workers(),
                                                      stop) if jobs else (None, {})
         if failure is not None:
             raise failure_error(index, jobs, failure)
         return _meta(index, index_meta, jobs, checksums), [j.file for j in jobs]
 
+    follow = _follower(shown, key) if first_order is not None else None
     found = cached_entry(_cache_dirs(path, cache_dir), _cache_prefix(path), key, _stale(folder, shown, budget_gb),
-                         build, progress, stop)
+                         build, progress, stop, follow)
     if found is None:
         return None
-    if isinstance(found, PendingBuild):
+    if isinstance(found, (PendingBuild, Followed)):
         return found.view
     meta, arrays = found
     index = load_index(meta, arrays, shown)

@@ -23,9 +23,11 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, 
 
 import numpy as np
 
+from nnconsole.engine.data.build_follow import FollowedState
 from nnconsole.engine.data.build_overlap import BuildingImages
-from nnconsole.engine.data.batching import epoch_order, validation_batches, worker_batches
+from nnconsole.engine.data.batching import epoch_order, first_needed_order, validation_batches, worker_batches
 from nnconsole.engine.data.cache_build import DatasetBuildStopped, ProgressFn, StopFn
+from nnconsole.engine.data.build_pool import STOP_POLL_S
 from nnconsole.engine.data.cache import CACHE_FOLDER, CACHE_VERSION
 from nnconsole.engine.data.csv_reader import IMAGE_EXTENSIONS, CsvPreview, DatasetError, PathLike
 from nnconsole.engine.data.csv_stream import _version as csv_version
@@ -42,7 +44,8 @@ from nnconsole.engine.rundir.protocol import DATASET_CACHE, DatasetCacheRecord
 if TYPE_CHECKING:
     from nnconsole.engine.project.model import Project
 
-__all__ = ["CACHE_FOLDER", "CACHE_VERSION", "IMAGE_EXTENSIONS", "CsvPreview", "Dataset", "DatasetBuildStopped", "build_note",
+__all__ = ["CACHE_FOLDER", "CACHE_VERSION", "IMAGE_EXTENSIONS", "CsvPreview", "Dataset", "DatasetBuildStopped", "build_after",
+           "build_note", "building_note",
            "DatasetError", "PathLike",
            "check_dataset", "class_histogram", "header_csv", "epoch_order", "first_needed_order", "load_dataset",
            "load_dataset_split", "load_datasets",
@@ -232,7 +235,8 @@ def load_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequ
                  normalize: bool = True, cache: bool = True, cache_dir: Optional[PathLike] = None,
                  label_classes: Optional[Mapping[str, int]] = None, progress: Optional[ProgressFn] = None,
                  build_workers: Optional[int] = None, stop: Optional[StopFn] = None,
-                 cache_budget: float = 0.0, first_order: Optional[Callable[[int], np.ndarray]] = None) -> Dataset:
+                 cache_budget: float = 0.0, first_order: Optional[Callable[[int], np.ndarray]] = None,
+                 after: Optional[Callable[[], None]] = None) -> Dataset:
     """Load an NNC dataset CSV, checking it against the network's Input shapes.
 
     ``expected_shapes`` maps variable name -> sample shape from the Input layers (batch dim excluded);
@@ -248,14 +252,16 @@ def load_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequ
     than ``cache_budget`` (GB; 0: 80% of the cache folder's free space) only the index is cached and each batch's
     images are decoded when gathered (``on_the_fly``). With ``first_order`` (rows -> the order the run first needs
     them, ``first_needed_order``) a build goes on in the background while training starts, decoding files in that
-    order; a batch waits only for its own files (``build_overlap``).
+    order; a batch waits only for its own files (``build_overlap``), and it decodes once ``after()`` returns (a
+    build queued behind another: ``build_after``). A build another process of the host has going on that way is
+    followed the same way (``build_follow``) instead of waited for whole.
 
     ``label_classes`` maps a class-label variable (``labels.class_label_variables``) to its class count: every
     value must be a whole number from 0 to count - 1. Raises :class:`DatasetError` on any problem.
     """
     expected = _expected(expected_shapes)
     found = cached_index(csv_path, expected, label_classes, cache_dir, progress, build_workers, stop,
-                         cache_budget, first_order) if cache else None
+                         cache_budget, first_order, after) if cache else None
     if found is None:
         index, _, _ = build_index(csv_path, expected, None, label_classes)
         images = decode_in_memory(index, os.fspath(Path(csv_path).parent))
@@ -265,17 +271,55 @@ def load_dataset(csv_path: PathLike, expected_shapes: Optional[Mapping[str, Sequ
                    dict(index.kinds), dict(index.row_files), dict(index.files))
 
 
-def build_note(dataset: Dataset, timeout: float = 60.0) -> Optional[str]:
-    """After training: wait (asleep, ``timeout`` s at most) for a cache build still going on behind ``dataset``
-    (``first_order``) to end, so nothing it reports outlives the run; returns a line to show when a stop request
-    ended it (its build folder stays, and the next start resumes it), else None."""
-    for source in dataset.images.values():
-        if isinstance(source, BuildingImages):
-            source.state.wait_end(timeout)
-            if source.state.stopped:
-                return ("the dataset cache build was stopped with the run; it resumes where it stopped when "
-                        "training starts again")
-    return None
+def _builds(dataset: Dataset) -> List[Any]:
+    """The states of the cache builds going on behind ``dataset``'s images (``first_order``)."""
+    return [source.state for source in dataset.images.values() if isinstance(source, BuildingImages)]
+
+
+def building_note(dataset: Dataset) -> Optional[str]:
+    """A line for the rank's log when ``dataset``'s cache is still being built as it is opened: by this process
+    behind training, or by another process of the host and followed (``build_follow``); None when it is whole."""
+    states = _builds(dataset)
+    if not states or all(state.ended for state in states):
+        return None
+    if any(isinstance(state, FollowedState) for state in states):
+        return "its dataset cache is being built by another process of the host; batches wait for their own chunks"
+    return "its dataset cache is being built behind training; batches wait for their own chunks"
+
+
+def build_note(*datasets: Dataset, timeout: float = 60.0) -> Optional[str]:
+    """After training: wait (asleep, ``timeout`` s at most in all) for the cache builds still going on behind
+    ``datasets`` (``first_order``) to end, so nothing they report outlives the run; returns a line to show when a
+    stop request ended one (its build folder stays, and the next start resumes it), else None."""
+    deadline = time.monotonic() + timeout
+    note = None
+    for state in [state for dataset in datasets for state in _builds(dataset)]:
+        state.wait_end(max(0.0, deadline - time.monotonic()))
+        if state.stopped:
+            note = ("the dataset cache build was stopped with the run; it resumes where it stopped when training "
+                    "starts again")
+    return note
+
+
+def build_after(dataset: Dataset, stop: Optional[StopFn] = None) -> Optional[Callable[[], None]]:
+    """For a build queued behind ``dataset``'s (``load_dataset``'s ``after``): a wait, asleep, until the builds
+    going on behind ``dataset`` have ended; it raises DatasetBuildStopped (the queued build then stops, and the
+    batches that need its files decode them) on a stop request or when one of those builds failed (the run
+    ends with that error). None when nothing is being built behind ``dataset``."""
+    states = _builds(dataset)
+    if not states:
+        return None
+
+    def wait() -> None:
+        for state in states:
+            while not state.wait_end(STOP_POLL_S):
+                if stop is not None and stop():
+                    raise DatasetBuildStopped("the validation set's dataset cache build was stopped before it "
+                                              "started")
+            if state.error is not None:
+                raise DatasetBuildStopped("the validation set's dataset cache build did not start: the training "
+                                          f"set's failed ({state.error})")
+    return wait
 
 
 def class_histogram(dataset: Dataset, variable: str) -> Dict[int, int]:
@@ -300,10 +344,12 @@ def _expected_shapes(project: "Project", which: str) -> Dict[str, tuple]:
 
 def load_dataset_split(project: "Project", which: str, shapes: Optional[Dict[str, tuple]] = None,
                        progress: Optional[ProgressFn] = None, stop: Optional[StopFn] = None,
-                       overlap: bool = False, start: Tuple[int, int] = (0, 0)) -> Any:
+                       overlap: bool = False, start: Tuple[int, int] = (0, 0),
+                       after: Optional[Callable[[], None]] = None) -> Any:
     """The ``which`` ('training' or 'validation') dataset with the shapes the Input layers declare. With
-    ``overlap`` (training only) a cache build goes on while the first epoch trains, in the order the run first
-    needs the rows: from ``start`` (epoch, samples into it: where a resumed run starts) on."""
+    ``overlap`` a cache build goes on while training starts, in the order the run first needs the files: training
+    from ``start`` (epoch, samples into it: where a resumed run starts) on, validation in row order; it decodes
+    once ``after()`` returns (``load_dataset``)."""
 
     if which not in ("training", "validation"):
         raise ValueError(f"unknown dataset split {which!r}; expected 'training' or 'validation'")
@@ -312,22 +358,15 @@ def load_dataset_split(project: "Project", which: str, shapes: Optional[Dict[str
                         expected_shapes=_expected_shapes(project, which) if shapes is None else shapes,
                         normalize=ds.normalize, cache=ds.cache, label_classes=class_label_variables(project.network),
                         progress=progress, stop=stop, cache_budget=ds.cache_budget,
-                        first_order=_first_needed(project, start) if overlap and which == "training" else None)
+                        first_order=(_first_needed(project, start) if which == "training" else _rows)
+                        if overlap else None, after=after)
 
 
-def first_needed_order(size: int, seed: int, shuffle: bool, epoch: int = 0, position: int = 0,
-                       batch: int = 0) -> np.ndarray:
-    """The rows in the order a run starting at ``epoch``, ``position`` samples into that epoch's order, first needs
-    them (``position``: a resumed run's ``samples_into_epoch``; 0, 0 for a new run): the rest of that epoch's order,
-    as the training loop draws it (iteration k takes [k*B*N, (k+1)*B*N) of it), then, when it starts mid-epoch, the
-    epoch's first ``batch`` rows (its last iteration completes itself from the order's start with fewer than B*N
-    rows; ``batch``: the run's batch size, B*N or more unless the plan rounds it up) and the next epoch's order, where the rows it skipped are first needed. Rows
-    repeat; ``first_use_order`` keeps each file's first use. A run resumed with another worker count starts at the
-    iteration holding ``position``: the fewer than B*N rows of it before ``position`` come later here."""
-    order = epoch_order(size, seed, epoch, shuffle)
-    if position <= 0:
-        return order
-    return np.concatenate([order[position:], order[:batch], epoch_order(size, seed, epoch + 1, shuffle)])
+def _rows(size: int) -> np.ndarray:
+    """The order validation reads the rows in (each worker a contiguous share: validation_batches)."""
+    return np.arange(size, dtype=np.int64)
+
+
 
 
 def _first_needed(project: "Project", start: Tuple[int, int]) -> Callable[[int], np.ndarray]:
@@ -342,14 +381,18 @@ def load_datasets(project: "Project", progress: Optional[Callable[[str, int, int
     """Training and validation datasets with the shapes the Input layers declare.
 
     ``progress(split, done, total, eta)`` follows a cache build (see ``cache_progress_records``); ``stop`` as
-    for ``load_dataset``; ``overlap``: the training set's build goes on while training starts (the validation
-    set's is made before training starts, meanwhile), decoding in the order the run first needs the rows from
-    ``start`` (epoch, samples into it) on: a resumed run's position (``first_needed_order``).
+    for ``load_dataset``; ``overlap``: the builds go on while training starts, the training set's decoding in the
+    order the run first needs the rows from ``start`` (epoch, samples into it: a resumed run's position,
+    ``first_needed_order``) on, the validation set's queued behind it (the first validation, at the end of the
+    first epoch, waits for the files it needs).
     """
-    return tuple(load_dataset_split(project, which, None,
-                                    None if progress is None else functools.partial(progress, which), stop,
-                                    overlap=overlap, start=start)
-                 for which in ("training", "validation"))
+    def split_progress(which: str) -> Optional[ProgressFn]:
+        return None if progress is None else functools.partial(progress, which)
+    training = load_dataset_split(project, "training", None, split_progress("training"), stop, overlap=overlap,
+                                  start=start)
+    validation = load_dataset_split(project, "validation", None, split_progress("validation"), stop,
+                                    overlap=overlap, after=build_after(training, stop) if overlap else None)
+    return training, validation
 
 
 def cache_progress_records(write: Callable[[Dict[str, Any]], None], every_s: float = 0.5

@@ -21,7 +21,7 @@ from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.runtime.checkpoint import (find_usable_checkpoint, load_checkpoint, load_parameters_checked,
                                                  read_checkpoint)
 from nnconsole.engine.project.io import atomic_write
-from nnconsole.engine.data.loading import DatasetBuildStopped, cache_progress_records, load_datasets
+from nnconsole.engine.data.loading import DatasetBuildStopped, building_note, cache_progress_records, load_datasets
 from nnconsole.engine.runtime.host_arrays import HostArrays
 from nnconsole.engine.train.rank_process import StopRequest, close_logger, rank_logger
 from nnconsole.engine.train.optimizers import all_solvers, build_optimizer_runs
@@ -100,7 +100,9 @@ class Trainer(EpochLoop, EpochEnd):
         # A stop request (signal, STOP file) ends a cache build within a second or so, leaving it to be resumed;
         # the ranks agree on it (a rank waiting for its host's build stops with the builder).
         # A training set's build goes on while the first epoch trains (build_overlap): its batches wait only for
-        # their own files, decoded in that epoch's order; a host's other ranks open the entry once it is whole.
+        # their own files, decoded in the order the run first needs them; the validation set's is queued behind it
+        # (the first validation waits for its files). A host's other ranks follow those builds the same way, chunk
+        # by chunk, from the builder's progress record (build_follow), instead of waiting for the whole entries.
         # A resumed run's build decodes from the epoch and position it resumes at (read from its checkpoint here,
         # before the datasets load; _resume loads the same checkpoint once the graphs exist).
         self._resume_from = self._usable_checkpoint() if self.options.resume else None
@@ -115,6 +117,11 @@ class Trainer(EpochLoop, EpochEnd):
                     stop=self.stop.requested, overlap=True, start=start)
             except DatasetBuildStopped:
                 stopped = True
+            else:
+                for which, dataset in (("training", self.train_set), ("validation", self.valid_set)):
+                    note = building_note(dataset)
+                    if note is not None:
+                        self.log.info("%s set: %s", which, note)
         if self.comm.local_rank == 0:
             stopped = self.comm.any_sleeping(stopped)
         if self.comm.any_sleeping(stopped):

@@ -123,7 +123,7 @@ def run_worker(run_dir: str, comm: Any = None, device_choice: Any = None) -> Run
             if getattr(comm, "half", None) is not None:  # the CPU all-reduce's float16 messages: not on GPU
                 trainer.warn(GPU_HALF_ALLREDUCE_MESSAGE)
         status = trainer.run()
-        note = build_note(trainer.train_set)  # a training set's cache build going on behind the first epoch
+        note = build_note(trainer.train_set, trainer.valid_set)  # cache builds going on behind the first epoch
         if note is not None:
             trainer.log.info("%s", note)
         return status

@@ -250,7 +250,9 @@ def test_decode_processes_that_die_leave_their_chunks_to_the_build(tmp_path, mon
     csv_path = many_images(tmp_path, 100)
     monkeypatch.setattr(dataset_build, "POOL_MIN_IMAGES", 1)
     monkeypatch.setattr(dataset_build, "CHUNK", 16)
-    monkeypatch.setattr(dataset_build, "python_module_command", lambda module: [sys.executable, "-c", "pass"])
+    from nnconsole.engine.data import build_pool  # the pool's processes: started there
+
+    monkeypatch.setattr(build_pool, "python_module_command", lambda module: [sys.executable, "-c", "pass"])
     ds = load_dataset(csv_path, cache_dir=tmp_path / "cache", build_workers=2)
     assert "ended early" in caplog.text
     for i in (0, 57, 99):
