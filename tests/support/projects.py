@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from typing import Optional
 
 import numpy as np
 import yaml
@@ -217,11 +218,18 @@ def digits_subset_project(folder: str, rows: int = 256, validation_rows: int = 6
     return save_project(project, backup=False)
 
 
-def digits_search_copy(tmp_path, **search) -> str:
+def digits_search_copy(tmp_path, rows: Optional[int] = None, validation_rows: Optional[int] = None,
+                       **search) -> str:
     """The digits_search template copied into ``tmp_path/p`` with ``search`` merged into its search section;
-    returns the project file (its dataset paths stay relative, as a user's copy would have them)."""
+    returns the project file (its dataset paths stay relative, as a user's copy would have them). ``rows`` /
+    ``validation_rows`` keep only the first rows of each dataset: shorter epochs for tests whose claim is about
+    runs, checkpoints or trials rather than the template's accuracy."""
     folder = tmp_path / "p"
     shutil.copytree(project_templates.template_path("digits_search"), folder)
+    for name, keep in (("train.csv", rows), ("validation.csv", validation_rows)):
+        if keep is not None:
+            csv = folder / "data" / name
+            csv.write_text("".join(csv.read_text().splitlines(keepends=True)[:keep + 1]))
     path = folder / "project.yaml"
     data = yaml.safe_load(path.read_text())
     data["search"].update(search)

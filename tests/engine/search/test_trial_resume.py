@@ -8,17 +8,14 @@ import glob
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import time
 
 import pytest
-import yaml
 from optuna.trial import TrialState
 
-from nnconsole import templates as project_templates
 from nnconsole.engine.project.io import load_project
 from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.rundir.trials import read_trial
@@ -26,20 +23,19 @@ from nnconsole.engine.search.study import NOT_COUNTED, finished_durations, open_
 from nnconsole.engine.test_seams import seam_environment
 from tests.support.cli import nnconsole
 from tests.support.paths import ROOT
+from tests.support.projects import digits_search_copy
 
 EPOCHS = 3
-PAUSE_AT = 60  # iteration 60 of 45 an epoch (1,437 samples, batch 32): in epoch 2, after epoch 1's checkpoint
+ROWS, VALIDATION_ROWS = 480, 96  # the template's first rows: the claim is about checkpoints, not accuracy
+PER_EPOCH = ROWS // 32  # 15 iterations an epoch (batch 32)
+PAUSE_AT = 20  # in epoch 2, after epoch 1's checkpoint; a multiple of the template's log_interval (10), so the
+# train record that shows the trial reached its pause is written
 
 
 def _project(tmp_path) -> str:
-    folder = tmp_path / "p"
-    shutil.copytree(project_templates.template_path("digits_search"), folder)
-    path = folder / "project.yaml"
-    data = yaml.safe_load(path.read_text())
-    data["search"].update(pruner="none", trials=2, epochs=EPOCHS,
-                          params=[{"target": "optimizer.learning_rate", "kind": "log_float", "low": 1e-3, "high": 1e-2}])
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return str(path)
+    return digits_search_copy(tmp_path, rows=ROWS, validation_rows=VALIDATION_ROWS, pruner="none", trials=2,
+                              epochs=EPOCHS, params=[{"target": "optimizer.learning_rate", "kind": "log_float",
+                                                      "low": 1e-3, "high": 1e-2}])
 
 
 def _search_paused(project: str) -> subprocess.Popen:
@@ -78,7 +74,7 @@ def _check_resumed(project: str, run_dir: str, out: str) -> None:
     assert [r["epoch"] for r in runs.iter_metrics(run_dir, "validation")] == list(range(1, EPOCHS + 1))
     resumed = re.findall(r"resumed from \S+: epoch (\d+), iteration (\d+)", "".join(
         open(p, errors="replace").read() for p in glob.glob(os.path.join(run_dir, "logs", "*"))))
-    assert resumed and int(resumed[-1][1]) >= 45, resumed  # continued from its checkpoint, not from iteration 0
+    assert resumed and int(resumed[-1][1]) >= PER_EPOCH, resumed  # continued from its checkpoint, not from iteration 0
     tag = read_trial(run_dir)
     assert tag["trial"] == rerun.number and tag["resumed_from_trial"] == 0 and tag["state"] == "complete"
     assert runs.read_status(run_dir).status.value == "finished"

@@ -24,10 +24,20 @@ from tests.support.training import final_params
 pytestmark = pytest.mark.slow  # each study trains several runs (CLI subprocesses)
 
 
-def test_a_small_study_records_each_point_as_a_run_equal_to_direct_simulation(tmp_path):
-    project = digits_subset_project(str(tmp_path / "digits"))
-    out = nnconsole(["study", "batch", project, "--workers", "1,2", "--policy", "linear", "--epochs", "1",
-                     "--device", "cpu"], timeout=300).stdout
+LINEAR_STUDY = ["--workers", "1,2", "--policy", "linear", "--epochs", "1", "--device", "cpu"]
+
+
+@pytest.fixture(scope="module")
+def linear_study(tmp_path_factory):
+    """One small simulated study (1 and 2 workers, linear policy, one epoch), built once for the tests that only
+    read it: the project file and the study command's output."""
+    project = digits_subset_project(str(tmp_path_factory.mktemp("linear") / "digits"))
+    out = nnconsole(["study", "batch", project, *LINEAR_STUDY], timeout=300).stdout
+    return project, out
+
+
+def test_a_small_study_records_each_point_as_a_run_equal_to_direct_simulation(linear_study):
+    project, out = linear_study
     study = read_study(study_dir(runs.results_root(project), "digits_cnn-batch"))
     assert [(p.key, p.state, p.logical_batch, p.learning_rate, p.simulated) for p in study.points] == [
         ("w1-linear-warmup0", "complete", 32, pytest.approx(0.001), False),
@@ -119,12 +129,13 @@ def test_ctrl_c_stops_the_running_point_cleanly_and_records_it_stopped(tmp_path)
 
 
 @pytest.mark.mpi
-def test_real_workers_train_the_point_the_simulation_trained(tmp_path):
+def test_real_workers_train_the_point_the_simulation_trained(tmp_path, linear_study):
+    # The simulated point is linear_study's; the real study trains a fresh copy of the same project (same
+    # template, rows and seed), so the two runs start alike and only the workers differ.
+    shared, _ = linear_study
     project = digits_subset_project(str(tmp_path / "digits"))
-    args = ["study", "batch", project, "--workers", "1,2", "--policy", "linear", "--epochs", "1", "--device", "cpu"]
-    nnconsole(args + ["--study", "sim"], timeout=300)
-    nnconsole(args + ["--study", "real", "--real"], timeout=300)
-    simulated = read_study(study_dir(runs.results_root(project), "sim")).points[1]
+    nnconsole(["study", "batch", project, *LINEAR_STUDY, "--study", "real", "--real"], timeout=300)
+    simulated = read_study(study_dir(runs.results_root(shared), "digits_cnn-batch")).points[1]
     real = read_study(study_dir(runs.results_root(project), "real")).points[1]
     assert (real.state, real.simulated, runs.read_plan(real.run_dir).workers) == ("complete", False, 2)
     assert runs.read_plan(real.run_dir).simulated is False and runs.read_plan(simulated.run_dir).simulated is True
