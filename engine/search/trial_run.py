@@ -109,6 +109,9 @@ def run_trial(request: TrialRequest, number: int, project, tags: dict,
                     _stop(outcome.run_dir)
             if code is not None:
                 outcome.exit_code = code
+                # stopped from outside (Ctrl-C to the process group, a STOP file from the GUI) before this loop
+                # saw should_stop(): resumable like a stop asked here, not a failure
+                outcome.stopped = outcome.stopped or (code == ExitCode.STOPPED and not outcome.pruned)
                 break
             time.sleep(POLL_SECONDS)
     finally:
