@@ -161,22 +161,24 @@ def finish_in_background(held: contextlib.ExitStack, pending: PendingBuild, stop
     """Run ``pending`` to its end on a thread: ``complete(meta, files)`` puts the entry in place; a ``stopped``
     exception (a stop request) leaves the build folder to be resumed; any other failure ``discard(error)``s it. The
     thread is not a daemon (the process waits for it; a stop request ends it within a second); the lock in
-    ``held`` is released when it ends."""
+    ``held`` is released when it ends, before ``pending.end`` tells the waiting gathers."""
 
     def run() -> None:
+        error: Optional[BaseException] = None
+        was_stopped = False
         with held:
             try:
                 complete(*pending.finish())
             except stopped as exc:
                 log.info("%s; it resumes at the next load", exc)
-                pending.end(exc, True)
-                return
+                error, was_stopped = exc, True
             except BaseException as exc:  # noqa: BLE001 - handed to the gathers waiting for it
                 log.warning("the dataset cache build failed: %s", exc)
                 discard(exc)
-                pending.end(exc, False)
-                return
-            pending.end(None, False)
+                error = exc
+        # told only once the lock is released: a load that follows the end (a resume, a rebuild) takes the lock
+        # instead of finding it still held and following a build that has already ended
+        pending.end(error, was_stopped)
     thread = threading.Thread(target=run, name="dataset-cache-build")
     thread.start()
     return thread
