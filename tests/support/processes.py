@@ -31,3 +31,26 @@ def wait_until_gone(run_dir: str, timeout: float = 30) -> float:
         assert time.monotonic() - start < timeout, f"left behind: {live_processes(run_dir)}"
         time.sleep(0.05)
     return time.monotonic() - start
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (read from /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def children(pid: int) -> list:
+    """The live (not zombie) child processes of ``pid`` (one pass over /proc)."""
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if name.isdigit() and int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(name))
+    return found

@@ -152,3 +152,14 @@ def measured_run(project_path, compute_s):
         for i in range(3):
             f.write(json.dumps({"type": "train", "iteration": i, "time_per_iter": compute_s,
                                 "allreduce_share": 0.0}) + "\n")
+
+
+def build_end_and_first_train(run_dir: str, split: str = "training") -> tuple:
+    """(position of the first train record, position of ``split``'s last dataset_cache record, every record's
+    (type, dataset, done, total)) among a run's records: whether training began before the cache build ended."""
+    records = list(runs.iter_metrics(run_dir, None))
+    kinds = [(r.get("type"), r.get("dataset"), r.get("done"), r.get("total")) for r in records]
+    first_train = next(i for i, r in enumerate(records) if r.get("type") == "train")
+    built = next(i for i, r in enumerate(records) if r.get("type") == "dataset_cache"
+                 and r.get("dataset") == split and r["done"] == r["total"])
+    return first_train, built, kinds

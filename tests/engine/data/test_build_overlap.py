@@ -19,6 +19,7 @@ from nnconsole.engine.test_seams import SEAMS_VARIABLE
 from tests.support.datasets import cache_entries
 from tests.support.image_projects import cycled_image_project, write_cycled_csv
 from tests.support.training import final_params, results_of, train_file_in_process
+from tests.support.runs import build_end_and_first_train
 
 SHAPES = {"x": (1, 8, 8), "y": (1,)}
 
@@ -41,11 +42,7 @@ def test_a_cold_run_trains_from_the_first_chunks_and_ends_with_a_warm_runs_param
     monkeypatch.setenv(SEAMS_VARIABLE, json.dumps({"decode_delay_ms": 40}))  # the build: about 2.4 s
     project = cycled_image_project(str(tmp_path / "p"), rows=120, files=60, epochs=2, batch=8)
     cold = train_file_in_process(project)
-    records = list(runs.iter_metrics(cold, None))
-    kinds = [(r.get("type"), r.get("dataset"), r.get("done"), r.get("total")) for r in records]
-    first_train = next(i for i, r in enumerate(records) if r.get("type") == "train")
-    built = next(i for i, r in enumerate(records) if r.get("type") == "dataset_cache"
-                 and r.get("dataset") == "training" and r["done"] == r["total"])
+    first_train, built, kinds = build_end_and_first_train(cold)
     assert first_train < built, kinds
     monkeypatch.delenv(SEAMS_VARIABLE)
     shutil.move(results_of(project), str(tmp_path / "cold_results"))

@@ -19,6 +19,7 @@ from nnconsole.engine.data.loading import load_dataset
 from tests.support.datasets import write_png
 from tests.support.image_projects import write_cycled_csv
 from tests.support.paths import ROOT
+from tests.support.processes import alive
 
 SHAPES = {"x": [1, 8, 8], "y": [1]}
 
@@ -127,14 +128,6 @@ while True:
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def _memory_files(pid: int) -> list:
     try:
         return [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")
@@ -150,14 +143,14 @@ def test_a_killed_process_leaves_no_decode_process_and_no_shared_memory(tmp_path
                             stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=ROOT))
     try:
         pids = [int(p) for p in proc.stdout.readline().split()]
-        assert pids and all(_alive(p) for p in pids)
+        assert pids and all(alive(p) for p in pids)
         assert all(_memory_files(p) for p in pids) and _memory_files(proc.pid)  # the memory they share
         time.sleep(0.3)  # decoding batch after batch
     finally:
         proc.kill()
         proc.wait()
     deadline = time.monotonic() + 10
-    while any(_alive(p) for p in pids):
+    while any(alive(p) for p in pids):
         assert time.monotonic() < deadline, f"decode processes outlived their killed parent: {pids}"
         time.sleep(0.05)
     left = [n for n in set(os.listdir("/dev/shm")) - shm_before if not re.match(r"nnconsole-\d+-", n)]

@@ -17,6 +17,7 @@ from tests.support.datasets import cache_entries
 from tests.support.image_projects import cycled_image_project
 from tests.support.processes import live_processes
 from tests.support.training import final_params, results_of, train_in_process
+from tests.support.processes import alive, children
 
 
 def _on_the_fly(folder: Path) -> bool:
@@ -39,27 +40,6 @@ def test_a_run_decoding_on_the_fly_ends_with_a_cached_runs_parameters(tmp_path):
         assert v.tobytes() == results["on_the_fly"][1][k].tobytes(), k
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def _children(pid: int) -> list:
-    found = []
-    for name in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{name}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[-1].split()
-        except OSError:
-            continue
-        if name.isdigit() and int(fields[1]) == pid and fields[0] != "Z":
-            found.append(int(name))
-    return found
-
-
 @pytest.mark.slow
 def test_a_killed_training_process_leaves_no_decode_process_behind(tmp_path):
     path = cycled_image_project(str(tmp_path / "p"), rows=96, files=40, batch=16)
@@ -72,7 +52,7 @@ def test_a_killed_training_process_leaves_no_decode_process_behind(tmp_path):
     try:
         run_dir = wait_for_pause(proc, results_of(path), pause_at=4)
         [worker] = [pid for pid, args in live_processes(run_dir) if "nnconsole.engine.train.worker" in args]
-        decoders = [c for c in _children(worker) if "decode_process" in open(f"/proc/{c}/cmdline").read()]
+        decoders = [c for c in children(worker) if "decode_process" in open(f"/proc/{c}/cmdline").read()]
         assert decoders, "the worker decodes in decode processes"
         os.kill(worker, signal.SIGKILL)
         proc.communicate(timeout=60)
@@ -81,7 +61,7 @@ def test_a_killed_training_process_leaves_no_decode_process_behind(tmp_path):
             proc.kill()
             proc.wait()
     deadline = time.monotonic() + 10
-    while any(_alive(d) for d in decoders):
+    while any(alive(d) for d in decoders):
         assert time.monotonic() < deadline, "decode processes outlived the killed training process"
         time.sleep(0.05)
     left = [n for n in set(os.listdir("/dev/shm")) - shm_before if not n.startswith("nnconsole-")]
@@ -109,7 +89,7 @@ def test_two_ranks_on_one_host_decode_on_the_fly_with_their_share_of_the_cores(t
         run_dir = wait_for_pause(proc, paused, pause_at=4)
         ranks = [pid for pid, args in live_processes(run_dir) if "nnconsole.engine.train.worker" in args
                  and "mpiexec" not in args and "prterun" not in args]
-        decoders = {r: [c for c in _children(r) if "decode_process" in open(f"/proc/{c}/cmdline").read()]
+        decoders = {r: [c for c in children(r) if "decode_process" in open(f"/proc/{c}/cmdline").read()]
                     for r in ranks}
         assert len(ranks) == 2 and all(len(d) == max(1, (os.cpu_count() or 1) // 2) for d in decoders.values())
         for rank in ranks:
@@ -120,6 +100,6 @@ def test_two_ranks_on_one_host_decode_on_the_fly_with_their_share_of_the_cores(t
             proc.kill()
             proc.wait()
     deadline = time.monotonic() + 10
-    while any(_alive(d) for found in decoders.values() for d in found):
+    while any(alive(d) for found in decoders.values() for d in found):
         assert time.monotonic() < deadline, "decode processes outlived their killed ranks"
         time.sleep(0.05)

@@ -18,6 +18,7 @@ from nnconsole.engine.rundir import store as runs
 from nnconsole.engine.test_seams import SEAMS_VARIABLE
 from tests.support.image_projects import cycled_image_project
 from tests.support.training import final_params, results_of
+from tests.support.runs import build_end_and_first_train
 
 FILES = 700  # distinct PNGs: three chunks of the build (256 files each), decoded in the first epoch's order
 
@@ -30,11 +31,7 @@ def test_two_ranks_train_while_the_host_builds_and_end_as_a_warm_run(tmp_path):
     project = cycled_image_project(str(tmp_path / "p"), rows=FILES, files=FILES, epochs=1, batch=16, workers=2)
     seams = {SEAMS_VARIABLE: json.dumps({"decode_delay_ms": 6})}  # about 4 s for the training set's build
     cold = run_dir_from(nnconsole(["train", project, "-q"], env=seams).stdout)
-    records = list(runs.iter_metrics(cold, None))
-    kinds = [(r.get("type"), r.get("dataset"), r.get("done"), r.get("total")) for r in records]
-    first_train = next(i for i, r in enumerate(records) if r.get("type") == "train")
-    built = next(i for i, r in enumerate(records) if r.get("type") == "dataset_cache"
-                 and r.get("dataset") == "training" and r["done"] == r["total"])
+    first_train, built, kinds = build_end_and_first_train(cold)
     assert first_train < built, kinds
     rank1 = Path(cold, "logs", "rank1.log").read_text(encoding="utf-8")
     assert re.search(r"training set: its dataset cache is being built by another process of the host", rank1), rank1
