@@ -1,6 +1,5 @@
-"""Suite-wide settings: Qt runs offscreen, nnabla's parameter registry starts empty per test, the long tests
-(``slow``, ``mpi``) start first, and the opt-in tests (``soak``, ``packaging``) run only when a ``-m`` expression
-names them."""
+"""Suite-wide settings: Qt runs offscreen, nnabla's parameter registry starts empty per test, and the opt-in
+tests (``soak``, ``packaging``) run only when a ``-m`` expression names them."""
 from __future__ import annotations
 
 import os
@@ -30,11 +29,8 @@ OPT_IN_MARKERS = ("soak", "packaging")  # long or networked: run only when asked
 
 
 def pytest_collection_modifyitems(config, items):
-    """Put the long tests first; deselect the opt-in tests unless ``-m`` names their marker, so a quick run such as
+    """Deselect the opt-in tests unless ``-m`` names their marker, so a quick run such as
     ``-m "not slow and not mpi"`` (which replaces any default ``-m``) still leaves them out."""
-    # The long tests first (stable: each group keeps its order): pytest-xdist hands tests out in this order, so
-    # the last ones on each core are short and the cores end together instead of one waiting on a long tail.
-    items.sort(key=lambda item: 0 if item.get_closest_marker("slow") or item.get_closest_marker("mpi") else 1)
     expression = config.getoption("markexpr") or ""
     skipped = [m for m in OPT_IN_MARKERS if m not in expression]
     if not skipped:
