@@ -54,3 +54,25 @@ def children(pid: int) -> list:
         if name.isdigit() and int(fields[1]) == pid and fields[0] != "Z":
             found.append(int(name))
     return found
+
+
+def decode_processes(pid: int) -> list:
+    """The children of ``pid`` that are dataset decode processes (engine/data/decode_process.py)."""
+    found = []
+    for child in children(pid):
+        try:
+            with open(f"/proc/{child}/cmdline") as fh:
+                if "decode_process" in fh.read():
+                    found.append(child)
+        except OSError:
+            continue
+    return found
+
+
+def wait_until_exited(pids: list, timeout: float, message: str) -> None:
+    """Wait until none of ``pids`` is alive; fail with ``message`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while any(alive(p) for p in pids):
+        assert time.monotonic() < deadline, message
+        time.sleep(0.05)
+

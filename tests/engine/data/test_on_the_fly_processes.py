@@ -19,7 +19,7 @@ from nnconsole.engine.data.loading import load_dataset
 from tests.support.datasets import write_png
 from tests.support.image_projects import write_cycled_csv
 from tests.support.paths import ROOT
-from tests.support.processes import alive
+from tests.support.processes import alive, wait_until_exited
 
 SHAPES = {"x": [1, 8, 8], "y": [1]}
 
@@ -149,10 +149,7 @@ def test_a_killed_process_leaves_no_decode_process_and_no_shared_memory(tmp_path
     finally:
         proc.kill()
         proc.wait()
-    deadline = time.monotonic() + 10
-    while any(alive(p) for p in pids):
-        assert time.monotonic() < deadline, f"decode processes outlived their killed parent: {pids}"
-        time.sleep(0.05)
+    wait_until_exited(pids, 10, f"decode processes outlived their killed parent: {pids}")
     left = [n for n in set(os.listdir("/dev/shm")) - shm_before if not re.match(r"nnconsole-\d+-", n)]
     assert not left  # the memory had no name there, and none was made (other runs' launcher folders aside)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 from pathlib import Path
 
 import pytest
@@ -15,9 +14,8 @@ from nnconsole.engine.project.io import save_project
 from tests.support.cli import start_paused_training, wait_for_pause
 from tests.support.datasets import cache_entries
 from tests.support.image_projects import cycled_image_project
-from tests.support.processes import live_processes
 from tests.support.training import final_params, results_of, train_in_process
-from tests.support.processes import alive, children
+from tests.support.processes import decode_processes, live_processes, wait_until_exited
 
 
 def _on_the_fly(folder: Path) -> bool:
@@ -52,7 +50,7 @@ def test_a_killed_training_process_leaves_no_decode_process_behind(tmp_path):
     try:
         run_dir = wait_for_pause(proc, results_of(path), pause_at=4)
         [worker] = [pid for pid, args in live_processes(run_dir) if "nnconsole.engine.train.worker" in args]
-        decoders = [c for c in children(worker) if "decode_process" in open(f"/proc/{c}/cmdline").read()]
+        decoders = decode_processes(worker)
         assert decoders, "the worker decodes in decode processes"
         os.kill(worker, signal.SIGKILL)
         proc.communicate(timeout=60)
@@ -60,10 +58,7 @@ def test_a_killed_training_process_leaves_no_decode_process_behind(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    deadline = time.monotonic() + 10
-    while any(alive(d) for d in decoders):
-        assert time.monotonic() < deadline, "decode processes outlived the killed training process"
-        time.sleep(0.05)
+    wait_until_exited(decoders, 10, "decode processes outlived the killed training process")
     left = [n for n in set(os.listdir("/dev/shm")) - shm_before if not n.startswith("nnconsole-")]
     assert not left
 
@@ -89,8 +84,7 @@ def test_two_ranks_on_one_host_decode_on_the_fly_with_their_share_of_the_cores(t
         run_dir = wait_for_pause(proc, paused, pause_at=4)
         ranks = [pid for pid, args in live_processes(run_dir) if "nnconsole.engine.train.worker" in args
                  and "mpiexec" not in args and "prterun" not in args]
-        decoders = {r: [c for c in children(r) if "decode_process" in open(f"/proc/{c}/cmdline").read()]
-                    for r in ranks}
+        decoders = {r: decode_processes(r) for r in ranks}
         assert len(ranks) == 2 and all(len(d) == max(1, (os.cpu_count() or 1) // 2) for d in decoders.values())
         for rank in ranks:
             os.kill(rank, signal.SIGKILL)
@@ -99,7 +93,5 @@ def test_two_ranks_on_one_host_decode_on_the_fly_with_their_share_of_the_cores(t
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    deadline = time.monotonic() + 10
-    while any(alive(d) for found in decoders.values() for d in found):
-        assert time.monotonic() < deadline, "decode processes outlived their killed ranks"
-        time.sleep(0.05)
+    wait_until_exited([d for found in decoders.values() for d in found], 10,
+                      "decode processes outlived their killed ranks")
